@@ -1,0 +1,87 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "Hammock",
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    products: [
+        .library(name: "HammockJSON", targets: ["HammockJSON"]),
+        .library(name: "HammockServer", targets: ["HammockServer"]),
+        .executable(name: "hammock", targets: ["hammock"]),
+        .executable(name: "hammock-bench", targets: ["HammockBenchmarks"]),
+    ],
+    dependencies: [
+        // Versions are pinned exactly: the build machines resolve only from a local mirror.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1", traits: []),
+        .package(url: "https://github.com/groue/GRDB.swift.git", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", exact: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", exact: "2.13.0"),
+    ],
+    targets: [
+        // JSON value, parser and serializer. No dependencies: every other part builds on it.
+        .target(name: "HammockJSON", swiftSettings: swiftSettings),
+
+        // The mock REST server: resources, routing, controllers, serializers, stores, HTTP serving.
+        .target(
+            name: "HammockServer",
+            dependencies: [
+                "HammockJSON",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // The thin command-line front end: `hammock serve CONFIG`.
+        .executableTarget(
+            name: "hammock",
+            dependencies: [
+                "HammockServer",
+                "HammockJSON",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // `swift run -c release hammock-bench`: ratios against baselines measured in the same run.
+        .executableTarget(
+            name: "HammockBenchmarks",
+            dependencies: [
+                "HammockJSON",
+                "HammockServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Benchmarks/HammockBenchmarks",
+            swiftSettings: swiftSettings
+        ),
+
+        .testTarget(name: "HammockJSONTests", dependencies: ["HammockJSON"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HammockServerTests",
+            dependencies: [
+                "HammockServer",
+                "HammockJSON",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HammockCLITests",
+            dependencies: ["hammock", "HammockJSON"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,196 @@
+extension JSON {
+    /// The default limit on how deeply arrays and objects may nest.
+    public static let defaultMaximumDepth = 512
+
+    /// Parses a UTF-8 JSON text (RFC 8259). Any value may stand at the top level.
+    ///
+    /// ```swift
+    /// let value = try JSON(parsing: Array(#"[1, 2.5, "three"]"#.utf8))
+    /// ```
+    /// - Throws: ``JSONParsingError`` naming the problem and its byte offset.
+    public init(parsing bytes: some Collection<UInt8>, maximumDepth: Int = JSON.defaultMaximumDepth)
+        throws(JSONParsingError)
+    {
+        let result: Result<JSON, JSONParsingError>? = bytes.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(JSONParsingError) in try JSON.parse(buffer, maximumDepth: maximumDepth) }
+        }
+        if let result {
+            self = try result.get()
+        } else {
+            let copy = Array(bytes)
+            let result = copy.withUnsafeBufferPointer { buffer in
+                Result { () throws(JSONParsingError) in try JSON.parse(buffer, maximumDepth: maximumDepth) }
+            }
+            self = try result.get()
+        }
+    }
+
+    /// Parses a JSON text held in a string.
+    ///
+    /// ```swift
+    /// let value = try JSON(parsing: #"{"name": "john"}"#)
+    /// ```
+    /// - Throws: ``JSONParsingError`` naming the problem and its byte offset in the UTF-8 form.
+    public init(parsing text: String, maximumDepth: Int = JSON.defaultMaximumDepth) throws(JSONParsingError) {
+        var text = text
+        let result = text.withUTF8 { buffer in
+            Result { () throws(JSONParsingError) in try JSON.parse(buffer, maximumDepth: maximumDepth) }
+        }
+        self = try result.get()
+    }
+
+    static func parse(_ buffer: UnsafeBufferPointer<UInt8>, maximumDepth: Int) throws(JSONParsingError) -> JSON {
+        var parser = JSONParser(bytes: buffer, maximumDepth: maximumDepth)
+        return try parser.parseDocument()
+    }
+}
+
+/// A recursive-descent parser over a contiguous UTF-8 buffer.
+struct JSONParser: ~Copyable {
+    let bytes: UnsafeBufferPointer<UInt8>
+    let maximumDepth: Int
+    var position = 0
+    var depth = 0
+    /// Scratch space for strings with escapes, reused across strings.
+    var scratch: [UInt8] = []
+
+    init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int) {
+        self.bytes = bytes
+        self.maximumDepth = maximumDepth
+    }
+
+    mutating func parseDocument() throws(JSONParsingError) -> JSON {
+        skipWhitespace()
+        let value = try parseValue()
+        skipWhitespace()
+        if position < bytes.count { throw error(.trailingCharacters) }
+        return value
+    }
+
+    // MARK: Errors
+
+    func error(_ reason: JSONParsingError.Reason, at offset: Int? = nil) -> JSONParsingError {
+        let offset = min(offset ?? position, bytes.count)
+        var line = 1
+        var lineStart = 0
+        for index in 0..<offset where bytes[index] == UInt8(ascii: "\n") {
+            line += 1
+            lineStart = index + 1
+        }
+        return JSONParsingError(reason: reason, offset: offset, line: line, column: offset - lineStart + 1)
+    }
+
+    // MARK: Values
+
+    @inline(__always)
+    mutating func skipWhitespace() {
+        while position < bytes.count {
+            switch bytes[position] {
+            case 0x20, 0x0A, 0x0D, 0x09: position += 1
+            default: return
+            }
+        }
+    }
+
+    mutating func parseValue() throws(JSONParsingError) -> JSON {
+        guard position < bytes.count else { throw error(.unexpectedEnd) }
+        switch bytes[position] {
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "{"): return try parseObject()
+        case UInt8(ascii: "["): return try parseArray()
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        case UInt8(ascii: "t"):
+            try expectLiteral("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectLiteral("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectLiteral("null")
+            return .null
+        case let byte: throw error(.unexpectedByte(byte))
+        }
+    }
+
+    mutating func expectLiteral(_ literal: StaticString) throws(JSONParsingError) {
+        let start = position
+        let count = literal.utf8CodeUnitCount
+        guard bytes.count - position >= count else { throw error(.invalidLiteral, at: start) }
+        let expected = literal.utf8Start
+        for offset in 0..<count where bytes[position + offset] != expected[offset] {
+            throw error(.invalidLiteral, at: start)
+        }
+        position += count
+    }
+
+    mutating func enter() throws(JSONParsingError) {
+        depth += 1
+        if depth > maximumDepth { throw error(.tooDeep(limit: maximumDepth)) }
+    }
+
+    mutating func parseArray() throws(JSONParsingError) -> JSON {
+        try enter()
+        position += 1  // [
+        var elements: [JSON] = []
+        skipWhitespace()
+        if position < bytes.count && bytes[position] == UInt8(ascii: "]") {
+            position += 1
+            depth -= 1
+            return .array(elements)
+        }
+        while true {
+            skipWhitespace()
+            elements.append(try parseValue())
+            skipWhitespace()
+            guard position < bytes.count else { throw error(.unexpectedEnd) }
+            switch bytes[position] {
+            case UInt8(ascii: ","): position += 1
+            case UInt8(ascii: "]"):
+                position += 1
+                depth -= 1
+                return .array(elements)
+            case let byte: throw error(.unexpectedByte(byte))
+            }
+        }
+    }
+
+    mutating func parseObject() throws(JSONParsingError) -> JSON {
+        try enter()
+        position += 1  // {
+        var object = JSONObject()
+        skipWhitespace()
+        if position < bytes.count && bytes[position] == UInt8(ascii: "}") {
+            position += 1
+            depth -= 1
+            return .object(object)
+        }
+        while true {
+            skipWhitespace()
+            guard position < bytes.count else { throw error(.unexpectedEnd) }
+            guard bytes[position] == UInt8(ascii: "\"") else { throw error(.unexpectedByte(bytes[position])) }
+            let key = try parseString()
+            skipWhitespace()
+            guard position < bytes.count else { throw error(.unexpectedEnd) }
+            guard bytes[position] == UInt8(ascii: ":") else { throw error(.unexpectedByte(bytes[position])) }
+            position += 1
+            skipWhitespace()
+            let value = try parseValue()
+            // Duplicate keys: the last one wins, at the position of the first.
+            if object.count < 8 && !object._keys.contains(key) {
+                object.appendNew(key, value)
+            } else {
+                object[key] = value
+            }
+            skipWhitespace()
+            guard position < bytes.count else { throw error(.unexpectedEnd) }
+            switch bytes[position] {
+            case UInt8(ascii: ","): position += 1
+            case UInt8(ascii: "}"):
+                position += 1
+                depth -= 1
+                return .object(object)
+            case let byte: throw error(.unexpectedByte(byte))
+            }
+        }
+    }
+}
