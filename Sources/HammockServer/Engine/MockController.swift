@@ -1,0 +1,174 @@
+public import HammockJSON
+public import HTTPTypes
+
+/// Carries out the five actions behind the routes of every resource.
+///
+/// The default, ``CRUDController``, stores and answers records. A custom controller implements the
+/// actions it wants to change and gets the default behaviour for the rest; inside an override,
+/// `CRUDController()` is there to call, as a subclass would call `super`:
+///
+/// ```swift
+/// struct StampingController: MockController {
+///     func create(_ request: ActionRequest) async throws -> MockResponse {
+///         var request = request
+///         request.parameters?["createdBy"] = "mock"
+///         return try await CRUDController().create(request)
+///     }
+/// }
+/// let server = try await MockServer(resources: [notes], controller: StampingController())
+/// ```
+public protocol MockController: Sendable {
+    /// `GET /people` and `GET /parents/:id/people`.
+    func index(_ request: ActionRequest) async throws -> MockResponse
+    /// `GET /people/:id`.
+    func show(_ request: ActionRequest) async throws -> MockResponse
+    /// `POST /people` and `POST /parents/:id/people`.
+    func create(_ request: ActionRequest) async throws -> MockResponse
+    /// `PUT` and `PATCH /people/:id`.
+    func update(_ request: ActionRequest) async throws -> MockResponse
+    /// `DELETE /people/:id`.
+    func destroy(_ request: ActionRequest) async throws -> MockResponse
+}
+
+extension MockController {
+    /// The default listing.
+    public func index(_ request: ActionRequest) async throws -> MockResponse { try await CRUDController().index(request) }
+    /// The default lookup.
+    public func show(_ request: ActionRequest) async throws -> MockResponse { try await CRUDController().show(request) }
+    /// The default creation.
+    public func create(_ request: ActionRequest) async throws -> MockResponse { try await CRUDController().create(request) }
+    /// The default merge of fields.
+    public func update(_ request: ActionRequest) async throws -> MockResponse { try await CRUDController().update(request) }
+    /// The default deletion.
+    public func destroy(_ request: ActionRequest) async throws -> MockResponse { try await CRUDController().destroy(request) }
+}
+
+/// Everything an action needs: the route, the request, its parameters, the store and the serializer.
+public struct ActionRequest: Sendable {
+    /// The resource acted on.
+    public var schema: ResourceSchema
+    /// The route that matched.
+    public var route: Route
+    /// The request as received.
+    public var request: MockRequest
+    /// The body after the serializer's ``MockSerializer/parameters(fromBody:for:)``; `nil` without a body.
+    public var parameters: JSONObject?
+    /// How the body was encoded.
+    public var bodyEncoding: BodyEncoding
+    /// The store.
+    public var store: any MockStore
+    /// The serializer for this resource.
+    public var serializer: any MockSerializer
+    /// Every resource the server knows, by name, as the request found them.
+    public var schemas: [String: ResourceSchema]
+
+    /// The key of `/people/:id` routes.
+    public var key: JSON? {
+        if case .item(_, let key) = route { return key }
+        return nil
+    }
+
+    /// A JSON response for one record, through the serializer.
+    public func respond(with record: JSONObject, status: HTTPResponse.Status = .ok, headerFields: HTTPFields = [:])
+        -> MockResponse
+    {
+        MockResponse(status: status, headerFields: headerFields, json: serializer.serialize(record: record, of: schema.resource))
+    }
+
+    /// A JSON response for a list of records, through the serializer.
+    public func respond(withCollection records: [JSONObject]) -> MockResponse {
+        MockResponse(json: serializer.serialize(collection: records, of: schema.resource))
+    }
+}
+
+/// The default controller: create, read, update and delete against the store.
+public struct CRUDController: MockController {
+    /// Creates the default controller.
+    public init() {}
+
+    public func index(_ request: ActionRequest) async throws -> MockResponse {
+        let store = request.store
+        if case .children(let schema, let parent, let parentKey, let foreignKey) = request.route {
+            guard try await store.record(of: parent, withKey: parentKey) != nil else {
+                throw HTTPProblem.notFound(Self.missing(parent, parentKey))
+            }
+            return request.respond(withCollection: try await store.records(of: schema, where: foreignKey, is: parentKey))
+        }
+        return request.respond(withCollection: try await store.records(of: request.schema))
+    }
+
+    public func show(_ request: ActionRequest) async throws -> MockResponse {
+        let key = try Self.requireKey(request)
+        guard let record = try await request.store.record(of: request.schema, withKey: key) else {
+            throw HTTPProblem.notFound(Self.missing(request.schema, key))
+        }
+        return request.respond(with: record)
+    }
+
+    public func create(_ request: ActionRequest) async throws -> MockResponse {
+        let schema = request.schema
+        var values = try schema.validate(request.parameters ?? [:], encoding: request.bodyEncoding, mode: .create)
+        if case .children(_, let parent, let parentKey, let foreignKey) = request.route {
+            guard try await request.store.record(of: parent, withKey: parentKey) != nil else {
+                throw HTTPProblem.notFound(Self.missing(parent, parentKey))
+            }
+            values[foreignKey.name] = parentKey  // the path decides the parent
+        }
+        try await Self.checkParents(of: values, in: request)
+        let record: JSONObject
+        do {
+            record = try await request.store.createRecord(of: schema, with: values)
+        } catch StoreError.duplicateKey(let key) {
+            throw HTTPProblem(.conflict, detail: "\(schema.name) with \(schema.key.name) \(key) already exists")
+        }
+        let key = record[schema.key.name] ?? .null
+        return request.respond(with: record, status: .created, headerFields: [.location: schema.path(forKey: key)])
+    }
+
+    public func update(_ request: ActionRequest) async throws -> MockResponse {
+        let key = try Self.requireKey(request)
+        let schema = request.schema
+        let values = try schema.validate(request.parameters ?? [:], encoding: request.bodyEncoding, mode: .update(key: key))
+        try await Self.checkParents(of: values, in: request)
+        guard let record = try await request.store.updateRecord(of: schema, withKey: key, with: values) else {
+            throw HTTPProblem.notFound(Self.missing(schema, key))
+        }
+        return request.respond(with: record)
+    }
+
+    public func destroy(_ request: ActionRequest) async throws -> MockResponse {
+        let key = try Self.requireKey(request)
+        guard try await request.store.deleteRecord(of: request.schema, withKey: key) else {
+            throw HTTPProblem.notFound(Self.missing(request.schema, key))
+        }
+        return MockResponse(status: .noContent)
+    }
+
+    static func requireKey(_ request: ActionRequest) throws(HTTPProblem) -> JSON {
+        guard let key = request.key else {
+            throw HTTPProblem(.internalServerError, detail: "this action needs a /\(request.schema.name)/:key route")
+        }
+        return key
+    }
+
+    /// Foreign keys given in a body must point at existing parents.
+    static func checkParents(of values: JSONObject, in request: ActionRequest) async throws {
+        var problems: [FieldProblem] = []
+        for foreignKey in request.schema.foreignKeys {
+            guard let value = values[foreignKey.name], !value.isNull,
+                let parent = request.schemas[foreignKey.parent]
+            else { continue }
+            if case .children(_, _, let parentKey, let routeKey) = request.route, routeKey == foreignKey, parentKey == value {
+                continue  // already checked
+            }
+            if try await request.store.record(of: parent, withKey: value) == nil {
+                problems.append(FieldProblem(field: foreignKey.name, detail: Self.missing(parent, value)))
+            }
+        }
+        if !problems.isEmpty { throw HTTPProblem.invalidFields(problems) }
+    }
+
+    static func missing(_ schema: ResourceSchema, _ key: JSON) -> String {
+        "No \(schema.name) with \(schema.key.name) \(key.serializedString())"
+    }
+}

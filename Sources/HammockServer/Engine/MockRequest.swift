@@ -1,0 +1,76 @@
+public import HammockJSON
+public import HTTPTypes
+
+/// A request as the mock server sees it, whether it came over a socket or was handed in directly.
+///
+/// ```swift
+/// let response = await server.respond(to: MockRequest(.post, "/people", json: ["name": "john"]))
+/// ```
+public struct MockRequest: Sendable {
+    /// The HTTP method.
+    public var method: HTTPRequest.Method
+    /// The percent-encoded path, without the query.
+    public var path: String
+    /// The query string after `?`, if any.
+    public var query: String?
+    /// The header fields.
+    public var headerFields: HTTPFields
+    /// The body bytes.
+    public var body: [UInt8]
+
+    /// Creates a request; a `?` in `target` starts the query.
+    public init(_ method: HTTPRequest.Method, _ target: String, headerFields: HTTPFields = [:], body: [UInt8] = []) {
+        self.method = method
+        if let mark = target.firstIndex(of: "?") {
+            path = String(target[..<mark])
+            query = String(target[target.index(after: mark)...])
+        } else {
+            path = target
+            query = nil
+        }
+        self.headerFields = headerFields
+        self.body = body
+    }
+}
+
+extension MockRequest {
+    /// Creates a request with a JSON body and `Content-Type: application/json`.
+    public init(_ method: HTTPRequest.Method, _ target: String, headerFields: HTTPFields = [:], json: JSON) {
+        var fields = headerFields
+        fields[.contentType] = "application/json"
+        self.init(method, target, headerFields: fields, body: json.serialized())
+    }
+}
+
+/// A response from the mock server.
+///
+/// ```swift
+/// let response = await server.respond(to: MockRequest(.get, "/people/1"))
+/// response.status            // .ok
+/// try response.json()["name"]
+/// ```
+public struct MockResponse: Sendable {
+    /// The status.
+    public var status: HTTPResponse.Status
+    /// The header fields.
+    public var headerFields: HTTPFields
+    /// The body bytes.
+    public var body: [UInt8]
+
+    /// Creates a response.
+    public init(status: HTTPResponse.Status, headerFields: HTTPFields = [:], body: [UInt8] = []) {
+        self.status = status
+        self.headerFields = headerFields
+        self.body = body
+    }
+
+    /// A response with a JSON body and `Content-Type: application/json`.
+    public init(status: HTTPResponse.Status = .ok, headerFields: HTTPFields = [:], json: JSON) {
+        var fields = headerFields
+        fields[.contentType] = "application/json; charset=utf-8"
+        self.init(status: status, headerFields: fields, body: json.serialized())
+    }
+
+    /// The body parsed as JSON.
+    public func json() throws(JSONParsingError) -> JSON { try JSON(parsing: body) }
+}

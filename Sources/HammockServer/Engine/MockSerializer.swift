@@ -1,0 +1,43 @@
+public import HammockJSON
+
+/// Reshapes records on their way out and request bodies on their way in.
+///
+/// Use it when an existing API names or nests things differently from the stored records. Every hook
+/// has a default that changes nothing, so a serializer implements only what it needs:
+///
+/// ```swift
+/// struct Enveloped: MockSerializer {
+///     func serialize(collection records: [JSONObject], of resource: Resource) -> JSON {
+///         ["data": .array(records.map { .object($0) }), "count": .integer(records.count)]
+///     }
+/// }
+/// let server = try await MockServer(resources: [people], serializer: Enveloped())
+/// server.setSerializer(Enveloped(), for: "people")   // or per resource, at any time
+/// ```
+public protocol MockSerializer: Sendable {
+    /// The body for one record (show, create, update).
+    func serialize(record: JSONObject, of resource: Resource) -> JSON
+    /// The body for a list of records (index, nested index).
+    func serialize(collection records: [JSONObject], of resource: Resource) -> JSON
+    /// The parameters a create or update body stands for. Throw an ``HTTPProblem`` to reject it.
+    func parameters(fromBody body: JSONObject, for resource: Resource) throws -> JSONObject
+}
+
+extension MockSerializer {
+    /// The record unchanged.
+    public func serialize(record: JSONObject, of resource: Resource) -> JSON { .object(record) }
+
+    /// The records as an array, unchanged.
+    public func serialize(collection records: [JSONObject], of resource: Resource) -> JSON {
+        .array(records.map { .object($0) })
+    }
+
+    /// The body unchanged.
+    public func parameters(fromBody body: JSONObject, for resource: Resource) throws -> JSONObject { body }
+}
+
+/// The serializer that changes nothing: records go out as stored, bodies come in as sent.
+public struct DefaultSerializer: MockSerializer {
+    /// Creates the default serializer.
+    public init() {}
+}

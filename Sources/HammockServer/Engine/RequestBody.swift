@@ -1,0 +1,107 @@
+import HammockJSON
+import HTTPTypes
+
+/// How a request body was encoded, which decides how strictly field types are read.
+public enum BodyEncoding: Sendable, Hashable {
+    /// `application/json` (or any `+json` type, or no `Content-Type` at all).
+    case json
+    /// `application/x-www-form-urlencoded`: every value arrives as a string and is converted.
+    case form
+}
+
+enum RequestBody {
+    /// Decodes a create or update body into an object, or throws the 4xx that explains why not.
+    static func decode(_ request: MockRequest, limit: Int) throws(HTTPProblem) -> (JSONObject, BodyEncoding) {
+        guard request.body.count <= limit else { throw HTTPProblem.contentTooLarge(limit: limit) }
+        let mediaType = request.headerFields[.contentType].map(mediaTypeName) ?? ""
+        switch mediaType {
+        case "", "application/json", "text/json":
+            return (try decodeJSON(request.body), .json)
+        case "application/x-www-form-urlencoded":
+            return (try FormURLEncoded.decode(request.body), .form)
+        case let type where type.hasPrefix("application/") && type.hasSuffix("+json"):
+            return (try decodeJSON(request.body), .json)
+        default:
+            throw HTTPProblem(
+                .unsupportedMediaType,
+                detail: "Content-Type '\(mediaType)' is not supported; send application/json or application/x-www-form-urlencoded")
+        }
+    }
+
+    static func mediaTypeName(_ value: String) -> String {
+        let name = value.split(separator: ";", maxSplits: 1).first ?? ""
+        return String(name).trimmingSpaces().lowercased()
+    }
+
+    static func decodeJSON(_ body: [UInt8]) throws(HTTPProblem) -> JSONObject {
+        guard !body.isEmpty else { throw HTTPProblem.badRequest("The request body is empty; send a JSON object") }
+        let value: JSON
+        do {
+            value = try JSON(parsing: body)
+        } catch {
+            throw HTTPProblem(
+                .badRequest, title: "Malformed JSON", detail: "The body is not valid JSON: \(error.description)",
+                extensions: ["offset": .integer(error.offset), "line": .integer(error.line), "column": .integer(error.column)])
+        }
+        guard case .object(let object) = value else {
+            throw HTTPProblem.badRequest("The body must be a JSON object, not \(value.kindName == "array" ? "an" : "a") \(value.kindName)")
+        }
+        return object
+    }
+}
+
+extension HTTPProblem {
+    /// 413 Content Too Large.
+    static func contentTooLarge(limit: Int) -> HTTPProblem {
+        HTTPProblem(.contentTooLarge, detail: "The body is larger than the limit of \(limit) bytes",
+                    extensions: ["limit": .integer(limit)])
+    }
+}
+
+extension String {
+    func trimmingSpaces() -> String {
+        var slice = Substring(self)
+        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
+        while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
+        return String(slice)
+    }
+}
+
+/// `application/x-www-form-urlencoded` bodies (WHATWG URL standard): `+` is a space, `%XX` a byte.
+enum FormURLEncoded {
+    static func decode(_ body: [UInt8]) throws(HTTPProblem) -> JSONObject {
+        var object = JSONObject()
+        for pair in body.split(separator: UInt8(ascii: "&")) where !pair.isEmpty {
+            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = decodeComponent(parts[0]),
+                let value = parts.count > 1 ? decodeComponent(parts[1]) : ""
+            else {
+                throw HTTPProblem.badRequest("The form body has a malformed percent-encoding or is not UTF-8")
+            }
+            object[name] = .string(value)
+        }
+        return object
+    }
+
+    static func decodeComponent(_ bytes: ArraySlice<UInt8>) -> String? {
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "+") {
+                output.append(UInt8(ascii: " "))
+            } else if byte == UInt8(ascii: "%") {
+                guard index + 2 < bytes.endIndex, let high = PathSegment.hexValue(bytes[index + 1]),
+                    let low = PathSegment.hexValue(bytes[index + 2])
+                else { return nil }
+                output.append(high << 4 | low)
+                index += 2
+            } else {
+                output.append(byte)
+            }
+            index += 1
+        }
+        return String(validating: output, as: UTF8.self)
+    }
+}

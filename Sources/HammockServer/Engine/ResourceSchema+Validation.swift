@@ -1,0 +1,129 @@
+public import HammockJSON
+import HTTPTypes
+
+/// Why a value could not be converted to a field's type.
+struct ConversionError: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}
+
+extension ResourceSchema {
+    /// What a validated body is for.
+    public enum WriteMode: Sendable, Hashable {
+        /// A new record: a client-supplied key is required, a generated one ignored.
+        case create
+        /// Changes to the record with this key: the key cannot change.
+        case update(key: JSON)
+    }
+
+    /// Checks a request's parameters against the schema and returns the values to store.
+    ///
+    /// Unknown members are ignored; a generated key is ignored on create. Each known member must have
+    /// its column's type (`null` clears a field); form values are converted from their string form.
+    /// - Throws: a 422 ``HTTPProblem`` listing every bad field, or saying that no known field was sent.
+    public func validate(_ parameters: JSONObject, encoding: BodyEncoding = .json, mode: WriteMode)
+        throws(HTTPProblem) -> JSONObject
+    {
+        var values = JSONObject(minimumCapacity: columns.count)
+        var problems: [FieldProblem] = []
+        for column in columns {
+            guard let raw = parameters[column.name] else { continue }
+            let converted = Self.convert(raw, to: column.type, encoding: encoding)
+            if column.name == key.name {
+                switch mode {
+                case .create where isKeyGenerated:
+                    continue  // generated keys are never taken from clients
+                case .create:
+                    if case .success(.null) = converted {
+                        problems.append(FieldProblem(field: column.name, detail: "the primary key cannot be null"))
+                        continue
+                    }
+                case .update(let current):
+                    if case .success(let value) = converted, value == current { continue }
+                    problems.append(FieldProblem(field: column.name, detail: "the primary key cannot be changed"))
+                    continue
+                }
+            }
+            switch converted {
+            case .success(let value): values[column.name] = value
+            case .failure(let problem): problems.append(FieldProblem(field: column.name, detail: problem.message))
+            }
+        }
+        if case .create = mode, !isKeyGenerated, parameters[key.name] == nil {
+            problems.append(FieldProblem(field: key.name, detail: "the primary key is required"))
+        }
+        guard problems.isEmpty else { throw HTTPProblem.invalidFields(problems) }
+        if values.isEmpty {
+            let known = columns.filter { !(isKeyGenerated && $0.name == key.name) }.map(\.name)
+            throw HTTPProblem(
+                .unprocessableContent,
+                detail: "The body has no known field; known fields are \(known.joined(separator: ", "))",
+                extensions: ["errors": [], "knownFields": .array(known.map { .string($0) })])
+        }
+        return values
+    }
+
+    /// Converts one value to a column type, or describes why it cannot be.
+    static func convert(_ value: JSON, to type: FieldType, encoding: BodyEncoding) -> Result<JSON, ConversionError> {
+        if case .null = value { return .success(.null) }
+        if encoding == .form, case .string(let text) = value {
+            return convertForm(text, to: type)
+        }
+        switch (type, value) {
+        case (.string, .string), (.integer, .integer), (.float, .double), (.boolean, .bool), (.json, _):
+            return .success(value)
+        case (.integer, .double(let number)):
+            guard let exact = Int(exactly: number) else { return .failure(ConversionError("expected an integer, found \(number)")) }
+            return .success(.integer(exact))
+        case (.float, .integer(let number)):
+            return .success(.double(Double(number)))
+        case (.blob, .string(let text)):
+            guard Base64.decode(text) != nil else { return .failure(ConversionError("expected a base64 string")) }
+            return .success(value)
+        case (.date, .string(let text)):
+            guard ISO8601.isValid(text) else { return .failure(ConversionError("expected an ISO 8601 date or date-time, found '\(text)'")) }
+            return .success(value)
+        default:
+            return .failure(ConversionError("expected \(type.expectation), found \(value.kindName)"))
+        }
+    }
+
+    static func convertForm(_ text: String, to type: FieldType) -> Result<JSON, ConversionError> {
+        if text.isEmpty && type != .string { return .success(.null) }
+        switch type {
+        case .string:
+            return .success(.string(text))
+        case .integer:
+            guard let number = Int(text) else { return .failure(ConversionError("expected an integer, found '\(text)'")) }
+            return .success(.integer(number))
+        case .float:
+            guard let number = Double(text), number.isFinite else { return .failure(ConversionError("expected a number, found '\(text)'")) }
+            return .success(.double(number))
+        case .boolean:
+            switch text.lowercased() {
+            case "true", "1", "on", "yes": return .success(.bool(true))
+            case "false", "0", "off", "no": return .success(.bool(false))
+            default: return .failure(ConversionError("expected a boolean, found '\(text)'"))
+            }
+        case .json:
+            return .success((try? JSON(parsing: text)) ?? .string(text))
+        case .blob, .date:
+            return convert(.string(text), to: type, encoding: .json)
+        }
+    }
+}
+
+extension FieldType {
+    /// "a string", "an integer", ... for messages.
+    var expectation: String {
+        switch self {
+        case .string: "a string"
+        case .integer: "an integer"
+        case .float: "a number"
+        case .boolean: "a boolean"
+        case .blob: "a base64 string"
+        case .date: "an ISO 8601 date string"
+        case .json: "any JSON value"
+        }
+    }
+}

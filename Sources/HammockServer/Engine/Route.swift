@@ -1,0 +1,137 @@
+public import HammockJSON
+public import HTTPTypes
+
+/// Where a request path leads: a collection, one record, or a parent's children (shallow nesting).
+public enum Route: Sendable, Hashable {
+    /// `/people`.
+    case collection(ResourceSchema)
+    /// `/people/:id`.
+    case item(ResourceSchema, key: JSON)
+    /// `/people/:id/cars`.
+    case children(ResourceSchema, parent: ResourceSchema, parentKey: JSON, foreignKey: ResourceSchema.ForeignKey)
+
+    /// The resource the route acts on.
+    public var schema: ResourceSchema {
+        switch self {
+        case .collection(let schema), .item(let schema, _), .children(let schema, _, _, _): schema
+        }
+    }
+
+    /// The methods this route answers, given the resource's allowed actions, in a fixed order.
+    public var allowedMethods: [HTTPRequest.Method] {
+        let actions = schema.resource.actions
+        var methods: [HTTPRequest.Method] = []
+        switch self {
+        case .collection, .children:
+            if actions.contains(.list) { methods += [.get, .head] }
+            if actions.contains(.create) { methods.append(.post) }
+        case .item:
+            if actions.contains(.show) { methods += [.get, .head] }
+            if actions.contains(.update) { methods += [.put, .patch] }
+            if actions.contains(.delete) { methods.append(.delete) }
+        }
+        return methods
+    }
+
+    /// The controller action for `method`, if the route allows it.
+    public func action(for method: HTTPRequest.Method) -> Action? {
+        guard allowedMethods.contains(method) else { return nil }
+        switch (self, method) {
+        case (.collection, .post), (.children, .post): return .create
+        case (.collection, _), (.children, _): return .index
+        case (.item, .get), (.item, .head): return .show
+        case (.item, .delete): return .destroy
+        case (.item, _): return .update
+        }
+    }
+
+    /// The five controller actions.
+    public enum Action: String, Sendable, Hashable {
+        /// List a collection or a parent's children.
+        case index
+        /// Show one record.
+        case show
+        /// Create a record.
+        case create
+        /// Merge fields into a record (PUT and PATCH).
+        case update
+        /// Delete a record.
+        case destroy
+    }
+}
+
+extension ResourceSchema {
+    /// The key named by a path segment, if it has the key's type.
+    func key(fromPathSegment segment: String) -> JSON? {
+        switch key.type {
+        case .integer:
+            guard let first = segment.utf8.first, first == UInt8(ascii: "-") || (first &- UInt8(ascii: "0")) < 10,
+                let value = Int(segment)
+            else { return nil }
+            return .integer(value)
+        default:
+            return .string(segment)
+        }
+    }
+
+    /// The path of one record, for `Location` headers.
+    func path(forKey key: JSON) -> String {
+        let segment: String
+        switch key {
+        case .integer(let value): segment = String(value)
+        case .string(let value): segment = PathSegment.encode(value)
+        default: segment = key.serializedString()
+        }
+        return "/" + PathSegment.encode(name) + "/" + segment
+    }
+}
+
+/// Percent-encoding of single path segments.
+enum PathSegment {
+    /// Decodes `%XX` escapes; `nil` for malformed escapes or bytes that are not UTF-8.
+    static func decode(_ segment: Substring) -> String? {
+        guard segment.utf8.contains(UInt8(ascii: "%")) else { return String(segment) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(segment.utf8.count)
+        var iterator = segment.utf8.makeIterator()
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                return nil
+            }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    /// Encodes everything but RFC 3986 unreserved characters.
+    static func encode(_ value: String) -> String {
+        var output = ""
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"):
+                output.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789ABCDEF".unicodeScalars)
+                output.unicodeScalars.append("%")
+                output.unicodeScalars.append(hex[Int(byte >> 4)])
+                output.unicodeScalars.append(hex[Int(byte & 0xF)])
+            }
+        }
+        return output
+    }
+}

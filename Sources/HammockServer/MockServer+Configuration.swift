@@ -1,0 +1,41 @@
+public import Logging
+
+extension MockServer {
+    /// Creates a server from a configuration file's contents, with `store` already opened.
+    ///
+    /// ```swift
+    /// let configuration = try ServerConfiguration(contentsOfFile: "Examples/people.json")
+    /// let server = try await MockServer(configuration: configuration, store: SQLiteStore(path: "people.sqlite"))
+    /// ```
+    public convenience init(
+        configuration: ServerConfiguration,
+        store: any MockStore,
+        controller: any MockController = CRUDController(),
+        serializer: any MockSerializer = DefaultSerializer(),
+        logger: Logger = Logger(label: "Hammock", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) async throws {
+        let options = Options(
+            latency: configuration.latency,
+            maximumBodySize: configuration.maximumBodySize ?? (1 << 20),
+            allowsCrossOrigin: configuration.allowsCrossOrigin ?? true)
+        try await self.init(
+            resources: configuration.resources, store: store, controller: controller, serializer: serializer,
+            options: options, clock: ContinuousClock(), logger: logger)
+    }
+
+    /// Loads the configuration's `data` section if every resource is still empty, so a restart with a
+    /// persistent store does not load it twice. Returns a report per resource (empty if nothing loaded).
+    public func loadData(
+        from configuration: ServerConfiguration,
+        progress: (@Sendable (_ resource: String, _ done: Int, _ total: Int) -> Void)? = nil
+    ) async throws -> [(resource: String, report: LoadReport)] {
+        guard !configuration.data.isEmpty else { return [] }
+        for schema in schemas where try await store.count(of: schema) > 0 { return [] }
+        var reports: [(String, LoadReport)] = []
+        for (resource, records) in configuration.data {
+            let report = try await addData(records, for: resource) { done, total in progress?(resource, done, total) }
+            reports.append((resource, report))
+        }
+        return reports
+    }
+}

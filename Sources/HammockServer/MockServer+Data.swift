@@ -1,0 +1,87 @@
+public import HammockJSON
+
+/// What ``MockServer/addData(_:for:progress:)`` did with the objects it was given.
+public struct LoadReport: Sendable, Hashable, CustomStringConvertible {
+    /// Objects stored as new records.
+    public var loaded: Int
+    /// Objects skipped: not an object, no known field, or a missing or taken client key.
+    public var skipped: Int
+    /// Values dropped from loaded objects because they did not have their field's type.
+    public var droppedValues: Int
+
+    /// `loaded 3, skipped 1`.
+    public var description: String {
+        "loaded \(loaded), skipped \(skipped)" + (droppedValues > 0 ? ", dropped \(droppedValues) mistyped values" : "")
+    }
+}
+
+extension MockServer {
+    /// Loads sample data into a resource.
+    ///
+    /// Each object is harvested: fields the resource declares are kept (values of the wrong type are
+    /// dropped), unknown members are ignored, and objects without any known field are skipped.
+    /// Generated keys are assigned anew; client-supplied keys must be present and not taken.
+    ///
+    /// ```swift
+    /// let report = try await server.addData(try JSON(parsing: fixture), for: "people")
+    /// print(report)   // loaded 120, skipped 2
+    /// ```
+    /// - Parameters:
+    ///   - data: An array of objects, or a single object.
+    ///   - progress: Called after each batch with the objects processed so far and the total.
+    /// - Throws: ``HTTPProblem`` (404) for an unknown resource, or the store's error.
+    @discardableResult
+    public func addData(
+        _ data: JSON, for resource: String, progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil
+    ) async throws -> LoadReport {
+        guard let schema = schema(named: resource) else { throw HTTPProblem.notFound("No resource named '\(resource)'") }
+        let objects: [JSON] = data.arrayValue ?? [data]
+        var report = LoadReport(loaded: 0, skipped: 0, droppedValues: 0)
+        var batch: [JSONObject] = []
+        var batchKeys = Set<JSON>()
+        let batchSize = 500
+        for (index, element) in objects.enumerated() {
+            if let values = harvest(element, schema: schema, report: &report) {
+                if schema.isKeyGenerated {
+                    batch.append(values)
+                } else if let key = values[schema.key.name], !batchKeys.contains(key),
+                    try await store.record(of: schema, withKey: key) == nil
+                {
+                    batchKeys.insert(key)
+                    batch.append(values)
+                } else {
+                    report.skipped += 1
+                }
+            }
+            if batch.count == batchSize || index == objects.count - 1 {
+                report.loaded += try await store.createRecords(of: schema, with: batch)
+                batch.removeAll(keepingCapacity: true)
+                batchKeys.removeAll(keepingCapacity: true)
+                progress?(index + 1, objects.count)
+            }
+        }
+        return report
+    }
+
+    func harvest(_ element: JSON, schema: ResourceSchema, report: inout LoadReport) -> JSONObject? {
+        guard case .object(let object) = element else {
+            report.skipped += 1
+            return nil
+        }
+        var values = JSONObject(minimumCapacity: schema.columns.count)
+        for column in schema.columns {
+            if schema.isKeyGenerated && column.name == schema.key.name { continue }
+            guard let raw = object[column.name] else { continue }
+            switch ResourceSchema.convert(raw, to: column.type, encoding: .json) {
+            case .success(let value): values[column.name] = value
+            case .failure: report.droppedValues += 1
+            }
+        }
+        let hasKey = schema.isKeyGenerated || !(values[schema.key.name]?.isNull ?? true)
+        guard !values.isEmpty, hasKey else {
+            report.skipped += 1
+            return nil
+        }
+        return values
+    }
+}

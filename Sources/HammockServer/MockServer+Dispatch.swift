@@ -1,0 +1,83 @@
+import HammockJSON
+import HTTPTypes
+import Logging
+import Synchronization
+
+extension MockServer {
+    /// Answers a request without any socket: the same routing, validation, storage, serializers,
+    /// controller and latency as over HTTP. Never throws: every failure becomes a problem response.
+    ///
+    /// ```swift
+    /// let created = await server.respond(to: MockRequest(.post, "/people", json: ["name": "john"]))
+    /// #expect(created.status == .created)
+    /// ```
+    public func respond(to request: MockRequest) async -> MockResponse {
+        let waitUntil = options.latency == nil ? nil : timer.markArrival()
+        var response = await dispatch(request)
+        if options.allowsCrossOrigin { Self.addCrossOriginFields(to: &response, for: request) }
+        if let latency = options.latency, let waitUntil {
+            await waitUntil(latency.delay(forUnit: random()))
+        }
+        logger.info("\(request.method.rawValue) \(request.path) \(response.status.code)")
+        return response
+    }
+
+    func dispatch(_ request: MockRequest) async -> MockResponse {
+        do {
+            let (route, serializer, schemas) = try registry.withLock { registry throws(HTTPProblem) in
+                let route = try registry.route(forPath: request.path)
+                return (route, registry.serializers[route.schema.name] ?? defaultSerializer, registry.schemas)
+            }
+            if request.method == .options {
+                var fields = HTTPFields()
+                fields[.allow] = (route.allowedMethods + [.options]).map(\.rawValue).joined(separator: ", ")
+                return MockResponse(status: .noContent, headerFields: fields)
+            }
+            guard let action = route.action(for: request.method) else {
+                throw HTTPProblem.methodNotAllowed(request.method, allowed: route.allowedMethods)
+            }
+            var parameters: JSONObject?
+            var encoding = BodyEncoding.json
+            if action == .create || action == .update {
+                let (body, bodyEncoding) = try RequestBody.decode(request, limit: options.maximumBodySize)
+                parameters = try serializer.parameters(fromBody: body, for: route.schema.resource)
+                encoding = bodyEncoding
+            }
+            let actionRequest = ActionRequest(
+                schema: route.schema, route: route, request: request, parameters: parameters, bodyEncoding: encoding,
+                store: store, serializer: serializer, schemas: schemas)
+            var response: MockResponse
+            switch action {
+            case .index: response = try await controller.index(actionRequest)
+            case .show: response = try await controller.show(actionRequest)
+            case .create: response = try await controller.create(actionRequest)
+            case .update: response = try await controller.update(actionRequest)
+            case .destroy: response = try await controller.destroy(actionRequest)
+            }
+            if request.method == .head {
+                response.headerFields[.contentLength] = String(response.body.count)
+                response.body = []
+            }
+            return response
+        } catch let problem as HTTPProblem {
+            return problem.response
+        } catch let error as StoreError {
+            logger.error("store failure: \(error)")
+            return HTTPProblem(.internalServerError, detail: "The store failed: \(error.description)").response
+        } catch {
+            logger.error("request failed: \(error)")
+            return HTTPProblem(.internalServerError, detail: String(describing: error)).response
+        }
+    }
+
+    static func addCrossOriginFields(to response: inout MockResponse, for request: MockRequest) {
+        response.headerFields[.accessControlAllowOrigin] = "*"
+        response.headerFields[.accessControlExposeHeaders] = "Location, ETag, Last-Modified"
+        if request.method == .options {
+            response.headerFields[.accessControlAllowMethods] = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
+            response.headerFields[.accessControlAllowHeaders] =
+                request.headerFields[.accessControlRequestHeaders] ?? "Content-Type"
+            response.headerFields[.accessControlMaxAge] = "600"
+        }
+    }
+}

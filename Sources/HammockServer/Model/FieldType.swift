@@ -1,0 +1,35 @@
+/// The type of a resource field, which decides what a request may send and how a store keeps it.
+///
+/// ```swift
+/// let people = Resource("people", fields: ["name": .string, "born": .date, "avatar": .blob])
+/// ```
+public enum FieldType: String, Sendable, Hashable, CaseIterable {
+    /// A JSON string.
+    case string
+    /// A JSON number without fraction (a double with an exact integer value is accepted).
+    case integer
+    /// Any JSON number, kept as a double.
+    case float
+    /// `true` or `false`.
+    case boolean
+    /// Binary data, sent and answered as a base64 string.
+    case blob
+    /// An ISO 8601 date (`2024-05-01`) or date-time (`2024-05-01T12:00:00Z`) string.
+    case date
+    /// Any JSON value, kept as it is.
+    case json
+}
+
+/// One declared field of a resource.
+public struct Field: Sendable, Hashable {
+    /// The field's name, as it appears in request and response bodies.
+    public var name: String
+    /// The field's type.
+    public var type: FieldType
+
+    /// Creates a field.
+    public init(_ name: String, _ type: FieldType) {
+        self.name = name
+        self.type = type
+    }
+}

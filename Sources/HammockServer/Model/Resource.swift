@@ -1,0 +1,107 @@
+/// A REST resource: a name, typed fields, a primary key, the allowed actions and its parents.
+///
+/// The server derives routes, validation and storage from it:
+///
+/// ```swift
+/// let people = Resource("people", fields: ["name": .string, "numberOfKids": .integer])
+/// let cars = Resource("cars", fields: ["name": .string, "color": .string], parents: ["people"])
+/// // GET/POST /people, GET/PUT/PATCH/DELETE /people/:id,
+/// // GET/POST /cars, GET/PUT/PATCH/DELETE /cars/:id, GET/POST /people/:id/cars (foreign key person_id)
+/// ```
+///
+/// The primary key defaults to `id`, a generated integer. Naming a declared `string` or `integer`
+/// field as the primary key makes it a client-supplied key instead.
+public struct Resource: Sendable, Hashable {
+    /// The name, used as the first path segment (`people` in `/people/1`).
+    public var name: String
+    /// The declared fields, in the order responses list them.
+    public var fields: [Field]
+    /// The name of the primary key.
+    public var primaryKey: String
+    /// The actions the routes allow.
+    public var actions: Actions
+    /// The resources this one belongs to (one-to-many, parent to child).
+    public var parents: [Parent]
+
+    /// Creates a resource.
+    /// - Parameters:
+    ///   - name: The collection name, used in paths.
+    ///   - fields: The fields in response order; a dictionary literal keeps its order.
+    ///   - primaryKey: The key's name. If it names a declared field, clients supply the key.
+    ///   - actions: The allowed actions; all by default.
+    ///   - parents: Parent resources; a string literal names the parent with the default foreign key.
+    public init(
+        _ name: String,
+        fields: KeyValuePairs<String, FieldType>,
+        primaryKey: String = "id",
+        actions: Actions = .all,
+        parents: [Parent] = []
+    ) {
+        self.init(name, fields: fields.map { Field($0.key, $0.value) }, primaryKey: primaryKey, actions: actions, parents: parents)
+    }
+
+    /// Creates a resource from an array of fields.
+    public init(
+        _ name: String,
+        fields: [Field],
+        primaryKey: String = "id",
+        actions: Actions = .all,
+        parents: [Parent] = []
+    ) {
+        self.name = name
+        self.fields = fields
+        self.primaryKey = primaryKey
+        self.actions = actions
+        self.parents = parents
+    }
+
+    /// The declared field named `name`, if any.
+    public func field(named name: String) -> Field? { fields.first { $0.name == name } }
+}
+
+extension Resource {
+    /// The actions a resource's routes allow.
+    public struct Actions: OptionSet, Sendable, Hashable {
+        /// The raw bits.
+        public let rawValue: Int
+        /// Creates actions from raw bits.
+        public init(rawValue: Int) { self.rawValue = rawValue }
+
+        /// `GET /people` (and `GET /parents/:id/people`).
+        public static let list = Actions(rawValue: 1 << 0)
+        /// `GET /people/:id`.
+        public static let show = Actions(rawValue: 1 << 1)
+        /// `POST /people` (and `POST /parents/:id/people`).
+        public static let create = Actions(rawValue: 1 << 2)
+        /// `PUT` and `PATCH /people/:id`.
+        public static let update = Actions(rawValue: 1 << 3)
+        /// `DELETE /people/:id`.
+        public static let delete = Actions(rawValue: 1 << 4)
+        /// Every action.
+        public static let all: Actions = [.list, .show, .create, .update, .delete]
+        /// Reading only.
+        public static let readOnly: Actions = [.list, .show]
+
+        /// The action names used in configuration files, in a fixed order.
+        public static let names: [(String, Actions)] = [
+            ("list", .list), ("show", .show), ("create", .create), ("update", .update), ("delete", .delete),
+        ]
+    }
+
+    /// A parent resource and the foreign key that points at it.
+    public struct Parent: Sendable, Hashable, ExpressibleByStringLiteral {
+        /// The parent resource's name.
+        public var resource: String
+        /// The foreign key field on the child; by default the singular parent name plus `_id`.
+        public var foreignKey: String
+
+        /// Names a parent; the foreign key defaults to `person_id` for `people`.
+        public init(_ resource: String, foreignKey: String? = nil) {
+            self.resource = resource
+            self.foreignKey = foreignKey ?? Inflection.singular(of: resource) + "_id"
+        }
+
+        /// Names a parent with the default foreign key.
+        public init(stringLiteral value: String) { self.init(value) }
+    }
+}

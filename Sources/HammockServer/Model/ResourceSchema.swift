@@ -1,0 +1,114 @@
+public import HammockJSON
+
+/// A ``Resource`` resolved against the resources it refers to: every stored column with its type.
+///
+/// Stores receive schemas, not bare resources, so they know the type of each foreign key and which
+/// resources are children of which. Records are objects with the schema's columns in order:
+/// the primary key first, then the declared fields, then the foreign keys.
+public struct ResourceSchema: Sendable, Hashable {
+    /// A stored column.
+    public struct Column: Sendable, Hashable {
+        /// The column's name, as it appears in bodies.
+        public var name: String
+        /// What values it holds.
+        public var type: FieldType
+    }
+
+    /// A foreign key column pointing at a parent resource.
+    public struct ForeignKey: Sendable, Hashable {
+        /// The column name, such as `person_id`.
+        public var name: String
+        /// The parent resource's name.
+        public var parent: String
+        /// The type of the parent's key (`integer` or `string`).
+        public var type: FieldType
+    }
+
+    /// The resource as declared.
+    public let resource: Resource
+    /// The primary key column.
+    public let key: Column
+    /// Whether the server generates the key (an integer that is never reused).
+    public let isKeyGenerated: Bool
+    /// The foreign keys, one per parent.
+    public let foreignKeys: [ForeignKey]
+    /// Every column in record order: key, fields, foreign keys.
+    public let columns: [Column]
+
+    /// The resource's name.
+    public var name: String { resource.name }
+
+    /// Resolves `resource`; `parentKeyType` answers the key type of each parent.
+    init(resolving resource: Resource, parentKeyType: (String) -> FieldType?) throws(SchemaError) {
+        guard Self.isValidName(resource.name) else {
+            throw SchemaError(resource: resource.name, message: "the name must be a non-empty path segment without '/', '?', '#' or '%'")
+        }
+        var seen = Set<String>()
+        for field in resource.fields {
+            guard !field.name.isEmpty else { throw SchemaError(resource: resource.name, message: "a field has an empty name") }
+            guard seen.insert(field.name).inserted else {
+                throw SchemaError(resource: resource.name, message: "the field '\(field.name)' is declared twice")
+            }
+        }
+        if let declared = resource.field(named: resource.primaryKey) {
+            guard declared.type == .integer || declared.type == .string else {
+                throw SchemaError(
+                    resource: resource.name,
+                    message: "the primary key '\(declared.name)' must be a string or integer field, not \(declared.type.rawValue)")
+            }
+            key = Column(name: declared.name, type: declared.type)
+            isKeyGenerated = false
+        } else {
+            guard !resource.primaryKey.isEmpty else {
+                throw SchemaError(resource: resource.name, message: "the primary key has an empty name")
+            }
+            key = Column(name: resource.primaryKey, type: .integer)
+            isKeyGenerated = true
+            seen.insert(resource.primaryKey)
+        }
+        var foreignKeys: [ForeignKey] = []
+        for parent in resource.parents {
+            guard let type = parentKeyType(parent.resource) else {
+                throw SchemaError(resource: resource.name, message: "the parent '\(parent.resource)' is not a known resource")
+            }
+            guard seen.insert(parent.foreignKey).inserted else {
+                throw SchemaError(
+                    resource: resource.name,
+                    message: "the foreign key '\(parent.foreignKey)' clashes with another field; name it explicitly")
+            }
+            foreignKeys.append(ForeignKey(name: parent.foreignKey, parent: parent.resource, type: type))
+        }
+        self.resource = resource
+        self.foreignKeys = foreignKeys
+        var columns = [key]
+        columns += resource.fields.filter { $0.name != resource.primaryKey }.map { Column(name: $0.name, type: $0.type) }
+        columns += foreignKeys.map { Column(name: $0.name, type: $0.type) }
+        self.columns = columns
+    }
+
+    static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".."
+            && !name.contains { "/?#% ".contains($0) || $0.isNewline }
+    }
+
+    /// The foreign key that points at `parent`, if this resource is its child.
+    public func foreignKey(toParent parent: String) -> ForeignKey? { foreignKeys.first { $0.parent == parent } }
+
+    /// A record with every column in order: given values, `null` for the rest.
+    public func makeRecord(key: JSON, values: JSONObject) -> JSONObject {
+        var record = JSONObject(minimumCapacity: columns.count)
+        record[self.key.name] = key
+        for column in columns.dropFirst() { record[column.name] = values[column.name] ?? .null }
+        return record
+    }
+}
+
+/// A resource definition that cannot be served, with the reason.
+public struct SchemaError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The resource's name.
+    public var resource: String
+    /// What is wrong.
+    public var message: String
+    /// `resource 'people': ...`.
+    public var description: String { "resource '\(resource)': \(message)" }
+}

@@ -1,0 +1,75 @@
+public import HammockJSON
+
+/// Where a mock server keeps its records.
+///
+/// Records are objects holding a schema's columns in order (see ``ResourceSchema/makeRecord(key:values:)``).
+/// A store generates integer keys that are never reused, lists records ordered by key, and when a parent
+/// is deleted sets its children's foreign keys to `null`, all in one atomic step per call.
+/// ``MemoryStore`` and ``SQLiteStore`` behave identically; a custom store (a JSON file, a remote service)
+/// implements the same calls:
+///
+/// ```swift
+/// let store = try SQLiteStore(path: "db.sqlite")
+/// let server = try await MockServer(resources: [people], store: store)
+/// ```
+public protocol MockStore: Sendable {
+    /// Prepares storage for a resource (creating or migrating its table). Parents come before children.
+    func addResource(_ schema: ResourceSchema) async throws
+    /// Removes a resource and all its records.
+    func dropResource(_ schema: ResourceSchema) async throws
+    /// How many records a resource has.
+    func count(of schema: ResourceSchema) async throws -> Int
+    /// The record with `key`, if any.
+    func record(of schema: ResourceSchema, withKey key: JSON) async throws -> JSONObject?
+    /// Every record, ordered by key.
+    func records(of schema: ResourceSchema) async throws -> [JSONObject]
+    /// The records whose foreign key equals `parentKey`, ordered by key.
+    func records(of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON)
+        async throws -> [JSONObject]
+    /// Stores a new record built from validated values and returns it.
+    /// - Throws: ``StoreError/duplicateKey(_:)`` if a client-supplied key is taken.
+    func createRecord(of schema: ResourceSchema, with values: JSONObject) async throws -> JSONObject
+    /// Stores many records in one step and returns how many were stored.
+    func createRecords(of schema: ResourceSchema, with values: [JSONObject]) async throws -> Int
+    /// Merges values into the record with `key`; `nil` if there is none.
+    func updateRecord(of schema: ResourceSchema, withKey key: JSON, with values: JSONObject) async throws -> JSONObject?
+    /// Deletes the record with `key`, nulling its children's foreign keys; `false` if there was none.
+    func deleteRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> Bool
+}
+
+extension MockStore {
+    /// Stores records one by one; stores with transactions do better.
+    public func createRecords(of schema: ResourceSchema, with values: [JSONObject]) async throws -> Int {
+        for record in values { _ = try await createRecord(of: schema, with: record) }
+        return values.count
+    }
+}
+
+/// Failures a store reports.
+public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A client-supplied key that is already taken.
+    case duplicateKey(JSON)
+    /// A resource the store was never given.
+    case unknownResource(String)
+    /// The storage itself failed (disk, corruption, SQL error).
+    case storageFailure(String)
+
+    /// A one-line message.
+    public var description: String {
+        switch self {
+        case .duplicateKey(let key): "the key \(key) is already taken"
+        case .unknownResource(let name): "the store has no resource '\(name)'"
+        case .storageFailure(let message): "storage failure: \(message)"
+        }
+    }
+}
+
+/// Orders keys the way SQLite's `ORDER BY` does: integers numerically, strings by UTF-8 bytes.
+func keyPrecedes(_ lhs: JSON, _ rhs: JSON) -> Bool {
+    switch (lhs, rhs) {
+    case (.integer(let a), .integer(let b)): return a < b
+    case (.string(let a), .string(let b)): return a.utf8.lexicographicallyPrecedes(b.utf8)
+    case (.integer, .string): return true
+    default: return false
+    }
+}

@@ -1,0 +1,258 @@
+import Foundation
+import GRDB
+public import HammockJSON
+import Synchronization
+
+/// A store that keeps records in an SQLite file, so data survives restarts.
+///
+/// Tables and columns are derived from the resources (a column added to a resource is added to its
+/// table on the next start). The database runs in WAL mode, every statement is parameterised, and
+/// generated keys use `AUTOINCREMENT`, so they are never reused, across restarts too.
+///
+/// ```swift
+/// let store = try SQLiteStore(path: "people.sqlite")
+/// let server = try await MockServer(resources: [people], store: store)
+/// ```
+public final class SQLiteStore: MockStore {
+    let pool: DatabasePool
+    /// The schemas added so far, to find children when a parent is deleted.
+    let schemas = Mutex<[String: ResourceSchema]>([:])
+
+    /// The database file's path.
+    public let path: String
+
+    /// Opens (or creates) the database at `path`.
+    /// - Throws: ``StoreError/storageFailure(_:)`` if the file cannot be opened as an SQLite database.
+    public init(path: String) throws {
+        self.path = path
+        var configuration = Configuration()
+        configuration.label = "Hammock.SQLiteStore"
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+        } catch {
+            throw StoreError.storageFailure("cannot open \(path): \(error)")
+        }
+    }
+
+    public func addResource(_ schema: ResourceSchema) async throws {
+        try await write { db in
+            let table = Self.quote(schema.name)
+            if try db.tableExists(schema.name) {
+                let existing = Set(try db.columns(in: schema.name).map(\.name))
+                for column in schema.columns where !existing.contains(column.name) {
+                    try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(Self.quote(column.name)) \(Self.sqlType(column.type))")
+                }
+            } else {
+                var definitions: [String] = []
+                let key = Self.quote(schema.key.name)
+                if schema.isKeyGenerated {
+                    definitions.append("\(key) INTEGER PRIMARY KEY AUTOINCREMENT")
+                } else {
+                    definitions.append("\(key) \(Self.sqlType(schema.key.type)) PRIMARY KEY NOT NULL")
+                }
+                for column in schema.columns.dropFirst() {
+                    definitions.append("\(Self.quote(column.name)) \(Self.sqlType(column.type))")
+                }
+                try db.execute(sql: "CREATE TABLE \(table) (\(definitions.joined(separator: ", ")))")
+            }
+            for foreignKey in schema.foreignKeys {
+                let index = Self.quote("\(schema.name)_\(foreignKey.name)_index")
+                try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(index) ON \(table) (\(Self.quote(foreignKey.name)))")
+            }
+        }
+        schemas.withLock { $0[schema.name] = schema }
+    }
+
+    public func dropResource(_ schema: ResourceSchema) async throws {
+        try await write { db in try db.execute(sql: "DROP TABLE IF EXISTS \(Self.quote(schema.name))") }
+        _ = schemas.withLock { $0.removeValue(forKey: schema.name) }
+    }
+
+    public func count(of schema: ResourceSchema) async throws -> Int {
+        try await read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(Self.quote(schema.name))") ?? 0
+        }
+    }
+
+    public func record(of schema: ResourceSchema, withKey key: JSON) async throws -> JSONObject? {
+        try await read { db in
+            let statement = try db.cachedStatement(sql: Self.selectSQL(schema, where: schema.key.name))
+            return try Self.fetch(statement, [Self.databaseValue(key, as: schema.key.type)], schema).first
+        }
+    }
+
+    public func records(of schema: ResourceSchema) async throws -> [JSONObject] {
+        try await read { db in
+            let statement = try db.cachedStatement(sql: Self.selectSQL(schema, where: nil))
+            return try Self.fetch(statement, [], schema)
+        }
+    }
+
+    public func records(of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON)
+        async throws -> [JSONObject]
+    {
+        try await read { db in
+            let statement = try db.cachedStatement(sql: Self.selectSQL(schema, where: foreignKey.name))
+            return try Self.fetch(statement, [Self.databaseValue(parentKey, as: foreignKey.type)], schema)
+        }
+    }
+
+    public func createRecord(of schema: ResourceSchema, with values: JSONObject) async throws -> JSONObject {
+        try await write { db in try Self.insert(values, of: schema, in: db) }
+    }
+
+    public func createRecords(of schema: ResourceSchema, with values: [JSONObject]) async throws -> Int {
+        try await write { db in
+            for record in values { _ = try Self.insert(record, of: schema, in: db) }
+            return values.count
+        }
+    }
+
+    public func updateRecord(of schema: ResourceSchema, withKey key: JSON, with values: JSONObject) async throws
+        -> JSONObject?
+    {
+        try await write { db in
+            let keyValue = try Self.databaseValue(key, as: schema.key.type)
+            let columns = schema.columns.dropFirst().filter { values[$0.name] != nil }
+            if !columns.isEmpty {
+                let assignments = columns.map { "\(Self.quote($0.name)) = ?" }.joined(separator: ", ")
+                let sql = "UPDATE \(Self.quote(schema.name)) SET \(assignments) WHERE \(Self.quote(schema.key.name)) = ?"
+                var arguments: [DatabaseValue] = []
+                for column in columns { arguments.append(try Self.databaseValue(values[column.name] ?? .null, as: column.type)) }
+                arguments.append(keyValue)
+                try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
+            }
+            let select = try db.cachedStatement(sql: Self.selectSQL(schema, where: schema.key.name))
+            return try Self.fetch(select, [keyValue], schema).first
+        }
+    }
+
+    public func deleteRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> Bool {
+        let children = schemas.withLock { Array($0.values) }
+            .flatMap { child in child.foreignKeys.filter { $0.parent == schema.name }.map { (child, $0) } }
+        return try await write { db in
+            let keyValue = try Self.databaseValue(key, as: schema.key.type)
+            let sql = "DELETE FROM \(Self.quote(schema.name)) WHERE \(Self.quote(schema.key.name)) = ?"
+            try db.cachedStatement(sql: sql).execute(arguments: [keyValue])
+            guard db.changesCount > 0 else { return false }
+            for (child, foreignKey) in children {
+                let column = Self.quote(foreignKey.name)
+                try db.execute(
+                    sql: "UPDATE \(Self.quote(child.name)) SET \(column) = NULL WHERE \(column) = ?", arguments: [keyValue])
+            }
+            return true
+        }
+    }
+}
+
+extension SQLiteStore {
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await pool.read(body)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.storageFailure(String(describing: error))
+        }
+    }
+
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await pool.write(body)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError.storageFailure(String(describing: error))
+        }
+    }
+
+    static func insert(_ values: JSONObject, of schema: ResourceSchema, in db: Database) throws -> JSONObject {
+        let columns = schema.isKeyGenerated ? Array(schema.columns.dropFirst()) : schema.columns
+        var arguments: [DatabaseValue] = []
+        arguments.reserveCapacity(columns.count)
+        for column in columns { arguments.append(try databaseValue(values[column.name] ?? .null, as: column.type)) }
+        let names = columns.map { quote($0.name) }.joined(separator: ", ")
+        let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+        let sql = columns.isEmpty
+            ? "INSERT INTO \(quote(schema.name)) DEFAULT VALUES"
+            : "INSERT INTO \(quote(schema.name)) (\(names)) VALUES (\(placeholders))"
+        do {
+            try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
+        } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
+            throw StoreError.duplicateKey(values[schema.key.name] ?? .null)
+        }
+        let key: JSON = schema.isKeyGenerated ? .integer(Int(db.lastInsertedRowID)) : (values[schema.key.name] ?? .null)
+        return schema.makeRecord(key: key, values: values)
+    }
+
+    static func selectSQL(_ schema: ResourceSchema, where column: String?) -> String {
+        let names = schema.columns.map { quote($0.name) }.joined(separator: ", ")
+        var sql = "SELECT \(names) FROM \(quote(schema.name))"
+        if let column { sql += " WHERE \(quote(column)) = ?" }
+        return sql + " ORDER BY \(quote(schema.key.name))"
+    }
+
+    static func fetch(_ statement: Statement, _ arguments: [DatabaseValue], _ schema: ResourceSchema) throws -> [JSONObject] {
+        let cursor = try Row.fetchCursor(statement, arguments: StatementArguments(arguments))
+        var records: [JSONObject] = []
+        while let row = try cursor.next() {
+            var record = JSONObject(minimumCapacity: schema.columns.count)
+            for (index, column) in schema.columns.enumerated() {
+                let value: DatabaseValue = row[index]
+                record[column.name] = json(value, as: column.type)
+            }
+            records.append(record)
+        }
+        return records
+    }
+
+    /// An SQL identifier in double quotes, with embedded quotes doubled.
+    static func quote(_ identifier: String) -> String {
+        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    static func sqlType(_ type: FieldType) -> String {
+        switch type {
+        case .string, .date, .json: "TEXT"
+        case .integer, .boolean: "INTEGER"
+        case .float: "REAL"
+        case .blob: "BLOB"
+        }
+    }
+
+    static func databaseValue(_ value: JSON, as type: FieldType) throws -> DatabaseValue {
+        switch (type, value) {
+        case (_, .null): return .null
+        case (.json, _): return value.serializedString().databaseValue
+        case (.boolean, .bool(let flag)): return (flag ? 1 : 0).databaseValue
+        case (.integer, .integer(let number)): return Int64(number).databaseValue
+        case (.float, _):
+            guard let number = value.doubleValue else { break }
+            return number.databaseValue
+        case (.blob, .string(let text)):
+            guard let bytes = Base64.decode(text) else { break }
+            return Data(bytes).databaseValue
+        case (.string, .string(let text)), (.date, .string(let text)):
+            return text.databaseValue
+        default: break
+        }
+        throw StoreError.storageFailure("cannot store \(value.kindName) \(value) in a \(type.rawValue) column")
+    }
+
+    static func json(_ value: DatabaseValue, as type: FieldType) -> JSON {
+        switch (type, value.storage) {
+        case (_, .null): return .null
+        case (.boolean, .int64(let number)): return .bool(number != 0)
+        case (.float, .int64(let number)): return .double(Double(number))
+        case (.blob, .blob(let data)): return .string(Base64.encode([UInt8](data)))
+        case (.json, .string(let text)): return (try? JSON(parsing: text)) ?? .string(text)
+        case (_, .int64(let number)): return .integer(Int(number))
+        case (_, .double(let number)): return .double(number)
+        case (_, .string(let text)): return .string(text)
+        case (_, .blob(let data)): return .string(Base64.encode([UInt8](data)))
+        }
+    }
+}
