@@ -44,7 +44,8 @@ enum RequestBody {
                 extensions: ["offset": .integer(error.offset), "line": .integer(error.line), "column": .integer(error.column)])
         }
         guard case .object(let object) = value else {
-            throw HTTPProblem.badRequest("The body must be a JSON object, not \(value.kindName == "array" ? "an" : "a") \(value.kindName)")
+            let kind = value.isNull ? "null" : ("aeiou".contains(value.kindName.prefix(1)) ? "an " : "a ") + value.kindName
+            throw HTTPProblem.badRequest("The body must be a JSON object, not \(kind)")
         }
         return object
     }

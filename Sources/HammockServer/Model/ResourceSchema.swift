@@ -98,8 +98,16 @@ public struct ResourceSchema: Sendable, Hashable {
     public func makeRecord(key: JSON, values: JSONObject) -> JSONObject {
         var record = JSONObject(minimumCapacity: columns.count)
         record[self.key.name] = key
-        for column in columns.dropFirst() { record[column.name] = values[column.name] ?? .null }
+        for column in columns.dropFirst() { record[column.name] = column.normalized(values[column.name] ?? .null) }
         return record
+    }
+}
+
+extension ResourceSchema.Column {
+    /// The value in the form every store keeps for this column's type (integers in float columns become doubles).
+    public func normalized(_ value: JSON) -> JSON {
+        if type == .float, case .integer(let number) = value { return .double(Double(number)) }
+        return value
     }
 }
 

@@ -93,7 +93,9 @@ public final class MemoryStore: MockStore {
         try tables.withLock { tables throws(StoreError) in
             try Self.mutate(schema, in: &tables) { table in
                 guard var row = table.rows.removeValue(forKey: key) else { return nil }
-                for (name, value) in values where name != schema.key.name && row.contains(name) { row[name] = value }
+                for column in schema.columns.dropFirst() {
+                    if let value = values[column.name] { row[column.name] = column.normalized(value) }
+                }
                 table.rows[key] = row
                 return row
             }

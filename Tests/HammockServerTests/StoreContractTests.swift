@@ -1,0 +1,172 @@
+import HammockServer
+import Testing
+
+/// One contract, run against every store: they must behave identically.
+@Suite("Store contract")
+struct StoreContractTests {
+    /// A store with people, cars (children of people) and categories (string keys) added.
+    struct Subject {
+        let store: any MockStore
+        let people: ResourceSchema
+        let cars: ResourceSchema
+        let categories: ResourceSchema
+        let products: ResourceSchema
+
+        init(_ kind: StoreKind) async throws {
+            store = try kind.makeStore()
+            // A throwaway server resolves the schemas; the store under test is the server's.
+            let server = try await MockServer(
+                resources: [Fixtures.people, Fixtures.cars, Fixtures.categories, Fixtures.products], store: store)
+            people = try #require(server.schema(named: "people"))
+            cars = try #require(server.schema(named: "cars"))
+            categories = try #require(server.schema(named: "categories"))
+            products = try #require(server.schema(named: "products"))
+        }
+    }
+
+    @Test("Generated keys count up and are never reused", arguments: StoreKind.allCases)
+    func generatedKeys(kind: StoreKind) async throws {
+        let subject = try await Subject(kind)
+        let store = subject.store
+        let first = try await store.createRecord(of: subject.people, with: ["name": "a"])
+        let second = try await store.createRecord(of: subject.people, with: ["name": "b"])
+        #expect(first["id"] == 1 && second["id"] == 2)
+        #expect(try await store.deleteRecord(of: subject.people, withKey: 2))
+        let third = try await store.createRecord(of: subject.people, with: ["name": "c"])
+        #expect(third["id"] == 3)
+        #expect(try await store.count(of: subject.people) == 2)
+    }
+
+    @Test("Records list every column in order, null when unset", arguments: StoreKind.allCases)
+    func recordShape(kind: StoreKind) async throws {
+        let subject = try await Subject(kind)
+        let created = try await subject.store.createRecord(of: subject.cars, with: ["color": "red"])
+        #expect(created.keys == ["id", "name", "color", "person_id"])
+        #expect(created["name"] == .null && created["person_id"] == .null)
+        let fetched = try await subject.store.record(of: subject.cars, withKey: created["id"] ?? nil)
+        #expect(fetched == created)
+        #expect(fetched?.keys == created.keys)
+        #expect(try await subject.store.record(of: subject.cars, withKey: 99) == nil)
+    }
+
+    @Test("Every field type round-trips unchanged", arguments: StoreKind.allCases)
+    func types(kind: StoreKind) async throws {
+        let subject = try await Subject(kind)
+        let store = subject.store
+        _ = try await store.createRecord(of: subject.categories, with: ["slug": "garden", "title": "Garden"])
+        let values: JSONObject = [
+            "name": "Hammock \"deluxe\" 🌴", "price": 89.5, "inStock": true, "releasedOn": "2024-05-01T10:00:00Z",
+            "details": ["colors": ["green", "sand"], "weight": 2.5, "n": 3, "none": nil], "category_id": "garden",
+        ]
+        let created = try await store.createRecord(of: subject.products, with: values)
+        let fetched = try #require(try await store.record(of: subject.products, withKey: created["id"] ?? nil))
+        for (name, value) in values { #expect(fetched[name] == value, "\(name)") }
+        let person = try await store.createRecord(of: subject.people, with: ["avatar": "AAEC/w==", "kilometersWalked": 3.0])
+        let fetchedPerson = try await store.record(of: subject.people, withKey: person["id"] ?? nil)
+        #expect(fetchedPerson?["avatar"] == "AAEC/w==")
+        #expect(fetchedPerson?["kilometersWalked"] == .double(3))
+    }
+
+    @Test("Updates merge into the record and never touch the key", arguments: StoreKind.allCases)
+    func updates(kind: StoreKind) async throws {
+        let subject = try await Subject(kind)
+        let store = subject.store
+        _ = try await store.createRecord(of: subject.people, with: ["name": "john", "numberOfKids": 1])
+        let updated = try await store.updateRecord(of: subject.people, withKey: 1, with: ["name": "jeff", "id": 7])
+        #expect(updated == ["id": 1, "name": "jeff", "numberOfKids": 1, "kilometersWalked": nil, "avatar": nil])
+        let cleared = try await store.updateRecord(of: subject.people, withKey: 1, with: ["numberOfKids": nil])
+        #expect(cleared?["numberOfKids"] == .null && cleared?["name"] == "jeff")
+        #expect(try await store.updateRecord(of: subject.people, withKey: 2, with: ["name": "x"]) == nil)
+    }
+
+    @Test("Lists are ordered by key, integers numerically and strings by bytes", arguments: StoreKind.allCases)
+    func ordering(kind: StoreKind) async throws {
+        let subject = try await Subject(kind)
+        let store = subject.store
+        for slug in ["b", "a", "C", "ab", "é"] {
+            _ = try await store.createRecord(of: subject.categories, with: ["slug": .string(slug)])
+        }
+        let slugs = try await store.records(of: subject.categories).compactMap { $0["slug"]?.stringValue }
+        #expect(slugs == ["C", "a", "ab", "b", "é"])
+        for index in 1...12 { _ = try await store.createRecord(of: subject.people, with: ["numberOfKids": .integer(index)]) }
+        let ids = try await store.records(of: subject.people).compactMap { $0["id"]?.intValue }
+        #expect(ids == Array(1...12))
+    }
+
+    @Test("Client keys must be unique", arguments: StoreKind.allCases)
+    func duplicateKeys(kind: StoreKind) async throws {
+        let subject = try await Subject(kind)
+        _ = try await subject.store.createRecord(of: subject.categories, with: ["slug": "tools"])
+        await #expect(throws: StoreError.duplicateKey("tools")) {
+            try await subject.store.createRecord(of: subject.categories, with: ["slug": "tools", "title": "Again"])
+        }
+        #expect(try await subject.store.record(of: subject.categories, withKey: "tools")?["title"] == .null)
+    }
+
+    @Test("Children are found by foreign key and orphaned when the parent goes", arguments: StoreKind.allCases)
+    func children(kind: StoreKind) async throws {
+        let subject = try await Subject(kind)
+        let store = subject.store
+        let foreignKey = try #require(subject.cars.foreignKey(toParent: "people"))
+        _ = try await store.createRecord(of: subject.people, with: ["name": "ada"])
+        _ = try await store.createRecord(of: subject.people, with: ["name": "bob"])
+        _ = try await store.createRecord(of: subject.cars, with: ["name": "beetle", "person_id": 1])
+        _ = try await store.createRecord(of: subject.cars, with: ["name": "mini", "person_id": 2])
+        _ = try await store.createRecord(of: subject.cars, with: ["name": "golf", "person_id": 1])
+        let adas = try await store.records(of: subject.cars, where: foreignKey, is: 1)
+        #expect(adas.compactMap { $0["name"]?.stringValue } == ["beetle", "golf"])
+        #expect(try await store.deleteRecord(of: subject.people, withKey: 1))
+        #expect(try await store.records(of: subject.cars, where: foreignKey, is: 1).isEmpty)
+        let all = try await store.records(of: subject.cars)
+        #expect(all.map { $0["person_id"] } == [.null, 2, .null])
+        #expect(try await store.deleteRecord(of: subject.people, withKey: 1) == false)
+    }
+
+    @Test("Bulk creation stores all records", arguments: StoreKind.allCases)
+    func bulk(kind: StoreKind) async throws {
+        let subject = try await Subject(kind)
+        let records = (0..<1200).map { JSONObject(dictionaryLiteral: ("numberOfKids", .integer($0))) }
+        #expect(try await subject.store.createRecords(of: subject.people, with: records) == 1200)
+        #expect(try await subject.store.count(of: subject.people) == 1200)
+        #expect(try await subject.store.record(of: subject.people, withKey: 1200)?["numberOfKids"] == 1199)
+    }
+
+    @Test("Bulk creation is all or nothing", arguments: StoreKind.allCases)
+    func bulkAtomic(kind: StoreKind) async throws {
+        let subject = try await Subject(kind)
+        _ = try await subject.store.createRecord(of: subject.categories, with: ["slug": "taken"])
+        await #expect(throws: (any Error).self) {
+            try await subject.store.createRecords(of: subject.categories, with: [["slug": "new"], ["slug": "taken"]])
+        }
+        #expect(try await subject.store.count(of: subject.categories) == 1)
+    }
+
+    @Test("Dropping a resource removes its records", arguments: StoreKind.allCases)
+    func drop(kind: StoreKind) async throws {
+        let subject = try await Subject(kind)
+        _ = try await subject.store.createRecord(of: subject.people, with: ["name": "a"])
+        try await subject.store.dropResource(subject.people)
+        await #expect(throws: (any Error).self) { try await subject.store.count(of: subject.people) }
+        try await subject.store.addResource(subject.people)
+        #expect(try await subject.store.count(of: subject.people) == 0)
+    }
+
+    @Test("Both stores give identical answers to the same script")
+    func identical() async throws {
+        var transcripts: [[JSON]] = []
+        for kind in StoreKind.allCases {
+            let subject = try await Subject(kind)
+            let store = subject.store
+            var transcript: [JSON] = []
+            _ = try await store.createRecord(of: subject.categories, with: ["slug": "garden", "title": "G"])
+            transcript.append(.object(try await store.createRecord(of: subject.products, with: ["name": "h", "price": 1, "category_id": "garden"])))
+            transcript.append(.object(try await store.createRecord(of: subject.products, with: ["details": [1, "two"], "inStock": false])))
+            transcript.append(.object(try await store.updateRecord(of: subject.products, withKey: 2, with: ["price": 2.25]) ?? [:]))
+            transcript.append(.bool(try await store.deleteRecord(of: subject.categories, withKey: "garden")))
+            transcript.append(.array(try await store.records(of: subject.products).map { .object($0) }))
+            transcripts.append(transcript)
+        }
+        #expect(transcripts[0] == transcripts[1])
+        #expect(transcripts[0].map { $0.serializedString() } == transcripts[1].map { $0.serializedString() })
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import HammockServer
+
+enum StoreKind: String, CaseIterable, Sendable, CustomStringConvertible {
+    case memory
+    case sqlite
+
+    var description: String { rawValue }
+
+    func makeStore() throws -> any MockStore {
+        switch self {
+        case .memory: MemoryStore()
+        case .sqlite: try SQLiteStore(path: TemporaryDirectory.make().appending("store.sqlite"))
+        }
+    }
+}
+
+enum TemporaryDirectory {
+    /// A fresh directory under the system temporary directory; its path ends with a slash.
+    static func make() -> String {
+        let path = NSTemporaryDirectory() + "hammock-tests-" + UUID().uuidString + "/"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+}
+
+extension String {
+    func appending(_ component: String) -> String { self + component }
+}
+
+enum Fixtures {
+    static let people = Resource(
+        "people", fields: ["name": .string, "numberOfKids": .integer, "kilometersWalked": .float, "avatar": .blob])
+    static let cars = Resource("cars", fields: ["name": .string, "color": .string], parents: ["people"])
+    static let categories = Resource(
+        "categories", fields: ["slug": .string, "title": .string], primaryKey: "slug")
+    static let products = Resource(
+        "products",
+        fields: ["name": .string, "price": .float, "inStock": .boolean, "releasedOn": .date, "details": .json],
+        parents: ["categories"])
+
+    static func server(
+        _ kind: StoreKind = .memory, resources: [Resource] = [people, cars],
+        options: MockServer.Options = MockServer.Options()
+    ) async throws -> MockServer {
+        try await MockServer(resources: resources, store: kind.makeStore(), options: options)
+    }
+}
+
+extension MockServer {
+    /// Sends a request in process and parses the JSON body, if any.
+    func send(_ method: HTTPRequest.Method, _ path: String, json: JSON? = nil) async -> (MockResponse, JSON?) {
+        let request = json.map { MockRequest(method, path, json: $0) } ?? MockRequest(method, path)
+        let response = await respond(to: request)
+        return (response, try? response.json())
+    }
+}
