@@ -9,6 +9,13 @@ public struct LoadReport: Sendable, Hashable, CustomStringConvertible {
     /// Values dropped from loaded objects because they did not have their field's type.
     public var droppedValues: Int
 
+    /// Creates a report.
+    public init(loaded: Int, skipped: Int, droppedValues: Int) {
+        self.loaded = loaded
+        self.skipped = skipped
+        self.droppedValues = droppedValues
+    }
+
     /// `loaded 3, skipped 1`.
     public var description: String {
         "loaded \(loaded), skipped \(skipped)" + (droppedValues > 0 ? ", dropped \(droppedValues) mistyped values" : "")
