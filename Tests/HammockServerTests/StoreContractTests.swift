@@ -169,4 +169,24 @@ struct StoreContractTests {
         #expect(transcripts[0] == transcripts[1])
         #expect(transcripts[0].map { $0.serializedString() } == transcripts[1].map { $0.serializedString() })
     }
+
+    @Test("SQLite's in-memory mirror matches what a reopened file holds")
+    func mirrorMatchesFile() async throws {
+        let path = TemporaryDirectory.make() + "mirror.sqlite"
+        let resources = [Fixtures.people, Fixtures.cars, Fixtures.categories, Fixtures.products]
+        let first = try await MockServer(resources: resources, store: SQLiteStore(path: path))
+        _ = await first.send(.post, "/categories", json: ["slug": "garden"])
+        _ = await first.send(.post, "/categories/garden/products", json: ["name": "h", "price": 2, "details": ["x": [1, nil]]])
+        _ = await first.send(.post, "/people", json: ["name": "ada", "avatar": "AAEC/w=="])
+        _ = await first.send(.post, "/people/1/cars", json: ["name": "mini"])
+        _ = await first.send(.patch, "/products/1", json: ["inStock": true, "releasedOn": "2024-01-02"])
+        _ = await first.send(.delete, "/people/1")
+        _ = await first.send(.post, "/categories", json: ["slug": "garden"])  // 409, changes nothing
+        let second = try await MockServer(resources: resources, store: SQLiteStore(path: path))
+        for path in ["/people", "/cars", "/categories", "/products"] {
+            let before = await first.send(.get, path).0.body
+            let after = await second.send(.get, path).0.body
+            #expect(before == after, "\(path): \(String(decoding: before, as: UTF8.self)) vs \(String(decoding: after, as: UTF8.self))")
+        }
+    }
 }

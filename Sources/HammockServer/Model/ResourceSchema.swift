@@ -106,8 +106,15 @@ public struct ResourceSchema: Sendable, Hashable {
 extension ResourceSchema.Column {
     /// The value in the form every store keeps for this column's type (integers in float columns become doubles).
     public func normalized(_ value: JSON) -> JSON {
-        if type == .float, case .integer(let number) = value { return .double(Double(number)) }
-        return value
+        switch (type, value) {
+        case (.float, .integer(let number)):
+            return .double(Double(number))
+        case (.blob, .string(let text)):
+            // Canonical base64, as the bytes read back from any store would be encoded.
+            return Base64.decode(text).map { .string(Base64.encode($0)) } ?? value
+        default:
+            return value
+        }
     }
 }
 

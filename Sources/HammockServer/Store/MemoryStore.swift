@@ -8,68 +8,36 @@ import Synchronization
 /// ```
 /// Every call runs under one lock, so each is atomic; none of them suspends while holding it.
 public final class MemoryStore: MockStore {
-    struct Table {
-        var schema: ResourceSchema
-        var rows: [JSON: JSONObject] = [:]
-        /// Keys in ascending order.
-        var order: [JSON] = []
-        var lastGeneratedKey = 0
-
-        func position(of key: JSON) -> Int {
-            var low = 0
-            var high = order.count
-            while low < high {
-                let middle = (low + high) / 2
-                if keyPrecedes(order[middle], key) { low = middle + 1 } else { high = middle }
-            }
-            return low
-        }
-    }
-
-    private let tables = Mutex<[String: Table]>([:])
+    private let tables = Mutex(RecordTables())
 
     /// Creates an empty store.
     public init() {}
 
     public func addResource(_ schema: ResourceSchema) async throws {
-        tables.withLock { tables in
-            if var table = tables[schema.name] {
-                table.schema = schema
-                tables[schema.name] = table
-            } else {
-                tables[schema.name] = Table(schema: schema)
-            }
-        }
+        tables.withLock { $0.add(schema) }
     }
 
     public func dropResource(_ schema: ResourceSchema) async throws {
-        _ = tables.withLock { $0.removeValue(forKey: schema.name) }
+        tables.withLock { $0.drop(schema) }
     }
 
     public func count(of schema: ResourceSchema) async throws -> Int {
-        try tables.withLock { tables throws(StoreError) in try Self.table(schema, in: tables).order.count }
+        try tables.withLock { tables throws(StoreError) in try tables.table(schema).count }
     }
 
     public func record(of schema: ResourceSchema, withKey key: JSON) async throws -> JSONObject? {
-        try tables.withLock { tables throws(StoreError) in try Self.table(schema, in: tables).rows[key] }
+        try tables.withLock { tables throws(StoreError) in try tables.table(schema).record(withKey: key) }
     }
 
     public func records(of schema: ResourceSchema) async throws -> [JSONObject] {
-        try tables.withLock { tables throws(StoreError) in
-            let table = try Self.table(schema, in: tables)
-            return table.order.compactMap { table.rows[$0] }
-        }
+        try tables.withLock { tables throws(StoreError) in try tables.table(schema).records }
     }
 
     public func records(of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON)
         async throws -> [JSONObject]
     {
         try tables.withLock { tables throws(StoreError) in
-            let table = try Self.table(schema, in: tables)
-            return table.order.compactMap { key in
-                guard let row = table.rows[key], row[foreignKey.name] == parentKey else { return nil }
-                return row
-            }
+            try tables.table(schema).records(where: foreignKey.name, is: parentKey)
         }
     }
 
@@ -91,57 +59,22 @@ public final class MemoryStore: MockStore {
         -> JSONObject?
     {
         try tables.withLock { tables throws(StoreError) in
-            try Self.mutate(schema, in: &tables) { table in
-                guard var row = table.rows.removeValue(forKey: key) else { return nil }
-                for column in schema.columns.dropFirst() {
-                    if let value = values[column.name] { row[column.name] = column.normalized(value) }
-                }
-                table.rows[key] = row
-                return row
-            }
+            try tables.mutate(schema) { table in table.merge(values, intoKey: key) }
         }
     }
 
     public func deleteRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> Bool {
         try tables.withLock { tables throws(StoreError) in
-            let removed = try Self.mutate(schema, in: &tables) { table in
-                guard table.rows.removeValue(forKey: key) != nil else { return false }
-                table.order.remove(at: table.position(of: key))
-                return true
-            }
-            guard removed else { return false }
-            // Orphan the children: their foreign keys to this record become null.
-            for name in Array(tables.keys) {
-                guard var child = tables.removeValue(forKey: name) else { continue }
-                for foreignKey in child.schema.foreignKeys where foreignKey.parent == schema.name {
-                    for childKey in child.order where child.rows[childKey]?[foreignKey.name] == key {
-                        child.rows[childKey]?[foreignKey.name] = .null
-                    }
-                }
-                tables[name] = child
-            }
+            guard try tables.mutate(schema, { table in table.remove(key: key) }) else { return false }
+            tables.orphanChildren(of: schema, key: key)
             return true
         }
     }
 
-    /// Mutates one table in place (taken out of the dictionary so its storage is not copied).
-    private static func mutate<Result>(
-        _ schema: ResourceSchema, in tables: inout [String: Table], _ body: (inout Table) throws(StoreError) -> Result
-    ) throws(StoreError) -> Result {
-        guard var table = tables.removeValue(forKey: schema.name) else { throw StoreError.unknownResource(schema.name) }
-        defer { tables[schema.name] = table }
-        return try body(&table)
-    }
-
-    private static func table(_ schema: ResourceSchema, in tables: [String: Table]) throws(StoreError) -> Table {
-        guard let table = tables[schema.name] else { throw StoreError.unknownResource(schema.name) }
-        return table
-    }
-
-    private static func insert(_ values: JSONObject, of schema: ResourceSchema, into tables: inout [String: Table])
+    private static func insert(_ values: JSONObject, of schema: ResourceSchema, into tables: inout RecordTables)
         throws(StoreError) -> JSONObject
     {
-        try mutate(schema, in: &tables) { table throws(StoreError) in
+        try tables.mutate(schema) { table throws(StoreError) in
             let key: JSON
             if schema.isKeyGenerated {
                 key = .integer(table.lastGeneratedKey + 1)
@@ -149,17 +82,11 @@ public final class MemoryStore: MockStore {
                 guard let given = values[schema.key.name], !given.isNull else {
                     throw StoreError.storageFailure("a record of \(schema.name) needs a \(schema.key.name)")
                 }
-                guard table.rows[given] == nil else { throw StoreError.duplicateKey(given) }
+                guard table.record(withKey: given) == nil else { throw StoreError.duplicateKey(given) }
                 key = given
             }
             let record = schema.makeRecord(key: key, values: values)
-            if schema.isKeyGenerated { table.lastGeneratedKey += 1 }
-            table.rows[key] = record
-            if let last = table.order.last, !keyPrecedes(last, key) {
-                table.order.insert(key, at: table.position(of: key))
-            } else {
-                table.order.append(key)
-            }
+            table.insert(record, key: key)
             return record
         }
     }

@@ -9,14 +9,18 @@ import Synchronization
 /// table on the next start). The database runs in WAL mode, every statement is parameterised, and
 /// generated keys use `AUTOINCREMENT`, so they are never reused, across restarts too.
 ///
+/// Reads are answered from an in-memory mirror of the tables, loaded when a resource is added and
+/// updated by every write inside the same serialized write transaction, so a read never waits for
+/// the disk. The store assumes it is the only writer to its file while it runs.
+///
 /// ```swift
 /// let store = try SQLiteStore(path: "people.sqlite")
 /// let server = try await MockServer(resources: [people], store: store)
 /// ```
 public final class SQLiteStore: MockStore {
     let pool: DatabasePool
-    /// The schemas added so far, to find children when a parent is deleted.
-    let schemas = Mutex<[String: ResourceSchema]>([:])
+    /// The records of every added resource, mirrored in memory for reads.
+    let mirror = Mutex(RecordTables())
 
     /// The database file's path.
     public let path: String
@@ -28,6 +32,7 @@ public final class SQLiteStore: MockStore {
         var configuration = Configuration()
         configuration.label = "Hammock.SQLiteStore"
         configuration.prepareDatabase { db in
+            // In WAL mode, NORMAL keeps every committed transaction across a crash of the process.
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
         do {
@@ -38,76 +43,62 @@ public final class SQLiteStore: MockStore {
     }
 
     public func addResource(_ schema: ResourceSchema) async throws {
-        try await write { db in
-            let table = Self.quote(schema.name)
-            if try db.tableExists(schema.name) {
-                let existing = Set(try db.columns(in: schema.name).map(\.name))
-                for column in schema.columns where !existing.contains(column.name) {
-                    try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(Self.quote(column.name)) \(Self.sqlType(column.type))")
-                }
-            } else {
-                var definitions: [String] = []
-                let key = Self.quote(schema.key.name)
-                if schema.isKeyGenerated {
-                    definitions.append("\(key) INTEGER PRIMARY KEY AUTOINCREMENT")
-                } else {
-                    definitions.append("\(key) \(Self.sqlType(schema.key.type)) PRIMARY KEY NOT NULL")
-                }
-                for column in schema.columns.dropFirst() {
-                    definitions.append("\(Self.quote(column.name)) \(Self.sqlType(column.type))")
-                }
-                try db.execute(sql: "CREATE TABLE \(table) (\(definitions.joined(separator: ", ")))")
-            }
-            for foreignKey in schema.foreignKeys {
-                let index = Self.quote("\(schema.name)_\(foreignKey.name)_index")
-                try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(index) ON \(table) (\(Self.quote(foreignKey.name)))")
-            }
+        let table = try await write { db in
+            try Self.createOrMigrateTable(schema, in: db)
+            return try Self.loadTable(schema, from: db)
         }
-        schemas.withLock { $0[schema.name] = schema }
+        mirror.withLock { $0.replace(table) }
     }
 
     public func dropResource(_ schema: ResourceSchema) async throws {
-        try await write { db in try db.execute(sql: "DROP TABLE IF EXISTS \(Self.quote(schema.name))") }
-        _ = schemas.withLock { $0.removeValue(forKey: schema.name) }
+        try await write { db in
+            try db.execute(sql: "DROP TABLE IF EXISTS \(Self.quote(schema.name))")
+            self.mirror.withLock { $0.drop(schema) }
+        }
     }
 
     public func count(of schema: ResourceSchema) async throws -> Int {
-        try await read { db in
-            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(Self.quote(schema.name))") ?? 0
-        }
+        try mirror.withLock { tables throws(StoreError) in try tables.table(schema).count }
     }
 
     public func record(of schema: ResourceSchema, withKey key: JSON) async throws -> JSONObject? {
-        try await read { db in
-            let statement = try db.cachedStatement(sql: Self.selectSQL(schema, where: schema.key.name))
-            return try Self.fetch(statement, [Self.databaseValue(key, as: schema.key.type)], schema).first
-        }
+        try mirror.withLock { tables throws(StoreError) in try tables.table(schema).record(withKey: key) }
     }
 
     public func records(of schema: ResourceSchema) async throws -> [JSONObject] {
-        try await read { db in
-            let statement = try db.cachedStatement(sql: Self.selectSQL(schema, where: nil))
-            return try Self.fetch(statement, [], schema)
-        }
+        try mirror.withLock { tables throws(StoreError) in try tables.table(schema).records }
     }
 
     public func records(of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON)
         async throws -> [JSONObject]
     {
-        try await read { db in
-            let statement = try db.cachedStatement(sql: Self.selectSQL(schema, where: foreignKey.name))
-            return try Self.fetch(statement, [Self.databaseValue(parentKey, as: foreignKey.type)], schema)
+        try mirror.withLock { tables throws(StoreError) in
+            try tables.table(schema).records(where: foreignKey.name, is: parentKey)
         }
     }
 
     public func createRecord(of schema: ResourceSchema, with values: JSONObject) async throws -> JSONObject {
-        try await write { db in try Self.insert(values, of: schema, in: db) }
+        try await write { db in
+            let record = try Self.insert(values, of: schema, in: db)
+            try self.mirror.withLock { tables throws(StoreError) in
+                try tables.mutate(schema) { $0.insert(record, key: record[schema.key.name] ?? .null) }
+            }
+            return record
+        }
     }
 
     public func createRecords(of schema: ResourceSchema, with values: [JSONObject]) async throws -> Int {
         try await write { db in
-            for record in values { _ = try Self.insert(record, of: schema, in: db) }
-            return values.count
+            var records: [JSONObject] = []
+            records.reserveCapacity(values.count)
+            for record in values { records.append(try Self.insert(record, of: schema, in: db)) }
+            // Only once every insert succeeded: the transaction commits as a whole.
+            try self.mirror.withLock { tables throws(StoreError) in
+                try tables.mutate(schema) { table in
+                    for record in records { table.insert(record, key: record[schema.key.name] ?? .null) }
+                }
+            }
+            return records.count
         }
     }
 
@@ -125,23 +116,27 @@ public final class SQLiteStore: MockStore {
                 arguments.append(keyValue)
                 try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
             }
-            let select = try db.cachedStatement(sql: Self.selectSQL(schema, where: schema.key.name))
-            return try Self.fetch(select, [keyValue], schema).first
+            return try self.mirror.withLock { tables throws(StoreError) in
+                try tables.mutate(schema) { $0.merge(values, intoKey: key) }
+            }
         }
     }
 
     public func deleteRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> Bool {
-        let children = schemas.withLock { Array($0.values) }
-            .flatMap { child in child.foreignKeys.filter { $0.parent == schema.name }.map { (child, $0) } }
-        return try await write { db in
+        try await write { db in
             let keyValue = try Self.databaseValue(key, as: schema.key.type)
             let sql = "DELETE FROM \(Self.quote(schema.name)) WHERE \(Self.quote(schema.key.name)) = ?"
             try db.cachedStatement(sql: sql).execute(arguments: [keyValue])
             guard db.changesCount > 0 else { return false }
+            let children = self.mirror.withLock { $0.children(of: schema) }
             for (child, foreignKey) in children {
                 let column = Self.quote(foreignKey.name)
                 try db.execute(
                     sql: "UPDATE \(Self.quote(child.name)) SET \(column) = NULL WHERE \(column) = ?", arguments: [keyValue])
+            }
+            try self.mirror.withLock { tables throws(StoreError) in
+                _ = try tables.mutate(schema) { $0.remove(key: key) }
+                tables.orphanChildren(of: schema, key: key)
             }
             return true
         }
@@ -149,24 +144,55 @@ public final class SQLiteStore: MockStore {
 }
 
 extension SQLiteStore {
-    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    /// Runs a write transaction on the serialized writer. If it fails, the mirror is reloaded from
+    /// the file, since the mirror may hold changes of a transaction that did not commit.
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
-            return try await pool.read(body)
-        } catch let error as StoreError {
-            throw error
+            return try await pool.write(body)
         } catch {
+            try? await reloadMirror()
+            if let error = error as? StoreError { throw error }
             throw StoreError.storageFailure(String(describing: error))
         }
     }
 
-    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        do {
-            return try await pool.write(body)
-        } catch let error as StoreError {
-            throw error
-        } catch {
-            throw StoreError.storageFailure(String(describing: error))
+    func reloadMirror() async throws {
+        let schemas = mirror.withLock { tables in tables.schemas }
+        let tables = try await pool.read { db in try schemas.map { try Self.loadTable($0, from: db) } }
+        mirror.withLock { mirror in for table in tables { mirror.replace(table) } }
+    }
+
+    static func createOrMigrateTable(_ schema: ResourceSchema, in db: Database) throws {
+        let table = quote(schema.name)
+        if try db.tableExists(schema.name) {
+            let existing = Set(try db.columns(in: schema.name).map(\.name))
+            for column in schema.columns where !existing.contains(column.name) {
+                try db.execute(sql: "ALTER TABLE \(table) ADD COLUMN \(quote(column.name)) \(sqlType(column.type))")
+            }
+        } else {
+            var definitions: [String] = []
+            let key = quote(schema.key.name)
+            if schema.isKeyGenerated {
+                definitions.append("\(key) INTEGER PRIMARY KEY AUTOINCREMENT")
+            } else {
+                definitions.append("\(key) \(sqlType(schema.key.type)) PRIMARY KEY NOT NULL")
+            }
+            for column in schema.columns.dropFirst() {
+                definitions.append("\(quote(column.name)) \(sqlType(column.type))")
+            }
+            try db.execute(sql: "CREATE TABLE \(table) (\(definitions.joined(separator: ", ")))")
         }
+        for foreignKey in schema.foreignKeys {
+            let index = quote("\(schema.name)_\(foreignKey.name)_index")
+            try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(index) ON \(table) (\(quote(foreignKey.name)))")
+        }
+    }
+
+    static func loadTable(_ schema: ResourceSchema, from db: Database) throws -> RecordTable {
+        var table = RecordTable(schema: schema)
+        let statement = try db.makeStatement(sql: selectSQL(schema, where: nil))
+        for record in try fetch(statement, [], schema) { table.insert(record, key: record[schema.key.name] ?? .null) }
+        return table
     }
 
     static func insert(_ values: JSONObject, of schema: ResourceSchema, in db: Database) throws -> JSONObject {

@@ -1,0 +1,124 @@
+import HammockJSON
+
+/// One resource's records in memory, ordered by key. Shared by ``MemoryStore`` and the read mirror of
+/// ``SQLiteStore``, so both answer reads with the same code.
+struct RecordTable: Sendable {
+    var schema: ResourceSchema
+    private(set) var rows: [JSON: JSONObject] = [:]
+    /// Keys in ascending order.
+    private(set) var order: [JSON] = []
+    /// The highest generated key handed out, so keys are never reused.
+    var lastGeneratedKey = 0
+
+    init(schema: ResourceSchema) { self.schema = schema }
+
+    var count: Int { order.count }
+
+    func record(withKey key: JSON) -> JSONObject? { rows[key] }
+
+    var records: [JSONObject] { order.compactMap { rows[$0] } }
+
+    func records(where foreignKey: String, is parentKey: JSON) -> [JSONObject] {
+        order.compactMap { key in
+            guard let row = rows[key], row[foreignKey] == parentKey else { return nil }
+            return row
+        }
+    }
+
+    /// Inserts a complete record under `key` (which must be free).
+    mutating func insert(_ record: JSONObject, key: JSON) {
+        rows[key] = record
+        if case .integer(let number) = key { lastGeneratedKey = max(lastGeneratedKey, number) }
+        if let last = order.last, !keyPrecedes(last, key) {
+            order.insert(key, at: position(of: key))
+        } else {
+            order.append(key)
+        }
+    }
+
+    /// Merges values into the record with `key`; the key itself never changes.
+    mutating func merge(_ values: JSONObject, intoKey key: JSON) -> JSONObject? {
+        guard var row = rows.removeValue(forKey: key) else { return nil }
+        for column in schema.columns.dropFirst() {
+            if let value = values[column.name] { row[column.name] = column.normalized(value) }
+        }
+        rows[key] = row
+        return row
+    }
+
+    mutating func remove(key: JSON) -> Bool {
+        guard rows.removeValue(forKey: key) != nil else { return false }
+        order.remove(at: position(of: key))
+        return true
+    }
+
+    /// Sets `foreignKey` to null wherever it equals `parentKey`.
+    mutating func orphan(foreignKey: String, of parentKey: JSON) {
+        for key in order where rows[key]?[foreignKey] == parentKey {
+            rows[key]?[foreignKey] = .null
+        }
+    }
+
+    private func position(of key: JSON) -> Int {
+        var low = 0
+        var high = order.count
+        while low < high {
+            let middle = (low + high) / 2
+            if keyPrecedes(order[middle], key) { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}
+
+/// Record tables by resource name, with the operations both stores need under their lock.
+struct RecordTables: Sendable {
+    private var tables: [String: RecordTable] = [:]
+
+    func table(_ schema: ResourceSchema) throws(StoreError) -> RecordTable {
+        guard let table = tables[schema.name] else { throw StoreError.unknownResource(schema.name) }
+        return table
+    }
+
+    /// Adds a table, or updates the schema of an existing one (its records stay).
+    mutating func add(_ schema: ResourceSchema) {
+        if tables[schema.name] != nil {
+            tables[schema.name]?.schema = schema
+        } else {
+            tables[schema.name] = RecordTable(schema: schema)
+        }
+    }
+
+    mutating func replace(_ table: RecordTable) { tables[table.schema.name] = table }
+
+    /// The schemas of every table.
+    var schemas: [ResourceSchema] { tables.values.map(\.schema) }
+
+    mutating func drop(_ schema: ResourceSchema) { tables.removeValue(forKey: schema.name) }
+
+    /// Mutates one table in place (taken out of the dictionary so its storage is not copied).
+    mutating func mutate<Result>(_ schema: ResourceSchema, _ body: (inout RecordTable) throws(StoreError) -> Result)
+        throws(StoreError) -> Result
+    {
+        guard var table = tables.removeValue(forKey: schema.name) else { throw StoreError.unknownResource(schema.name) }
+        defer { tables[schema.name] = table }
+        return try body(&table)
+    }
+
+    /// Orphans the children of the deleted record `key` of `schema` in every table that points at it.
+    mutating func orphanChildren(of schema: ResourceSchema, key: JSON) {
+        for name in Array(tables.keys) {
+            guard var child = tables.removeValue(forKey: name) else { continue }
+            for foreignKey in child.schema.foreignKeys where foreignKey.parent == schema.name {
+                child.orphan(foreignKey: foreignKey.name, of: key)
+            }
+            tables[name] = child
+        }
+    }
+
+    /// The children (resource, foreign key) that point at `schema`.
+    func children(of schema: ResourceSchema) -> [(ResourceSchema, ResourceSchema.ForeignKey)] {
+        tables.values.flatMap { table in
+            table.schema.foreignKeys.filter { $0.parent == schema.name }.map { (table.schema, $0) }
+        }
+    }
+}
