@@ -65,6 +65,7 @@ let package = Package(
                 "HammockServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/HammockBenchmarks",
             swiftSettings: swiftSettings

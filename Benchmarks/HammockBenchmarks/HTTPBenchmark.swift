@@ -1,6 +1,7 @@
 import Foundation
 import HammockServer
 import Hummingbird
+import Logging
 import NIOCore
 
 /// The mock server on SQLite against a bare Hummingbird router answering the same bytes, with wrk.
@@ -80,7 +81,8 @@ struct BareServer {
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let application = Application(
             router: router, configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) })
+            onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) },
+            logger: Logger(label: "bare", factory: { _ in SwiftLogNoOpLogHandler() }))
         let task = Task { try await application.run() }
         var port = 0
         for await value in ports {

@@ -122,4 +122,47 @@ struct LoopbackTests {
         #expect(try await LoopbackClient(port: again).send("GET", "/people").status == 200)
         await server.stop()
     }
+
+    @Test("Every row of the route table answers over HTTP, and nothing else does")
+    func routeTable() async throws {
+        let server = try await Fixtures.server(.sqlite)
+        let table = server.routeTable.map { "\($0.methods) \($0.pattern)" }
+        #expect(table == [
+            "GET, POST /people", "GET, PUT, PATCH, DELETE /people/:id",
+            "GET, POST /cars", "GET, PUT, PATCH, DELETE /cars/:id", "GET, POST /people/:id/cars",
+        ])
+        try await withLiveServer(server) { client in
+            let rows: [(String, String, JSON?, Int)] = [
+                ("POST", "/people", ["name": "ada"], 201),
+                ("GET", "/people", nil, 200),
+                ("GET", "/people/1", nil, 200),
+                ("PUT", "/people/1", ["name": "ada l."], 200),
+                ("PATCH", "/people/1", ["numberOfKids": 2], 200),
+                ("POST", "/cars", ["name": "beetle"], 201),
+                ("GET", "/cars", nil, 200),
+                ("GET", "/cars/1", nil, 200),
+                ("PUT", "/cars/1", ["color": "red"], 200),
+                ("PATCH", "/cars/1", ["person_id": 1], 200),
+                ("POST", "/people/1/cars", ["name": "mini"], 201),
+                ("GET", "/people/1/cars", nil, 200),
+                ("DELETE", "/cars/2", nil, 204),
+                ("DELETE", "/people/1", nil, 204),
+                ("PUT", "/people", ["name": "x"], 405),
+                ("POST", "/people/1", ["name": "x"], 405),
+                ("DELETE", "/people/1/cars", nil, 405),
+                ("GET", "/cars/1/people", nil, 404),
+                ("GET", "/people/1/cars/1", nil, 404),
+            ]
+            for (method, path, body, status) in rows {
+                let reply: LoopbackClient.Reply
+                if let body {
+                    reply = try await client.send(method, path, json: body)
+                } else {
+                    reply = try await client.send(method, path)
+                }
+                #expect(reply.status == status, "\(method) \(path)")
+            }
+            #expect(try await client.send("GET", "/cars/1").json?["person_id"] == .null)  // orphaned by the delete
+        }
+    }
 }
