@@ -20,11 +20,7 @@ extension JSONParser {
         } else if isDigit(bytes[position]) {
             while position < bytes.count, isDigit(bytes[position]) {
                 let digit = Int(bytes[position] &- UInt8(ascii: "0"))
-                if !overflowed {
-                    let (times10, o1) = accumulator.multipliedReportingOverflow(by: 10)
-                    let (next, o2) = times10.subtractingReportingOverflow(digit)
-                    if o1 || o2 { overflowed = true } else { accumulator = next }
-                }
+                accumulate(digit, into: &accumulator, overflowed: &overflowed)
                 significantDigits += 1
                 position += 1
             }
@@ -41,11 +37,7 @@ extension JSONParser {
             guard position < bytes.count, isDigit(bytes[position]) else { throw error(.invalidNumber, at: start) }
             while position < bytes.count, isDigit(bytes[position]) {
                 let digit = Int(bytes[position] &- UInt8(ascii: "0"))
-                if !overflowed {
-                    let (times10, o1) = accumulator.multipliedReportingOverflow(by: 10)
-                    let (next, o2) = times10.subtractingReportingOverflow(digit)
-                    if o1 || o2 { overflowed = true } else { accumulator = next }
-                }
+                accumulate(digit, into: &accumulator, overflowed: &overflowed)
                 fractionDigits += 1
                 position += 1
             }
@@ -86,6 +78,15 @@ extension JSONParser {
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
         guard let value = Double(text), value.isFinite else { throw error(.invalidNumber, at: start) }
         return .double(value)
+    }
+
+    /// Appends a decimal digit to a negative accumulator, noting overflow instead of trapping.
+    @inline(__always)
+    func accumulate(_ digit: Int, into accumulator: inout Int, overflowed: inout Bool) {
+        guard !overflowed else { return }
+        let (times10, o1) = accumulator.multipliedReportingOverflow(by: 10)
+        let (next, o2) = times10.subtractingReportingOverflow(digit)
+        if o1 || o2 { overflowed = true } else { accumulator = next }
     }
 
     @inline(__always)

@@ -8,7 +8,7 @@ import Synchronization
 /// ```
 /// Every call runs under one lock, so each is atomic; none of them suspends while holding it.
 public final class MemoryStore: MockStore {
-    private let tables = Mutex(RecordTables())
+    private let tables = LockedRecordTables()
 
     /// Creates an empty store.
     public init() {}
@@ -21,24 +21,18 @@ public final class MemoryStore: MockStore {
         tables.withLock { $0.drop(schema) }
     }
 
-    public func count(of schema: ResourceSchema) async throws -> Int {
-        try tables.withLock { tables throws(StoreError) in try tables.table(schema).count }
-    }
+    public func count(of schema: ResourceSchema) async throws -> Int { try tables.count(of: schema) }
 
     public func record(of schema: ResourceSchema, withKey key: JSON) async throws -> JSONObject? {
-        try tables.withLock { tables throws(StoreError) in try tables.table(schema).record(withKey: key) }
+        try tables.record(of: schema, withKey: key)
     }
 
-    public func records(of schema: ResourceSchema) async throws -> [JSONObject] {
-        try tables.withLock { tables throws(StoreError) in try tables.table(schema).records }
-    }
+    public func records(of schema: ResourceSchema) async throws -> [JSONObject] { try tables.records(of: schema) }
 
     public func records(of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON)
         async throws -> [JSONObject]
     {
-        try tables.withLock { tables throws(StoreError) in
-            try tables.table(schema).records(where: foreignKey.name, is: parentKey)
-        }
+        try tables.records(of: schema, where: foreignKey, is: parentKey)
     }
 
     public func createRecord(of schema: ResourceSchema, with values: JSONObject) async throws -> JSONObject {

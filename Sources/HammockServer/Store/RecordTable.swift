@@ -1,4 +1,5 @@
 import HammockJSON
+import Synchronization
 
 /// One resource's records in memory, ordered by key. Shared by ``MemoryStore`` and the read mirror of
 /// ``SQLiteStore``, so both answer reads with the same code.
@@ -120,5 +121,33 @@ struct RecordTables: Sendable {
         tables.values.flatMap { table in
             table.schema.foreignKeys.filter { $0.parent == schema.name }.map { (table.schema, $0) }
         }
+    }
+}
+
+/// Record tables behind one lock, with the read operations both stores answer the same way.
+final class LockedRecordTables: Sendable {
+    private let tables = Mutex(RecordTables())
+
+    /// Runs `body` with exclusive access. Keep it short: no suspension is possible inside.
+    func withLock<Result, Failure: Error>(_ body: (inout RecordTables) throws(Failure) -> Result) throws(Failure) -> Result {
+        try tables.withLock { tables throws(Failure) in try body(&tables) }
+    }
+
+    func count(of schema: ResourceSchema) throws(StoreError) -> Int {
+        try withLock { tables throws(StoreError) in try tables.table(schema).count }
+    }
+
+    func record(of schema: ResourceSchema, withKey key: JSON) throws(StoreError) -> JSONObject? {
+        try withLock { tables throws(StoreError) in try tables.table(schema).record(withKey: key) }
+    }
+
+    func records(of schema: ResourceSchema) throws(StoreError) -> [JSONObject] {
+        try withLock { tables throws(StoreError) in try tables.table(schema).records }
+    }
+
+    func records(of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON)
+        throws(StoreError) -> [JSONObject]
+    {
+        try withLock { tables throws(StoreError) in try tables.table(schema).records(where: foreignKey.name, is: parentKey) }
     }
 }

@@ -20,7 +20,7 @@ import Synchronization
 public final class SQLiteStore: MockStore {
     let pool: DatabasePool
     /// The records of every added resource, mirrored in memory for reads.
-    let mirror = Mutex(RecordTables())
+    let mirror = LockedRecordTables()
 
     /// The database file's path.
     public let path: String
@@ -57,24 +57,18 @@ public final class SQLiteStore: MockStore {
         }
     }
 
-    public func count(of schema: ResourceSchema) async throws -> Int {
-        try mirror.withLock { tables throws(StoreError) in try tables.table(schema).count }
-    }
+    public func count(of schema: ResourceSchema) async throws -> Int { try mirror.count(of: schema) }
 
     public func record(of schema: ResourceSchema, withKey key: JSON) async throws -> JSONObject? {
-        try mirror.withLock { tables throws(StoreError) in try tables.table(schema).record(withKey: key) }
+        try mirror.record(of: schema, withKey: key)
     }
 
-    public func records(of schema: ResourceSchema) async throws -> [JSONObject] {
-        try mirror.withLock { tables throws(StoreError) in try tables.table(schema).records }
-    }
+    public func records(of schema: ResourceSchema) async throws -> [JSONObject] { try mirror.records(of: schema) }
 
     public func records(of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON)
         async throws -> [JSONObject]
     {
-        try mirror.withLock { tables throws(StoreError) in
-            try tables.table(schema).records(where: foreignKey.name, is: parentKey)
-        }
+        try mirror.records(of: schema, where: foreignKey, is: parentKey)
     }
 
     public func createRecord(of schema: ResourceSchema, with values: JSONObject) async throws -> JSONObject {
