@@ -1,0 +1,143 @@
+import HammockJSON
+
+/// Reads typed values out of configuration JSON, failing with key paths.
+struct ConfigurationReader {
+    let fail: (String, String) -> ConfigurationError
+
+    func string(_ value: JSON?, at path: String) throws(ConfigurationError) -> String? {
+        guard let value, !value.isNull else { return nil }
+        guard case .string(let text) = value else { throw fail(path, "expected a string, found \(value.kindName)") }
+        return text
+    }
+
+    func integer(_ value: JSON?, at path: String, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int? {
+        guard let value, !value.isNull else { return nil }
+        guard case .integer(let number) = value else { throw fail(path, "expected an integer, found \(value.kindName)") }
+        guard range.contains(number) else { throw fail(path, "\(number) is out of range \(range.lowerBound)...\(range.upperBound)") }
+        return number
+    }
+
+    func bool(_ value: JSON?, at path: String) throws(ConfigurationError) -> Bool? {
+        guard let value, !value.isNull else { return nil }
+        guard case .bool(let flag) = value else { throw fail(path, "expected true or false, found \(value.kindName)") }
+        return flag
+    }
+
+    func seconds(_ value: JSON?, at path: String) throws(ConfigurationError) -> Double {
+        guard let value, let number = value.doubleValue else {
+            throw fail(path, "expected a number of seconds, found \(value?.kindName ?? "nothing")")
+        }
+        guard number >= 0, number <= 3600 else { throw fail(path, "expected 0 to 3600 seconds, found \(number)") }
+        return number
+    }
+
+    func latency(_ value: JSON?) throws(ConfigurationError) -> Latency? {
+        guard let value, !value.isNull else { return nil }
+        guard case .object(let object) = value else { throw fail("latency", "expected {\"min\": seconds, \"max\": seconds}") }
+        for key in object.keys where key != "min" && key != "max" { throw fail("latency.\(key)", "unknown key; expected min and max") }
+        let minimum = try seconds(object["min"], at: "latency.min")
+        let maximum = try object["max"] == nil ? minimum : seconds(object["max"], at: "latency.max")
+        guard minimum <= maximum else { throw fail("latency", "min (\(minimum)) is greater than max (\(maximum))") }
+        return Latency(minimumSeconds: minimum, maximumSeconds: maximum)
+    }
+
+    func resources(_ value: JSON?) throws(ConfigurationError) -> [Resource] {
+        guard let value else { throw fail("resources", "missing; list at least one resource") }
+        guard case .array(let elements) = value else { throw fail("resources", "expected an array of resources") }
+        var resources: [Resource] = []
+        for (index, element) in elements.enumerated() {
+            resources.append(try resource(element, at: "resources[\(index)]"))
+        }
+        // Resolve them as a server would, so definition mistakes point at the file.
+        var registry = ResourceRegistry()
+        let ordered: [Resource]
+        do {
+            ordered = try MockServer.parentsFirst(resources)
+        } catch {
+            throw fail("resources", error.message)
+        }
+        for resource in ordered {
+            do {
+                registry.insert(try registry.resolve(resource))
+            } catch {
+                let index = resources.firstIndex { $0.name == resource.name } ?? 0
+                throw fail("resources[\(index)]", error.description)
+            }
+        }
+        return ordered
+    }
+
+    func resource(_ value: JSON, at path: String) throws(ConfigurationError) -> Resource {
+        guard case .object(let object) = value else { throw fail(path, "expected an object, found \(value.kindName)") }
+        for key in object.keys where !ServerConfiguration.resourceKeys.contains(key) {
+            throw fail("\(path).\(key)", "unknown key; expected one of \(ServerConfiguration.resourceKeys.joined(separator: ", "))")
+        }
+        guard let name = try string(object["name"], at: "\(path).name") else { throw fail("\(path).name", "missing") }
+        guard case .object(let fieldsObject)? = object["fields"] else {
+            throw fail("\(path).fields", "expected an object mapping field names to types")
+        }
+        var fields: [Field] = []
+        for (fieldName, typeValue) in fieldsObject {
+            let typeNames = FieldType.allCases.map(\.rawValue).joined(separator: ", ")
+            guard case .string(let typeName) = typeValue else {
+                throw fail("\(path).fields.\(fieldName)", "expected a type name (\(typeNames))")
+            }
+            guard let type = FieldType(rawValue: typeName) ?? Self.typeAliases[typeName] else {
+                throw fail("\(path).fields.\(fieldName)", "unknown type '\(typeName)'; use one of \(typeNames)")
+            }
+            fields.append(Field(fieldName, type))
+        }
+        let primaryKey = try string(object["primaryKey"], at: "\(path).primaryKey") ?? "id"
+        var actions = Resource.Actions.all
+        if let actionsValue = object["actions"] {
+            guard case .array(let names) = actionsValue else { throw fail("\(path).actions", "expected an array of action names") }
+            actions = []
+            for (index, nameValue) in names.enumerated() {
+                let known = Resource.Actions.names.map(\.0)
+                guard case .string(let actionName) = nameValue,
+                    let action = Resource.Actions.names.first(where: { $0.0 == actionName.lowercased() })?.1
+                else {
+                    throw fail("\(path).actions[\(index)]", "unknown action; use \(known.joined(separator: ", "))")
+                }
+                actions.insert(action)
+            }
+        }
+        var parents: [Resource.Parent] = []
+        if let parentsValue = object["parents"] {
+            guard case .array(let elements) = parentsValue else { throw fail("\(path).parents", "expected an array") }
+            for (index, element) in elements.enumerated() {
+                let parentPath = "\(path).parents[\(index)]"
+                switch element {
+                case .string(let parent):
+                    parents.append(Resource.Parent(parent))
+                case .object(let link):
+                    guard let parent = try string(link["resource"], at: "\(parentPath).resource") else {
+                        throw fail("\(parentPath).resource", "missing")
+                    }
+                    parents.append(Resource.Parent(parent, foreignKey: try string(link["foreignKey"], at: "\(parentPath).foreignKey")))
+                default:
+                    throw fail(parentPath, "expected a resource name or {\"resource\": name, \"foreignKey\": name}")
+                }
+            }
+        }
+        return Resource(name, fields: fields, primaryKey: primaryKey, actions: actions, parents: parents)
+    }
+
+    static let typeAliases: [String: FieldType] = [
+        "int": .integer, "number": .float, "double": .float, "bool": .boolean, "text": .string, "datetime": .date,
+    ]
+
+    func data(_ value: JSON?, resources: [Resource]) throws(ConfigurationError) -> [(resource: String, records: JSON)] {
+        guard let value, !value.isNull else { return [] }
+        guard case .object(let object) = value else { throw fail("data", "expected an object mapping resource names to arrays") }
+        var sets: [(String, JSON)] = []
+        for (name, records) in object {
+            guard resources.contains(where: { $0.name == name }) else { throw fail("data.\(name)", "no resource has this name") }
+            guard case .array = records else { throw fail("data.\(name)", "expected an array of objects") }
+            sets.append((name, records))
+        }
+        // Load parents first so children's foreign keys can refer to them.
+        let order = resources.map(\.name)
+        return sets.sorted { (order.firstIndex(of: $0.0) ?? 0) < (order.firstIndex(of: $1.0) ?? 0) }
+    }
+}
