@@ -117,6 +117,11 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A dotted path that cannot be parsed, or a value that cannot be written at a path.
+///
+/// ```swift
+/// do { _ = try JSONPath(parsing: "items[-1]") }
+/// catch { print(error) }   // invalid path 'items[-1]': negative index at offset 6
+/// ```
 public struct JSONPathError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What is wrong.
     public enum Reason: Sendable, Hashable {

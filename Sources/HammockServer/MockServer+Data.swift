@@ -1,6 +1,12 @@
 public import HammockJSON
 
 /// What ``MockServer/addData(_:for:progress:)`` did with the objects it was given.
+///
+/// ```swift
+/// let report = try await server.addData([["name": "ada"], ["nope": 1]], for: "people")
+/// report.loaded    // 1
+/// report.skipped   // 1
+/// ```
 public struct LoadReport: Sendable, Hashable, CustomStringConvertible {
     /// Objects stored as new records.
     public var loaded: Int

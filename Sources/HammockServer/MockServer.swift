@@ -16,6 +16,10 @@ import Synchronization
 /// Resources, and serializers for them, can be added while the server runs.
 public final class MockServer: Sendable {
     /// Options that hold for the server's whole life.
+    ///
+    /// ```swift
+    /// let options = MockServer.Options(latency: Latency(.milliseconds(100)...(.milliseconds(300))), maximumBodySize: 64 << 10)
+    /// ```
     public struct Options: Sendable {
         /// Simulated response times; none by default.
         public var latency: Latency?

@@ -51,6 +51,10 @@ public struct HTTPProblem: Error, Sendable, CustomStringConvertible {
 }
 
 /// One field that failed validation, listed under `errors` in a 422 problem.
+///
+/// ```swift
+/// throw HTTPProblem.invalidFields([FieldProblem(field: "email", detail: "must contain @")])
+/// ```
 public struct FieldProblem: Sendable, Hashable {
     /// The field's name.
     public var field: String

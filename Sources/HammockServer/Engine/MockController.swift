@@ -44,6 +44,14 @@ extension MockController {
 }
 
 /// Everything an action needs: the route, the request, its parameters, the store and the serializer.
+///
+/// ```swift
+/// func show(_ request: ActionRequest) async throws -> MockResponse {
+///     guard let key = request.key, let record = try await request.store.record(of: request.schema, withKey: key)
+///     else { throw HTTPProblem.notFound("nothing here") }
+///     return request.respond(with: record)
+/// }
+/// ```
 public struct ActionRequest: Sendable {
     /// The resource acted on.
     public var schema: ResourceSchema
@@ -82,6 +90,10 @@ public struct ActionRequest: Sendable {
 }
 
 /// The default controller: create, read, update and delete against the store.
+///
+/// ```swift
+/// let response = try await CRUDController().create(request)   // from inside a custom controller
+/// ```
 public struct CRUDController: MockController {
     /// Creates the default controller.
     public init() {}

@@ -37,6 +37,10 @@ extension MockSerializer {
 }
 
 /// The serializer that changes nothing: records go out as stored, bodies come in as sent.
+///
+/// ```swift
+/// server.setSerializer(DefaultSerializer(), for: "people")   // same as removeSerializer(for:)
+/// ```
 public struct DefaultSerializer: MockSerializer {
     /// Creates the default serializer.
     public init() {}

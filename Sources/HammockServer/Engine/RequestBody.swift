@@ -2,6 +2,10 @@ import HammockJSON
 import HTTPTypes
 
 /// How a request body was encoded, which decides how strictly field types are read.
+///
+/// ```swift
+/// let values = try schema.validate(body, encoding: .form, mode: .create)   // "3" becomes 3 for integers
+/// ```
 public enum BodyEncoding: Sendable, Hashable {
     /// `application/json` (or any `+json` type, or no `Content-Type` at all).
     case json

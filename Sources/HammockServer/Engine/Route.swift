@@ -2,6 +2,14 @@ public import HammockJSON
 public import HTTPTypes
 
 /// Where a request path leads: a collection, one record, or a parent's children (shallow nesting).
+///
+/// Controllers read it from ``ActionRequest/route``:
+///
+/// ```swift
+/// if case .children(_, let parent, let parentKey, _) = request.route {
+///     print("listing the cars of \(parent.name) \(parentKey)")
+/// }
+/// ```
 public enum Route: Sendable, Hashable {
     /// `/people`.
     case collection(ResourceSchema)

@@ -21,6 +21,10 @@ public enum FieldType: String, Sendable, Hashable, CaseIterable {
 }
 
 /// One declared field of a resource.
+///
+/// ```swift
+/// let notes = Resource("notes", fields: [Field("text", .string), Field("pinned", .boolean)])
+/// ```
 public struct Field: Sendable, Hashable {
     /// The field's name, as it appears in request and response bodies.
     public var name: String

@@ -5,6 +5,12 @@ public import HammockJSON
 /// Stores receive schemas, not bare resources, so they know the type of each foreign key and which
 /// resources are children of which. Records are objects with the schema's columns in order:
 /// the primary key first, then the declared fields, then the foreign keys.
+///
+/// ```swift
+/// let schema = server.schema(named: "cars")
+/// schema?.columns.map(\.name)          // ["id", "name", "color", "person_id"]
+/// schema?.foreignKey(toParent: "people")?.type   // .integer
+/// ```
 public struct ResourceSchema: Sendable, Hashable {
     /// A stored column.
     public struct Column: Sendable, Hashable {
@@ -119,6 +125,11 @@ extension ResourceSchema.Column {
 }
 
 /// A resource definition that cannot be served, with the reason.
+///
+/// ```swift
+/// do { try await server.addResource(Resource("cars", fields: [:], parents: ["boats"])) }
+/// catch let error as SchemaError { print(error) }   // resource 'cars': the parent 'boats' is not a known resource
+/// ```
 public struct SchemaError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The resource's name.
     public var resource: String

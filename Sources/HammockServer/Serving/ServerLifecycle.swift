@@ -66,6 +66,11 @@ actor ServerLifecycle {
 }
 
 /// Failures to start serving.
+///
+/// ```swift
+/// do { try await server.start(port: 8888) }
+/// catch let error as MockServerError { print(error) }   // cannot listen on 127.0.0.1:8888: ... in use
+/// ```
 public enum MockServerError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `start` was called on a server that is already listening.
     case alreadyRunning

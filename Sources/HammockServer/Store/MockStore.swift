@@ -45,7 +45,12 @@ extension MockStore {
     }
 }
 
-/// Failures a store reports.
+/// Failures a store reports. The server answers them as 409 (a taken key) or 500.
+///
+/// ```swift
+/// do { _ = try await store.createRecord(of: categories, with: ["slug": "tools"]) }
+/// catch StoreError.duplicateKey(let key) { print("\(key) is taken") }
+/// ```
 public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A client-supplied key that is already taken.
     case duplicateKey(JSON)
