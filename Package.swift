@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .library(name: "HammockJSON", targets: ["HammockJSON"]),
         .library(name: "HammockServer", targets: ["HammockServer"]),
+        .library(name: "HammockModel", targets: ["HammockModel"]),
         .executable(name: "hammock", targets: ["hammock"]),
         .executable(name: "hammock-bench", targets: ["HammockBenchmarks"]),
     ],
@@ -28,6 +29,9 @@ let package = Package(
     targets: [
         // JSON value, parser and serializer. No dependencies: every other part builds on it.
         .target(name: "HammockJSON", swiftSettings: swiftSettings),
+
+        // Model mapping: recipes from JSON paths to model properties, transformers, the oven, boxes.
+        .target(name: "HammockModel", dependencies: ["HammockJSON"], swiftSettings: swiftSettings),
 
         // The mock REST server: resources, routing, controllers, serializers, stores, HTTP serving.
         .target(
@@ -72,6 +76,7 @@ let package = Package(
         ),
 
         .testTarget(name: "HammockJSONTests", dependencies: ["HammockJSON"], swiftSettings: swiftSettings),
+        .testTarget(name: "HammockModelTests", dependencies: ["HammockModel", "HammockJSON"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HammockServerTests",
             dependencies: [

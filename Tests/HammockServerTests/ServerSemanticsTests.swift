@@ -177,7 +177,7 @@ struct ServerSemanticsTests {
             (Resource("things", fields: ["x": .string], primaryKey: "x2", parents: ["nowhere"]), "not a known resource"),
             (Resource("things", fields: ["key": .float], primaryKey: "key"), "must be a string or integer"),
             (Resource("things", fields: ["person_id": .string], parents: ["people"]), "clashes"),
-            (Resource("things", fields: [Field("x", .string), Field("x", .integer)]), "declared twice"),
+            (Resource("things", fields: [Resource.Field("x", .string), Resource.Field("x", .integer)]), "declared twice"),
         ]
         for (resource, message) in cases {
             let server = try await Fixtures.server(resources: [Fixtures.people])

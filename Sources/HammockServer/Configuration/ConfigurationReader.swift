@@ -76,7 +76,7 @@ struct ConfigurationReader {
         guard case .object(let fieldsObject)? = object["fields"] else {
             throw fail("\(path).fields", "expected an object mapping field names to types")
         }
-        var fields: [Field] = []
+        var fields: [Resource.Field] = []
         for (fieldName, typeValue) in fieldsObject {
             let typeNames = FieldType.allCases.map(\.rawValue).joined(separator: ", ")
             guard case .string(let typeName) = typeValue else {
@@ -85,7 +85,7 @@ struct ConfigurationReader {
             guard let type = FieldType(rawValue: typeName) ?? Self.typeAliases[typeName] else {
                 throw fail("\(path).fields.\(fieldName)", "unknown type '\(typeName)'; use one of \(typeNames)")
             }
-            fields.append(Field(fieldName, type))
+            fields.append(Resource.Field(fieldName, type))
         }
         let primaryKey = try string(object["primaryKey"], at: "\(path).primaryKey") ?? "id"
         var actions = Resource.Actions.all

@@ -20,20 +20,22 @@ public enum FieldType: String, Sendable, Hashable, CaseIterable {
     case json
 }
 
-/// One declared field of a resource.
-///
-/// ```swift
-/// let notes = Resource("notes", fields: [Field("text", .string), Field("pinned", .boolean)])
-/// ```
-public struct Field: Sendable, Hashable {
-    /// The field's name, as it appears in request and response bodies.
-    public var name: String
-    /// The field's type.
-    public var type: FieldType
+extension Resource {
+    /// One declared field of a resource.
+    ///
+    /// ```swift
+    /// let notes = Resource("notes", fields: [Resource.Field("text", .string), Resource.Field("pinned", .boolean)])
+    /// ```
+    public struct Field: Sendable, Hashable {
+        /// The field's name, as it appears in request and response bodies.
+        public var name: String
+        /// The field's type.
+        public var type: FieldType
 
-    /// Creates a field.
-    public init(_ name: String, _ type: FieldType) {
-        self.name = name
-        self.type = type
+        /// Creates a field.
+        public init(_ name: String, _ type: FieldType) {
+            self.name = name
+            self.type = type
+        }
     }
 }

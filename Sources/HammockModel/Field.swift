@@ -1,0 +1,165 @@
+public import HammockJSON
+
+/// Maps one ingredient path to one property of a model.
+///
+/// ```swift
+/// Field("name", \.name, at: "attributes.name")                            // JSONConvertible types
+/// Field("released", \.released, at: "release_date", transformer: .iso8601Date)
+/// Field("count", \.count, at: "count", transformer: "int-from-string")     // a registered transformer
+/// Field("odd", \.odd, at: JSONPath([.key("a.b"), .index(0)]))              // keys holding "." or "["
+/// ```
+/// The name identifies the field in errors and must be unique within a recipe; using the property's
+/// name keeps messages readable.
+public struct Field<Model, Value>: RecipeComponent {
+    enum Source: Sendable {
+        case path(String)
+        case components(JSONPath)
+    }
+
+    enum Conversion: Sendable {
+        case transformer(Transformer<Value>)
+        case named(String)
+    }
+
+    /// The field's name.
+    public let name: String
+    let keyPath: any WritableKeyPath<Model, Value> & Sendable
+    let source: Source
+    let conversion: Conversion
+
+    /// A field whose value converts by itself (`String`, `Int`, `Double`, `Bool`, `JSON`, optionals,
+    /// arrays and dictionaries of those, or your own ``JSONConvertible`` types).
+    public init(_ name: String, _ keyPath: any WritableKeyPath<Model, Value> & Sendable, at path: String)
+    where Value: JSONConvertible {
+        self.init(name, keyPath, source: .path(path), conversion: .transformer(Self.convertible()))
+    }
+
+    /// A field at a path given as components.
+    public init(_ name: String, _ keyPath: any WritableKeyPath<Model, Value> & Sendable, at path: JSONPath)
+    where Value: JSONConvertible {
+        self.init(name, keyPath, source: .components(path), conversion: .transformer(Self.convertible()))
+    }
+
+    /// A field converted by `transformer`.
+    public init(
+        _ name: String, _ keyPath: any WritableKeyPath<Model, Value> & Sendable, at path: String, transformer: Transformer<Value>
+    ) {
+        self.init(name, keyPath, source: .path(path), conversion: .transformer(transformer))
+    }
+
+    /// A field at a path given as components, converted by `transformer`.
+    public init(
+        _ name: String, _ keyPath: any WritableKeyPath<Model, Value> & Sendable, at path: JSONPath, transformer: Transformer<Value>
+    ) {
+        self.init(name, keyPath, source: .components(path), conversion: .transformer(transformer))
+    }
+
+    /// A field converted by the transformer registered in ``TransformerRegistry/default`` under
+    /// `transformerName`, looked up when the recipe is made.
+    public init(
+        _ name: String, _ keyPath: any WritableKeyPath<Model, Value> & Sendable, at path: String, transformer transformerName: String
+    ) {
+        self.init(name, keyPath, source: .path(path), conversion: .named(transformerName))
+    }
+
+    init(_ name: String, _ keyPath: any WritableKeyPath<Model, Value> & Sendable, source: Source, conversion: Conversion) {
+        self.name = name
+        self.keyPath = keyPath
+        self.source = source
+        self.conversion = conversion
+    }
+
+    static func convertible() -> Transformer<Value> where Value: JSONConvertible {
+        Transformer(decode: { json throws(ModelError) in try Value(json: json) }, encode: { $0.json })
+    }
+
+    public func resolve() throws(ModelError) -> ResolvedField<Model> {
+        let path: JSONPath
+        switch source {
+        case .components(let components):
+            guard !components.components.isEmpty else {
+                throw ModelError(.invalidPath, message: "the path is empty", field: name)
+            }
+            path = components
+        case .path(let text):
+            do {
+                path = try JSONPath(parsing: text)
+            } catch {
+                throw ModelError(.invalidPath, message: error.description, field: name, path: text)
+            }
+        }
+        let transformer: Transformer<Value>
+        switch conversion {
+        case .transformer(let given): transformer = given
+        case .named(let transformerName):
+            do {
+                transformer = try TransformerRegistry.default.transformer(named: transformerName, for: Value.self)
+            } catch {
+                throw error.with(recipe: nil, field: name, path: path.description)
+            }
+        }
+        let keyPath = self.keyPath
+        let decode = transformer.decode
+        let encode = transformer.encode
+        return ResolvedField(
+            name: name, path: path, isReversible: encode != nil,
+            populate: { model, json throws(ModelError) in model[keyPath: keyPath] = try decode(json) },
+            extract: { model throws(ModelError) in
+                guard let encode else {
+                    throw ModelError(.transformer, message: "the transformer is one-way and cannot write values back")
+                }
+                return try encode(model[keyPath: keyPath])
+            })
+    }
+}
+
+/// Anything a recipe's builder accepts: a ``Field``, or your own component.
+public protocol RecipeComponent<Model>: Sendable {
+    /// The model the component writes into.
+    associatedtype Model
+    /// Checks the component and turns it into the form a recipe runs.
+    func resolve() throws(ModelError) -> ResolvedField<Model>
+}
+
+/// A field ready to run: its parsed path and its conversions.
+public struct ResolvedField<Model>: Sendable {
+    /// The field's name.
+    public let name: String
+    /// Where the ingredient lives.
+    public let path: JSONPath
+    /// Whether the value can be written back to ingredients.
+    public let isReversible: Bool
+    let populate: @Sendable (inout Model, JSON) throws(ModelError) -> Void
+    let extract: @Sendable (Model) throws(ModelError) -> JSON
+}
+
+/// Collects a recipe's fields.
+@resultBuilder
+public enum RecipeBuilder<Model> {
+    /// A single field.
+    public static func buildExpression(_ component: some RecipeComponent<Model>) -> [any RecipeComponent<Model>] {
+        [component]
+    }
+
+    /// No fields (a recipe refuses this when made).
+    public static func buildBlock() -> [any RecipeComponent<Model>] { [] }
+
+    /// Several fields.
+    public static func buildBlock(_ parts: [any RecipeComponent<Model>]...) -> [any RecipeComponent<Model>] {
+        parts.flatMap { $0 }
+    }
+
+    /// `if` without `else`.
+    public static func buildOptional(_ part: [any RecipeComponent<Model>]?) -> [any RecipeComponent<Model>] { part ?? [] }
+
+    /// `if`/`else`, first branch.
+    public static func buildEither(first part: [any RecipeComponent<Model>]) -> [any RecipeComponent<Model>] { part }
+
+    /// `if`/`else`, second branch.
+    public static func buildEither(second part: [any RecipeComponent<Model>]) -> [any RecipeComponent<Model>] { part }
+
+    /// `for` loops.
+    public static func buildArray(_ parts: [[any RecipeComponent<Model>]]) -> [any RecipeComponent<Model>] {
+        parts.flatMap { $0 }
+    }
+}
