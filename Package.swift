@@ -66,6 +66,7 @@ let package = Package(
             name: "HammockBenchmarks",
             dependencies: [
                 "HammockJSON",
+                "HammockModel",
                 "HammockServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

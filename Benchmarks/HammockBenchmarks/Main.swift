@@ -1,6 +1,6 @@
 import Foundation
 
-/// `hammock-bench [json|http|all] [--seconds N] [--connections N] [--rounds N] [--memory]`
+/// `hammock-bench [json|model|http|all] [--seconds N] [--connections N] [--rounds N] [--memory]`
 @main
 struct Bench {
     static func main() async throws {
@@ -12,6 +12,7 @@ struct Bench {
         }
         var rows: [Row] = []
         if which == "json" || which == "all" { rows += try JSONBenchmark.run(rounds: option("--rounds", 5)) }
+        if which == "model" || which == "all" { rows += try ModelBenchmark.run(rounds: option("--rounds", 5)) }
         if which == "http" || which == "all" {
             let stores = arguments.contains("--memory") ? ["sqlite", "memory"] : ["sqlite"]
             rows += try await HTTPBenchmark.run(
