@@ -83,6 +83,7 @@ let package = Package(
             dependencies: [
                 "HammockServer",
                 "HammockJSON",
+                "HammockModel",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: swiftSettings
