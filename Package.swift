@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "HammockJSON", targets: ["HammockJSON"]),
         .library(name: "HammockServer", targets: ["HammockServer"]),
         .library(name: "HammockModel", targets: ["HammockModel"]),
+        .library(name: "HammockClient", targets: ["HammockClient"]),
+        .library(name: "HammockTesting", targets: ["HammockTesting"]),
         .executable(name: "hammock", targets: ["hammock"]),
         .executable(name: "hammock-bench", targets: ["HammockBenchmarks"]),
     ],
@@ -32,6 +34,21 @@ let package = Package(
 
         // Model mapping: recipes from JSON paths to model properties, transformers, the oven, boxes.
         .target(name: "HammockModel", dependencies: ["HammockJSON"], swiftSettings: swiftSettings),
+
+        // The declarative client's runtime: transport, request building, interceptors, errors.
+        // It never depends on the server's packages.
+        .target(
+            name: "HammockClient",
+            dependencies: [
+                "HammockJSON",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // Test support: an in-process transport to the mock server.
+        .target(name: "HammockTesting", dependencies: ["HammockClient", "HammockServer"], swiftSettings: swiftSettings),
 
         // The mock REST server: resources, routing, controllers, serializers, stores, HTTP serving.
         .target(
@@ -77,6 +94,11 @@ let package = Package(
         ),
 
         .testTarget(name: "HammockJSONTests", dependencies: ["HammockJSON"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HammockClientTests",
+            dependencies: ["HammockClient", "HammockTesting", "HammockServer", "HammockJSON"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "HammockModelTests", dependencies: ["HammockModel", "HammockJSON"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HammockServerTests",

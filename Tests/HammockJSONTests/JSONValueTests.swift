@@ -1,3 +1,4 @@
+import Foundation
 import HammockJSON
 import Testing
 
@@ -75,6 +76,14 @@ struct JSONValueTests {
                   }
                 }
                 """)
+    }
+
+    @Test("Codable: JSON round-trips through Foundation's encoder and decoder")
+    func codable() throws {
+        let value: JSON = ["b": [1, 2.5, "x", nil, true], "a": ["nested": [:]]]
+        let data = try JSONEncoder().encode(value)
+        #expect(try JSON(parsing: [UInt8](data)) == value)
+        #expect(try JSONDecoder().decode(JSON.self, from: data) == value)
     }
 
     @Test("Random documents survive a serialize-parse round trip", arguments: 0..<20)

@@ -1,0 +1,138 @@
+public import HTTPTypes
+public import Logging
+
+/// Sees every request on its way to the transport and every response on its way back.
+///
+/// ```swift
+/// struct UserAgent: ClientInterceptor {
+///     func intercept(_ request: HTTPRequest, body: [UInt8]?, next: Next) async throws -> (HTTPResponse, [UInt8]) {
+///         var request = request
+///         request.headerFields[.userAgent] = "MyApp/1.0"
+///         return try await next(request, body)
+///     }
+/// }
+/// ```
+/// A client runs its interceptors in order: the first sees the request first and the response last.
+/// A sensible order is logging, then retry, then authentication, so each retry is logged and signed anew.
+public protocol ClientInterceptor: Sendable {
+    /// The rest of the chain.
+    typealias Next = @Sendable (HTTPRequest, [UInt8]?) async throws -> (HTTPResponse, [UInt8])
+    /// Handles one request, usually by calling `next`.
+    func intercept(_ request: HTTPRequest, body: [UInt8]?, next: Next) async throws -> (HTTPResponse, [UInt8])
+}
+
+/// Adds `Authorization: Bearer <token>`, asking for the token on every request.
+///
+/// ```swift
+/// BearerAuthentication { try await tokenStore.currentToken() }
+/// ```
+public struct BearerAuthentication: ClientInterceptor {
+    let token: @Sendable () async throws -> String
+
+    /// Authenticates with the token `token` returns.
+    public init(token: @escaping @Sendable () async throws -> String) { self.token = token }
+
+    public func intercept(_ request: HTTPRequest, body: [UInt8]?, next: Next) async throws -> (HTTPResponse, [UInt8]) {
+        var request = request
+        request.headerFields[.authorization] = "Bearer \(try await token())"
+        return try await next(request, body)
+    }
+}
+
+/// Retries idempotent requests (GET, HEAD, PUT, DELETE, OPTIONS, TRACE) after transport failures and
+/// after 429, 502, 503 and 504, waiting longer each time (exponential backoff on an injected clock).
+///
+/// ```swift
+/// RetryPolicy(maximumAttempts: 3, initialDelay: .milliseconds(200))
+/// ```
+/// A `Retry-After` header given in seconds is honoured if it is longer than the backoff.
+public struct RetryPolicy<C: Clock>: ClientInterceptor where C.Duration == Duration {
+    /// The most attempts, the first included.
+    public let maximumAttempts: Int
+    /// The wait before the second attempt; it doubles each time.
+    public let initialDelay: Duration
+    let clock: C
+
+    /// A retry policy on `clock`.
+    public init(maximumAttempts: Int = 3, initialDelay: Duration = .milliseconds(200), clock: C) {
+        self.maximumAttempts = max(1, maximumAttempts)
+        self.initialDelay = initialDelay
+        self.clock = clock
+    }
+
+    static var idempotent: Set<HTTPRequest.Method> { [.get, .head, .put, .delete, .options, .trace] }
+    static var retryableStatuses: Set<Int> { [429, 502, 503, 504] }
+
+    public func intercept(_ request: HTTPRequest, body: [UInt8]?, next: Next) async throws -> (HTTPResponse, [UInt8]) {
+        guard Self.idempotent.contains(request.method) else { return try await next(request, body) }
+        var delay = initialDelay
+        for attempt in 1...maximumAttempts {
+            let isLast = attempt == maximumAttempts
+            do {
+                let (response, responseBody) = try await next(request, body)
+                guard !isLast, Self.retryableStatuses.contains(response.status.code) else { return (response, responseBody) }
+                let retryAfter = response.headerFields[.retryAfter].flatMap(Int.init).map { Duration.seconds($0) }
+                try await clock.sleep(for: max(delay, retryAfter ?? .zero))
+            } catch let error where !(error is CancellationError) && !isLast {
+                try await clock.sleep(for: delay)
+            }
+            delay = delay * 2
+        }
+        return try await next(request, body)  // not reached: the last attempt returns or throws above
+    }
+}
+
+extension RetryPolicy where C == ContinuousClock {
+    /// A retry policy on the continuous clock.
+    public init(maximumAttempts: Int = 3, initialDelay: Duration = .milliseconds(200)) {
+        self.init(maximumAttempts: maximumAttempts, initialDelay: initialDelay, clock: ContinuousClock())
+    }
+}
+
+/// Logs each request and response through swift-log, with secrets redacted: `Authorization`,
+/// `Proxy-Authorization`, `Cookie` and `Set-Cookie` values, and query items whose names suggest
+/// secrets (`token`, `password`, `secret`, `key`, `signature`…).
+///
+/// ```swift
+/// RequestLogging(logger: Logger(label: "api"))
+/// ```
+public struct RequestLogging: ClientInterceptor {
+    let logger: Logger
+
+    /// Logs to `logger` at `debug` for requests and `info` for responses.
+    public init(logger: Logger) { self.logger = logger }
+
+    static let secretHeaders: Set<HTTPField.Name> = [.authorization, .proxyAuthorization, .cookie, .setCookie]
+    static let secretWords = ["token", "password", "passwd", "secret", "key", "signature", "auth", "session"]
+
+    public func intercept(_ request: HTTPRequest, body: [UInt8]?, next: Next) async throws -> (HTTPResponse, [UInt8]) {
+        let target = Self.redactedPath(request.path ?? "/")
+        logger.debug("→ \(request.method.rawValue) \(target)", metadata: ["headers": .string(Self.redactedHeaderText(request.headerFields))])
+        let start = ContinuousClock.now
+        do {
+            let (response, responseBody) = try await next(request, body)
+            logger.info("← \(response.status.code) \(request.method.rawValue) \(target) (\(ContinuousClock.now - start))")
+            return (response, responseBody)
+        } catch {
+            logger.warning("✕ \(request.method.rawValue) \(target): \(error)")
+            throw error
+        }
+    }
+
+    /// Header fields as text, secrets replaced by `<redacted>` (what the log shows).
+    public static func redactedHeaderText(_ fields: HTTPFields) -> String {
+        fields.map { field in "\(field.name): \(secretHeaders.contains(field.name) ? "<redacted>" : field.value)" }
+            .joined(separator: "; ")
+    }
+
+    /// A path with the values of secret-looking query items replaced by `<redacted>` (what the log shows).
+    public static func redactedPath(_ target: String) -> String {
+        guard let mark = target.firstIndex(of: "?") else { return target }
+        let items = target[target.index(after: mark)...].split(separator: "&").map { item -> String in
+            let name = item.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+            let isSecret = secretWords.contains { name.lowercased().contains($0) }
+            return isSecret ? "\(name)=<redacted>" : String(item)
+        }
+        return String(target[..<mark]) + "?" + items.joined(separator: "&")
+    }
+}

@@ -1,0 +1,208 @@
+public import Foundation
+import HammockJSON
+public import HTTPTypes
+
+/// Sends requests to one base URL through a transport and its interceptors, and decodes responses.
+///
+/// ```swift
+/// let client = RestClient(baseURL: URL(string: "https://api.example.com/v1")!)   // URLSession transport
+/// var request = RequestBuilder(.get, "/users/{user}")
+/// request.setPathValue("octocat", for: "user")
+/// let user = try await client.send(request, decoding: User.self)
+/// ```
+/// Interceptors run in the order given: the first sees the request first and the response last.
+/// JSON bodies are encoded with sorted keys, so the same value always gives the same bytes; dates are
+/// ISO 8601 both ways.
+public struct RestClient: Sendable {
+    /// The URL every request template is relative to; its path is kept (`/v1` + `/users` → `/v1/users`).
+    public let baseURL: URL
+    /// The transport.
+    public let transport: any HTTPTransport
+    /// The interceptors, outermost first.
+    public let interceptors: [any ClientInterceptor]
+    /// Header fields sent with every request unless a request overrides them.
+    public let defaultHeaders: [(String, String?)]
+    /// Makes the encoder for `Encodable` bodies.
+    public let makeEncoder: @Sendable () -> JSONEncoder
+    /// Makes the decoder for responses.
+    public let makeDecoder: @Sendable () -> JSONDecoder
+
+    /// Creates a client.
+    public init(
+        baseURL: URL,
+        transport: any HTTPTransport = URLSessionTransport(),
+        interceptors: [any ClientInterceptor] = [],
+        defaultHeaders: [String: String] = [:],
+        makeEncoder: @escaping @Sendable () -> JSONEncoder = RestClient.defaultEncoder,
+        makeDecoder: @escaping @Sendable () -> JSONDecoder = RestClient.defaultDecoder
+    ) {
+        self.baseURL = baseURL
+        self.transport = transport
+        self.interceptors = interceptors
+        self.defaultHeaders = defaultHeaders.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        self.makeEncoder = makeEncoder
+        self.makeDecoder = makeDecoder
+    }
+
+    /// Sorted keys and ISO 8601 dates.
+    @Sendable public static func defaultEncoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }
+
+    /// ISO 8601 dates.
+    @Sendable public static func defaultDecoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return decoder
+    }
+
+    /// A raw response: status, header fields and body bytes.
+    public struct RawResponse: Sendable {
+        /// The status.
+        public var status: HTTPResponse.Status
+        /// The header fields.
+        public var headerFields: HTTPFields
+        /// The body.
+        public var body: [UInt8]
+    }
+
+    /// Builds `request`, sends it through the interceptors and the transport, and returns the response.
+    /// - Parameter acceptingAnyStatus: Return non-2xx responses instead of throwing.
+    /// - Throws: ``RestError`` for a request that cannot be built or sent, a non-2xx status, or cancellation.
+    public func send(_ request: RequestBuilder, acceptingAnyStatus: Bool = false) async throws(RestError) -> RawResponse {
+        let url = request.describeURL(baseURL: baseURL)
+        func failure(_ reason: RestError.Reason) -> RestError { RestError(reason, method: request.method, url: url) }
+        let (head, body) = try prepare(request, url: url)
+        let chain = makeChain()
+        let response: HTTPResponse
+        let responseBody: [UInt8]
+        do {
+            try Task.checkCancellation()
+            (response, responseBody) = try await chain(head, body)
+        } catch is CancellationError {
+            throw failure(.cancelled)
+        } catch let error as RestError {
+            throw error
+        } catch {
+            if Task.isCancelled { throw failure(.cancelled) }
+            throw failure(.transport(error))
+        }
+        guard acceptingAnyStatus || (200...299).contains(response.status.code) else {
+            throw RestError(
+                .unacceptableStatus, method: request.method, url: url, status: response.status,
+                headerFields: response.headerFields, body: responseBody)
+        }
+        return RawResponse(status: response.status, headerFields: response.headerFields, body: responseBody)
+    }
+
+    /// Sends `request` and decodes a 2xx body as `T`.
+    public func send<T: Decodable>(_ request: RequestBuilder, decoding type: T.Type) async throws(RestError) -> T {
+        let raw = try await send(request)
+        return try decode(T.self, from: raw, request: request)
+    }
+
+    /// Sends `request` and decodes a 2xx body as `T`, or returns `nil` for 204 or an empty body.
+    public func sendOptional<T: Decodable>(_ request: RequestBuilder, decoding type: T.Type) async throws(RestError) -> T? {
+        let raw = try await send(request)
+        if raw.status.code == 204 || raw.body.isEmpty { return nil }
+        return try decode(T.self, from: raw, request: request)
+    }
+
+    /// Sends `request` and returns the decoded body with the status and header fields.
+    public func sendForResponse<T: Decodable>(_ request: RequestBuilder, decoding type: T.Type) async throws(RestError)
+        -> Response<T>
+    {
+        let raw = try await send(request)
+        return Response(status: raw.status, headerFields: raw.headerFields, value: try decode(T.self, from: raw, request: request))
+    }
+
+    /// Decodes a response body, reporting failures with the call's context.
+    public func decode<T: Decodable>(_ type: T.Type, from raw: RawResponse, request: RequestBuilder) throws(RestError) -> T {
+        if T.self == JSON.self || T.self == JSON?.self {
+            do {
+                let value = try JSON(parsing: raw.body)
+                if let typed = value as? T { return typed }
+            } catch {
+                throw decodingFailure(error, raw: raw, request: request)
+            }
+        }
+        do {
+            return try makeDecoder().decode(T.self, from: Data(raw.body))
+        } catch {
+            throw decodingFailure(error, raw: raw, request: request)
+        }
+    }
+
+    func decodingFailure(_ error: any Error, raw: RawResponse, request: RequestBuilder) -> RestError {
+        RestError(
+            .decoding(error), method: request.method, url: request.describeURL(baseURL: baseURL), status: raw.status,
+            headerFields: raw.headerFields, body: raw.body)
+    }
+
+    /// The request head and body bytes.
+    func prepare(_ request: RequestBuilder, url: String) throws(RestError) -> (HTTPRequest, [UInt8]?) {
+        func failure(_ reason: RestError.Reason) -> RestError { RestError(reason, method: request.method, url: url) }
+        let resolvedURL: String
+        var fields: HTTPFields
+        do {
+            resolvedURL = try request.resolvedURL(baseURL: baseURL)
+            fields = try request.resolvedHeaderFields(defaults: defaultHeaders)
+        } catch {
+            throw failure(.invalidRequest(error.message))
+        }
+        guard let components = URLComponents(string: resolvedURL), let scheme = components.scheme, let host = components.host
+        else {
+            throw failure(.invalidRequest("'\(resolvedURL)' is not an absolute URL"))
+        }
+        let authority = components.port.map { "\(host):\($0)" } ?? host
+        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        let target = path + (components.percentEncodedQuery.map { "?" + $0 } ?? "")
+        var body: [UInt8]?
+        var contentType: String?
+        switch request.body {
+        case nil: break
+        case .bytes(let bytes, let type):
+            body = bytes
+            contentType = type
+        case .json(let json):
+            body = json.serialized(options: .sortedKeys)
+            contentType = "application/json"
+        case .encodable(let value):
+            do {
+                body = [UInt8](try makeEncoder().encode(value))
+            } catch {
+                throw failure(.encoding(error))
+            }
+            contentType = "application/json"
+        case .form(let items):
+            body = Array(items.map { PercentEncoding.encodeForm($0.0) + "=" + PercentEncoding.encodeForm($0.1) }
+                .joined(separator: "&").utf8)
+            contentType = "application/x-www-form-urlencoded"
+        case .multipart(let parts):
+            let (bytes, boundary) = Multipart.encode(parts) {
+                "hammock-" + (0..<4).map { _ in String(UInt64.random(in: 0...UInt64.max), radix: 36) }.joined()
+            }
+            body = bytes
+            contentType = "multipart/form-data; boundary=\(boundary)"
+        }
+        if let contentType, fields[.contentType] == nil { fields[.contentType] = contentType }
+        let head = HTTPRequest(method: request.method, scheme: scheme, authority: authority, path: target, headerFields: fields)
+        return (head, body)
+    }
+
+    /// The interceptors wrapped around the transport.
+    func makeChain() -> @Sendable (HTTPRequest, [UInt8]?) async throws -> (HTTPResponse, [UInt8]) {
+        let transport = self.transport
+        var next: @Sendable (HTTPRequest, [UInt8]?) async throws -> (HTTPResponse, [UInt8]) = { request, body in
+            try await transport.send(request, body: body)
+        }
+        for interceptor in interceptors.reversed() {
+            let inner = next
+            next = { request, body in try await interceptor.intercept(request, body: body, next: inner) }
+        }
+        return next
+    }
+}

@@ -1,0 +1,106 @@
+public import Foundation
+public import HTTPTypes
+
+/// Every way a call can fail, with how far it got: the request, and the response if there was one.
+///
+/// ```swift
+/// do { _ = try await github.me(etag: nil) }
+/// catch let error as RestError {
+///     print(error)                 // GET https://api.example.com/v1/user: 401 Unauthorized: {"message":"..."}
+///     if case .unacceptableStatus = error.reason { let problem = try error.decodeBody(as: Problem.self) }
+/// }
+/// ```
+public struct RestError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong, in the order a call can get there.
+    public enum Reason: Sendable {
+        /// The request could not be built (a bad path value, a header with a line break, a missing placeholder).
+        case invalidRequest(String)
+        /// The body could not be encoded.
+        case encoding(any Error)
+        /// The transport failed before a response arrived.
+        case transport(any Error)
+        /// The task was cancelled.
+        case cancelled
+        /// A response arrived with a status outside 200...299.
+        case unacceptableStatus
+        /// A 2xx response whose body could not be decoded into the expected type.
+        case decoding(any Error)
+    }
+
+    /// What went wrong.
+    public var reason: Reason
+    /// The method.
+    public var method: HTTPRequest.Method
+    /// The URL as far as it was built.
+    public var url: String
+    /// The response status, if a response arrived.
+    public var status: HTTPResponse.Status?
+    /// The response header fields, if a response arrived.
+    public var headerFields: HTTPFields?
+    /// The response body, if a response arrived.
+    public var body: [UInt8]?
+    /// The error body decoded by the API's `@ErrorBody` type, if it declares one and it decoded.
+    public var errorBody: (any Sendable)?
+
+    /// Creates an error.
+    public init(
+        _ reason: Reason, method: HTTPRequest.Method, url: String, status: HTTPResponse.Status? = nil,
+        headerFields: HTTPFields? = nil, body: [UInt8]? = nil
+    ) {
+        self.reason = reason
+        self.method = method
+        self.url = url
+        self.status = status
+        self.headerFields = headerFields
+        self.body = body
+    }
+
+    /// Decodes the response body (an API's error format, say) as JSON.
+    public func decodeBody<T: Decodable>(as type: T.Type, using decoder: JSONDecoder = JSONDecoder()) throws -> T {
+        try decoder.decode(T.self, from: Data(body ?? []))
+    }
+
+    /// The error body as `T`, if the API declared one and it decoded.
+    public func errorBody<T>(as type: T.Type) -> T? { errorBody as? T }
+
+    /// `METHOD URL: what happened`.
+    public var description: String {
+        let what: String
+        switch reason {
+        case .invalidRequest(let message): what = "invalid request: \(message)"
+        case .encoding(let error): what = "cannot encode the body: \(error)"
+        case .transport(let error): what = "transport failed: \(error)"
+        case .cancelled: what = "cancelled"
+        case .unacceptableStatus:
+            let snippet = body.map { String(decoding: $0.prefix(200), as: UTF8.self) } ?? ""
+            what = "\(status.map { "\($0.code) \($0.reasonPhrase)" } ?? "no status")" + (snippet.isEmpty ? "" : ": \(snippet)")
+        case .decoding(let error):
+            what = "\(status.map { "\($0.code)" } ?? "") cannot decode the body: \(error)"
+        }
+        return "\(method.rawValue) \(url): \(what)"
+    }
+}
+
+/// A decoded value with the response's status and header fields.
+///
+/// ```swift
+/// let response: Response<User> = try await github.me(etag: nil)
+/// response.headerFields[.eTag]
+/// ```
+public struct Response<Value> {
+    /// The status.
+    public var status: HTTPResponse.Status
+    /// The header fields.
+    public var headerFields: HTTPFields
+    /// The decoded body.
+    public var value: Value
+
+    /// Creates a response.
+    public init(status: HTTPResponse.Status, headerFields: HTTPFields, value: Value) {
+        self.status = status
+        self.headerFields = headerFields
+        self.value = value
+    }
+}
+
+extension Response: Sendable where Value: Sendable {}

@@ -1,0 +1,26 @@
+public import HammockClient
+public import HammockServer
+
+/// A transport that hands requests straight to a ``MockServer``, without a socket: the same routing,
+/// validation, storage and latency as over HTTP, at the cost of a function call.
+///
+/// ```swift
+/// let server = try await MockServer(resources: [people])
+/// let client = RestClient(baseURL: URL(string: "http://mock")!, transport: MockServerTransport(server: server))
+/// ```
+public struct MockServerTransport: HTTPTransport {
+    /// The server that answers.
+    public let server: MockServer
+
+    /// A transport to `server`.
+    public init(server: MockServer) { self.server = server }
+
+    public func send(_ request: HTTPRequest, body: [UInt8]?) async throws -> (HTTPResponse, [UInt8]) {
+        var mockRequest = MockRequest(request.method, request.path ?? "/", headerFields: request.headerFields, body: body ?? [])
+        if body != nil, mockRequest.headerFields[.contentLength] == nil {
+            mockRequest.headerFields[.contentLength] = String(body?.count ?? 0)
+        }
+        let response = await server.respond(to: mockRequest)
+        return (HTTPResponse(status: response.status, headerFields: response.headerFields), response.body)
+    }
+}

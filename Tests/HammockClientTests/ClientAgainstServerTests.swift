@@ -1,0 +1,85 @@
+import Foundation
+import HammockClient
+import HammockServer
+import HammockTesting
+import Testing
+
+/// Hand-written calls (what generated clients will do) against the mock server, in process and over HTTP.
+@Suite("Client against the mock server")
+struct ClientAgainstServerTests {
+    struct Person: Codable, Equatable, Sendable {
+        var id: Int?
+        var name: String
+        var numberOfKids: Int?
+    }
+
+    static func makeServer() async throws -> MockServer {
+        let people = Resource("people", fields: ["name": .string, "numberOfKids": .integer])
+        return try await MockServer(resources: [people])
+    }
+
+    static func crud(_ client: RestClient) async throws {
+        var create = RequestBuilder(.post, "/people")
+        create.setBody(Person(id: nil, name: "john", numberOfKids: 1))
+        let created = try await client.sendForResponse(create, decoding: Person.self)
+        #expect(created.status == .created && created.headerFields[.location] == "/people/1")
+        #expect(created.value == Person(id: 1, name: "john", numberOfKids: 1))
+
+        var list = RequestBuilder(.get, "/people")
+        list.addQuery("ignored", Sort.created)
+        #expect(try await client.send(list, decoding: [Person].self) == [created.value])
+
+        var update = RequestBuilder(.put, "/people/{id}")
+        update.setPathValue(1, for: "id")
+        update.setBody(["name": "jeff"] as JSON)
+        #expect(try await client.send(update, decoding: Person.self) == Person(id: 1, name: "jeff", numberOfKids: 1))
+
+        var form = RequestBuilder(.post, "/people")
+        form.addFormField("name", "ada lovelace")
+        form.addFormField("numberOfKids", 3)
+        #expect(try await client.send(form, decoding: Person.self) == Person(id: 2, name: "ada lovelace", numberOfKids: 3))
+
+        var delete = RequestBuilder(.delete, "/people/{id}")
+        delete.setPathValue(1, for: "id")
+        #expect(try await client.sendOptional(delete, decoding: Person.self) == nil)
+
+        var missing = RequestBuilder(.get, "/people/{id}")
+        missing.setPathValue(1, for: "id")
+        do {
+            _ = try await client.send(missing, decoding: Person.self)
+            Issue.record("expected 404")
+        } catch {
+            #expect(error.status == .notFound)
+            #expect(try error.decodeBody(as: [String: JSONValueProbe].self)["title"]?.text == "Not Found")
+        }
+    }
+
+    @Test("CRUD in process through MockServerTransport")
+    func inProcess() async throws {
+        let server = try await Self.makeServer()
+        let client = RestClient(baseURL: URL(string: "http://mock")!, transport: MockServerTransport(server: server))
+        try await Self.crud(client)
+    }
+
+    @Test("CRUD over loopback through URLSessionTransport")
+    func overLoopback() async throws {
+        let server = try await Self.makeServer()
+        let port = try await server.start(port: 0)
+        do {
+            try await Self.crud(RestClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!))
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+}
+
+/// Decodes any JSON scalar as text, for reading problem bodies loosely.
+struct JSONValueProbe: Decodable {
+    var text: String?
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        text = (try? container.decode(String.self)) ?? (try? container.decode(Int.self)).map(String.init)
+    }
+}
