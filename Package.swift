@@ -1,4 +1,5 @@
 // swift-tools-version:6.2
+import CompilerPluginSupport
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
@@ -27,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
         .package(url: "https://github.com/apple/swift-http-types.git", exact: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", exact: "2.13.0"),
+        .package(url: "https://github.com/swiftlang/swift-syntax.git", exact: "602.0.0"),
+        .package(url: "https://github.com/pointfreeco/swift-macro-testing.git", exact: "0.7.0"),
     ],
     targets: [
         // JSON value, parser and serializer. No dependencies: every other part builds on it.
@@ -37,9 +40,22 @@ let package = Package(
 
         // The declarative client's runtime: transport, request building, interceptors, errors.
         // It never depends on the server's packages.
+        .macro(
+            name: "HammockClientMacros",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
+                .product(name: "SwiftParser", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "HammockClient",
             dependencies: [
+                "HammockClientMacros",
                 "HammockJSON",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -97,6 +113,14 @@ let package = Package(
         .testTarget(
             name: "HammockClientTests",
             dependencies: ["HammockClient", "HammockTesting", "HammockServer", "HammockJSON"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HammockClientMacrosTests",
+            dependencies: [
+                "HammockClientMacros",
+                .product(name: "MacroTesting", package: "swift-macro-testing"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "HammockModelTests", dependencies: ["HammockModel", "HammockJSON"], swiftSettings: swiftSettings),

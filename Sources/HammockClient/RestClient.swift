@@ -119,6 +119,15 @@ public struct RestClient: Sendable {
         return Response(status: raw.status, headerFields: raw.headerFields, value: try decode(T.self, from: raw, request: request))
     }
 
+    /// `error` with its body decoded as `E` in ``RestError/errorBody``, if it is a non-2xx response
+    /// whose body decodes. Generated clients call this for APIs marked `@ErrorBody(E.self)`.
+    public func attachingErrorBody<E: Decodable & Sendable>(to error: RestError, as type: E.Type) -> RestError {
+        guard case .unacceptableStatus = error.reason, let body = error.body, !body.isEmpty else { return error }
+        var error = error
+        error.errorBody = try? makeDecoder().decode(E.self, from: Data(body))
+        return error
+    }
+
     /// Decodes a response body, reporting failures with the call's context.
     public func decode<T: Decodable>(_ type: T.Type, from raw: RawResponse, request: RequestBuilder) throws(RestError) -> T {
         if T.self == JSON.self || T.self == JSON?.self {

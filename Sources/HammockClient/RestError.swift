@@ -63,6 +63,20 @@ public struct RestError: Error, Sendable, CustomStringConvertible {
     /// The error body as `T`, if the API declared one and it decoded.
     public func errorBody<T>(as type: T.Type) -> T? { errorBody as? T }
 
+    /// `404 Not Found`, with the standard phrase when the response carried none.
+    static func describe(_ status: HTTPResponse.Status) -> String {
+        if !status.reasonPhrase.isEmpty { return "\(status.code) \(status.reasonPhrase)" }
+        let phrases: [Int: String] = [
+            200: "OK", 201: "Created", 202: "Accepted", 204: "No Content", 301: "Moved Permanently", 302: "Found",
+            304: "Not Modified", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+            405: "Method Not Allowed", 406: "Not Acceptable", 408: "Request Timeout", 409: "Conflict", 410: "Gone",
+            412: "Precondition Failed", 413: "Content Too Large", 415: "Unsupported Media Type",
+            422: "Unprocessable Content", 429: "Too Many Requests", 500: "Internal Server Error", 501: "Not Implemented",
+            502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout",
+        ]
+        return phrases[status.code].map { "\(status.code) \($0)" } ?? "\(status.code)"
+    }
+
     /// `METHOD URL: what happened`.
     public var description: String {
         let what: String
@@ -73,7 +87,7 @@ public struct RestError: Error, Sendable, CustomStringConvertible {
         case .cancelled: what = "cancelled"
         case .unacceptableStatus:
             let snippet = body.map { String(decoding: $0.prefix(200), as: UTF8.self) } ?? ""
-            what = "\(status.map { "\($0.code) \($0.reasonPhrase)" } ?? "no status")" + (snippet.isEmpty ? "" : ": \(snippet)")
+            what = (status.map(Self.describe) ?? "no status") + (snippet.isEmpty ? "" : ": \(snippet)")
         case .decoding(let error):
             what = "\(status.map { "\($0.code)" } ?? "") cannot decode the body: \(error)"
         }

@@ -1,0 +1,246 @@
+import SwiftDiagnostics
+import SwiftSyntax
+import SwiftSyntaxBuilder
+import SwiftParser
+import SwiftSyntaxMacros
+
+/// Generates one method of the client, or diagnoses why it cannot.
+struct MethodGenerator {
+    let function: FunctionDeclSyntax
+    let sharedHeaders: [(String, String)]
+    let errorBody: String?
+    let access: String
+
+    struct Parameter {
+        let syntax: FunctionParameterSyntax
+        /// The name inside the method.
+        let name: String
+        /// The external label when there is one, else the name: the name on the wire.
+        let wireName: String
+        var isOptional: Bool { syntax.type.is(OptionalTypeSyntax.self) || syntax.type.is(ImplicitlyUnwrappedOptionalTypeSyntax.self) }
+    }
+
+    func generate(in context: some MacroExpansionContext) -> String? {
+        let methodName = function.name.text
+        var ok = true
+        func diagnose(_ node: some SyntaxProtocol, _ message: APIDiagnostic, fixIts: [FixIt] = []) {
+            context.diagnose(Diagnostic(node: node, message: message, fixIts: fixIts))
+            ok = false
+        }
+
+        // The verb and the template.
+        let attributes = function.attributes.compactMap { $0.as(AttributeSyntax.self) }
+        let verbAttributes = attributes.filter { Attributes.verbs[$0.name] != nil }
+        guard let verbAttribute = verbAttributes.first, let verb = Attributes.verbs[verbAttribute.name] else {
+            diagnose(function.name, .missingVerb(method: methodName))
+            return nil
+        }
+        if verbAttributes.count > 1 { diagnose(verbAttributes[1], .multipleVerbs(method: methodName)) }
+        guard let templateExpression = verbAttribute.labeledArguments?.first?.expression,
+            let template = Attributes.string(templateExpression)
+        else {
+            diagnose(verbAttribute, .templateNotLiteral)
+            return nil
+        }
+
+        // async throws, with a fix-it.
+        let effects = function.signature.effectSpecifiers
+        if effects?.asyncSpecifier == nil || effects?.throwsClause == nil {
+            var fixed = function.signature
+            fixed.effectSpecifiers = FunctionEffectSpecifiersSyntax(
+                asyncSpecifier: .keyword(.async, leadingTrivia: .space),
+                throwsClause: ThrowsClauseSyntax(throwsSpecifier: .keyword(.throws, leadingTrivia: .space)))
+            if fixed.returnClause != nil { fixed.effectSpecifiers?.throwsClause?.trailingTrivia = .space }
+            fixed.parameterClause.trailingTrivia = []
+            diagnose(
+                function.signature, .notAsyncThrows(method: methodName),
+                fixIts: [FixIt(message: APIFixIt(message: "add 'async throws'"), changes: [.replace(oldNode: Syntax(function.signature), newNode: Syntax(fixed))])])
+        }
+
+        // Other attributes.
+        var bodyName: String?
+        var methodHeaders: [(String, String)] = []
+        var isForm = false
+        var isMultipart = false
+        for attribute in attributes {
+            switch attribute.name {
+            case "Body":
+                guard let name = Attributes.string(attribute.labeledArguments?.first?.expression) else {
+                    diagnose(attribute, .templateNotLiteral)
+                    continue
+                }
+                bodyName = name
+            case "Headers":
+                guard let headers = Attributes.headers(attribute) else {
+                    diagnose(attribute, .badHeaders)
+                    continue
+                }
+                methodHeaders = headers
+            case "FormURLEncoded": isForm = true
+            case "Multipart": isMultipart = true
+            default: break
+            }
+        }
+        if isForm && isMultipart, let attribute = attributes.first(where: { $0.name == "Multipart" }) {
+            diagnose(attribute, .formAndMultipart)
+        }
+        if bodyName != nil && (isForm || isMultipart), let attribute = attributes.first(where: { $0.name == "Body" }) {
+            diagnose(attribute, .bodyWithFormOrMultipart)
+        }
+
+        // Parameters and what consumes them.
+        let parameters = function.signature.parameterClause.parameters.map { syntax in
+            let name = (syntax.secondName ?? syntax.firstName).text
+            let label = syntax.firstName.text
+            return Parameter(syntax: syntax, name: name, wireName: label == "_" ? name : label)
+        }
+        func parameter(named name: String) -> Parameter? {
+            parameters.first { $0.name == name } ?? parameters.first { $0.wireName == name }
+        }
+        var consumed = Set<String>()
+        var lines: [String] = ["var request = RequestBuilder(.\(verb), \(literal(template)))"]
+
+        // Headers: the protocol's first, then the method's (which win).
+        let allHeaders = sharedHeaders.map { ($0.0, $0.1, true) } + methodHeaders.map { ($0.0, $0.1, false) }
+        for (name, value, isShared) in allHeaders {
+            guard let placeholders = Placeholders.find(in: value) else {
+                diagnose(verbAttribute, .unclosedPlaceholder)
+                continue
+            }
+            if placeholders.isEmpty {
+                lines.append("request.setHeader(\(literal(name)), \(literal(value)))")
+                continue
+            }
+            // A protocol-wide header applies only to methods that have its parameters.
+            if isShared, placeholders.contains(where: { parameter(named: $0) == nil }) { continue }
+            var names: [String] = []
+            for placeholder in placeholders {
+                guard let match = parameter(named: placeholder) else {
+                    diagnose(function.name, .placeholderWithoutParameter(placeholder: placeholder))
+                    continue
+                }
+                consumed.insert(match.name)
+                names.append(match.name)
+            }
+            if value == "{\(placeholders[0])}", placeholders.count == 1, let only = names.first {
+                lines.append("request.setHeader(\(literal(name)), \(only))")
+            } else if names.count == placeholders.count {
+                let condition = names.map { "!\($0).parameterStrings.isEmpty" }.joined(separator: " && ")
+                let interpolated = Placeholders.interpolate(value, names: Dictionary(uniqueKeysWithValues: zip(placeholders, names)))
+                lines.append("if \(condition) {\n    request.setHeader(\(literal(name)), \(interpolated))\n}")
+            }
+        }
+
+        // Path placeholders.
+        let path = String(template.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+        guard let placeholders = Placeholders.find(in: path) else {
+            diagnose(templateExpression, .unclosedPlaceholder)
+            return nil
+        }
+        for placeholder in placeholders {
+            guard let match = parameter(named: placeholder) else {
+                diagnose(templateExpression, .placeholderWithoutParameter(placeholder: placeholder))
+                continue
+            }
+            if match.isOptional, let optional = match.syntax.type.as(OptionalTypeSyntax.self) {
+                var fixed = match.syntax
+                fixed.type = optional.wrappedType
+                diagnose(
+                    match.syntax.type, .optionalPathParameter(name: match.name),
+                    fixIts: [FixIt(message: APIFixIt(message: "make '\(match.name)' non-optional"), changes: [.replace(oldNode: Syntax(match.syntax), newNode: Syntax(fixed))])])
+                continue
+            }
+            consumed.insert(match.name)
+            lines.append("request.setPathValue(\(match.name), for: \(literal(placeholder)))")
+        }
+
+        // The body.
+        if let bodyName {
+            if let match = parameters.first(where: { $0.name == bodyName || $0.wireName == bodyName }) {
+                consumed.insert(match.name)
+                lines.append("request.setBody(\(match.name))")
+            } else if let attribute = attributes.first(where: { $0.name == "Body" }) {
+                diagnose(attribute, .bodyWithoutParameter(name: bodyName))
+            }
+        }
+
+        // Everything else: query items, form fields or parts.
+        let call = isMultipart ? "addPart" : isForm ? "addFormField" : "addQuery"
+        for parameter in parameters where !consumed.contains(parameter.name) {
+            lines.append("request.\(call)(\(literal(parameter.wireName)), \(parameter.name))")
+        }
+        guard ok else { return nil }
+        if lines.count == 1 { lines[0] = "let" + lines[0].dropFirst(3) }  // nothing to add: no `var` warning
+
+        // Sending and the result.
+        let send = Self.sendExpression(for: function.signature.returnClause?.type)
+        if let errorBody {
+            lines.append("do {\n    \(send)\n} catch {\n    throw client.attachingErrorBody(to: error, as: \(errorBody).self)\n}")
+        } else {
+            lines.append(send)
+        }
+
+        var signature = function.signature.trimmed
+        signature.leadingTrivia = []
+        let generics = function.genericParameterClause?.trimmedDescription ?? ""
+        let whereClause = function.genericWhereClause.map { " " + $0.trimmedDescription } ?? ""
+        let body = lines.joined(separator: "\n").split(separator: "\n", omittingEmptySubsequences: false)
+            .map { "        " + $0 }.joined(separator: "\n")
+        return """
+                \(access)func \(methodName)\(generics)\(signature.trimmedDescription)\(whereClause) {
+            \(body)
+                }
+            """
+    }
+
+    /// The statement that sends the request and produces the method's result.
+    static func sendExpression(for returnType: TypeSyntax?) -> String {
+        guard let returnType else { return "_ = try await client.send(request)" }
+        let text = returnType.trimmedDescription
+        if text == "Void" || text == "()" { return "_ = try await client.send(request)" }
+        if text == "Data" || text == "Foundation.Data" { return "return Data(try await client.send(request).body)" }
+        if let optional = returnType.as(OptionalTypeSyntax.self) {
+            return "return try await client.sendOptional(request, decoding: \(optional.wrappedType.trimmedDescription).self)"
+        }
+        if let identifier = returnType.as(IdentifierTypeSyntax.self), let arguments = identifier.genericArgumentClause?.arguments,
+            arguments.count == 1, let argument = arguments.first
+        {
+            if identifier.name.text == "Optional" {
+                return "return try await client.sendOptional(request, decoding: \(argument.argument.trimmedDescription).self)"
+            }
+            if identifier.name.text == "Response" {
+                return "return try await client.sendForResponse(request, decoding: \(argument.argument.trimmedDescription).self)"
+            }
+        }
+        return "return try await client.send(request, decoding: \(text).self)"
+    }
+}
+
+/// `{name}` placeholders in templates and header values.
+enum Placeholders {
+    /// The placeholder names in order; `nil` if a `{` is never closed.
+    static func find(in text: String) -> [String]? {
+        var names: [String] = []
+        var rest = Substring(text)
+        while let open = rest.firstIndex(of: "{") {
+            guard let close = rest[open...].firstIndex(of: "}") else { return nil }
+            names.append(String(rest[rest.index(after: open)..<close]))
+            rest = rest[rest.index(after: close)...]
+        }
+        return names
+    }
+
+    /// A Swift string literal with each placeholder replaced by the parameter's text.
+    static func interpolate(_ text: String, names: [String: String]) -> String {
+        var output = ""
+        var rest = Substring(text)
+        while let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") {
+            output += String(literal(String(rest[..<open])).dropFirst().dropLast())
+            let placeholder = String(rest[rest.index(after: open)..<close])
+            if let name = names[placeholder] { output += "\\(\(name).parameterStrings.joined(separator: \", \"))" }
+            rest = rest[rest.index(after: close)...]
+        }
+        output += String(literal(String(rest)).dropFirst().dropLast())
+        return "\"" + output + "\""
+    }
+}

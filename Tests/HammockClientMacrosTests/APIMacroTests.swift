@@ -1,0 +1,414 @@
+import HammockClientMacros
+import MacroTesting
+import Testing
+
+@Suite(
+    .macros(
+        [
+            "API": APIMacro.self, "GET": MarkerMacro.self, "POST": MarkerMacro.self, "PUT": MarkerMacro.self,
+            "PATCH": MarkerMacro.self, "DELETE": MarkerMacro.self, "HEAD": MarkerMacro.self, "Body": MarkerMacro.self,
+            "Headers": MarkerMacro.self, "FormURLEncoded": MarkerMacro.self, "Multipart": MarkerMacro.self,
+            "ErrorBody": MarkerMacro.self,
+        ]
+    )
+)
+struct APIMacroTests {
+    @Test("The issue's GitHub example expands to plain calls on the runtime")
+    func gitHub() {
+        assertMacro {
+            #"""
+            @API
+            protocol GitHub: Sendable {
+                @GET("/users/{user}/repos")
+                func listRepos(user: String, sort: String?) async throws -> [Repo]
+
+                @POST("/repos/{owner}/{repo}/issues")
+                @Body("issue")
+                func createIssue(owner: String, repo: String, issue: NewIssue) async throws -> Issue
+
+                @Headers(["Accept": "application/vnd.github+json", "If-None-Match": "{etag}"])
+                @GET("/user")
+                func me(etag: String?) async throws -> Response<User>
+
+                @FormURLEncoded
+                @POST("/oauth/token")
+                func token(grant_type: String, username: String, password: String) async throws -> Token
+
+                @Multipart
+                @POST("/upload")
+                func upload(description: String, photo: FilePart) async throws
+            }
+            """#
+        } expansion: {
+            """
+            protocol GitHub: Sendable {
+                func listRepos(user: String, sort: String?) async throws -> [Repo]
+                func createIssue(owner: String, repo: String, issue: NewIssue) async throws -> Issue
+                func me(etag: String?) async throws -> Response<User>
+                func token(grant_type: String, username: String, password: String) async throws -> Token
+                func upload(description: String, photo: FilePart) async throws
+            }
+
+            /// The client `@API` generated for `GitHub`.
+            struct GitHubClient: GitHub {
+                /// The client every request goes through.
+                let client: RestClient
+
+                /// A client sending requests through `client`.
+                init(client: RestClient) {
+                    self.client = client
+                }
+
+                func listRepos(user: String, sort: String?) async throws -> [Repo] {
+                    var request = RequestBuilder(.get, "/users/{user}/repos")
+                    request.setPathValue(user, for: "user")
+                    request.addQuery("sort", sort)
+                    return try await client.send(request, decoding: [Repo].self)
+                }
+
+                func createIssue(owner: String, repo: String, issue: NewIssue) async throws -> Issue {
+                    var request = RequestBuilder(.post, "/repos/{owner}/{repo}/issues")
+                    request.setPathValue(owner, for: "owner")
+                    request.setPathValue(repo, for: "repo")
+                    request.setBody(issue)
+                    return try await client.send(request, decoding: Issue.self)
+                }
+
+                func me(etag: String?) async throws -> Response<User> {
+                    var request = RequestBuilder(.get, "/user")
+                    request.setHeader("Accept", "application/vnd.github+json")
+                    request.setHeader("If-None-Match", etag)
+                    return try await client.sendForResponse(request, decoding: User.self)
+                }
+
+                func token(grant_type: String, username: String, password: String) async throws -> Token {
+                    var request = RequestBuilder(.post, "/oauth/token")
+                    request.addFormField("grant_type", grant_type)
+                    request.addFormField("username", username)
+                    request.addFormField("password", password)
+                    return try await client.send(request, decoding: Token.self)
+                }
+
+                func upload(description: String, photo: FilePart) async throws {
+                    var request = RequestBuilder(.post, "/upload")
+                    request.addPart("description", description)
+                    request.addPart("photo", photo)
+                    _ = try await client.send(request)
+                }
+            }
+            """
+        }
+    }
+
+    @Test("Public protocols get public clients; labels are wire names; static queries and results of every kind")
+    func publicAndResults() {
+        assertMacro {
+            #"""
+            @API
+            @Headers(["User-Agent": "Hammock", "Authorization": "Bearer {token}"])
+            @ErrorBody(APIError.self)
+            public protocol Store {
+                @GET("/search?type=all")
+                func search(q query: String, _ page: Int, tags: [String]) async throws -> [Item]?
+
+                @DELETE("/items/{id}")
+                func delete(id: Int, token: String?) async throws -> Void
+
+                @HEAD("/items/{id}.{format}")
+                func exists(id: Int, format: Format, token: String?) async throws -> Data
+
+                @PATCH("/items/{id}")
+                @Body("changes")
+                func update(id: Int, changes: JSON, token: String?) async throws -> Optional<Item>
+            }
+            """#
+        } expansion: {
+            #"""
+            public protocol Store {
+                func search(q query: String, _ page: Int, tags: [String]) async throws -> [Item]?
+                func delete(id: Int, token: String?) async throws -> Void
+                func exists(id: Int, format: Format, token: String?) async throws -> Data
+                func update(id: Int, changes: JSON, token: String?) async throws -> Optional<Item>
+            }
+
+            /// The client `@API` generated for `Store`.
+            public struct StoreClient: Store {
+                /// The client every request goes through.
+                public let client: RestClient
+
+                /// A client sending requests through `client`.
+                public init(client: RestClient) {
+                    self.client = client
+                }
+
+                public func search(q query: String, _ page: Int, tags: [String]) async throws -> [Item]? {
+                    var request = RequestBuilder(.get, "/search?type=all")
+                    request.setHeader("User-Agent", "Hammock")
+                    request.addQuery("q", query)
+                    request.addQuery("page", page)
+                    request.addQuery("tags", tags)
+                    do {
+                        return try await client.sendOptional(request, decoding: [Item].self)
+                    } catch {
+                        throw client.attachingErrorBody(to: error, as: APIError.self)
+                    }
+                }
+
+                public func delete(id: Int, token: String?) async throws -> Void {
+                    var request = RequestBuilder(.delete, "/items/{id}")
+                    request.setHeader("User-Agent", "Hammock")
+                    if !token.parameterStrings.isEmpty {
+                        request.setHeader("Authorization", "Bearer \(token.parameterStrings.joined(separator: ", "))")
+                    }
+                    request.setPathValue(id, for: "id")
+                    do {
+                        _ = try await client.send(request)
+                    } catch {
+                        throw client.attachingErrorBody(to: error, as: APIError.self)
+                    }
+                }
+
+                public func exists(id: Int, format: Format, token: String?) async throws -> Data {
+                    var request = RequestBuilder(.head, "/items/{id}.{format}")
+                    request.setHeader("User-Agent", "Hammock")
+                    if !token.parameterStrings.isEmpty {
+                        request.setHeader("Authorization", "Bearer \(token.parameterStrings.joined(separator: ", "))")
+                    }
+                    request.setPathValue(id, for: "id")
+                    request.setPathValue(format, for: "format")
+                    do {
+                        return Data(try await client.send(request).body)
+                    } catch {
+                        throw client.attachingErrorBody(to: error, as: APIError.self)
+                    }
+                }
+
+                public func update(id: Int, changes: JSON, token: String?) async throws -> Optional<Item> {
+                    var request = RequestBuilder(.patch, "/items/{id}")
+                    request.setHeader("User-Agent", "Hammock")
+                    if !token.parameterStrings.isEmpty {
+                        request.setHeader("Authorization", "Bearer \(token.parameterStrings.joined(separator: ", "))")
+                    }
+                    request.setPathValue(id, for: "id")
+                    request.setBody(changes)
+                    do {
+                        return try await client.sendOptional(request, decoding: Item.self)
+                    } catch {
+                        throw client.attachingErrorBody(to: error, as: APIError.self)
+                    }
+                }
+            }
+            """#
+        }
+    }
+
+    @Test("@API on something other than a protocol")
+    func notAProtocol() {
+        assertMacro {
+            """
+            @API
+            struct GitHub {}
+            """
+        } diagnostics: {
+            """
+            @API
+            ┬───
+            ╰─ 🛑 @API can only be applied to a protocol
+            struct GitHub {}
+            """
+        }
+    }
+
+    @Test("A method that is not async throws gets a fix-it")
+    func notAsyncThrows() {
+        assertMacro {
+            """
+            @API
+            protocol Users {
+                @GET("/users")
+                func list() -> [User]
+            }
+            """
+        } diagnostics: {
+            """
+            @API
+            protocol Users {
+                @GET("/users")
+                func list() -> [User]
+                         ┬───────────
+                         ╰─ 🛑 'list' must be 'async throws': every call goes over the network and can fail
+                            ✏️ add 'async throws'
+            }
+            """
+        } fixes: {
+            """
+            @API
+            protocol Users {
+                @GET("/users")
+                func list() async throws -> [User]
+            }
+            """
+        } expansion: {
+            """
+            protocol Users {
+                func list() async throws -> [User]
+            }
+
+            /// The client `@API` generated for `Users`.
+            struct UsersClient: Users {
+                /// The client every request goes through.
+                let client: RestClient
+
+                /// A client sending requests through `client`.
+                init(client: RestClient) {
+                    self.client = client
+                }
+
+                func list() async throws -> [User] {
+                    let request = RequestBuilder(.get, "/users")
+                    return try await client.send(request, decoding: [User].self)
+                }
+            }
+            """
+        }
+    }
+
+    @Test("A placeholder without a parameter, and a method without a verb")
+    func placeholderAndVerb() {
+        assertMacro {
+            """
+            @API
+            protocol Users {
+                @GET("/users/{id}")
+                func user(userID: Int) async throws -> User
+
+                func forgotten() async throws
+            }
+            """
+        } diagnostics: {
+            """
+            @API
+            protocol Users {
+                @GET("/users/{id}")
+                     ┬────────────
+                     ╰─ 🛑 no parameter named 'id' fills the placeholder {id}
+                func user(userID: Int) async throws -> User
+
+                func forgotten() async throws
+                     ┬────────
+                     ╰─ 🛑 'forgotten' needs an HTTP method attribute: @GET, @POST, @PUT, @PATCH, @DELETE or @HEAD with a path
+            }
+            """
+        }
+    }
+
+    @Test("An optional path parameter gets a fix-it")
+    func optionalPathParameter() {
+        assertMacro {
+            """
+            @API
+            protocol Users {
+                @GET("/users/{id}")
+                func user(id: Int?) async throws -> User
+            }
+            """
+        } diagnostics: {
+            """
+            @API
+            protocol Users {
+                @GET("/users/{id}")
+                func user(id: Int?) async throws -> User
+                              ┬───
+                              ╰─ 🛑 path parameter 'id' cannot be optional: a URL path has no way to leave a segment out
+                                 ✏️ make 'id' non-optional
+            }
+            """
+        } fixes: {
+            """
+            @API
+            protocol Users {
+                @GET("/users/{id}")
+                func user(id: Int) async throws -> User
+            }
+            """
+        } expansion: {
+            """
+            protocol Users {
+                func user(id: Int) async throws -> User
+            }
+
+            /// The client `@API` generated for `Users`.
+            struct UsersClient: Users {
+                /// The client every request goes through.
+                let client: RestClient
+
+                /// A client sending requests through `client`.
+                init(client: RestClient) {
+                    self.client = client
+                }
+
+                func user(id: Int) async throws -> User {
+                    var request = RequestBuilder(.get, "/users/{id}")
+                    request.setPathValue(id, for: "id")
+                    return try await client.send(request, decoding: User.self)
+                }
+            }
+            """
+        }
+    }
+
+    @Test("@Body naming nothing, @Body with a form, form with multipart, properties")
+    func bodyMistakes() {
+        assertMacro {
+            """
+            @API
+            protocol Users {
+                var name: String { get }
+
+                @POST("/users")
+                @Body("user")
+                func create(person: User) async throws -> User
+
+                @FormURLEncoded
+                @POST("/users")
+                @Body("user")
+                func form(user: User) async throws
+
+                @FormURLEncoded
+                @Multipart
+                @POST("/users")
+                func both(name: String) async throws
+            }
+            """
+        } diagnostics: {
+            """
+            @API
+            protocol Users {
+                var name: String { get }
+                ┬───────────────────────
+                ╰─ 🛑 @API protocols may only declare methods; move properties to an extension
+
+                @POST("/users")
+                @Body("user")
+                ┬────────────
+                ╰─ 🛑 @Body names 'user', but the method has no such parameter
+                func create(person: User) async throws -> User
+
+                @FormURLEncoded
+                @POST("/users")
+                @Body("user")
+                ┬────────────
+                ╰─ 🛑 @Body cannot be combined with @FormURLEncoded or @Multipart: the body is one or the other
+                func form(user: User) async throws
+
+                @FormURLEncoded
+                @Multipart
+                ┬─────────
+                ╰─ 🛑 @FormURLEncoded and @Multipart cannot both apply: choose one body encoding
+                @POST("/users")
+                func both(name: String) async throws
+            }
+            """
+        }
+    }
+}

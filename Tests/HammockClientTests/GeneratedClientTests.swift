@@ -1,0 +1,142 @@
+import Foundation
+import HammockClient
+import HammockServer
+import HammockTesting
+import Testing
+
+struct Person: Codable, Equatable, Sendable {
+    var id: Int?
+    var name: String
+    var numberOfKids: Int?
+}
+
+struct Car: Codable, Equatable, Sendable {
+    var id: Int?
+    var name: String
+    var person_id: Int?
+}
+
+struct Problem: Decodable, Sendable, Equatable {
+    var title: String
+    var status: Int
+    var detail: String?
+}
+
+/// The mock server's people example, declared once and implemented by the macro.
+@API
+@Headers(["Accept": "application/json", "X-Trace": "{trace}"])
+@ErrorBody(Problem.self)
+protocol PeopleAPI: Sendable {
+    @GET("/people")
+    func people() async throws -> [Person]
+
+    @GET("/people/{id}")
+    func person(id: Int) async throws -> Person
+
+    @GET("/people/{id}")
+    func personWithHeaders(id: Int, trace: String?) async throws -> Response<Person>
+
+    @POST("/people")
+    @Body("person")
+    func create(person: Person) async throws -> Person
+
+    @FormURLEncoded
+    @POST("/people")
+    func createFromForm(name: String, numberOfKids: Int?) async throws -> Person
+
+    @PATCH("/people/{id}")
+    @Body("changes")
+    func update(id: Int, changes: JSON) async throws -> Person
+
+    @DELETE("/people/{id}")
+    func delete(id: Int) async throws
+
+    @GET("/people/{person}/cars")
+    func cars(of person: Int) async throws -> [Car]
+
+    @POST("/people/{person}/cars")
+    @Body("car")
+    func addCar(person: Int, car: Car) async throws -> Car
+
+    @GET("/people/{id}")
+    func raw(id: Int) async throws -> Data
+}
+
+@Suite("Generated clients against the mock server")
+struct GeneratedClientTests {
+    static func makeServer() async throws -> MockServer {
+        let people = Resource("people", fields: ["name": .string, "numberOfKids": .integer])
+        let cars = Resource("cars", fields: ["name": .string], parents: ["people"])
+        return try await MockServer(resources: [people, cars])
+    }
+
+    static func exercise(_ api: some PeopleAPI) async throws {
+        #expect(try await api.people() == [])
+        let john = try await api.create(person: Person(name: "john", numberOfKids: 1))
+        #expect(john == Person(id: 1, name: "john", numberOfKids: 1))
+        #expect(try await api.person(id: 1) == john)
+        let withHeaders = try await api.personWithHeaders(id: 1, trace: "abc")
+        #expect(withHeaders.status == .ok && withHeaders.value == john)
+        #expect(withHeaders.headerFields[.contentType]?.hasPrefix("application/json") == true)
+        let jeff = try await api.update(id: 1, changes: ["name": "jeff"])
+        #expect(jeff == Person(id: 1, name: "jeff", numberOfKids: 1))
+        let ada = try await api.createFromForm(name: "ada lovelace", numberOfKids: nil)
+        #expect(ada == Person(id: 2, name: "ada lovelace", numberOfKids: nil))
+        let car = try await api.addCar(person: 2, car: Car(name: "mini"))
+        #expect(car == Car(id: 1, name: "mini", person_id: 2))
+        #expect(try await api.cars(of: 2) == [car])
+        #expect(try JSON(parsing: [UInt8](try await api.raw(id: 2)))["name"] == "ada lovelace")
+        try await api.delete(id: 1)
+        do {
+            _ = try await api.person(id: 1)
+            Issue.record("expected a 404")
+        } catch let error as RestError {
+            #expect(error.status == .notFound)
+            #expect(error.errorBody(as: Problem.self) == Problem(title: "Not Found", status: 404, detail: "No people with id 1"))
+            #expect(error.description.hasPrefix("GET "))
+            #expect(error.description.contains("/people/1: 404 Not Found"))
+        }
+        do {
+            _ = try await api.update(id: 2, changes: ["numberOfKids": "two"])
+            Issue.record("expected a 422")
+        } catch let error as RestError {
+            #expect(error.errorBody(as: Problem.self)?.status == 422)
+        }
+    }
+
+    @Test("CRUD, nested routes, forms, headers and error bodies in process")
+    func inProcess() async throws {
+        let server = try await Self.makeServer()
+        let api = PeopleAPIClient(client: RestClient(baseURL: URL(string: "http://mock")!, transport: MockServerTransport(server: server)))
+        try await Self.exercise(api)
+    }
+
+    @Test("The same over loopback with URLSession")
+    func overLoopback() async throws {
+        let server = try await Self.makeServer()
+        let port = try await server.start(port: 0)
+        do {
+            try await Self.exercise(PeopleAPIClient(client: RestClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!)))
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    @Test("The generated client sends exactly what the protocol declares")
+    func wire() async throws {
+        let recorder = Recorder(body: #"{"id":3,"name":"x"}"#)
+        let api = PeopleAPIClient(client: recorder.client("http://api.test/v2"))
+        _ = try await api.personWithHeaders(id: 3, trace: "t-1")
+        let sent = try #require(recorder.last?.request)
+        #expect(sent.method == .get && sent.path == "/v2/people/3")
+        #expect(sent.headerFields[.accept] == "application/json")
+        #expect(sent.headerFields[HTTPField.Name("X-Trace")!] == "t-1")
+        _ = try await api.personWithHeaders(id: 3, trace: nil)
+        #expect(recorder.last?.request.headerFields[HTTPField.Name("X-Trace")!] == nil)
+        _ = try await api.createFromForm(name: "a+b c", numberOfKids: 2)
+        #expect(recorder.last?.bodyText == "name=a%2Bb+c&numberOfKids=2")
+        #expect(recorder.last?.request.headerFields[.contentType] == "application/x-www-form-urlencoded")
+    }
+}
