@@ -3,6 +3,7 @@ import Foundation
 public import FoundationNetworking
 #endif
 public import HTTPTypes
+import Synchronization
 
 /// Sends requests with `URLSession` (on Linux, FoundationNetworking's libcurl-based one).
 ///
@@ -32,7 +33,7 @@ public struct URLSessionTransport: HTTPTransport {
         urlRequest.httpMethod = request.method.rawValue
         for field in request.headerFields { urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName) }
         if let body { urlRequest.httpBody = Data(body) }
-        let (data, response) = try await session.data(for: urlRequest)
+        let (data, response) = try await perform(urlRequest)
         guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
         var fields = HTTPFields()
         for (name, value) in http.allHeaderFields {
@@ -40,5 +41,57 @@ public struct URLSessionTransport: HTTPTransport {
             fields.append(HTTPField(name: fieldName, value: value))
         }
         return (HTTPResponse(status: .init(code: http.statusCode), headerFields: fields), [UInt8](data))
+    }
+
+    /// Runs a data task, cancelling it as soon as the calling task is cancelled. (The async
+    /// `data(for:)` of FoundationNetworking waits for the server before it reports cancellation.)
+    func perform(_ request: URLRequest) async throws -> (Data, URLResponse) {
+        let handle = DataTaskHandle()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
+                let task = session.dataTask(with: request) { data, response, error in
+                    if let error {
+                        continuation.resume(throwing: error)
+                    } else if let response {
+                        continuation.resume(returning: (data ?? Data(), response))
+                    } else {
+                        continuation.resume(throwing: URLError(.badServerResponse))
+                    }
+                }
+                handle.start(task)
+            }
+        } onCancel: {
+            handle.cancel()
+        }
+    }
+}
+
+/// The data task of one request, so a cancellation that arrives before or after it starts cancels it.
+final class DataTaskHandle: Sendable {
+    private enum State {
+        case waiting
+        case running(URLSessionDataTask)
+        case cancelled
+    }
+
+    // URLSessionDataTask is not Sendable on every platform; it is only touched under this lock,
+    // and `resume()`/`cancel()` are documented as safe to call from any thread.
+    private let state = Mutex<State>(.waiting)
+
+    func start(_ task: URLSessionDataTask) {
+        let cancelled = state.withLock { state -> Bool in
+            if case .cancelled = state { return true }
+            state = .running(task)
+            return false
+        }
+        if cancelled { task.cancel() }
+        task.resume()
+    }
+
+    func cancel() {
+        state.withLock { state in
+            if case .running(let task) = state { task.cancel() }
+            state = .cancelled
+        }
     }
 }

@@ -1,0 +1,110 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+import Synchronization
+
+/// httpbin (from PyPI) under gunicorn on 127.0.0.1, a free port, for the duration of one test.
+/// `scripts/setup` installs it.
+final class HTTPBinServer: Sendable {
+    let process: Process
+    let port: Int
+    private let exited: AsyncStream<Int32>
+
+    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    private init(process: Process, port: Int, exited: AsyncStream<Int32>) {
+        self.process = process
+        self.port = port
+        self.exited = exited
+    }
+
+    struct StartFailure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func start() async throws -> HTTPBinServer {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "python3", "-m", "gunicorn", "-k", "gthread", "--threads", "8", "--no-control-socket", "--graceful-timeout", "1",
+            "-b", "127.0.0.1:0", "httpbin:app",
+        ]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        let (ports, portContinuation) = AsyncStream.makeStream(of: Int?.self)
+        let (exited, exitContinuation) = AsyncStream.makeStream(of: Int32.self)
+        let output = Mutex("")
+        errors.fileHandleForReading.readabilityHandler = { handle in
+            let chunk = handle.availableData
+            if chunk.isEmpty {
+                handle.readabilityHandler = nil
+                portContinuation.yield(nil)
+                return
+            }
+            let text = output.withLock { text -> String in
+                text += String(decoding: chunk, as: UTF8.self)
+                return text
+            }
+            if let range = text.range(of: #"Listening at: http://127\.0\.0\.1:(\d+)"#, options: .regularExpression),
+                let port = Int(text[range].split(separator: ":").last ?? "")
+            {
+                portContinuation.yield(port)
+            }
+        }
+        process.terminationHandler = { process in
+            portContinuation.yield(nil)
+            exitContinuation.yield(process.terminationStatus)
+            exitContinuation.finish()
+        }
+        try process.run()
+        for await port in ports {
+            guard let port else { break }
+            return HTTPBinServer(process: process, port: port, exited: exited)
+        }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        throw StartFailure(description: "httpbin did not start (run scripts/setup): \(output.withLock { $0 })")
+    }
+
+    func stop() async {
+        // SIGKILL, not SIGTERM: a child of the test process may inherit a signal mask that blocks
+        // SIGTERM, and gunicorn then never sees it. Its workers exit when the master is gone.
+        let master = process.processIdentifier
+        for worker in Self.children(of: master) { kill(worker, SIGKILL) }  // a worker may be mid-request
+        if process.isRunning { kill(master, SIGKILL) }
+        for await _ in exited { break }
+    }
+}
+
+extension HTTPBinServer {
+    /// The processes whose parent is `parent` (from /proc on Linux; none elsewhere).
+    static func children(of parent: Int32) -> [Int32] {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
+        return entries.compactMap { entry -> Int32? in
+            guard let pid = Int32(entry),
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return nil }
+            // After "pid (comm)": state, then the parent's pid.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && Int32(fields[1]) == parent ? pid : nil
+        }
+    }
+}
+
+/// Runs `body` with httpbin running, and always stops it.
+func withHTTPBin<T>(_ body: (URL) async throws -> T) async throws -> T {
+    let server = try await HTTPBinServer.start()
+    do {
+        let result = try await body(server.baseURL)
+        await server.stop()
+        return result
+    } catch {
+        await server.stop()
+        throw error
+    }
+}
+
