@@ -136,7 +136,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HammockCLITests",
-            dependencies: ["hammock", "HammockJSON"],
+            dependencies: ["hammock", "HammockJSON", "HammockClient"],
             swiftSettings: swiftSettings
         ),
     ]
