@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "HammockTesting", targets: ["HammockTesting"]),
         .executable(name: "hammock", targets: ["hammock"]),
         .executable(name: "hammock-bench", targets: ["HammockBenchmarks"]),
+        .executable(name: "hammock-client-bench", targets: ["HammockClientBenchmarks"]),
     ],
     dependencies: [
         // Versions are pinned exactly: the build machines resolve only from a local mirror.
@@ -106,6 +107,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/HammockBenchmarks",
+            swiftSettings: swiftSettings
+        ),
+
+        // `swift run -c release hammock-client-bench`: a separate product, so that the server benchmark's
+        // release build never compiles swift-syntax for the macro.
+        .executableTarget(
+            name: "HammockClientBenchmarks",
+            dependencies: ["HammockClient", "HammockTesting", "HammockServer"],
+            path: "Benchmarks/HammockClientBenchmarks",
             swiftSettings: swiftSettings
         ),
 
