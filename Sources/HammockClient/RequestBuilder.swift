@@ -103,28 +103,31 @@ public struct RequestBuilder: Sendable {
 extension RequestBuilder {
     /// The URL this request goes to from `baseURL`, for messages (never throws; unfilled placeholders stay).
     func describeURL(baseURL: URL) -> String {
-        (try? resolvedURL(baseURL: baseURL)) ?? baseURL.absoluteString + template
+        var base = baseURL.absoluteString
+        if let mark = base.firstIndex(where: { $0 == "?" || $0 == "#" }) { base = String(base[..<mark]) }
+        while base.hasSuffix("/") { base.removeLast() }
+        let target = (try? resolvedTarget(basePath: "")) ?? (template.hasPrefix("/") ? template : "/" + template)
+        return base + target
     }
 
-    /// The full URL: the base URL's path, the template's path with values filled in, the static query
+    /// The request target: the base path, the template's path with values filled in, the static query
     /// and the query items.
-    func resolvedURL(baseURL: URL) throws(RequestProblem) -> String {
+    func resolvedTarget(basePath: String) throws(RequestProblem) -> String {
         let parts = template.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
-        let templatePath = String(parts.first ?? "")
-        let staticQuery = parts.count > 1 ? String(parts[1]) : ""
-        var path = ""
+        let templatePath = parts.first ?? ""
+        var path = basePath
+        if !templatePath.isEmpty && !templatePath.hasPrefix("/") { path += "/" }
         var index = templatePath.startIndex
         while index < templatePath.endIndex {
-            let character = templatePath[index]
-            guard character == "{" else {
-                path.append(character)
-                index = templatePath.index(after: index)
-                continue
+            guard let open = templatePath[index...].firstIndex(of: "{") else {
+                path += templatePath[index...]
+                break
             }
-            guard let close = templatePath[index...].firstIndex(of: "}") else {
+            path += templatePath[index..<open]
+            guard let close = templatePath[open...].firstIndex(of: "}") else {
                 throw RequestProblem("the template has an unclosed '{'")
             }
-            let name = String(templatePath[templatePath.index(after: index)..<close])
+            let name = String(templatePath[templatePath.index(after: open)..<close])
             guard let values = pathValues[name] else { throw RequestProblem("no value for the placeholder {\(name)}") }
             guard values.count == 1, let value = values.first else {
                 throw RequestProblem("the path value for {\(name)} must be exactly one value, not \(values.count)")
@@ -135,15 +138,11 @@ extension RequestBuilder {
             path += PercentEncoding.encode(value)
             index = templatePath.index(after: close)
         }
-        var base = baseURL.absoluteString
-        if let mark = base.firstIndex(where: { $0 == "?" || $0 == "#" }) { base = String(base[..<mark]) }
-        while base.hasSuffix("/") { base.removeLast() }
-        if !path.isEmpty && !path.hasPrefix("/") { path = "/" + path }
-        var url = base + path
-        var items = staticQuery.isEmpty ? [] : [staticQuery]
-        items += query.map { PercentEncoding.encode($0.0) + "=" + PercentEncoding.encode($0.1) }
-        if !items.isEmpty { url += "?" + items.joined(separator: "&") }
-        return url
+        if path.isEmpty { path = "/" }
+        var items = parts.count > 1 && !parts[1].isEmpty ? [String(parts[1])] : []
+        for (name, value) in query { items.append(PercentEncoding.encode(name) + "=" + PercentEncoding.encode(value)) }
+        if !items.isEmpty { path += "?" + items.joined(separator: "&") }
+        return path
     }
 
     /// The header fields, checked: names must be tokens and values free of line breaks.

@@ -26,6 +26,8 @@ public struct RestClient: Sendable {
     public let makeEncoder: @Sendable () -> JSONEncoder
     /// Makes the decoder for responses.
     public let makeDecoder: @Sendable () -> JSONDecoder
+    let base: Base
+    let chain: @Sendable (HTTPRequest, [UInt8]?) async throws -> (HTTPResponse, [UInt8])
 
     /// Creates a client.
     public init(
@@ -42,6 +44,8 @@ public struct RestClient: Sendable {
         self.defaultHeaders = defaultHeaders.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         self.makeEncoder = makeEncoder
         self.makeDecoder = makeDecoder
+        self.base = Base(baseURL)
+        self.chain = Self.makeChain(transport: transport, interceptors: interceptors)
     }
 
     /// Sorted keys and ISO 8601 dates.
@@ -73,10 +77,11 @@ public struct RestClient: Sendable {
     /// - Parameter acceptingAnyStatus: Return non-2xx responses instead of throwing.
     /// - Throws: ``RestError`` for a request that cannot be built or sent, a non-2xx status, or cancellation.
     public func send(_ request: RequestBuilder, acceptingAnyStatus: Bool = false) async throws(RestError) -> RawResponse {
-        let url = request.describeURL(baseURL: baseURL)
-        func failure(_ reason: RestError.Reason) -> RestError { RestError(reason, method: request.method, url: url) }
-        let (head, body) = try prepare(request, url: url)
-        let chain = makeChain()
+        let (head, body) = try prepare(request)
+        // The URL for messages is built only when something fails.
+        func failure(_ reason: RestError.Reason) -> RestError {
+            RestError(reason, method: request.method, url: request.describeURL(baseURL: baseURL))
+        }
         let response: HTTPResponse
         let responseBody: [UInt8]
         do {
@@ -92,8 +97,8 @@ public struct RestClient: Sendable {
         }
         guard acceptingAnyStatus || (200...299).contains(response.status.code) else {
             throw RestError(
-                .unacceptableStatus, method: request.method, url: url, status: response.status,
-                headerFields: response.headerFields, body: responseBody)
+                .unacceptableStatus, method: request.method, url: request.describeURL(baseURL: baseURL),
+                status: response.status, headerFields: response.headerFields, body: responseBody)
         }
         return RawResponse(status: response.status, headerFields: response.headerFields, body: responseBody)
     }
@@ -152,23 +157,21 @@ public struct RestClient: Sendable {
     }
 
     /// The request head and body bytes.
-    func prepare(_ request: RequestBuilder, url: String) throws(RestError) -> (HTTPRequest, [UInt8]?) {
-        func failure(_ reason: RestError.Reason) -> RestError { RestError(reason, method: request.method, url: url) }
-        let resolvedURL: String
+    func prepare(_ request: RequestBuilder) throws(RestError) -> (HTTPRequest, [UInt8]?) {
+        func failure(_ reason: RestError.Reason) -> RestError {
+            RestError(reason, method: request.method, url: request.describeURL(baseURL: baseURL))
+        }
+        let target: String
         var fields: HTTPFields
         do {
-            resolvedURL = try request.resolvedURL(baseURL: baseURL)
+            target = try request.resolvedTarget(basePath: base.path)
             fields = try request.resolvedHeaderFields(defaults: defaultHeaders)
         } catch {
             throw failure(.invalidRequest(error.message))
         }
-        guard let components = URLComponents(string: resolvedURL), let scheme = components.scheme, let host = components.host
-        else {
-            throw failure(.invalidRequest("'\(resolvedURL)' is not an absolute URL"))
+        guard let scheme = base.scheme, let authority = base.authority else {
+            throw failure(.invalidRequest("the base URL '\(baseURL.absoluteString)' is not an absolute http(s) URL"))
         }
-        let authority = components.port.map { "\(host):\($0)" } ?? host
-        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-        let target = path + (components.percentEncodedQuery.map { "?" + $0 } ?? "")
         var body: [UInt8]?
         var contentType: String?
         switch request.body {
@@ -202,9 +205,30 @@ public struct RestClient: Sendable {
         return (head, body)
     }
 
-    /// The interceptors wrapped around the transport.
-    func makeChain() -> @Sendable (HTTPRequest, [UInt8]?) async throws -> (HTTPResponse, [UInt8]) {
-        let transport = self.transport
+    /// The base URL's parts, taken apart once.
+    struct Base: Sendable {
+        let scheme: String?
+        let authority: String?
+        /// The percent-encoded path without a trailing slash ("" for the root).
+        let path: String
+
+        init(_ url: URL) {
+            let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+            scheme = components?.scheme
+            authority = components?.host.map { host in
+                let bracketed = host.contains(":") ? "[\(host)]" : host
+                return components?.port.map { "\(bracketed):\($0)" } ?? bracketed
+            }
+            var path = components?.percentEncodedPath ?? ""
+            while path.hasSuffix("/") { path.removeLast() }
+            self.path = path
+        }
+    }
+
+    /// The interceptors wrapped around the transport, built once.
+    static func makeChain(transport: any HTTPTransport, interceptors: [any ClientInterceptor])
+        -> @Sendable (HTTPRequest, [UInt8]?) async throws -> (HTTPResponse, [UInt8])
+    {
         var next: @Sendable (HTTPRequest, [UInt8]?) async throws -> (HTTPResponse, [UInt8]) = { request, body in
             try await transport.send(request, body: body)
         }
