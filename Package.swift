@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "HammockServer", targets: ["HammockServer"]),
         .library(name: "HammockModel", targets: ["HammockModel"]),
         .library(name: "HammockClient", targets: ["HammockClient"]),
+        .library(name: "HammockAsyncHTTPClient", targets: ["HammockAsyncHTTPClient"]),
         .library(name: "HammockTesting", targets: ["HammockTesting"]),
         .executable(name: "hammock", targets: ["hammock"]),
         .executable(name: "hammock-bench", targets: ["HammockBenchmarks"]),
@@ -30,6 +31,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", exact: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", exact: "2.13.0"),
         .package(url: "https://github.com/swiftlang/swift-syntax.git", exact: "602.0.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", exact: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", exact: "2.101.3"),
         .package(url: "https://github.com/pointfreeco/swift-macro-testing.git", exact: "0.7.0"),
     ],
     targets: [
@@ -60,6 +63,18 @@ let package = Package(
                 "HammockJSON",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // The AsyncHTTPClient transport, its own product so URLSession users never build SwiftNIO.
+        .target(
+            name: "HammockAsyncHTTPClient",
+            dependencies: [
+                "HammockClient",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -123,6 +138,11 @@ let package = Package(
         .testTarget(
             name: "HammockClientTests",
             dependencies: ["HammockClient", "HammockTesting", "HammockServer", "HammockJSON"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HammockAsyncHTTPClientTests",
+            dependencies: ["HammockAsyncHTTPClient", "HammockClient", "HammockServer"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -16,7 +16,15 @@ extension MockServer {
         var response = await dispatch(request)
         if options.allowsCrossOrigin { Self.addCrossOriginFields(to: &response, for: request) }
         if let latency = options.latency, let waitUntil {
-            await waitUntil(latency.delay(forUnit: random()))
+            let delay = latency.delay(forUnit: random())
+            let stopSignal = self.stopSignal
+            // Whichever comes first: the delay, or the server stopping.
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await waitUntil(delay) }
+                group.addTask { await stopSignal.wait() }
+                await group.next()
+                group.cancelAll()
+            }
         }
         logger.info("\(request.method.rawValue) \(request.path) \(response.status.code)")
         return response

@@ -52,6 +52,7 @@ public final class MockServer: Sendable {
     let timer: LatencyTimer
     let random: @Sendable () -> Double
     let lifecycle = ServerLifecycle()
+    let stopSignal = StopSignal()
 
     /// Creates a server and adds `resources` (in any order: parents are added before children).
     /// - Parameters:

@@ -165,4 +165,18 @@ struct LoopbackTests {
             #expect(try await client.send("GET", "/cars/1").json?["person_id"] == .null)  // orphaned by the delete
         }
     }
+
+    @Test("Stopping sends responses held back by latency instead of waiting out the delay", .timeLimit(.minutes(1)))
+    func stopCutsLatencyShort() async throws {
+        let clock = ManualClock()  // never advanced: only stopping can release the response
+        let server = try await MockServer(
+            resources: [Fixtures.people], options: MockServer.Options(latency: Latency(.seconds(600)...(.seconds(600)))),
+            clock: clock)
+        let port = try await server.start(port: 0)
+        let call = Task { try await LoopbackClient(port: port).send("GET", "/people") }
+        #expect(await clock.waitForSleepers(1))
+        await server.stop()
+        #expect(try await call.value.status == 200)
+        #expect(clock.sleeperCount == 0)
+    }
 }

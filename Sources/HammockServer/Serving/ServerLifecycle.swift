@@ -104,8 +104,12 @@ extension MockServer {
         get async { await lifecycle.port }
     }
 
-    /// Stops listening after in-flight requests finish. Calling it on a stopped server does nothing.
+    /// Stops listening after in-flight requests finish; responses still held back by simulated latency
+    /// are sent at once. Calling it on a stopped server does nothing.
     public func stop() async {
+        // Responses held back by simulated latency go out now, so stopping never waits out a delay.
+        stopSignal.raise()
         await lifecycle.stop()
+        stopSignal.lower()
     }
 }

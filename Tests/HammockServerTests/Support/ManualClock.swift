@@ -11,7 +11,8 @@ final class ManualClock: Clock {
 
     private struct State {
         var now = Instant(offset: .zero)
-        var sleepers: [(deadline: Instant, continuation: CheckedContinuation<Void, Never>)] = []
+        var nextID = 0
+        var sleepers: [Int: (deadline: Instant, continuation: CheckedContinuation<Void, any Error>)] = [:]
     }
 
     private let state = Mutex(State())
@@ -23,13 +24,27 @@ final class ManualClock: Clock {
     var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
     func sleep(until deadline: Instant, tolerance: Duration?) async throws {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumeNow = state.withLock { state -> Bool in
-                if deadline <= state.now { return true }
-                state.sleepers.append((deadline, continuation))
-                return false
+        let id = state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let outcome = state.withLock { state -> Bool? in
+                    if Task.isCancelled { return false }
+                    if deadline <= state.now { return true }
+                    state.sleepers[id] = (deadline, continuation)
+                    return nil
+                }
+                switch outcome {
+                case true?: continuation.resume()
+                case false?: continuation.resume(throwing: CancellationError())
+                case nil: break
+                }
             }
-            if resumeNow { continuation.resume() }
+        } onCancel: {
+            let sleeper = state.withLock { $0.sleepers.removeValue(forKey: id) }
+            sleeper?.continuation.resume(throwing: CancellationError())
         }
     }
 
@@ -37,18 +52,22 @@ final class ManualClock: Clock {
         let due = state.withLock { state in
             state.now = state.now.advanced(by: duration)
             let now = state.now
-            let due = state.sleepers.filter { $0.deadline <= now }
-            state.sleepers.removeAll { $0.deadline <= now }
-            return due.map(\.continuation)
+            let due = state.sleepers.filter { $0.value.deadline <= now }
+            for key in due.keys { state.sleepers.removeValue(forKey: key) }
+            return due.values.map(\.continuation)
         }
         for continuation in due { continuation.resume() }
     }
 
-    /// Waits (bounded by a number of yields, not by time) until `count` sleepers are registered.
+    /// Waits until `count` sleepers are registered: bounded (about ten seconds at most), never a timing claim.
     func waitForSleepers(_ count: Int) async -> Bool {
-        for _ in 0..<100_000 {
+        for attempt in 0..<20_000 {
             if sleeperCount >= count { return true }
-            await Task.yield()
+            if attempt < 1_000 {
+                await Task.yield()
+            } else {
+                try? await Task.sleep(for: .milliseconds(1))
+            }
         }
         return false
     }

@@ -1,0 +1,88 @@
+import Foundation
+import HammockAsyncHTTPClient
+import HammockClient
+import HammockServer
+import Testing
+
+struct Person: Codable, Equatable, Sendable {
+    var id: Int?
+    var name: String
+    var numberOfKids: Int?
+}
+
+@API
+protocol People: Sendable {
+    @GET("/people")
+    func people(limit: Int?) async throws -> [Person]
+
+    @POST("/people")
+    @Body("person")
+    func create(person: Person) async throws -> Response<Person>
+
+    @FormURLEncoded
+    @POST("/people")
+    func createFromForm(name: String, numberOfKids: Int) async throws -> Person
+
+    @PATCH("/people/{id}")
+    @Body("changes")
+    func update(id: Int, changes: JSON) async throws -> Person
+
+    @DELETE("/people/{id}")
+    func delete(id: Int) async throws
+
+    @GET("/people/{id}")
+    func person(id: Int) async throws -> Person
+}
+
+@Suite("AsyncHTTPClient transport")
+struct AsyncHTTPClientTransportTests {
+    @Test("A generated client over AsyncHTTPClient against the mock server on loopback")
+    func crud() async throws {
+        let server = try await MockServer(resources: [Resource("people", fields: ["name": .string, "numberOfKids": .integer])])
+        let port = try await server.start(port: 0)
+        do {
+            let api = PeopleClient(client: RestClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!, transport: AsyncHTTPClientTransport()))
+            #expect(try await api.people(limit: nil) == [])
+            let created = try await api.create(person: Person(name: "john", numberOfKids: 1))
+            #expect(created.status == .created && created.headerFields[.location] == "/people/1")
+            #expect(try await api.createFromForm(name: "ada lovelace", numberOfKids: 2) == Person(id: 2, name: "ada lovelace", numberOfKids: 2))
+            #expect(try await api.update(id: 1, changes: ["name": "jeff"]).name == "jeff")
+            try await api.delete(id: 1)
+            do {
+                _ = try await api.person(id: 1)
+                Issue.record("expected 404")
+            } catch let error as RestError {
+                #expect(error.status == .notFound)
+                #expect(error.description.contains("404 Not Found"))
+            }
+            #expect(try await api.people(limit: 10).map(\.name) == ["ada lovelace"])
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    @Test("Cancelling the task cancels the request")
+    func cancellation() async throws {
+        let server = try await MockServer(
+            resources: [Resource("people", fields: ["name": .string])],
+            options: MockServer.Options(latency: Latency(.seconds(30)...(.seconds(30)))))
+        let port = try await server.start(port: 0)
+        let api = PeopleClient(client: RestClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!, transport: AsyncHTTPClientTransport()))
+        let call = Task { try await api.people(limit: nil) }
+        try await Task.sleep(for: .milliseconds(100))
+        call.cancel()
+        do {
+            _ = try await call.value
+            Issue.record("expected cancellation")
+        } catch let error as RestError {
+            guard case .cancelled = error.reason else {
+                Issue.record("expected cancelled, got \(error)")
+                await server.stop()
+                return
+            }
+        }
+        await server.stop()
+    }
+}
