@@ -13,7 +13,7 @@
 /// the path and in `@Headers` values; `@Body("name")` sends one as the body; the rest become query
 /// items (the external label is the wire name), form fields with `@FormURLEncoded`, or parts with
 /// `@Multipart`. Results: any `Decodable`, an optional (`nil` for 204 or an empty body), `Void`,
-/// `Data`, or `Response<T>`.
+/// `Data`, `Response<T>`, or a ``DownloadedFile``.
 @attached(peer, names: suffixed(Client))
 public macro API() = #externalMacro(module: "HammockClientMacros", type: "APIMacro")
 

@@ -109,6 +109,9 @@ public struct Response<Value> {
     /// The decoded body.
     public var value: Value
 
+    /// The header fields (the same as ``headerFields``).
+    public var headers: HTTPFields { headerFields }
+
     /// Creates a response.
     public init(status: HTTPResponse.Status, headerFields: HTTPFields, value: Value) {
         self.status = status

@@ -92,10 +92,11 @@ struct MethodGenerator {
         let parameters = function.signature.parameterClause.parameters.map { syntax in
             let name = (syntax.secondName ?? syntax.firstName).text
             let label = syntax.firstName.text
-            return Parameter(syntax: syntax, name: name, wireName: label == "_" ? name : label)
+            let wireName = (label == "_" ? name : label).trimmingBackticks
+            return Parameter(syntax: syntax, name: name, wireName: wireName)
         }
         func parameter(named name: String) -> Parameter? {
-            parameters.first { $0.name == name } ?? parameters.first { $0.wireName == name }
+            parameters.first { $0.name.trimmingBackticks == name } ?? parameters.first { $0.wireName == name }
         }
         var consumed = Set<String>()
         var lines: [String] = ["var request = RequestBuilder(.\(verb), \(literal(template)))"]
@@ -199,6 +200,7 @@ struct MethodGenerator {
         let text = returnType.trimmedDescription
         if text == "Void" || text == "()" { return "_ = try await client.send(request)" }
         if text == "Data" || text == "Foundation.Data" { return "return Data(try await client.send(request).body)" }
+        if text == "DownloadedFile" || text == "HammockClient.DownloadedFile" { return "return try await client.download(request)" }
         if let optional = returnType.as(OptionalTypeSyntax.self) {
             return "return try await client.sendOptional(request, decoding: \(optional.wrappedType.trimmedDescription).self)"
         }
@@ -242,5 +244,12 @@ enum Placeholders {
         }
         output += String(literal(String(rest)).dropFirst().dropLast())
         return "\"" + output + "\""
+    }
+}
+
+extension String {
+    /// `default` for `` `default` ``: the name a keyword escaped with backticks stands for.
+    var trimmingBackticks: String {
+        hasPrefix("`") && hasSuffix("`") && count >= 2 ? String(dropFirst().dropLast()) : self
     }
 }

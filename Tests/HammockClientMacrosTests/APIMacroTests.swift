@@ -117,6 +117,9 @@ struct APIMacroTests {
                 @HEAD("/items/{id}.{format}")
                 func exists(id: Int, format: Format, token: String?) async throws -> Data
 
+                @GET("/items/{id}/export")
+                func export(id: Int) async throws -> DownloadedFile
+
                 @PATCH("/items/{id}")
                 @Body("changes")
                 func update(id: Int, changes: JSON, token: String?) async throws -> Optional<Item>
@@ -128,6 +131,7 @@ struct APIMacroTests {
                 func search(q query: String, _ page: Int, tags: [String]) async throws -> [Item]?
                 func delete(id: Int, token: String?) async throws -> Void
                 func exists(id: Int, format: Format, token: String?) async throws -> Data
+                func export(id: Int) async throws -> DownloadedFile
                 func update(id: Int, changes: JSON, token: String?) async throws -> Optional<Item>
             }
 
@@ -178,6 +182,17 @@ struct APIMacroTests {
                     request.setPathValue(format, for: "format")
                     do {
                         return Data(try await client.send(request).body)
+                    } catch {
+                        throw client.attachingErrorBody(to: error, as: APIError.self)
+                    }
+                }
+
+                public func export(id: Int) async throws -> DownloadedFile {
+                    var request = RequestBuilder(.get, "/items/{id}/export")
+                    request.setHeader("User-Agent", "Hammock")
+                    request.setPathValue(id, for: "id")
+                    do {
+                        return try await client.download(request)
                     } catch {
                         throw client.attachingErrorBody(to: error, as: APIError.self)
                     }

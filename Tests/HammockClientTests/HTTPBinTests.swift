@@ -42,6 +42,12 @@ protocol HTTPBin: Sendable {
 
     @GET("/delay/{seconds}")
     func delay(seconds: Int) async throws -> JSON
+
+    @GET("/response-headers?Content-Disposition=attachment%3B%20filename%3D%22..%2Freport.json%22&Content-Type=application%2Fjson")
+    func download() async throws -> DownloadedFile
+
+    @GET("/anything")
+    func keywords(`default` value: String, `for` other: Int) async throws -> JSON
 }
 
 @Suite("Generated client against httpbin", .timeLimit(.minutes(1)))
@@ -126,6 +132,27 @@ struct HTTPBinTests {
                 #expect(error.description.hasPrefix("GET http://127.0.0.1:"))
             }
             #expect(try await api.bytes(count: 4096).count == 4096)
+        }
+    }
+
+    @Test("Downloads land in a file, with the suggested name and type")
+    func download() async throws {
+        try await withHTTPBin { url in
+            let file = try await client(url).download()
+            defer { try? FileManager.default.removeItem(at: file.url) }
+            #expect(file.suggestedFilename == "report.json")  // no directory part, ever
+            #expect(file.contentType == "application/json")
+            let saved = try Data(contentsOf: file.url)
+            #expect(saved.count == file.byteCount && file.byteCount > 0)
+            #expect(try JSON(parsing: [UInt8](saved))["Content-Disposition"] == "attachment; filename=\"../report.json\"")
+        }
+    }
+
+    @Test("Keyword labels are sent without their backticks")
+    func keywordLabels() async throws {
+        try await withHTTPBin { url in
+            let echo = try await client(url).keywords(default: "x", for: 2)
+            #expect(echo["args"] == ["default": "x", "for": "2"])
         }
     }
 
