@@ -3,8 +3,8 @@ public import Foundation
 /// A value that can stand in a path segment, a query item, a form field or a header.
 ///
 /// `String`, integers, `Double`, `Float`, `Bool` (`true`/`false`), `Date` (ISO 8601), `UUID`, `URL`,
-/// and optionals (`nil` is omitted) and arrays (the key repeats) of them conform. For an enum, declare
-/// the conformance and its raw value is used:
+/// and optionals (`nil` is omitted) and arrays (the key repeats) of them conform. Enums are sent by raw
+/// value even without it; declaring the conformance costs nothing:
 ///
 /// ```swift
 /// enum Sort: String, ParameterValue { case created, updated }

@@ -80,7 +80,9 @@ public struct RestClient: Sendable {
         let (head, body) = try prepare(request)
         // The URL for messages is built only when something fails.
         func failure(_ reason: RestError.Reason) -> RestError {
-            RestError(reason, method: request.method, url: request.describeURL(baseURL: baseURL))
+            var error = RestError(reason, method: request.method, url: request.describeURL(baseURL: baseURL))
+            error.request = head
+            return error
         }
         let response: HTTPResponse
         let responseBody: [UInt8]
@@ -96,9 +98,11 @@ public struct RestClient: Sendable {
             throw failure(.transport(error))
         }
         guard acceptingAnyStatus || (200...299).contains(response.status.code) else {
-            throw RestError(
+            var error = RestError(
                 .unacceptableStatus, method: request.method, url: request.describeURL(baseURL: baseURL),
                 status: response.status, headerFields: response.headerFields, body: responseBody)
+            error.request = head
+            throw error
         }
         return RawResponse(status: response.status, headerFields: response.headerFields, body: responseBody)
     }

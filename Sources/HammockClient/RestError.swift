@@ -33,6 +33,8 @@ public struct RestError: Error, Sendable, CustomStringConvertible {
     public var method: HTTPRequest.Method
     /// The URL as far as it was built.
     public var url: String
+    /// The request head as it was sent (after interceptors saw it at the transport's door), if it got that far.
+    public var request: HTTPRequest?
     /// The response status, if a response arrived.
     public var status: HTTPResponse.Status?
     /// The response header fields, if a response arrived.

@@ -60,6 +60,9 @@ protocol PeopleAPI: Sendable {
 
     @GET("/people/{id}")
     func raw(id: Int) async throws -> Data
+
+    @GET("/people/{id}")
+    func sorted(id: Int, direction: Direction?, also: [Direction], sort: Sort) async throws -> Person
 }
 
 @Suite("Generated clients against the mock server")
@@ -135,6 +138,8 @@ struct GeneratedClientTests {
         #expect(sent.headerFields[HTTPField.Name("X-Trace")!] == "t-1")
         _ = try await api.personWithHeaders(id: 3, trace: nil)
         #expect(recorder.last?.request.headerFields[HTTPField.Name("X-Trace")!] == nil)
+        _ = try await api.sorted(id: 3, direction: .descending, also: [.ascending], sort: .created)
+        #expect(recorder.last?.request.path == "/v2/people/3?direction=desc&also=asc&sort=created")
         _ = try await api.createFromForm(name: "a+b c", numberOfKids: 2)
         #expect(recorder.last?.bodyText == "name=a%2Bb+c&numberOfKids=2")
         #expect(recorder.last?.request.headerFields[.contentType] == "application/x-www-form-urlencoded")

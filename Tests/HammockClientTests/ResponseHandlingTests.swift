@@ -30,6 +30,7 @@ struct ResponseHandlingTests {
             #expect(error.status == .notFound && error.method == .get)
             #expect(error.url == "https://api.example.com/v1/repos/42")
             #expect(error.headerFields?[.contentType] == "application/problem+json")
+            #expect(error.request?.path == "/v1/repos/42" && error.request?.method == .get)
             #expect(try error.decodeBody(as: Problem.self).title == "Not Found")
             #expect(error.description == #"GET https://api.example.com/v1/repos/42: 404 Not Found: {"title":"Not Found"}"#)
         }

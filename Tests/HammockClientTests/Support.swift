@@ -40,6 +40,9 @@ final class Recorder: Sendable {
 
 enum Sort: String, ParameterValue { case created, updated }
 
+/// An enum that does not declare ParameterValue: sent by raw value all the same.
+enum Direction: String, Sendable { case ascending = "asc", descending = "desc" }
+
 struct Repo: Codable, Equatable, Sendable {
     var id: Int
     var name: String
