@@ -13,27 +13,18 @@ enum PercentEncoding {
     }
 
     /// For path segments and query items: `/` → `%2F`, `+` → `%2B`, space → `%20`.
-    static func encode(_ text: String) -> String {
-        var output: [UInt8] = []
-        output.reserveCapacity(text.utf8.count)
-        for byte in text.utf8 {
-            if isUnreserved(byte) {
-                output.append(byte)
-            } else {
-                output += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
-            }
-        }
-        return String(decoding: output, as: UTF8.self)
-    }
+    static func encode(_ text: String) -> String { encode(text, spaceAsPlus: false) }
 
     /// For `application/x-www-form-urlencoded` bodies: like ``encode(_:)`` but a space is `+`.
-    static func encodeForm(_ text: String) -> String {
+    static func encodeForm(_ text: String) -> String { encode(text, spaceAsPlus: true) }
+
+    static func encode(_ text: String, spaceAsPlus: Bool) -> String {
         var output: [UInt8] = []
         output.reserveCapacity(text.utf8.count)
         for byte in text.utf8 {
             if isUnreserved(byte) {
                 output.append(byte)
-            } else if byte == UInt8(ascii: " ") {
+            } else if spaceAsPlus && byte == UInt8(ascii: " ") {
                 output.append(UInt8(ascii: "+"))
             } else {
                 output += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
