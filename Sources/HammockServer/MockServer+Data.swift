@@ -73,6 +73,7 @@ extension MockServer {
                 progress?(index + 1, objects.count)
             }
         }
+        if report.loaded > 0 { recordModification(of: schema) }
         return report
     }
 

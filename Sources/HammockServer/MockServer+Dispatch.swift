@@ -1,3 +1,4 @@
+import Foundation
 import HammockJSON
 import HTTPTypes
 import Logging
@@ -62,6 +63,11 @@ extension MockServer {
             case .update: response = try await controller.update(actionRequest)
             case .destroy: response = try await controller.destroy(actionRequest)
             }
+            if action == .index || action == .show {
+                ConditionalRequests.apply(to: &response, request: request, lastModified: lastModified(of: route))
+            } else if (200...299).contains(response.status.code) {
+                recordModification(of: route.schema, cascadingTo: action == .destroy ? Array(schemas.values) : [])
+            }
             if request.method == .head {
                 response.headerFields[.contentLength] = String(response.body.count)
                 response.body = []
@@ -75,6 +81,26 @@ extension MockServer {
         } catch {
             logger.error("request failed: \(error)")
             return HTTPProblem(.internalServerError, detail: String(describing: error)).response
+        }
+    }
+
+    /// When the data behind `route` last changed (the parent's too, for nested lists).
+    func lastModified(of route: Route) -> Date {
+        modifications.withLock { changes in
+            var latest = changes[route.schema.name] ?? createdAt
+            if case .children(_, let parent, _, _) = route, let parentChange = changes[parent.name] {
+                latest = max(latest, parentChange)
+            }
+            return latest
+        }
+    }
+
+    /// Notes a change to `schema`, and to the children whose foreign keys a delete may have cleared.
+    func recordModification(of schema: ResourceSchema, cascadingTo candidates: [ResourceSchema] = []) {
+        let time = now()
+        let children = candidates.filter { $0.foreignKey(toParent: schema.name) != nil }.map(\.name)
+        modifications.withLock { changes in
+            for name in [schema.name] + children { changes[name] = max(changes[name] ?? time, time) }
         }
     }
 

@@ -2,6 +2,7 @@ import HammockJSON
 import HTTPTypes
 public import Logging
 import Synchronization
+public import Foundation
 
 /// An embeddable REST server for resources you describe in a few lines.
 ///
@@ -53,11 +54,16 @@ public final class MockServer: Sendable {
     let random: @Sendable () -> Double
     let lifecycle = ServerLifecycle()
     let stopSignal = StopSignal()
+    let now: @Sendable () -> Date
+    /// When each resource last changed, for `Last-Modified`; resources not listed last changed at `createdAt`.
+    let modifications: Mutex<[String: Date]>
+    let createdAt: Date
 
     /// Creates a server and adds `resources` (in any order: parents are added before children).
     /// - Parameters:
     ///   - clock: The clock latency waits on; inject a test clock to control time.
     ///   - random: Uniform numbers in `0..<1` that pick each latency.
+    ///   - now: The wall-clock time, for `Last-Modified`.
     /// - Throws: ``SchemaError`` for a resource that cannot be served, or the store's error.
     public init<C: Clock>(
         resources: [Resource] = [],
@@ -67,6 +73,7 @@ public final class MockServer: Sendable {
         options: Options = Options(),
         clock: C = ContinuousClock(),
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+        now: @escaping @Sendable () -> Date = { Date() },
         logger: Logger = Logger(label: "Hammock", factory: { _ in SwiftLogNoOpLogHandler() })
     ) async throws where C.Duration == Duration {
         self.store = store
@@ -75,6 +82,9 @@ public final class MockServer: Sendable {
         self.options = options
         self.timer = LatencyTimer(clock: clock)
         self.random = random
+        self.now = now
+        self.createdAt = now()
+        self.modifications = Mutex([:])
         self.logger = logger
         for resource in try Self.parentsFirst(resources) { try await addResource(resource) }
     }

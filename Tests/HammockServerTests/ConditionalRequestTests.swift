@@ -1,0 +1,114 @@
+import Foundation
+import HammockServer
+import Synchronization
+import Testing
+
+/// A wall clock the test sets.
+final class WallClock: Sendable {
+    let time = Mutex(Date(timeIntervalSince1970: 1_700_000_000))
+    func advance(by seconds: Double) { time.withLock { $0 += seconds } }
+    var now: @Sendable () -> Date { { self.time.withLock { $0 } } }
+}
+
+@Suite("ETag, Last-Modified and 304")
+struct ConditionalRequestTests {
+    func makeServer(_ wall: WallClock, kind: StoreKind = .memory) async throws -> MockServer {
+        try await MockServer(
+            resources: [Fixtures.people, Fixtures.cars], store: kind.makeStore(), clock: ContinuousClock(), now: wall.now)
+    }
+
+    func get(_ server: MockServer, _ path: String, _ fields: HTTPFields = [:]) async -> MockResponse {
+        await server.respond(to: MockRequest(.get, path, headerFields: fields))
+    }
+
+    @Test("Every GET carries a strong ETag of its bytes and a Last-Modified date")
+    func validators() async throws {
+        let wall = WallClock()
+        let server = try await makeServer(wall)
+        wall.advance(by: 10.7)
+        _ = await server.send(.post, "/people", json: ["name": "ada"])
+        let response = await get(server, "/people/1")
+        let tag = try #require(response.headerFields[.eTag])
+        #expect(tag.hasPrefix("\"") && tag.hasSuffix("\"") && tag.count == 18)
+        #expect(response.headerFields[.lastModified] == "Tue, 14 Nov 2023 22:13:30 GMT")
+        #expect(await get(server, "/people/1").headerFields[.eTag] == tag)  // same bytes, same tag
+        #expect(await get(server, "/people").headerFields[.eTag] != tag)
+        #expect(await server.send(.post, "/people", json: ["name": "x"]).0.headerFields[.eTag] == nil)  // only on GET
+    }
+
+    @Test("If-None-Match with the current tag answers 304 without a body", arguments: StoreKind.allCases)
+    func ifNoneMatch(kind: StoreKind) async throws {
+        let server = try await makeServer(WallClock(), kind: kind)
+        _ = await server.send(.post, "/people", json: ["name": "ada"])
+        let tag = try #require(await get(server, "/people/1").headerFields[.eTag])
+        let notModified = await get(server, "/people/1", [.ifNoneMatch: tag])
+        #expect(notModified.status == .notModified && notModified.body.isEmpty)
+        #expect(notModified.headerFields[.eTag] == tag)
+        #expect(await get(server, "/people/1", [.ifNoneMatch: "\"other\", W/\(tag)"]).status == .notModified)
+        #expect(await get(server, "/people/1", [.ifNoneMatch: "*"]).status == .notModified)
+        #expect(await server.respond(to: MockRequest(.head, "/people/1", headerFields: [.ifNoneMatch: tag])).status == .notModified)
+
+        _ = await server.send(.patch, "/people/1", json: ["name": "ada l."])
+        let changed = await get(server, "/people/1", [.ifNoneMatch: tag])
+        #expect(changed.status == .ok && changed.headerFields[.eTag] != tag)
+        #expect(try changed.json()["name"] == "ada l.")
+    }
+
+    @Test("If-Modified-Since answers 304 until the resource changes; If-None-Match wins when both are sent")
+    func ifModifiedSince() async throws {
+        let wall = WallClock()
+        let server = try await makeServer(wall)
+        _ = await server.send(.post, "/people", json: ["name": "ada"])
+        let first = await get(server, "/people")
+        let lastModified = try #require(first.headerFields[.lastModified])
+        wall.advance(by: 5)
+        #expect(await get(server, "/people", [.ifModifiedSince: lastModified]).status == .notModified)
+        #expect(await get(server, "/people", [.ifModifiedSince: "Mon, 01 Jan 2001 00:00:00 GMT"]).status == .ok)
+        #expect(await get(server, "/people", [.ifModifiedSince: "not a date"]).status == .ok)
+        #expect(await get(server, "/people", [.ifModifiedSince: lastModified, .ifNoneMatch: "\"stale\""]).status == .ok)
+
+        _ = await server.send(.post, "/people", json: ["name": "bob"])
+        let after = await get(server, "/people", [.ifModifiedSince: lastModified])
+        #expect(after.status == .ok)
+        #expect(after.headerFields[.lastModified] != lastModified)
+    }
+
+    @Test("Deleting a parent changes its children's Last-Modified; nested lists follow their parent")
+    func cascades() async throws {
+        let wall = WallClock()
+        let server = try await makeServer(wall)
+        _ = await server.send(.post, "/people", json: ["name": "ada"])
+        _ = await server.send(.post, "/people/1/cars", json: ["name": "mini"])
+        let cars = try #require(await get(server, "/cars").headerFields[.lastModified])
+        wall.advance(by: 60)
+        _ = await server.send(.delete, "/people/1")
+        #expect(await get(server, "/cars", [.ifModifiedSince: cars]).status == .ok)
+    }
+
+    @Test("HTTP dates format and parse as IMF-fixdate")
+    func httpDates() async throws {
+        let wall = WallClock()
+        wall.time.withLock { $0 = Date(timeIntervalSince1970: 784_111_777) }  // RFC 9110's example
+        let server = try await makeServer(wall)
+        #expect(await get(server, "/people").headerFields[.lastModified] == "Sun, 06 Nov 1994 08:49:37 GMT")
+    }
+
+    @Test("A 304 round trip over loopback")
+    func loopback() async throws {
+        let server = try await makeServer(WallClock())
+        let port = try await server.start(port: 0)
+        do {
+            let client = LoopbackClient(port: port)
+            _ = try await client.send("POST", "/people", json: ["name": "ada"])
+            let first = try await client.send("GET", "/people/1")
+            let tag = try #require(first.header("ETag"))
+            let lastModified = try #require(first.header("Last-Modified"))
+            let second = try await client.send("GET", "/people/1", headers: ["If-None-Match": tag, "If-Modified-Since": lastModified])
+            #expect(second.status == 304 && second.body.isEmpty)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+}
