@@ -4,13 +4,23 @@ import HTTPTypes
 /// Validators on GET and HEAD responses, and 304 Not Modified for requests that already hold the
 /// current representation (RFC 9110 §8.8 and §13).
 enum ConditionalRequests {
-    /// A strong entity tag of the representation's bytes (64-bit FNV-1a).
+    /// A strong entity tag of the representation's bytes: a 64-bit multiply-xorshift hash taken eight
+    /// bytes at a time (fast on long lists; an ETag needs spread, not cryptographic strength).
     static func entityTag(of body: [UInt8]) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in body {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01B3
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(body.count)
+        body.withUnsafeBytes { raw in
+            var index = 0
+            while index + 8 <= raw.count {
+                hash = (hash ^ raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) &* 0x9E37_79B9_7F4A_7C15
+                hash ^= hash >> 29
+                index += 8
+            }
+            while index < raw.count {
+                hash = (hash ^ UInt64(raw[index])) &* 0x0000_0100_0000_01B3
+                index += 1
+            }
         }
+        hash ^= hash >> 32
         let hex = String(hash, radix: 16)
         return "\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\""
     }
