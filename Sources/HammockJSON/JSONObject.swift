@@ -109,16 +109,24 @@ public struct JSONObject: Sendable {
 
 extension JSONObject: Sequence {
     /// Iterates over `(key, value)` pairs in order.
-    public func makeIterator() -> some IteratorProtocol<(key: String, value: JSON)> {
+    public struct Iterator: IteratorProtocol {
+        let keys: [String]
+        let values: [JSON]
         var position = 0
-        let keys = _keys
-        let values = _values
-        return AnyIterator {
+
+        /// The next pair, or `nil` at the end.
+        public mutating func next() -> (key: String, value: JSON)? {
             guard position < keys.count else { return nil }
             defer { position += 1 }
             return (keys[position], values[position])
         }
     }
+
+    /// Iterates over `(key, value)` pairs in order.
+    public func makeIterator() -> Iterator { Iterator(keys: _keys, values: _values) }
+
+    /// The number of keys, so sequence algorithms can reserve space.
+    public var underestimatedCount: Int { _keys.count }
 }
 
 extension JSONObject: Hashable {

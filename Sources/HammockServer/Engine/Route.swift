@@ -124,22 +124,22 @@ enum PathSegment {
         }
     }
 
+    static let hexDigits = Array("0123456789ABCDEF".utf8)
+
     /// Encodes everything but RFC 3986 unreserved characters.
     static func encode(_ value: String) -> String {
-        var output = ""
+        var output: [UInt8] = []
+        output.reserveCapacity(value.utf8.count)
         for byte in value.utf8 {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
                 UInt8(ascii: "~"):
-                output.unicodeScalars.append(Unicode.Scalar(byte))
+                output.append(byte)
             default:
-                let hex = Array("0123456789ABCDEF".unicodeScalars)
-                output.unicodeScalars.append("%")
-                output.unicodeScalars.append(hex[Int(byte >> 4)])
-                output.unicodeScalars.append(hex[Int(byte & 0xF)])
+                output += [UInt8(ascii: "%"), hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]]
             }
         }
-        return output
+        return String(decoding: output, as: UTF8.self)
     }
 }
