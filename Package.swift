@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "HammockModel", targets: ["HammockModel"]),
         .library(name: "HammockClient", targets: ["HammockClient"]),
         .library(name: "HammockAsyncHTTPClient", targets: ["HammockAsyncHTTPClient"]),
+        .library(name: "HammockResources", targets: ["HammockResources"]),
         .library(name: "HammockTesting", targets: ["HammockTesting"]),
         .executable(name: "hammock", targets: ["hammock"]),
         .executable(name: "hammock-bench", targets: ["HammockBenchmarks"]),
@@ -79,7 +80,20 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // Test support: an in-process transport to the mock server.
+        // Observable resources: one canonical object per URL with its latest data, error and loading
+        // state, on the client's transport.
+        .target(
+            name: "HammockResources",
+            dependencies: [
+                "HammockClient",
+                "HammockJSON",
+                "HammockModel",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // Test support: a manual clock and an in-process transport to the mock server.
         .target(name: "HammockTesting", dependencies: ["HammockClient", "HammockServer"], swiftSettings: swiftSettings),
 
         // The mock REST server: resources, routing, controllers, serializers, stores, HTTP serving.
@@ -153,6 +167,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .testTarget(
+            name: "HammockResourcesTests",
+            dependencies: ["HammockResources", "HammockTesting", "HammockServer", "HammockClient", "HammockJSON", "HammockModel"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "HammockModelTests", dependencies: ["HammockModel", "HammockJSON"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HammockServerTests",
@@ -160,13 +179,14 @@ let package = Package(
                 "HammockServer",
                 "HammockJSON",
                 "HammockModel",
+                "HammockTesting",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "HammockCLITests",
-            dependencies: ["hammock", "HammockJSON", "HammockClient"],
+            dependencies: ["hammock", "HammockJSON", "HammockClient", "HammockResources"],
             swiftSettings: swiftSettings
         ),
     ]

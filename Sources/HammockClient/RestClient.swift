@@ -107,6 +107,18 @@ public struct RestClient: Sendable {
         return RawResponse(status: response.status, headerFields: response.headerFields, body: responseBody)
     }
 
+    /// Sends a finished request head through the interceptors and the transport, and returns what came
+    /// back, whatever the status. Higher layers (observable resources) build their own requests and
+    /// read every status themselves.
+    ///
+    /// ```swift
+    /// let head = HTTPRequest(method: .get, scheme: "https", authority: "api.example.com", path: "/profile")
+    /// let (response, body) = try await client.perform(head, body: nil)
+    /// ```
+    public func perform(_ request: HTTPRequest, body: [UInt8]?) async throws -> (HTTPResponse, [UInt8]) {
+        try await chain(request, body)
+    }
+
     /// Sends `request` and decodes a 2xx body as `T`.
     public func send<T: Decodable>(_ request: RequestBuilder, decoding type: T.Type) async throws(RestError) -> T {
         let raw = try await send(request)

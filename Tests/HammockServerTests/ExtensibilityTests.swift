@@ -1,3 +1,4 @@
+import HammockTesting
 import HammockServer
 import Synchronization
 import Testing

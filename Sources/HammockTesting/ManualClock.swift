@@ -1,12 +1,24 @@
 import Synchronization
 
-/// A clock that moves only when a test advances it.
-final class ManualClock: Clock {
-    struct Instant: InstantProtocol {
-        var offset: Duration
-        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
-        func duration(to other: Instant) -> Duration { other.offset - offset }
-        static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+/// A clock that moves only when a test advances it, for code that takes its time from a `Clock`:
+/// simulated latency in the mock server, expiry and retry windows in observable resources.
+///
+/// ```swift
+/// let clock = ManualClock()
+/// let service = Service(baseURL: "http://api", transport: transport, clock: clock)
+/// clock.advance(by: .seconds(31))          // the data is now older than the expiration time
+/// ```
+/// Sleepers wake when the clock passes their deadline; a cancelled sleeper throws `CancellationError`.
+public final class ManualClock: Clock {
+    /// A point on the manual clock: an offset from where it started.
+    public struct Instant: InstantProtocol {
+        /// How far after the clock's start.
+        public var offset: Duration
+        /// An instant `offset` after the start.
+        public init(offset: Duration) { self.offset = offset }
+        public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        public func duration(to other: Instant) -> Duration { other.offset - offset }
+        public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
 
     private struct State {
@@ -17,13 +29,16 @@ final class ManualClock: Clock {
 
     private let state = Mutex(State())
 
-    var now: Instant { state.withLock { $0.now } }
-    var minimumResolution: Duration { .zero }
+    /// A clock at offset zero.
+    public init() {}
+
+    public var now: Instant { state.withLock { $0.now } }
+    public var minimumResolution: Duration { .zero }
 
     /// How many sleepers are waiting.
-    var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+    public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
-    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+    public func sleep(until deadline: Instant, tolerance: Duration?) async throws {
         let id = state.withLock { state in
             state.nextID += 1
             return state.nextID
@@ -48,7 +63,8 @@ final class ManualClock: Clock {
         }
     }
 
-    func advance(by duration: Duration) {
+    /// Moves the clock forward and wakes every sleeper whose deadline has come.
+    public func advance(by duration: Duration) {
         let due = state.withLock { state in
             state.now = state.now.advanced(by: duration)
             let now = state.now
@@ -59,8 +75,9 @@ final class ManualClock: Clock {
         for continuation in due { continuation.resume() }
     }
 
-    /// Waits until `count` sleepers are registered: bounded (about ten seconds at most), never a timing claim.
-    func waitForSleepers(_ count: Int) async -> Bool {
+    /// Waits until `count` sleepers are registered: bounded (about ten seconds at most), never a timing
+    /// claim. Returns whether they came.
+    public func waitForSleepers(_ count: Int) async -> Bool {
         for attempt in 0..<20_000 {
             if sleeperCount >= count { return true }
             if attempt < 1_000 {

@@ -1,0 +1,77 @@
+public import HammockJSON
+public import HTTPTypes
+
+/// A resource's data: the content the response pipeline produced, with the response's metadata.
+///
+/// ```swift
+/// let user = profile.latestData?.typedContent(ifNone: User.empty)
+/// let json = profile.latestData?.jsonContent ?? [:]
+/// print(profile.latestData?.etag ?? "no validator")
+/// ```
+/// The content's type depends on the pipeline: bytes (`[UInt8]`) by default, a `String` for `text/*`,
+/// ``JSON`` for JSON media types, and your model if you configure one.
+public struct Entity: Sendable {
+    /// The content after the response pipeline.
+    public var content: any Sendable
+    /// The media type without parameters, lowercased (`application/json`); `application/octet-stream`
+    /// when the response named none.
+    public var contentType: String
+    /// The charset parameter of `Content-Type`, if any.
+    public var charset: String?
+    /// The response header fields.
+    public var headerFields: HTTPFields
+    /// When the data arrived, or was last confirmed by a 304.
+    public var timestamp: ServiceInstant
+    /// The bytes as they came over the wire (kept for the persistent cache and for decoding).
+    public var bytes: [UInt8]
+
+    /// An entity with `content`.
+    public init(
+        content: any Sendable, contentType: String = "application/octet-stream", charset: String? = nil,
+        headerFields: HTTPFields = [:], timestamp: ServiceInstant = ServiceInstant(sinceStart: .zero), bytes: [UInt8] = []
+    ) {
+        self.content = content
+        self.contentType = contentType
+        self.charset = charset
+        self.headerFields = headerFields
+        self.timestamp = timestamp
+        self.bytes = bytes
+    }
+
+    /// The `ETag` validator, sent back as `If-None-Match` on the next load.
+    public var etag: String? { headerFields[.eTag] }
+
+    /// The `Last-Modified` date as sent, sent back as `If-Modified-Since` on the next load.
+    public var lastModified: String? { headerFields[.lastModified] }
+
+    /// The value of a header field, by name (case-insensitive).
+    public func header(_ name: String) -> String? {
+        HTTPField.Name(name).flatMap { headerFields[$0] }
+    }
+
+    /// The content as `T`, or `nil` if the pipeline produced something else.
+    public func typedContent<T>(as type: T.Type = T.self) -> T? { content as? T }
+
+    /// The content as `T`, or `fallback` if there is none of that type: handy for clearing a UI.
+    public func typedContent<T>(ifNone fallback: @autoclosure () -> T) -> T { (content as? T) ?? fallback() }
+
+    /// The content as JSON, if the pipeline parsed it.
+    public var jsonContent: JSON? { content as? JSON }
+
+    /// The content as text: the pipeline's `String`, or the bytes decoded as UTF-8.
+    public var text: String? {
+        if let text = content as? String { return text }
+        return String(validating: bytes, as: UTF8.self)
+    }
+}
+
+extension Optional where Wrapped == Entity {
+    /// The content as `T`, or `fallback` when there is no data or it is of another type.
+    ///
+    /// ```swift
+    /// render(profile.latestData.typedContent(ifNone: User.empty))
+    /// ```
+    public func typedContent<T>(ifNone fallback: @autoclosure () -> T) -> T {
+        (self?.content as? T) ?? fallback()
+    }
+}

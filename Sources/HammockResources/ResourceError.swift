@@ -1,0 +1,84 @@
+import HammockJSON
+public import HTTPTypes
+
+/// Why a request for a resource failed, in words for people and in detail for code.
+///
+/// ```swift
+/// errorLabel.text = resource.latestError?.userMessage      // "No person with id 42."
+/// if resource.latestError?.status == .notFound { showEmptyState() }
+/// ```
+/// The previous data stays in `latestData`; an error never erases it.
+public struct ResourceError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong, in the order a request can get there.
+    public enum Cause: Sendable {
+        /// The resource's URL cannot be requested (not http or https, or malformed).
+        case invalidURL(String)
+        /// The transport failed before a response came (connection refused, timeout, TLS…).
+        case transport(any Error)
+        /// The server answered with a status outside 200...299 (other than a handled 304).
+        case unacceptableStatus
+        /// The server answered 304 but there was no local data to keep.
+        case notModifiedWithoutData
+        /// The response pipeline could not turn the body into content.
+        case pipeline(any Error)
+        /// The request was cancelled.
+        case cancelled
+    }
+
+    /// A sentence for the user: the server's own message when its error body has one (`detail`,
+    /// `message`, `error` or `title` of a JSON body), else a description of the failure.
+    public var userMessage: String
+    /// The response status, if a response came.
+    public var status: HTTPResponse.Status?
+    /// What caused it.
+    public var cause: Cause
+    /// The error response's body, through the pipeline (often JSON), if a response came.
+    public var entity: Entity?
+    /// When the error happened.
+    public var timestamp: ServiceInstant
+
+    /// An error.
+    public init(
+        userMessage: String, status: HTTPResponse.Status? = nil, cause: Cause, entity: Entity? = nil,
+        timestamp: ServiceInstant
+    ) {
+        self.userMessage = userMessage
+        self.status = status
+        self.cause = cause
+        self.entity = entity
+        self.timestamp = timestamp
+    }
+
+    /// Whether this is the error of a cancelled request.
+    public var isCancellation: Bool {
+        if case .cancelled = cause { return true }
+        return false
+    }
+
+    public var description: String {
+        let code = status.map { "\($0.code) " } ?? ""
+        return "\(code)\(userMessage)"
+    }
+
+    /// The message a JSON error body carries, if it has one.
+    static func message(in json: JSON?) -> String? {
+        guard case .object(let object)? = json else { return nil }
+        for key in ["detail", "message", "error", "title"] {
+            if case .string(let text)? = object[key], !text.isEmpty { return text }
+            if case .object(let inner)? = object[key], case .string(let text)? = inner["message"], !text.isEmpty {
+                return text
+            }
+        }
+        return nil
+    }
+
+    /// A readable phrase for a status when the server gave no message.
+    static func phrase(for status: HTTPResponse.Status) -> String {
+        if !status.reasonPhrase.isEmpty { return "\(status.reasonPhrase)." }
+        switch status.kind {
+        case .clientError: return "The request was refused (\(status.code))."
+        case .serverError: return "The server failed (\(status.code))."
+        default: return "Unexpected response (\(status.code))."
+        }
+    }
+}

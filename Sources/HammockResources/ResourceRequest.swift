@@ -1,0 +1,140 @@
+public import Foundation
+public import HTTPTypes
+
+/// One request made through a resource: a load or a mutation. Await it, attach callbacks, or cancel it.
+///
+/// ```swift
+/// let request = api.resource("/people").request(.post, json: ["name": "Ada"])
+/// request.onSuccess { entity in print("created", entity.header("Location") ?? "") }
+/// switch await request.response() {
+/// case .success(let entity): print(entity.jsonContent ?? [:])
+/// case .failure(let error): print(error.userMessage)
+/// }
+/// ```
+/// Loads are shared: `loadIfNeeded()` hands every caller the same request while it is in flight, so
+/// cancelling it cancels it for all of them.
+@MainActor
+public final class ResourceRequest {
+    /// The method.
+    public let method: HTTPRequest.Method
+    /// The URL.
+    public let url: URL
+    /// The header fields it was sent with (after configuration, before interceptors).
+    public let headerFields: HTTPFields
+    /// Whether it is a load (it updates the resource's data and error).
+    public let isLoad: Bool
+    /// When it started, on the service's clock.
+    public let startedAt: ServiceInstant
+    /// Its outcome, once it has one.
+    public private(set) var outcome: Result<Entity, ResourceError>?
+
+    let clock: ServiceClock
+    let expectedDuration: Double
+    var task: Task<Void, Never>?
+    var cancellationHandler: (() -> Void)?
+    private var completionHandlers: [(Result<Entity, ResourceError>) -> Void] = []
+    private var waiters: [CheckedContinuation<Result<Entity, ResourceError>, Never>] = []
+    private var progressContinuations: [AsyncStream<Double>.Continuation] = []
+
+    init(
+        method: HTTPRequest.Method, url: URL, headerFields: HTTPFields, isLoad: Bool, clock: ServiceClock,
+        expectedDuration: Double
+    ) {
+        self.method = method
+        self.url = url
+        self.headerFields = headerFields
+        self.isLoad = isLoad
+        self.clock = clock
+        self.startedAt = clock.now()
+        self.expectedDuration = expectedDuration
+    }
+
+    /// Whether it has finished (succeeded, failed or been cancelled).
+    public var isCompleted: Bool { outcome != nil }
+
+    /// Waits for the outcome.
+    public func response() async -> Result<Entity, ResourceError> {
+        if let outcome { return outcome }
+        return await withCheckedContinuation { waiters.append($0) }
+    }
+
+    /// Waits for the entity, throwing the error of a failed request.
+    public func value() async throws(ResourceError) -> Entity {
+        try await response().get()
+    }
+
+    /// Calls `handler` with the outcome (at once if it is already known).
+    @discardableResult
+    public func onCompletion(_ handler: @escaping @MainActor (Result<Entity, ResourceError>) -> Void) -> Self {
+        if let outcome { handler(outcome) } else { completionHandlers.append(handler) }
+        return self
+    }
+
+    /// Calls `handler` with the entity if the request succeeds.
+    @discardableResult
+    public func onSuccess(_ handler: @escaping @MainActor (Entity) -> Void) -> Self {
+        onCompletion { if case .success(let entity) = $0 { handler(entity) } }
+    }
+
+    /// Calls `handler` with the error if the request fails (cancellation included).
+    @discardableResult
+    public func onFailure(_ handler: @escaping @MainActor (ResourceError) -> Void) -> Self {
+        onCompletion { if case .failure(let error) = $0 { handler(error) } }
+    }
+
+    /// Cancels the request: it completes at once with a cancellation error, and the network call is
+    /// abandoned. Cancelling a finished request does nothing.
+    public func cancel() {
+        guard outcome == nil else { return }
+        cancellationHandler?()
+        task?.cancel()
+    }
+
+    /// An estimate of how far along it is, from 0 to 1: it accounts for the request's bytes, the
+    /// service's typical latency and the expected response size, and is 1 once the request is done.
+    public var progress: Double {
+        guard outcome == nil else { return 1 }
+        let elapsed = startedAt.duration(to: clock.now()).seconds
+        return ProgressEstimator.fraction(elapsed: elapsed, expected: expectedDuration)
+    }
+
+    /// The progress every `interval` on the service's clock, ending with 1 when the request completes.
+    public func progressUpdates(every interval: Duration) -> AsyncStream<Double> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Double.self, bufferingPolicy: .bufferingNewest(1))
+        guard outcome == nil else {
+            continuation.yield(1)
+            continuation.finish()
+            return stream
+        }
+        progressContinuations.append(continuation)
+        continuation.yield(progress)
+        let clock = self.clock
+        let ticker = Task { [weak self] in
+            while !Task.isCancelled {
+                do { try await clock.sleep(interval) } catch { return }
+                guard let self, self.outcome == nil else { return }
+                continuation.yield(self.progress)
+            }
+        }
+        continuation.onTermination = { _ in ticker.cancel() }
+        return stream
+    }
+
+    /// Records the outcome and tells everyone waiting. Only the first call counts.
+    func complete(with outcome: Result<Entity, ResourceError>) {
+        guard self.outcome == nil else { return }
+        self.outcome = outcome
+        cancellationHandler = nil
+        for continuation in progressContinuations {
+            continuation.yield(1)
+            continuation.finish()
+        }
+        progressContinuations = []
+        let handlers = completionHandlers
+        completionHandlers = []
+        for handler in handlers { handler(outcome) }
+        let waiters = self.waiters
+        self.waiters = []
+        for waiter in waiters { waiter.resume(returning: outcome) }
+    }
+}

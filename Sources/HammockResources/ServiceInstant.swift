@@ -1,0 +1,37 @@
+/// A moment on a service's clock: how long after the service was created.
+///
+/// Resources stamp their data and errors with these, and compare them with the service's expiration
+/// and retry times. Because they come from the clock you give the service, a test can move time on.
+///
+/// ```swift
+/// if let age = resource.latestData.map({ $0.timestamp.duration(to: service.now) }), age > .seconds(60) { … }
+/// ```
+public struct ServiceInstant: Comparable, Hashable, Sendable, CustomStringConvertible {
+    /// The time since the service was created.
+    public var sinceStart: Duration
+
+    /// The instant `sinceStart` after the service was created.
+    public init(sinceStart: Duration) { self.sinceStart = sinceStart }
+
+    /// The instant `duration` later.
+    public func advanced(by duration: Duration) -> ServiceInstant { ServiceInstant(sinceStart: sinceStart + duration) }
+
+    /// The time from this instant to `other` (negative if `other` is earlier).
+    public func duration(to other: ServiceInstant) -> Duration { other.sinceStart - sinceStart }
+
+    public static func < (lhs: ServiceInstant, rhs: ServiceInstant) -> Bool { lhs.sinceStart < rhs.sinceStart }
+
+    public var description: String { "+\(sinceStart)" }
+}
+
+/// Any `Clock` measured in `Duration`, reduced to what a service needs: the time now, and a sleep.
+struct ServiceClock: Sendable {
+    let now: @Sendable () -> ServiceInstant
+    let sleep: @Sendable (Duration) async throws -> Void
+
+    init<C: Clock>(_ clock: C) where C.Duration == Duration {
+        let start = clock.now
+        now = { ServiceInstant(sinceStart: start.duration(to: clock.now)) }
+        sleep = { duration in try await clock.sleep(for: duration) }
+    }
+}

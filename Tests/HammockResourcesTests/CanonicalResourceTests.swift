@@ -1,0 +1,85 @@
+import Foundation
+import HammockClient
+import HammockResources
+import Testing
+
+@MainActor
+@Suite("Canonical resources")
+struct CanonicalResourceTests {
+    let api = Service(baseURL: "http://api.test/v1", transport: MockTransport { _, _ in throw FakeNetworkError() })
+
+    @Test("the same URL by any route gives the same instance")
+    func sameInstance() {
+        let direct = api.resource("/items/123/related")
+        #expect(api.resource("/items").child("123").child("related") === direct)
+        #expect(api.resource("items/123/related") === direct)
+        #expect(api.resource("/items").child("123/related") === direct)
+        #expect(api.resource(absoluteURL: "http://api.test/v1/items/123/related") === direct)
+        #expect(direct.url.absoluteString == "http://api.test/v1/items/123/related")
+        #expect(api.resource("/items/124") !== direct)
+    }
+
+    @Test("parameters are sorted, replaced and removed")
+    func parameters() {
+        let items = api.resource("/items")
+        let both = items.withParam("sort", "name").withParam("page", "2")
+        #expect(both === items.withParam("page", "2").withParam("sort", "name"))
+        #expect(both === api.resource("/items?sort=name&page=2"))
+        #expect(both.url.absoluteString == "http://api.test/v1/items?page=2&sort=name")
+        #expect(both.withParam("page", "3").url.query == "page=3&sort=name")
+        #expect(both.withParam("page", nil).withParam("sort", nil) === items)
+        #expect(items.withParam("q", "a b&c").url.absoluteString == "http://api.test/v1/items?q=a%20b%26c")
+    }
+
+    @Test("relative links resolve like a browser's")
+    func relative() {
+        let item = api.resource("/items/123")
+        #expect(item.relative("456") === api.resource("/items/456"))
+        #expect(item.relative("../users") === api.resource("/users"))
+        #expect(item.relative("/other") === api.resource(absoluteURL: "http://api.test/other"))
+        #expect(item.relative("?page=2") === api.resource("/items/123?page=2"))
+        #expect(item.relative("https://elsewhere.test/x").url.host == "elsewhere.test")
+    }
+
+    @Test("children are percent-encoded, and drop the parent's query")
+    func childEncoding() {
+        let child = api.resource("/items?page=2").child("a b")
+        #expect(child.url.absoluteString == "http://api.test/v1/items/a%20b")
+    }
+
+    @Test("a base URL that is not a URL gives resources that fail clearly, without a request")
+    func invalidBase() async {
+        let backend = ScriptedBackend()
+        let broken = Service(baseURL: "not a url", transport: backend.transport)
+        #expect(broken.baseURL == nil)
+        let resource = broken.resource("/profile")
+        let outcome = await resource.load().response()
+        guard case .failure(let error) = outcome, case .invalidURL = error.cause else {
+            Issue.record("expected an invalid URL error, got \(outcome)")
+            return
+        }
+        #expect(resource.latestError?.userMessage.contains("not an http or https URL") == true)
+        #expect(backend.requestCount == 0)
+    }
+}
+
+@Suite("URL patterns")
+struct URLPatternTests {
+    @Test("single and double stars", arguments: [
+        ("/items/*", "/items/123", true),
+        ("/items/*", "/items/123/related", false),
+        ("/items/*", "/items", false),
+        ("/items/**", "/items/123/related", true),
+        ("/items/**", "/items", true),
+        ("/**", "/", true),
+        ("/**", "/anything/at/all", true),
+        ("/items/*/related", "/items/9/related", true),
+        ("/items/*/related", "/items/9/other", false),
+        ("items/*", "/items/7", true),
+        ("/user*", "/users", true),
+        ("/user*", "/users/1", false),
+    ])
+    func matching(pattern: String, path: String, expected: Bool) {
+        #expect(URLPattern(pattern).matches(path) == expected)
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import HammockClient
+import HammockJSON
+import HammockResources
+import HammockTesting
+import Testing
+
+@MainActor
+@Suite("Retry with backoff, and polling")
+struct RetryAndPollingTests {
+    let backend = ScriptedBackend()
+    let clock = ManualClock()
+    let api: Service
+
+    init() {
+        api = Service(baseURL: "http://api.test", transport: backend.transport, clock: clock)
+    }
+
+    @Test("a failed load retries with growing waits on the service clock, as one load")
+    func backoff() async {
+        api.configure { $0.retry = RetryBackoff(maximumAttempts: 3, initialDelay: .seconds(1), multiplier: 2) }
+        backend.script(
+            .init(failure: FakeNetworkError()),
+            .json(["busy": true], status: .serviceUnavailable),
+            .json(["name": "Ada"]))
+        let profile = api.resource("/profile")
+        let owner = Owner()
+        let log = EventLog()
+        profile.addObserver(owner: owner) { _, event in log.events.append(event) }
+        let request = profile.load()
+        #expect(await clock.waitForSleepers(1))
+        #expect(backend.requestCount == 1)
+        clock.advance(by: .milliseconds(999))
+        #expect(backend.requestCount == 1)
+        clock.advance(by: .milliseconds(1))
+        #expect(await clock.waitForSleepers(1))
+        #expect(backend.requestCount == 2)
+        clock.advance(by: .seconds(2))
+        _ = await request.response()
+        #expect(backend.requestCount == 3)
+        #expect(profile.latestData?.jsonContent == ["name": "Ada"])
+        #expect(log.events == [.observerAdded, .requested, .newData(.network)])  // no error in between
+        withExtendedLifetime(owner) {}
+    }
+
+    @Test("client errors are not retried, and the last failure is reported")
+    func noRetryOnClientError() async {
+        api.configure { $0.retry = RetryBackoff(maximumAttempts: 5, initialDelay: .seconds(1)) }
+        backend.setFallback(.json(["detail": "no such profile"], status: .notFound))
+        _ = await api.resource("/profile").load().response()
+        #expect(backend.requestCount == 1)
+        #expect(api.resource("/profile").latestError?.userMessage == "no such profile")
+    }
+
+    @Test("backoff delays grow, cap, and Retry-After can ask for longer")
+    func delays() async {
+        let policy = RetryBackoff(maximumAttempts: 6, initialDelay: .seconds(1), multiplier: 3, maximumDelay: .seconds(20))
+        #expect((1...5).map { policy.delay(afterAttempt: $0) } == [.seconds(1), .seconds(3), .seconds(9), .seconds(20), .seconds(20)])
+        api.configure { $0.retry = RetryBackoff(maximumAttempts: 2, initialDelay: .seconds(1)) }
+        backend.script(.json([:], status: .tooManyRequests, headers: [("Retry-After", "10")]), .json(["ok": true]))
+        let request = api.resource("/limited").load()
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .seconds(9))
+        #expect(backend.requestCount == 1)
+        clock.advance(by: .seconds(1))
+        _ = await request.response()
+        #expect(backend.requestCount == 2)
+    }
+
+    @Test("an observed resource polls, conditionally, and stops when nobody observes")
+    func polling() async {
+        api.configure("/feed") { $0.pollingInterval = .seconds(10) }
+        backend.setFallback(.json(["items": []], headers: [("ETag", "\"feed-1\"")]))
+        let feed = api.resource("/feed")
+        _ = await feed.load().response()
+        let owner = Owner()
+        feed.addObserver(owner: owner) { _, _ in }
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .seconds(10))
+        for _ in 0..<1_000 where backend.requestCount < 2 { await Task.yield() }
+        #expect(backend.requestCount == 2)
+        #expect(backend.requests.last?.headerFields[.ifNoneMatch] == "\"feed-1\"")
+        for _ in 0..<1_000 where feed.isLoading { await Task.yield() }
+        #expect(await clock.waitForSleepers(1))
+        feed.removeObservers(ownedBy: owner)
+        #expect(clock.sleeperCount == 0)  // the polling task stopped
+        clock.advance(by: .seconds(60))
+        for _ in 0..<200 { await Task.yield() }
+        #expect(backend.requestCount == 2)
+    }
+
+    @Test("cancelLoadIfUnobserved(afterDelay:) spares a load that gains an observer in time")
+    func delayedCancel() async {
+        backend.hold(true)
+        let profile = api.resource("/profile")
+        let request = profile.load()
+        profile.cancelLoadIfUnobserved(afterDelay: .seconds(1))
+        let owner = Owner()
+        profile.addObserver(owner: owner) { _, _ in }
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .seconds(1))
+        for _ in 0..<200 { await Task.yield() }
+        #expect(!request.isCompleted)
+        profile.removeObservers(ownedBy: owner)
+        profile.cancelLoadIfUnobserved(afterDelay: .seconds(1))
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .seconds(1))
+        for _ in 0..<1_000 where !request.isCompleted { await Task.yield() }
+        #expect(request.isCompleted)
+    }
+}
