@@ -22,6 +22,7 @@ let package = Package(
         .executable(name: "hammock", targets: ["hammock"]),
         .executable(name: "hammock-bench", targets: ["HammockBenchmarks"]),
         .executable(name: "hammock-client-bench", targets: ["HammockClientBenchmarks"]),
+        .executable(name: "hammock-resources-bench", targets: ["HammockResourcesBenchmarks"]),
     ],
     dependencies: [
         // Versions are pinned exactly: the build machines resolve only from a local mirror.
@@ -145,6 +146,14 @@ let package = Package(
             name: "HammockClientBenchmarks",
             dependencies: ["HammockClient", "HammockTesting", "HammockServer"],
             path: "Benchmarks/HammockClientBenchmarks",
+            swiftSettings: swiftSettings
+        ),
+
+        // `scripts/bench resources`: observable resources against hand-written baselines.
+        .executableTarget(
+            name: "HammockResourcesBenchmarks",
+            dependencies: ["HammockResources", "HammockClient", "HammockJSON", "HammockTesting", "HammockServer"],
+            path: "Benchmarks/HammockResourcesBenchmarks",
             swiftSettings: swiftSettings
         ),
 

@@ -38,8 +38,8 @@ extension Resource {
     /// ```
     @discardableResult
     public func loadIfNeeded() -> ResourceRequest? {
-        if let inFlight = loadRequests.first { return inFlight }
-        if isUpToDate { return nil }
+        if let inFlight = loadInFlight { return inFlight }
+        if isUpToDateUntracked { return nil }
         return load()
     }
 

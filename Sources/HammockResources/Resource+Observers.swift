@@ -94,8 +94,16 @@ extension Resource {
 
     /// Calls every live observer with `event`, in the order they were added.
     func notifyObservers(_ event: ResourceEvent) {
-        pruneObservers()
-        for entry in observers where entry.isAlive { entry.deliver(self, event) }
+        // One pass: deliver to the living, and prune afterwards only if someone's owner was gone.
+        var sawDead = false
+        for entry in observers {
+            guard entry.isAlive else {
+                sawDead = true
+                continue
+            }
+            entry.deliver(self, event)
+        }
+        if sawDead { pruneObservers() }
     }
 
     /// Drops observers whose owners are gone.

@@ -100,17 +100,38 @@ public final class Resource {
     /// Whether `loadIfNeeded()` would send nothing now: nothing invalidated the resource, and the latest
     /// error is younger than the retry time or (with no error) the data younger than the expiration time.
     public var isUpToDate: Bool {
-        if isInvalidated { return false }
-        let now = service.now
-        let configuration = self.configuration
-        if let latestError {
-            return latestError.timestamp.duration(to: now) < configuration.retryTime
+        // Registers observation of what it reads, then answers from the untracked fast path.
+        _ = isInvalidated
+        _ = latestError?.timestamp
+        _ = latestData?.timestamp
+        return isUpToDateUntracked
+    }
+
+    /// `isUpToDate` without observation tracking and without copying entities or configuration:
+    /// `loadIfNeeded()` asks it on every call.
+    var isUpToDateUntracked: Bool {
+        if _isInvalidated { return false }
+        let windows = freshnessWindows
+        if let errorTime = _latestError?.timestamp {
+            return errorTime.duration(to: service.now) < windows.retry
         }
-        if let latestData {
-            return latestData.timestamp.duration(to: now) < configuration.expirationTime
+        if let dataTime = _latestData?.timestamp {
+            return dataTime.duration(to: service.now) < windows.expiration
         }
         return false
     }
+
+    /// The expiration and retry times of the current configuration.
+    var freshnessWindows: (expiration: Duration, retry: Duration) {
+        if let cachedConfiguration, cachedConfiguration.generation == service.configurationGeneration {
+            return (cachedConfiguration.configuration.expirationTime, cachedConfiguration.configuration.retryTime)
+        }
+        let configuration = self.configuration
+        return (configuration.expirationTime, configuration.retryTime)
+    }
+
+    /// The first load in flight, read without observation tracking.
+    var loadInFlight: ResourceRequest? { _loadRequests.first }
 }
 
 extension Resource: CustomStringConvertible {
