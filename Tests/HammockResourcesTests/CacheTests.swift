@@ -23,7 +23,7 @@ struct CacheTests {
         backend.setFallback(.json(["name": "Ada"], headers: [("ETag", "\"7\"")]))
         let first = service(cache: cache)
         _ = await first.resource("/profile").load().response()
-        for _ in 0..<1_000 where cache.count == 0 { await Task.yield() }
+        #expect(await eventually { cache.count == 1 })
         #expect(cache.count == 1)
 
         backend.hold(true)
@@ -82,9 +82,7 @@ struct CacheTests {
         #expect(await iterator.next() == .newData(.cache))
         #expect(profile.latestData?.jsonContent == ["a": 1])
         profile.wipe()
-        for _ in 0..<2_000 where FileManager.default.fileExists(atPath: file.path) {
-            try? await Task.sleep(for: .milliseconds(1))
-        }
+        #expect(await eventually { !FileManager.default.fileExists(atPath: file.path) })
         #expect(await reopened.readEntity(forKey: key) == nil)
     }
 }

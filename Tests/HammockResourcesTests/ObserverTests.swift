@@ -130,7 +130,7 @@ struct ObserverTests {
             for await event in profile.events() where event == .observerAdded { break }
         }
         await consumer.value
-        for _ in 0..<1_000 where profile.observerCount > 0 { await Task.yield() }
+        #expect(await eventually { profile.observerCount == 0 })
         #expect(profile.observerCount == 0)
     }
 

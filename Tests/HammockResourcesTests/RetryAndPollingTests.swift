@@ -77,10 +77,10 @@ struct RetryAndPollingTests {
         feed.addObserver(owner: owner) { _, _ in }
         #expect(await clock.waitForSleepers(1))
         clock.advance(by: .seconds(10))
-        for _ in 0..<1_000 where backend.requestCount < 2 { await Task.yield() }
+        #expect(await eventually { backend.requestCount == 2 })
         #expect(backend.requestCount == 2)
         #expect(backend.requests.last?.headerFields[.ifNoneMatch] == "\"feed-1\"")
-        for _ in 0..<1_000 where feed.isLoading { await Task.yield() }
+        #expect(await eventually { !feed.isLoading })
         #expect(await clock.waitForSleepers(1))
         feed.removeObservers(ownedBy: owner)
         #expect(clock.sleeperCount == 0)  // the polling task stopped
@@ -105,7 +105,7 @@ struct RetryAndPollingTests {
         profile.cancelLoadIfUnobserved(afterDelay: .seconds(1))
         #expect(await clock.waitForSleepers(1))
         clock.advance(by: .seconds(1))
-        for _ in 0..<1_000 where !request.isCompleted { await Task.yield() }
+        #expect(await eventually { request.isCompleted })
         #expect(request.isCompleted)
     }
 }

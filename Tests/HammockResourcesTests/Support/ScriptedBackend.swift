@@ -122,3 +122,14 @@ final class Counter: Sendable {
     func increment() { count.withLock { $0 += 1 } }
     var value: Int { count.withLock { $0 } }
 }
+
+/// Waits until `condition` holds: bounded (about ten seconds at most), never a timing claim.
+/// Returns whether it came true.
+@MainActor
+func eventually(_ condition: () -> Bool) async -> Bool {
+    for attempt in 0..<20_000 {
+        if condition() { return true }
+        if attempt < 1_000 { await Task.yield() } else { try? await Task.sleep(for: .milliseconds(1)) }
+    }
+    return condition()
+}
