@@ -47,6 +47,13 @@ struct CanonicalResourceTests {
         #expect(child.url.absoluteString == "http://api.test/v1/items/a%20b")
     }
 
+    @Test("characters a URL cannot hold are encoded, not refused")
+    func encodedPaths() {
+        let spaced = api.resource("/search?q=a b")
+        #expect(spaced.url.scheme == "http")
+        #expect(spaced === api.resource("/search").withParam("q", "a b"))
+    }
+
     @Test("a base URL that is not a URL gives resources that fail clearly, without a request")
     func invalidBase() async {
         let backend = ScriptedBackend()

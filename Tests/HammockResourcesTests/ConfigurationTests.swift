@@ -42,6 +42,23 @@ struct ConfigurationTests {
         #expect(backend.requests.first?.headerFields[.authorization] == "Bearer second")
     }
 
+    @Test("invalidating and wiping by pattern touches only the matching resources")
+    func byPattern() async {
+        let backend = ScriptedBackend()
+        let api = Service(baseURL: "http://api.test", transport: backend.transport, clock: ManualClock())
+        let item = api.resource("/items/1")
+        let nested = api.resource("/items/1/parts")
+        let other = api.resource("/users/1")
+        for resource in [item, nested, other] { _ = await resource.load().response() }
+        #expect(api.resources(matching: "/items/**").map(\.url.path) == ["/items/1", "/items/1/parts"])
+        api.invalidateResources(matching: "/items/*")
+        #expect(item.isInvalidated && !nested.isInvalidated && !other.isInvalidated)
+        api.wipeResources(matching: "/items/**")
+        #expect(item.latestData == nil && nested.latestData == nil && other.latestData != nil)
+        api.wipeResources()
+        #expect(other.latestData == nil)
+    }
+
     @Test("a predicate can configure resources too")
     func predicate() {
         let api = Service(baseURL: "http://api.test", transport: MockTransport { _, _ in throw FakeNetworkError() })
