@@ -23,6 +23,7 @@ let package = Package(
         .executable(name: "hammock-bench", targets: ["HammockBenchmarks"]),
         .executable(name: "hammock-client-bench", targets: ["HammockClientBenchmarks"]),
         .executable(name: "hammock-resources-bench", targets: ["HammockResourcesBenchmarks"]),
+        .executable(name: "hammock-tour", targets: ["HammockTour"]),
     ],
     dependencies: [
         // Versions are pinned exactly: the build machines resolve only from a local mirror.
@@ -125,6 +126,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // `swift run hammock-tour`: the four parts talking to each other; run by the CLI tests.
+        .executableTarget(
+            name: "HammockTour",
+            dependencies: ["HammockServer", "HammockClient", "HammockResources", "HammockModel", "HammockJSON"],
+            path: "Examples/Tour",
+            swiftSettings: swiftSettings
+        ),
+
         // `swift run -c release hammock-bench`: ratios against baselines measured in the same run.
         .executableTarget(
             name: "HammockBenchmarks",
@@ -195,7 +204,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HammockCLITests",
-            dependencies: ["hammock", "HammockJSON", "HammockClient", "HammockResources"],
+            dependencies: ["hammock", "HammockTour", "HammockJSON", "HammockClient", "HammockResources"],
             swiftSettings: swiftSettings
         ),
     ]

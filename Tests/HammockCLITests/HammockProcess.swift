@@ -8,22 +8,22 @@ final class HammockProcess: Sendable {
     let errorOutput = LockedText()
     private let exit: AsyncStream<Int32>
 
-    /// The `hammock` binary next to the test bundle (the test target depends on it, so it is built).
-    static var executable: URL {
+    /// A built product next to the test bundle (the test target depends on it, so it is built).
+    static func executable(named name: String = "hammock") -> URL {
         let directory = Bundle.main.executableURL?.deletingLastPathComponent()
             ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let candidate = directory.appendingPathComponent("hammock")
+        let candidate = directory.appendingPathComponent(name)
         if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("hammock")
+        return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name)
     }
 
     static var packageRoot: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
 
-    init(_ arguments: [String]) throws {
+    init(_ arguments: [String], executable: String = "hammock") throws {
         let process = Process()
-        process.executableURL = Self.executable
+        process.executableURL = Self.executable(named: executable)
         process.arguments = arguments
         process.currentDirectoryURL = Self.packageRoot
         let output = Pipe()
