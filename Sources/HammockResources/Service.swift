@@ -109,12 +109,12 @@ public final class Service {
         releaseUnobservedResources(keeping: 0)
     }
 
+    /// Releases the least recently used idle, unobserved resources until at most `limit` remain.
     func releaseUnobservedResources(keeping limit: Int) {
-        let idle = resources.values.filter { !$0.hasObservers && !$0.isRequesting }.sorted { $0.lastAccess < $1.lastAccess }
-        var excess = resources.count - limit
-        for resource in idle where excess > 0 {
+        let idle = resources.values.filter { !$0.hasObservers && !$0.isRequesting }
+        guard idle.count > limit else { return }
+        for resource in idle.sorted(by: { $0.lastAccess < $1.lastAccess }).prefix(idle.count - limit) {
             resources.removeValue(forKey: resource.url.absoluteString)
-            excess -= 1
         }
     }
 

@@ -164,7 +164,8 @@ struct ObserverTests {
         let kept = api.resource("/kept")
         kept.addObserver(owner: owner) { _, _ in }
         for index in 0..<10 { _ = api.resource("/item/\(index)") }
-        #expect(api.resourceCount == 3)
+        #expect(api.resourceCount == 4)  // the observed one and the three most recent
+        #expect(api.resources(matching: "/item/*").map(\.url.path) == ["/item/7", "/item/8", "/item/9"])
         #expect(api.resource("/kept") === kept)
         withExtendedLifetime(owner) {}
     }
