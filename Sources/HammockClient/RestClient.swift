@@ -232,7 +232,7 @@ public struct RestClient: Sendable {
             let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
             scheme = components?.scheme
             authority = components?.host.map { host in
-                let bracketed = host.contains(":") ? "[\(host)]" : host
+                let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
                 return components?.port.map { "\(bracketed):\($0)" } ?? bracketed
             }
             var path = components?.percentEncodedPath ?? ""

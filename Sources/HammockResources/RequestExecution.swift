@@ -97,7 +97,7 @@ struct RequestPlan: Sendable {
             let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
             let host = components.host, !host.isEmpty
         else { return nil }
-        let bracketed = host.contains(":") ? "[\(host)]" : host
+        let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
         let authority = components.port.map { "\(bracketed):\($0)" } ?? bracketed
         var path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
         if let query = components.percentEncodedQuery { path += "?" + query }

@@ -20,6 +20,9 @@ struct RequestBuildingTests {
         _ = try await recorder.client("http://127.0.0.1:8080/api/").send(RequestBuilder(.get, "things"))
         #expect(recorder.last?.request.path == "/api/things")
         #expect(recorder.last?.request.authority == "127.0.0.1:8080")
+
+        _ = try await recorder.client("http://[::1]:8080").send(RequestBuilder(.get, "/things"))
+        #expect(recorder.last?.request.authority == "[::1]:8080")  // bracketed once, not twice
     }
 
     @Test("Placeholders may sit anywhere in a segment")

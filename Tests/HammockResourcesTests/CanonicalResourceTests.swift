@@ -54,6 +54,15 @@ struct CanonicalResourceTests {
         #expect(spaced === api.resource("/search").withParam("q", "a b"))
     }
 
+    @Test("IPv6 hosts reach the transport bracketed once")
+    func ipv6() async {
+        let backend = ScriptedBackend()
+        let local = Service(baseURL: "http://[::1]:8080/api", transport: backend.transport)
+        _ = await local.resource("/items").load().response()
+        #expect(backend.requests.first?.authority == "[::1]:8080")
+        #expect(backend.requests.first?.path == "/api/items")
+    }
+
     @Test("a base URL that is not a URL gives resources that fail clearly, without a request")
     func invalidBase() async {
         let backend = ScriptedBackend()
