@@ -47,8 +47,17 @@ extension Resource {
     /// ```
     /// Events are buffered without limit, so none is lost to a slow consumer.
     public func events() -> AsyncStream<ResourceEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: ResourceEvent.self)
-        let observation = addEntry(owner: nil, identity: nil, deliver: { _, event in continuation.yield(event) })
+        stream { _, event in event }
+    }
+
+    /// A stream fed by an observer that lives until the stream's consumer stops.
+    func stream<Element: Sendable>(
+        _ element: @escaping @MainActor (Resource, ResourceEvent) -> Element
+    ) -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
+        let observation = addEntry(owner: nil, identity: nil, deliver: { resource, event in
+            continuation.yield(element(resource, event))
+        })
         let id = observation.id
         continuation.onTermination = { [weak self] _ in
             Task { @MainActor in self?.removeObserver(id: id) }

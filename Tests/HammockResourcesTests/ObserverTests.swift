@@ -170,3 +170,45 @@ struct ObserverTests {
         withExtendedLifetime(owner) {}
     }
 }
+
+@MainActor
+@Suite("State snapshots")
+struct StateSnapshotTests {
+    @Test("states() starts with the current state and records each step as it was")
+    func snapshots() async {
+        let backend = ScriptedBackend()
+        backend.script(.json(["v": 1]), .json(["detail": "down"], status: .badGateway))
+        let api = Service(baseURL: "http://api.test", transport: backend.transport, clock: ManualClock())
+        let profile = api.resource("/profile")
+        _ = await profile.load().response()
+        let gate = AsyncStream<Void>.makeStream()
+        let consumer = Self.collect(profile.states(), count: 4, after: gate.stream)
+        _ = await profile.load().response()
+        profile.wipe()
+        // Read everything only now: each snapshot still shows its own moment.
+        gate.continuation.finish()
+        let seen = await consumer.value
+        #expect(seen.map(\.event) == [.observerAdded, .requested, .error, .newData(.wipe)])
+        #expect(seen[0].latestData?.jsonContent == ["v": 1] && seen[0].latestError == nil && !seen[0].isLoading)
+        #expect(seen[1].isLoading && seen[1].latestData?.jsonContent == ["v": 1])
+        #expect(seen[2].latestError?.userMessage == "down" && seen[2].latestData?.jsonContent == ["v": 1] && !seen[2].isLoading)
+        #expect(seen[3].latestData == nil && seen[3].latestError == nil)
+        #expect(seen.allSatisfy { $0.url == profile.url })
+        #expect(await eventually { profile.observerCount == 0 })  // the consumer stopped, so did the observer
+    }
+
+    /// Reads `count` states on another task, once `gate` ends; the stream goes away with the task.
+    nonisolated static func collect(
+        _ states: AsyncStream<ResourceState>, count: Int, after gate: AsyncStream<Void>
+    ) -> Task<[ResourceState], Never> {
+        Task.detached {
+            for await _ in gate {}
+            var seen: [ResourceState] = []
+            for await state in states {
+                seen.append(state)
+                if seen.count == count { break }
+            }
+            return seen
+        }
+    }
+}
