@@ -20,7 +20,12 @@ public protocol EntityCache: Sendable {
     func removeEntity(forKey key: String) async
 }
 
-/// A response as a cache keeps it.
+/// A response as a cache keeps it: the body and the header fields, before the pipeline.
+///
+/// ```swift
+/// await cache.writeEntity(CachedEntity(bytes: Array(#"{"name":"Ada"}"#.utf8),
+///                                      headerFields: [.contentType: "application/json"]), forKey: url)
+/// ```
 public struct CachedEntity: Sendable, Hashable {
     /// The body.
     public var bytes: [UInt8]

@@ -135,7 +135,11 @@ extension ResponseTransformer {
     }
 }
 
-/// A pipeline step that refused a body.
+/// A pipeline step that refused a body. Throw it from your own transformers:
+///
+/// ```swift
+/// guard entity.bytes.count < 1_000_000 else { throw PipelineError(message: "the feed is too large") }
+/// ```
 public struct PipelineError: Error, Sendable, CustomStringConvertible {
     /// What was wrong.
     public var message: String
