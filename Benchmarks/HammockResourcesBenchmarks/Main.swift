@@ -49,7 +49,7 @@ struct ResourcesBench {
         let arguments = CommandLine.arguments
         let iterations = arguments.firstIndex(of: "--iterations").flatMap { Int(arguments[$0 + 1]) } ?? 1_000_000
 
-        let people = HammockServer.Resource("people", fields: ["name": .string])
+        let people = MockResource("people", fields: ["name": .string])
         let server = try await MockServer(resources: [people])
         try await server.addData(.array((1...20).map { ["name": .string("person \($0)")] }), for: "people")
         let api = Service(baseURL: "http://mock", transport: MockServerTransport(server: server))

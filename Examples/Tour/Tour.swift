@@ -35,11 +35,11 @@ struct Tour {
     @MainActor
     static func main() async throws {
         // 1. A mock server, defined in two lines, on a free port.
-        let people = HammockServer.Resource("people", fields: ["name": .string, "city": .string])
+        let people = MockResource("people", fields: ["name": .string, "city": .string])
         let server = try await MockServer(resources: [people])
         let port = try await server.start(port: 0)
         let base = "http://127.0.0.1:\(port)"
-        guard let baseURL = URL(string: base) else { fatalError("unreachable: a literal URL") }
+        guard let baseURL = URL(string: base) else { throw URLError(.badURL) }
 
         // 2. The declarative client creates someone.
         let client = PeopleClient(client: RestClient(baseURL: baseURL))

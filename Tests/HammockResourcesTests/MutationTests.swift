@@ -12,8 +12,8 @@ import Testing
 @Suite("Mutations and invalidation against the mock server, in process")
 struct MutationTests {
     static func makeServer() async throws -> MockServer {
-        let people = HammockServer.Resource("people", fields: ["name": .string, "age": .integer])
-        let cars = HammockServer.Resource("cars", fields: ["model": .string], parents: ["people"])
+        let people = MockResource("people", fields: ["name": .string, "age": .integer])
+        let cars = MockResource("cars", fields: ["model": .string], parents: ["people"])
         return try await MockServer(resources: [people, cars])
     }
 

@@ -105,3 +105,14 @@ extension Resource {
         public init(stringLiteral value: String) { self.init(value) }
     }
 }
+
+/// The server's ``Resource`` under a name no other Hammock module uses: `HammockResources` has a
+/// `Resource` too (the client-side observable one), so a file that imports both, a test of an app
+/// against the mock server say, can write:
+///
+/// ```swift
+/// let people = MockResource("people", fields: ["name": .string])
+/// let server = try await MockServer(resources: [people])
+/// let list = Service(baseURL: "http://mock", transport: MockServerTransport(server: server)).resource("/people")
+/// ```
+public typealias MockResource = Resource
