@@ -33,12 +33,33 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
         let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
         let response = try await client.execute(outgoing, timeout: .nanoseconds(nanoseconds))
-        let buffer = try await response.body.collect(upTo: maximumResponseSize)
+        let buffer: ByteBuffer
+        if TransferProgress.isObserved {
+            buffer = try await collectReportingProgress(response)
+        } else {
+            buffer = try await response.body.collect(upTo: maximumResponseSize)
+        }
         var fields = HTTPFields()
         for (name, value) in response.headers {
             if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
         }
         let status = HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase)
         return (HTTPResponse(status: status, headerFields: fields), Array(buffer: buffer))
+    }
+
+    /// Reads the body chunk by chunk, telling ``TransferProgress`` about the head and each chunk.
+    private func collectReportingProgress(_ response: HTTPClientResponse) async throws -> ByteBuffer {
+        let expected = response.headers.first(name: "content-length").flatMap(Int.init)
+        TransferProgress.report(.responseHeadReceived(expectedBytes: expected))
+        var buffer = ByteBuffer()
+        for try await chunk in response.body {
+            guard buffer.readableBytes + chunk.readableBytes <= maximumResponseSize else {
+                throw NIOTooManyBytesError(maxBytes: maximumResponseSize)
+            }
+            var chunk = chunk
+            buffer.writeBuffer(&chunk)
+            TransferProgress.report(.responseBytesReceived(total: buffer.readableBytes))
+        }
+        return buffer
     }
 }

@@ -20,6 +20,8 @@ struct RequestPlan: Sendable {
     var body: [UInt8]?
     var pipeline: ResponsePipeline
     var retry: RetryBackoff?
+    /// Where the transport's progress reports go.
+    var tracker: TransferTracker?
 
     /// Sends the request (retrying as configured), and runs the response through the pipeline.
     /// Runs off the main actor.
@@ -43,7 +45,14 @@ struct RequestPlan: Sendable {
         let bytes: [UInt8]
         do {
             try Task.checkCancellation()
-            (response, bytes) = try await client.perform(head, body: body)
+            if let tracker {
+                tracker.reset()
+                (response, bytes) = try await TransferProgress.$reporter.withValue({ tracker.record($0) }) {
+                    try await client.perform(head, body: body)
+                }
+            } else {
+                (response, bytes) = try await client.perform(head, body: body)
+            }
         } catch {
             if error is CancellationError || Task.isCancelled {
                 return .failure(failure(.cancelled, message: "The request was cancelled."))

@@ -98,9 +98,12 @@ extension Resource {
     /// Starts a request: tracks it, tells observers about loads, and records the outcome when it comes.
     private func start(_ plan: RequestPlan, isLoad: Bool, configuration: ResourceConfiguration) -> ResourceRequest {
         let expectedBytes = (plan.body?.count ?? 0) + (latestData?.bytes.count ?? 0)
+        let tracker = TransferTracker(clock: service.clock)
+        var plan = plan
+        plan.tracker = tracker
         let request = ResourceRequest(
             method: plan.method, url: url, headerFields: plan.headerFields, isLoad: isLoad, clock: service.clock,
-            expectedDuration: service.progressEstimator.expectedDuration(bytes: expectedBytes))
+            expectedDuration: service.progressEstimator.expectedDuration(bytes: expectedBytes), tracker: tracker)
         request.cancellationHandler = { [weak self, weak request] in
             guard let self, let request else { return }
             self.finish(request, with: .failure(ResourceError(

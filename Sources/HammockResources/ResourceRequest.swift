@@ -30,6 +30,7 @@ public final class ResourceRequest {
 
     let clock: ServiceClock
     let expectedDuration: Double
+    let tracker: TransferTracker?
     var task: Task<Void, Never>?
     var cancellationHandler: (() -> Void)?
     private var completionHandlers: [(Result<Entity, ResourceError>) -> Void] = []
@@ -38,8 +39,9 @@ public final class ResourceRequest {
 
     init(
         method: HTTPRequest.Method, url: URL, headerFields: HTTPFields, isLoad: Bool, clock: ServiceClock,
-        expectedDuration: Double
+        expectedDuration: Double, tracker: TransferTracker? = nil
     ) {
+        self.tracker = tracker
         self.method = method
         self.url = url
         self.headerFields = headerFields
@@ -90,12 +92,20 @@ public final class ResourceRequest {
         task?.cancel()
     }
 
-    /// An estimate of how far along it is, from 0 to 1: it accounts for the request's bytes, the
-    /// service's typical latency and the expected response size, and is 1 once the request is done.
+    /// How far along it is, from 0 to 1, and 1 once it is done. Until the response head arrives it is
+    /// an estimate from the service's typical latency and the bytes to move (the request body and the
+    /// resource's previous response). Transports that report progress (``TransferProgress``:
+    /// AsyncHTTPClient, the mock server in process) then move it by the body bytes received against
+    /// `Content-Length`.
     public var progress: Double {
         guard outcome == nil else { return 1 }
-        let elapsed = startedAt.duration(to: clock.now()).seconds
-        return ProgressEstimator.fraction(elapsed: elapsed, expected: expectedDuration)
+        let now = clock.now()
+        let estimate = ProgressEstimator.fraction(elapsed: startedAt.duration(to: now).seconds, expected: expectedDuration)
+        guard let transfer = tracker?.snapshot, let headAt = transfer.headReceivedAt else { return estimate }
+        let atHead = ProgressEstimator.fraction(elapsed: startedAt.duration(to: headAt).seconds, expected: expectedDuration)
+        guard let expected = transfer.expectedBytes, expected > 0 else { return max(atHead, estimate) }
+        let received = min(1, Double(transfer.receivedBytes) / Double(expected))
+        return atHead + (0.99 - atHead) * received
     }
 
     /// The progress every `interval` on the service's clock, ending with 1 when the request completes.

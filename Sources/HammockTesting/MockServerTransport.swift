@@ -21,6 +21,10 @@ public struct MockServerTransport: HTTPTransport {
             mockRequest.headerFields[.contentLength] = String(body?.count ?? 0)
         }
         let response = await server.respond(to: mockRequest)
+        if TransferProgress.isObserved {
+            TransferProgress.report(.responseHeadReceived(expectedBytes: response.body.count))
+            TransferProgress.report(.responseBytesReceived(total: response.body.count))
+        }
         return (HTTPResponse(status: response.status, headerFields: response.headerFields), response.body)
     }
 }

@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 import HammockAsyncHTTPClient
 import HammockClient
@@ -85,4 +86,40 @@ struct AsyncHTTPClientTransportTests {
         }
         await server.stop()
     }
+
+    @Test("Progress reports reach a listening task: the head with its length, then the bytes so far")
+    func progressReports() async throws {
+        let server = try await MockServer(resources: [Resource("people", fields: ["name": .string])])
+        try await server.addData(.array((1...500).map { ["name": .string("person \($0) with a longer name")] }), for: "people")
+        let port = try await server.start(port: 0)
+        let events = EventRecorder()
+        let transport = AsyncHTTPClientTransport()
+        let request = HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:\(port)", path: "/people")
+        do {
+            let (_, silentBody) = try await transport.send(request, body: nil)  // nobody listens: nothing recorded
+            #expect(events.all.isEmpty)
+            let (response, body) = try await TransferProgress.$reporter.withValue({ events.append($0) }) {
+                try await transport.send(request, body: nil)
+            }
+            #expect(response.status == .ok && body == silentBody && body.count > 10_000)
+            #expect(events.all.first == .responseHeadReceived(expectedBytes: body.count))
+            #expect(events.all.last == .responseBytesReceived(total: body.count))
+            let totals = events.all.compactMap { event -> Int? in
+                if case .responseBytesReceived(let total) = event { return total }
+                return nil
+            }
+            #expect(zip(totals, totals.dropFirst()).allSatisfy { $0 < $1 })
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+}
+
+/// Collects transfer events from any task.
+final class EventRecorder: Sendable {
+    private let events = Mutex<[TransferEvent]>([])
+    func append(_ event: TransferEvent) { events.withLock { $0.append(event) } }
+    var all: [TransferEvent] { events.withLock { $0 } }
 }

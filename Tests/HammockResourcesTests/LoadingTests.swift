@@ -286,4 +286,34 @@ struct LoadingTests {
         while let value = await iterator.next() { last = value }
         #expect(last == 1)
     }
+
+    @Test("a transport that reports progress moves it by the bytes received")
+    func reportedProgress() async throws {
+        let latency = AsyncStream<Void>.makeStream()
+        let download = AsyncStream<Void>.makeStream()
+        let halfway = Counter()
+        let transport = MockTransport { _, _ in
+            for await _ in latency.stream {}
+            TransferProgress.report(.responseHeadReceived(expectedBytes: 1_000))
+            TransferProgress.report(.responseBytesReceived(total: 500))
+            halfway.increment()
+            for await _ in download.stream {}
+            TransferProgress.report(.responseBytesReceived(total: 1_000))
+            return (HTTPResponse(status: .ok), Array(repeating: UInt8(ascii: " "), count: 1_000))
+        }
+        let service = Service(baseURL: "http://api.test", transport: transport, clock: clock)
+        let request = service.resource("/big").load()
+        clock.advance(by: .milliseconds(100))
+        let waiting = request.progress
+        #expect(waiting > 0 && waiting < 0.95)
+        latency.continuation.finish()
+        #expect(await eventually { halfway.value == 1 })
+        let half = request.progress
+        #expect(abs(half - (waiting + (0.99 - waiting) * 0.5)) < 1e-9)
+        clock.advance(by: .seconds(10))
+        #expect(request.progress == half)  // moved by bytes now, not by time
+        download.continuation.finish()
+        _ = await request.response()
+        #expect(request.progress == 1)
+    }
 }

@@ -118,6 +118,19 @@ struct MutationTests {
         }
     }
 
+    @Test("the in-process transport reports the response head and its bytes")
+    func inProcessProgress() async throws {
+        let server = try await Self.makeServer()
+        _ = await server.respond(to: MockRequest(.post, "/people", json: ["name": "Ada"]))
+        let log = TransferLog()
+        let transport = MockServerTransport(server: server)
+        let head = HTTPRequest(method: .get, scheme: "http", authority: "mock", path: "/people")
+        let (_, body) = try await TransferProgress.$reporter.withValue({ log.append($0) }) {
+            try await transport.send(head, body: nil)
+        }
+        #expect(log.all == [.responseHeadReceived(expectedBytes: body.count), .responseBytesReceived(total: body.count)])
+    }
+
     @Test("the server's ETag makes a reload a 304 in process")
     func conditionalInProcess() async throws {
         let server = try await Self.makeServer()

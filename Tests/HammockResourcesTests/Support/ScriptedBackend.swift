@@ -133,3 +133,10 @@ func eventually(_ condition: () -> Bool) async -> Bool {
     }
     return condition()
 }
+
+/// Collects transfer events from any task.
+final class TransferLog: Sendable {
+    private let events = Mutex<[TransferEvent]>([])
+    func append(_ event: TransferEvent) { events.withLock { $0.append(event) } }
+    var all: [TransferEvent] { events.withLock { $0 } }
+}

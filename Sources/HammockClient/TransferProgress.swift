@@ -1,0 +1,34 @@
+/// What a transport can tell about a transfer while it runs, for progress bars.
+public enum TransferEvent: Sendable, Hashable {
+    /// The response head arrived (the wait for the server is over); `expectedBytes` is its
+    /// `Content-Length`, if it gave one.
+    case responseHeadReceived(expectedBytes: Int?)
+    /// So many body bytes have arrived in all.
+    case responseBytesReceived(total: Int)
+}
+
+/// The channel from transports to whoever wants to show progress, carried by the task: no transport
+/// or interceptor signature changes, and transports that say nothing cost nothing.
+///
+/// ```swift
+/// // A caller that wants progress:
+/// let (response, body) = try await TransferProgress.$reporter.withValue({ event in print(event) }) {
+///     try await client.perform(request, body: nil)
+/// }
+/// // A transport that can tell:
+/// TransferProgress.report(.responseHeadReceived(expectedBytes: contentLength))
+/// ```
+/// `AsyncHTTPClientTransport` and `MockServerTransport` report; `URLSessionTransport` hands over whole
+/// responses and does not. Observable resources turn these events into their requests' `progress`.
+public enum TransferProgress {
+    /// Receives the events of transfers made by the current task, if anyone listens.
+    @TaskLocal public static var reporter: (@Sendable (TransferEvent) -> Void)?
+
+    /// Whether anyone listens (so a transport can skip the work of counting).
+    public static var isObserved: Bool { reporter != nil }
+
+    /// Tells the listener, if any, about `event`.
+    public static func report(_ event: TransferEvent) {
+        reporter?(event)
+    }
+}
