@@ -140,9 +140,11 @@ public final class Service {
     func invalidateAfterMutation(of resource: Resource, method: HTTPRequest.Method, configuration: ResourceConfiguration) {
         var touched: [Resource] = []
         let path = ResourceURL.relativePath(of: resource.url, base: baseURL)
+        let sameServer = resources.values.filter { $0.url.host == resource.url.host && $0.url.port == resource.url.port }
         if method == .delete {
             // What lived below a deleted resource is gone too.
-            touched += resources(matching: path + "/**")
+            let prefix = path.hasSuffix("/") ? path : path + "/"
+            touched += sameServer.filter { ResourceURL.relativePath(of: $0.url, base: baseURL).hasPrefix(prefix) }
         }
         if configuration.invalidatesAncestorsAfterMutation {
             let segments = path.split(separator: "/")
@@ -150,10 +152,7 @@ public final class Service {
             for count in 0...segments.count {
                 ancestors.insert("/" + segments.prefix(count).joined(separator: "/"))
             }
-            touched += resources.values.filter {
-                $0.url.host == resource.url.host && $0.url.port == resource.url.port
-                    && ancestors.contains(ResourceURL.relativePath(of: $0.url, base: baseURL))
-            }
+            touched += sameServer.filter { ancestors.contains(ResourceURL.relativePath(of: $0.url, base: baseURL)) }
         }
         for pattern in configuration.alsoInvalidatesAfterMutation { touched += resources(matching: pattern) }
         var seen: Set<ObjectIdentifier> = []
