@@ -7,12 +7,27 @@ public enum TransferEvent: Sendable, Hashable {
     case responseBytesReceived(total: Int)
 }
 
+/// Receives the transfer events of the task that binds it.
+///
+/// A class rather than a bare closure on purpose: with Swift 6.3 on Linux, optimized builds crash in
+/// `swift_task_localValuePush` when a task-local holds an optional function value (reproduced in a
+/// twenty-line program); a reference does not.
+public final class TransferReporter: Sendable {
+    private let handler: @Sendable (TransferEvent) -> Void
+
+    /// A reporter calling `handler` for each event, on the transport's task.
+    public init(_ handler: @escaping @Sendable (TransferEvent) -> Void) { self.handler = handler }
+
+    /// Passes `event` on.
+    public func report(_ event: TransferEvent) { handler(event) }
+}
+
 /// The channel from transports to whoever wants to show progress, carried by the task: no transport
 /// or interceptor signature changes, and transports that say nothing cost nothing.
 ///
 /// ```swift
 /// // A caller that wants progress:
-/// let (response, body) = try await TransferProgress.$reporter.withValue({ event in print(event) }) {
+/// let (response, body) = try await TransferProgress.$reporter.withValue(TransferReporter { print($0) }) {
 ///     try await client.perform(request, body: nil)
 /// }
 /// // A transport that can tell:
@@ -22,13 +37,13 @@ public enum TransferEvent: Sendable, Hashable {
 /// responses and does not. Observable resources turn these events into their requests' `progress`.
 public enum TransferProgress {
     /// Receives the events of transfers made by the current task, if anyone listens.
-    @TaskLocal public static var reporter: (@Sendable (TransferEvent) -> Void)?
+    @TaskLocal public static var reporter: TransferReporter?
 
     /// Whether anyone listens (so a transport can skip the work of counting).
     public static var isObserved: Bool { reporter != nil }
 
     /// Tells the listener, if any, about `event`.
     public static func report(_ event: TransferEvent) {
-        reporter?(event)
+        reporter?.report(event)
     }
 }

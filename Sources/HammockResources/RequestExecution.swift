@@ -47,7 +47,7 @@ struct RequestPlan: Sendable {
             try Task.checkCancellation()
             if let tracker {
                 tracker.reset()
-                (response, bytes) = try await TransferProgress.$reporter.withValue({ tracker.record($0) }) {
+                (response, bytes) = try await TransferProgress.$reporter.withValue(TransferReporter { tracker.record($0) }) {
                     try await client.perform(head, body: body)
                 }
             } else {

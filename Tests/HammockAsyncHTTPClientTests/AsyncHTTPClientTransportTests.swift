@@ -98,7 +98,7 @@ struct AsyncHTTPClientTransportTests {
         do {
             let (_, silentBody) = try await transport.send(request, body: nil)  // nobody listens: nothing recorded
             #expect(events.all.isEmpty)
-            let (response, body) = try await TransferProgress.$reporter.withValue({ events.append($0) }) {
+            let (response, body) = try await TransferProgress.$reporter.withValue(TransferReporter { events.append($0) }) {
                 try await transport.send(request, body: nil)
             }
             #expect(response.status == .ok && body == silentBody && body.count > 10_000)

@@ -125,7 +125,7 @@ struct MutationTests {
         let log = TransferLog()
         let transport = MockServerTransport(server: server)
         let head = HTTPRequest(method: .get, scheme: "http", authority: "mock", path: "/people")
-        let (_, body) = try await TransferProgress.$reporter.withValue({ log.append($0) }) {
+        let (_, body) = try await TransferProgress.$reporter.withValue(TransferReporter { log.append($0) }) {
             try await transport.send(head, body: nil)
         }
         #expect(log.all == [.responseHeadReceived(expectedBytes: body.count), .responseBytesReceived(total: body.count)])
