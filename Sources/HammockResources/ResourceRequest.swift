@@ -34,7 +34,8 @@ public final class ResourceRequest {
     var task: Task<Void, Never>?
     var cancellationHandler: (() -> Void)?
     private var completionHandlers: [(Result<Entity, ResourceError>) -> Void] = []
-    private var waiters: [CheckedContinuation<Result<Entity, ResourceError>, Never>] = []
+    private var waiters: [Int: CheckedContinuation<Result<Entity, ResourceError>, Never>] = [:]
+    private var nextWaiterID = 0
     private var progressContinuations: [AsyncStream<Double>.Continuation] = []
 
     init(
@@ -54,10 +55,31 @@ public final class ResourceRequest {
     /// Whether it has finished (succeeded, failed or been cancelled).
     public var isCompleted: Bool { outcome != nil }
 
-    /// Waits for the outcome.
+    /// Waits for the outcome. If the waiting task is cancelled, it stops waiting with a cancellation
+    /// error, but the request goes on for whoever else shares it (use ``cancel()`` to stop it).
     public func response() async -> Result<Entity, ResourceError> {
         if let outcome { return outcome }
-        return await withCheckedContinuation { waiters.append($0) }
+        nextWaiterID += 1
+        let id = nextWaiterID
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                if Task.isCancelled {
+                    continuation.resume(returning: .failure(cancellationError()))
+                } else {
+                    waiters[id] = continuation
+                }
+            }
+        } onCancel: {
+            Task { @MainActor in self.stopWaiting(id) }
+        }
+    }
+
+    private func stopWaiting(_ id: Int) {
+        waiters.removeValue(forKey: id)?.resume(returning: .failure(cancellationError()))
+    }
+
+    private func cancellationError() -> ResourceError {
+        ResourceError(userMessage: "Waiting for the request was cancelled.", cause: .cancelled, timestamp: clock.now())
     }
 
     /// Waits for the entity, throwing the error of a failed request.
@@ -143,8 +165,8 @@ public final class ResourceRequest {
         let handlers = completionHandlers
         completionHandlers = []
         for handler in handlers { handler(outcome) }
-        let waiters = self.waiters
-        self.waiters = []
+        let waiters = self.waiters.values
+        self.waiters = [:]
         for waiter in waiters { waiter.resume(returning: outcome) }
     }
 }

@@ -212,6 +212,28 @@ struct LoadingTests {
         #expect(backend.heldCount == 0)  // the network call was abandoned too
     }
 
+    @Test("a cancelled waiter stops waiting, and the shared load goes on")
+    func cancelledWaiter() async {
+        backend.hold(true)
+        let profile = api.resource("/profile")
+        let request = profile.load()
+        let waiter = Task { @MainActor in await request.response() }
+        #expect(await backend.waitForHeld(1))
+        waiter.cancel()
+        guard case .failure(let error) = await waiter.value else {
+            Issue.record("expected the waiter to stop")
+            return
+        }
+        #expect(error.isCancellation)
+        #expect(!request.isCompleted && profile.isLoading)
+        backend.releaseAll()
+        guard case .success = await request.response() else {
+            Issue.record("expected the load to succeed for the others")
+            return
+        }
+        #expect(profile.latestData != nil)
+    }
+
     @Test("cancelling tells observers, and a late response is ignored")
     func cancelEvent() async {
         backend.hold(true)
