@@ -46,13 +46,21 @@ enum ResourceURL {
         return components.url ?? invalid(url.absoluteString + "/" + name)
     }
 
-    /// `url` with the query item `name` set to `value` (replacing any), or removed for `nil`.
+    /// `url` with the query item `name` set to `value` (replacing any), or removed for `nil`. Both are
+    /// encoded strictly: only RFC 3986 unreserved characters stay, so `+`, `&` and `=` survive any server.
     static func settingParameter(_ name: String, to value: String?, in url: URL) -> URL {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
-        var items = (components.queryItems ?? []).filter { $0.name != name }
-        if let value { items.append(URLQueryItem(name: name, value: value)) }
-        components.queryItems = items.isEmpty ? nil : items
+        var items = (components.percentEncodedQueryItems ?? []).filter { $0.name.removingPercentEncoding != name }
+        if let value { items.append(URLQueryItem(name: strictlyEncoded(name), value: strictlyEncoded(value))) }
+        components.percentEncodedQueryItems = items.isEmpty ? nil : items
         return components.url ?? url
+    }
+
+    private static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    static func strictlyEncoded(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
     }
 
     /// The URL's path relative to `base`'s path (what patterns match), or its whole path when it is

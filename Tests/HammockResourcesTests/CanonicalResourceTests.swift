@@ -29,6 +29,8 @@ struct CanonicalResourceTests {
         #expect(both.withParam("page", "3").url.query == "page=3&sort=name")
         #expect(both.withParam("page", nil).withParam("sort", nil) === items)
         #expect(items.withParam("q", "a b&c").url.absoluteString == "http://api.test/v1/items?q=a%20b%26c")
+        #expect(items.withParam("q", "1+1=2").url.query == "q=1%2B1%3D2")  // a plus is not a space
+        #expect(items.withParam("q", "1+1=2").withParam("q", nil) === items)
     }
 
     @Test("relative links resolve like a browser's")
