@@ -40,23 +40,29 @@ public struct BearerAuthentication: ClientInterceptor {
 }
 
 /// Retries idempotent requests (GET, HEAD, PUT, DELETE, OPTIONS, TRACE) after transport failures and
-/// after 429, 502, 503 and 504, waiting longer each time (exponential backoff on an injected clock).
+/// after 429, 502, 503 and 504, waiting longer each time (a ``RetryBackoff`` on an injected clock).
 ///
 /// ```swift
 /// RetryPolicy(maximumAttempts: 3, initialDelay: .milliseconds(200))
 /// ```
 /// A `Retry-After` header given in seconds is honoured if it is longer than the backoff.
 public struct RetryPolicy<C: Clock>: ClientInterceptor where C.Duration == Duration {
+    /// The attempts and the waits between them.
+    public let backoff: RetryBackoff
     /// The most attempts, the first included.
-    public let maximumAttempts: Int
-    /// The wait before the second attempt; it doubles each time.
-    public let initialDelay: Duration
+    public var maximumAttempts: Int { backoff.maximumAttempts }
+    /// The wait before the second attempt.
+    public var initialDelay: Duration { backoff.initialDelay }
     let clock: C
 
-    /// A retry policy on `clock`.
+    /// A retry policy on `clock` whose waits double, from `initialDelay` up to 30 seconds.
     public init(maximumAttempts: Int = 3, initialDelay: Duration = .milliseconds(200), clock: C) {
-        self.maximumAttempts = max(1, maximumAttempts)
-        self.initialDelay = initialDelay
+        self.init(backoff: RetryBackoff(maximumAttempts: maximumAttempts, initialDelay: initialDelay), clock: clock)
+    }
+
+    /// A retry policy following `backoff` on `clock`.
+    public init(backoff: RetryBackoff, clock: C) {
+        self.backoff = backoff
         self.clock = clock
     }
 
@@ -65,20 +71,18 @@ public struct RetryPolicy<C: Clock>: ClientInterceptor where C.Duration == Durat
 
     public func intercept(_ request: HTTPRequest, body: [UInt8]?, next: Next) async throws -> (HTTPResponse, [UInt8]) {
         guard Self.idempotent.contains(request.method) else { return try await next(request, body) }
-        var delay = initialDelay
-        for attempt in 1...maximumAttempts {
-            let isLast = attempt == maximumAttempts
+        for attempt in 1..<maximumAttempts {
+            let delay = backoff.delay(afterAttempt: attempt)
             do {
                 let (response, responseBody) = try await next(request, body)
-                guard !isLast, Self.retryableStatuses.contains(response.status.code) else { return (response, responseBody) }
+                guard Self.retryableStatuses.contains(response.status.code) else { return (response, responseBody) }
                 let retryAfter = response.headerFields[.retryAfter].flatMap(Int.init).map { Duration.seconds($0) }
                 try await clock.sleep(for: max(delay, retryAfter ?? .zero))
-            } catch let error where !(error is CancellationError) && !isLast {
+            } catch let error where !(error is CancellationError) {
                 try await clock.sleep(for: delay)
             }
-            delay = delay * 2
         }
-        return try await next(request, body)  // not reached: the last attempt returns or throws above
+        return try await next(request, body)  // the last attempt: its response or error is final
     }
 }
 
@@ -86,6 +90,11 @@ extension RetryPolicy where C == ContinuousClock {
     /// A retry policy on the continuous clock.
     public init(maximumAttempts: Int = 3, initialDelay: Duration = .milliseconds(200)) {
         self.init(maximumAttempts: maximumAttempts, initialDelay: initialDelay, clock: ContinuousClock())
+    }
+
+    /// A retry policy following `backoff` on the continuous clock.
+    public init(backoff: RetryBackoff) {
+        self.init(backoff: backoff, clock: ContinuousClock())
     }
 }
 

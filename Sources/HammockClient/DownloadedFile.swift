@@ -47,14 +47,8 @@ extension RestClient {
 
     /// The `filename` parameter of a `Content-Disposition` value, stripped of any directory part.
     static func filename(fromContentDisposition value: String) -> String? {
-        for parameter in value.split(separator: ";") {
-            let parts = parameter.split(separator: "=", maxSplits: 1)
-            guard parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces).lowercased() == "filename" else { continue }
-            var name = parts[1].trimmingCharacters(in: .whitespaces)
-            if name.hasPrefix("\""), name.hasSuffix("\""), name.count >= 2 { name = String(name.dropFirst().dropLast()) }
-            let last = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
-            return last.isEmpty || last == "." || last == ".." ? nil : last
-        }
-        return nil
+        guard let name = HeaderValue(parsing: value).parameter("filename") else { return nil }
+        let last = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
+        return last.isEmpty || last == "." || last == ".." ? nil : last
     }
 }

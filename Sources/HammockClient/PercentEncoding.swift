@@ -1,5 +1,6 @@
-/// Strict percent-encoding: only RFC 3986 unreserved characters stay as they are.
-enum PercentEncoding {
+/// Strict percent-encoding: only RFC 3986 unreserved characters stay as they are. Shared with the
+/// other Hammock modules (observable resources encode query parameters with it).
+package enum PercentEncoding {
     static let hex = Array("0123456789ABCDEF".utf8)
 
     @inline(__always)
@@ -13,7 +14,7 @@ enum PercentEncoding {
     }
 
     /// For path segments and query items: `/` → `%2F`, `+` → `%2B`, space → `%20`.
-    static func encode(_ text: String) -> String { encode(text, spaceAsPlus: false) }
+    package static func encode(_ text: String) -> String { encode(text, spaceAsPlus: false) }
 
     /// For `application/x-www-form-urlencoded` bodies: like ``encode(_:)`` but a space is `+`.
     static func encodeForm(_ text: String) -> String { encode(text, spaceAsPlus: true) }

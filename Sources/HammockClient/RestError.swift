@@ -67,7 +67,12 @@ public struct RestError: Error, Sendable, CustomStringConvertible {
 
     /// `404 Not Found`, with the standard phrase when the response carried none.
     static func describe(_ status: HTTPResponse.Status) -> String {
-        if !status.reasonPhrase.isEmpty { return "\(status.code) \(status.reasonPhrase)" }
+        reasonPhrase(for: status).map { "\(status.code) \($0)" } ?? "\(status.code)"
+    }
+
+    /// The response's reason phrase, or the standard one when it carried none (`nil` for unknown codes).
+    package static func reasonPhrase(for status: HTTPResponse.Status) -> String? {
+        if !status.reasonPhrase.isEmpty { return status.reasonPhrase }
         let phrases: [Int: String] = [
             200: "OK", 201: "Created", 202: "Accepted", 204: "No Content", 301: "Moved Permanently", 302: "Found",
             304: "Not Modified", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
@@ -76,7 +81,7 @@ public struct RestError: Error, Sendable, CustomStringConvertible {
             422: "Unprocessable Content", 429: "Too Many Requests", 500: "Internal Server Error", 501: "Not Implemented",
             502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout",
         ]
-        return phrases[status.code].map { "\(status.code) \($0)" } ?? "\(status.code)"
+        return phrases[status.code]
     }
 
     /// `METHOD URL: what happened`.

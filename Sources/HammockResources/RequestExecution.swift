@@ -23,43 +23,33 @@ struct RequestPlan: Sendable {
     /// Where the transport's progress reports go.
     var tracker: TransferTracker?
 
-    /// Sends the request (retrying as configured), and runs the response through the pipeline.
-    /// Runs off the main actor.
+    /// Sends the request (retrying as configured, through the client's ``RetryPolicy``), and runs the
+    /// response through the pipeline. Runs off the main actor.
     func execute(client: RestClient, clock: ServiceClock) async -> NetworkOutcome {
         guard let head = makeHead() else {
             return .failure(failure(.invalidURL(url.absoluteString), message: "'\(url.absoluteString)' is not an http or https URL."))
         }
-        let attempts = retry?.maximumAttempts ?? 1
-        var attempt = 1
-        while true {
-            let outcome = await attemptOnce(head, client: client)
-            guard attempt < attempts, let retry, let delay = Self.retryDelay(for: outcome, retry: retry, attempt: attempt)
-            else { return outcome }
-            do { try await clock.sleep(delay) } catch { return .failure(failure(.cancelled, message: "The request was cancelled.")) }
-            attempt += 1
-        }
-    }
-
-    private func attemptOnce(_ head: HTTPRequest, client: RestClient) async -> NetworkOutcome {
         let response: HTTPResponse
         let bytes: [UInt8]
         do {
             try Task.checkCancellation()
+            let send: ClientInterceptor.Next = { head, body in try await client.perform(head, body: body) }
+            let call: ClientInterceptor.Next = retry.map { retry in
+                let policy = clock.retryPolicy(retry)
+                return { head, body in try await policy.intercept(head, body: body, next: send) }
+            } ?? send
             if let tracker {
-                tracker.reset()
                 (response, bytes) = try await TransferProgress.$reporter.withValue(TransferReporter { tracker.record($0) }) {
-                    try await client.perform(head, body: body)
+                    try await call(head, body)
                 }
             } else {
-                (response, bytes) = try await client.perform(head, body: body)
+                (response, bytes) = try await call(head, body)
             }
         } catch {
-            if error is CancellationError || Task.isCancelled {
-                return .failure(failure(.cancelled, message: "The request was cancelled."))
-            }
+            if error is CancellationError || Task.isCancelled { return .failure(.cancelled(at: ServiceInstant(sinceStart: .zero))) }
             return .failure(failure(.transport(error), message: "The server could not be reached: \(Self.describe(error))"))
         }
-        if Task.isCancelled { return .failure(failure(.cancelled, message: "The request was cancelled.")) }
+        if Task.isCancelled { return .failure(.cancelled(at: ServiceInstant(sinceStart: .zero))) }
         if response.status.code == 304 { return .notModified(response.headerFields) }
         let raw = Self.entity(bytes: bytes, headerFields: response.headerFields)
         guard response.status.kind == .successful else {
@@ -86,31 +76,12 @@ struct RequestPlan: Sendable {
         ResourceError(userMessage: message, cause: cause, timestamp: ServiceInstant(sinceStart: .zero))
     }
 
-    /// The wait before the next attempt, or `nil` if this outcome is final.
-    static func retryDelay(for outcome: NetworkOutcome, retry: RetryBackoff, attempt: Int) -> Duration? {
-        guard case .failure(let error) = outcome else { return nil }
-        let backoff = retry.delay(afterAttempt: attempt)
-        switch error.cause {
-        case .transport: return backoff
-        case .unacceptableStatus:
-            guard let status = error.status, RetryBackoff.isRetryable(status) else { return nil }
-            let retryAfter = error.entity?.header("Retry-After").flatMap(Int.init).map { Duration.seconds($0) }
-            return max(backoff, retryAfter ?? .zero)
-        default: return nil
-        }
-    }
-
-    /// The request head for the URL, or `nil` if it is not an http(s) URL.
+    /// The request head for the URL, or `nil` if it is not an absolute http(s) URL.
     func makeHead() -> HTTPRequest? {
-        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: true),
-            let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            let host = components.host, !host.isEmpty
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = url.host, !host.isEmpty
         else { return nil }
-        let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
-        let authority = components.port.map { "\(bracketed):\($0)" } ?? bracketed
-        var path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-        if let query = components.percentEncodedQuery { path += "?" + query }
-        return HTTPRequest(method: method, scheme: scheme, authority: authority, path: path, headerFields: headerFields)
+        return HTTPRequest(method: method, url: url, headerFields: headerFields)
     }
 
     /// An entity for raw response bytes, with its media type and charset taken apart.
@@ -122,16 +93,9 @@ struct RequestPlan: Sendable {
     /// `("application/json", "utf-8")` for `"Application/JSON; charset=UTF-8"`.
     static func mediaType(_ header: String?) -> (String, String?) {
         guard let header, !header.isEmpty else { return ("application/octet-stream", nil) }
-        let parts = header.split(separator: ";")
-        let type = parts.first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? "application/octet-stream"
-        var charset: String?
-        for parameter in parts.dropFirst() {
-            let pair = parameter.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            if pair.count == 2, pair[0].lowercased() == "charset" {
-                charset = pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")).lowercased()
-            }
-        }
-        return (type, charset)
+        let parsed = HeaderValue(parsing: header)
+        let type = parsed.value.lowercased()
+        return (type.isEmpty ? "application/octet-stream" : type, parsed.parameter("charset")?.lowercased())
     }
 
     static func describe(_ error: any Error) -> String {

@@ -1,4 +1,5 @@
 public import Foundation
+import HammockClient
 public import HammockJSON
 public import HTTPTypes
 
@@ -62,12 +63,7 @@ extension Resource {
     public func request(
         _ method: HTTPRequest.Method, encoding value: some Encodable, encoder: JSONEncoder? = nil, headers: HTTPFields = [:]
     ) -> ResourceRequest {
-        let encoder = encoder ?? {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            encoder.dateEncodingStrategy = .iso8601
-            return encoder
-        }()
+        let encoder = encoder ?? RestClient.defaultEncoder()
         do {
             let data = try encoder.encode(value)
             return request(method, data: Array(data), contentType: "application/json", headers: headers)
@@ -106,8 +102,7 @@ extension Resource {
             expectedDuration: service.progressEstimator.expectedDuration(bytes: expectedBytes), tracker: tracker)
         request.cancellationHandler = { [weak self, weak request] in
             guard let self, let request else { return }
-            self.finish(request, with: .failure(ResourceError(
-                userMessage: "The request was cancelled.", cause: .cancelled, timestamp: self.service.now)))
+            self.finish(request, with: .failure(.cancelled(at: self.service.now)))
         }
         if isLoad { loadRequests.append(request) }
         allRequests.append(request)
@@ -133,11 +128,7 @@ extension Resource {
             entity.timestamp = now
             service.progressEstimator.record(duration: duration, bytes: entity.bytes.count)
             if request.isLoad {
-                dataGeneration += 1
-                latestData = entity
-                latestError = nil
-                isInvalidated = false
-                notifyObservers(.newData(.network))
+                record(entity, event: .newData(.network))
                 writeToCache(entity, configuration: configuration ?? self.configuration)
             }
             request.complete(with: .success(entity))
@@ -158,11 +149,7 @@ extension Resource {
             for name in [HTTPField.Name.eTag, .lastModified, .cacheControl, .expires] {
                 if let value = fields[name] { data.headerFields[name] = value }
             }
-            dataGeneration += 1
-            latestData = data
-            latestError = nil
-            isInvalidated = false
-            notifyObservers(.notModified)
+            record(data, event: .notModified)
             request.complete(with: .success(data))
         case .failure(var error):
             error.timestamp = now
@@ -187,11 +174,16 @@ extension Resource {
     public func overrideLocalData(with entity: Entity) {
         var entity = entity
         entity.timestamp = service.now
+        record(entity, event: .newData(.localOverride))
+    }
+
+    /// Makes `entity` the current data (fresh, no error), and tells observers `event`.
+    private func record(_ entity: Entity, event: ResourceEvent) {
         dataGeneration += 1
         latestData = entity
         latestError = nil
         isInvalidated = false
-        notifyObservers(.newData(.localOverride))
+        notifyObservers(event)
     }
 
     /// Replaces the data's content, keeping its content type and headers (JSON when there was no data).

@@ -1,3 +1,4 @@
+import HammockClient
 import HammockJSON
 public import HTTPTypes
 
@@ -49,6 +50,11 @@ public struct ResourceError: Error, Sendable, CustomStringConvertible {
         self.timestamp = timestamp
     }
 
+    /// The error of a cancelled request (or of a cancelled wait for one).
+    static func cancelled(at timestamp: ServiceInstant) -> ResourceError {
+        ResourceError(userMessage: "The request was cancelled.", cause: .cancelled, timestamp: timestamp)
+    }
+
     /// Whether this is the error of a cancelled request.
     public var isCancellation: Bool {
         if case .cancelled = cause { return true }
@@ -74,7 +80,7 @@ public struct ResourceError: Error, Sendable, CustomStringConvertible {
 
     /// A readable phrase for a status when the server gave no message.
     static func phrase(for status: HTTPResponse.Status) -> String {
-        if !status.reasonPhrase.isEmpty { return "\(status.reasonPhrase)." }
+        if let phrase = RestError.reasonPhrase(for: status) { return "\(phrase)." }
         switch status.kind {
         case .clientError: return "The request was refused (\(status.code))."
         case .serverError: return "The server failed (\(status.code))."

@@ -64,7 +64,7 @@ public final class ResourceRequest {
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 if Task.isCancelled {
-                    continuation.resume(returning: .failure(cancellationError()))
+                    continuation.resume(returning: .failure(.cancelled(at: clock.now())))
                 } else {
                     waiters[id] = continuation
                 }
@@ -75,11 +75,7 @@ public final class ResourceRequest {
     }
 
     private func stopWaiting(_ id: Int) {
-        waiters.removeValue(forKey: id)?.resume(returning: .failure(cancellationError()))
-    }
-
-    private func cancellationError() -> ResourceError {
-        ResourceError(userMessage: "Waiting for the request was cancelled.", cause: .cancelled, timestamp: clock.now())
+        waiters.removeValue(forKey: id)?.resume(returning: .failure(.cancelled(at: clock.now())))
     }
 
     /// Waits for the entity, throwing the error of a failed request.

@@ -1,4 +1,5 @@
 import Foundation
+import HammockClient
 
 /// Building and canonicalizing resource URLs: one spelling per resource, so one instance per resource.
 enum ResourceURL {
@@ -51,16 +52,9 @@ enum ResourceURL {
     static func settingParameter(_ name: String, to value: String?, in url: URL) -> URL {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
         var items = (components.percentEncodedQueryItems ?? []).filter { $0.name.removingPercentEncoding != name }
-        if let value { items.append(URLQueryItem(name: strictlyEncoded(name), value: strictlyEncoded(value))) }
+        if let value { items.append(URLQueryItem(name: PercentEncoding.encode(name), value: PercentEncoding.encode(value))) }
         components.percentEncodedQueryItems = items.isEmpty ? nil : items
         return components.url ?? url
-    }
-
-    private static let unreserved = CharacterSet(
-        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-
-    static func strictlyEncoded(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
     }
 
     /// The URL's path relative to `base`'s path (what patterns match), or its whole path when it is

@@ -1,4 +1,5 @@
 public import Foundation
+public import HammockClient
 import HammockJSON
 public import HammockModel
 
@@ -83,10 +84,10 @@ extension ResponseTransformer {
         return entity
     }
 
-    /// Decodes the body's bytes as `T` with `decoder` (ISO 8601 dates by default).
+    /// Decodes the body's bytes as `T` with `decoder` (the client's: ISO 8601 dates).
     public static func decoding<T: Decodable & Sendable>(
         _ type: T.Type, contentTypes: [String] = ["*/json", "*/*+json"],
-        decoder: @escaping @Sendable () -> JSONDecoder = ResponseTransformer.defaultDecoder
+        decoder: @escaping @Sendable () -> JSONDecoder = RestClient.defaultDecoder
     ) -> ResponseTransformer {
         ResponseTransformer(contentTypes: contentTypes) { entity in
             var entity = entity
@@ -127,12 +128,6 @@ extension ResponseTransformer {
         }
     }
 
-    /// ISO 8601 dates.
-    @Sendable public static func defaultDecoder() -> JSONDecoder {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return decoder
-    }
 }
 
 /// A pipeline step that refused a body. Throw it from your own transformers:

@@ -1,3 +1,5 @@
+import HammockClient
+
 /// A moment on a service's clock: how long after the service was created.
 ///
 /// Resources stamp their data and errors with these, and compare them with the service's expiration
@@ -24,14 +26,17 @@ public struct ServiceInstant: Comparable, Hashable, Sendable, CustomStringConver
     public var description: String { "+\(sinceStart)" }
 }
 
-/// Any `Clock` measured in `Duration`, reduced to what a service needs: the time now, and a sleep.
+/// Any `Clock` measured in `Duration`, reduced to what a service needs: the time now, a sleep, and the
+/// client's retry policy running on it.
 struct ServiceClock: Sendable {
     let now: @Sendable () -> ServiceInstant
     let sleep: @Sendable (Duration) async throws -> Void
+    let retryPolicy: @Sendable (RetryBackoff) -> any ClientInterceptor
 
     init<C: Clock>(_ clock: C) where C.Duration == Duration {
         let start = clock.now
         now = { ServiceInstant(sinceStart: start.duration(to: clock.now)) }
         sleep = { duration in try await clock.sleep(for: duration) }
+        retryPolicy = { backoff in RetryPolicy(backoff: backoff, clock: clock) }
     }
 }

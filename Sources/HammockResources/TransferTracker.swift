@@ -2,7 +2,8 @@ import HammockClient
 import Synchronization
 
 /// What the transport said about one request's transfer, stamped with the service's time. Written by
-/// the transport's task through ``TransferProgress``, read by ``ResourceRequest/progress``.
+/// the transport's task through ``TransferProgress``, read by ``ResourceRequest/progress``. A retried
+/// attempt starts again at its own response head.
 final class TransferTracker: Sendable {
     struct State: Sendable {
         var headReceivedAt: ServiceInstant?
@@ -30,7 +31,4 @@ final class TransferTracker: Sendable {
             state.withLock { $0.receivedBytes = total }
         }
     }
-
-    /// Forgets an attempt that failed, before a retry.
-    func reset() { state.withLock { $0 = State() } }
 }

@@ -75,17 +75,8 @@ public final class ManualClock: Clock {
         for continuation in due { continuation.resume() }
     }
 
-    /// Waits until `count` sleepers are registered: bounded (about ten seconds at most), never a timing
-    /// claim. Returns whether they came.
+    /// Waits until `count` sleepers are registered (see ``eventually(isolation:_:)``). Returns whether they came.
     public func waitForSleepers(_ count: Int) async -> Bool {
-        for attempt in 0..<20_000 {
-            if sleeperCount >= count { return true }
-            if attempt < 1_000 {
-                await Task.yield()
-            } else {
-                try? await Task.sleep(for: .milliseconds(1))
-            }
-        }
-        return false
+        await eventually { sleeperCount >= count }
     }
 }

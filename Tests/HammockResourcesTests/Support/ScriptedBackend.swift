@@ -2,6 +2,7 @@ import HammockClient
 import HammockJSON
 import HTTPTypes
 import HammockResources
+import HammockTesting
 import Synchronization
 
 /// A fake API behind a `MockTransport`: answers from a script, records every request, and can hold
@@ -64,11 +65,7 @@ final class ScriptedBackend: Sendable {
 
     /// Waits (bounded) until `count` responses are held.
     func waitForHeld(_ count: Int) async -> Bool {
-        for attempt in 0..<20_000 {
-            if heldCount >= count { return true }
-            if attempt < 1_000 { await Task.yield() } else { try? await Task.sleep(for: .milliseconds(1)) }
-        }
-        return false
+        await eventually { heldCount >= count }
     }
 
     private func answer(_ request: HTTPRequest) async throws -> (HTTPResponse, [UInt8]) {
@@ -121,17 +118,6 @@ final class Counter: Sendable {
     private let count = Mutex(0)
     func increment() { count.withLock { $0 += 1 } }
     var value: Int { count.withLock { $0 } }
-}
-
-/// Waits until `condition` holds: bounded (about ten seconds at most), never a timing claim.
-/// Returns whether it came true.
-@MainActor
-func eventually(_ condition: () -> Bool) async -> Bool {
-    for attempt in 0..<20_000 {
-        if condition() { return true }
-        if attempt < 1_000 { await Task.yield() } else { try? await Task.sleep(for: .milliseconds(1)) }
-    }
-    return condition()
 }
 
 /// Collects transfer events from any task.
