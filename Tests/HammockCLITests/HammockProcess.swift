@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Foundation
 import Synchronization
 
@@ -7,6 +12,7 @@ final class HammockProcess: Sendable {
     let lines: AsyncStream<String>
     let errorOutput = LockedText()
     private let exit: AsyncStream<Int32>
+    private let errorsEnded: AsyncStream<Void>
 
     /// A built product next to the test bundle (the test target depends on it, so it is built).
     static func executable(named name: String = "hammock") -> URL {
@@ -28,38 +34,18 @@ final class HammockProcess: Sendable {
         process.currentDirectoryURL = Self.packageRoot
         let output = Pipe()
         let errors = Pipe()
+        // Tests spawn processes in parallel (httpbin, other servers). A child spawned by someone else
+        // would inherit these pipes' write ends and hold them open, so our reader would never see the
+        // end of the output. Close-on-exec keeps them ours; the child still gets its own copies as
+        // stdout and stderr.
+        for handle in [output.fileHandleForReading, output.fileHandleForWriting, errors.fileHandleForReading, errors.fileHandleForWriting] {
+            _ = fcntl(handle.fileDescriptor, F_SETFD, FD_CLOEXEC)
+        }
         process.standardOutput = output
         process.standardError = errors
         let (lines, lineContinuation) = AsyncStream.makeStream(of: String.self)
         let (exit, exitContinuation) = AsyncStream.makeStream(of: Int32.self)
-        let pending = Mutex(Data())
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let chunk = handle.availableData
-            if chunk.isEmpty {
-                handle.readabilityHandler = nil
-                lineContinuation.finish()
-                return
-            }
-            let complete: [String] = pending.withLock { buffer in
-                buffer.append(chunk)
-                var found: [String] = []
-                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                    found.append(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
-                    buffer.removeSubrange(buffer.startIndex...newline)
-                }
-                return found
-            }
-            for line in complete { lineContinuation.yield(line) }
-        }
-        let errorOutput = self.errorOutput
-        errors.fileHandleForReading.readabilityHandler = { handle in
-            let chunk = handle.availableData
-            if chunk.isEmpty {
-                handle.readabilityHandler = nil
-                return
-            }
-            errorOutput.withLock { $0 += String(decoding: chunk, as: UTF8.self) }
-        }
+        let (errorsEnded, errorsEndedContinuation) = AsyncStream.makeStream(of: Void.self)
         process.terminationHandler = { process in
             exitContinuation.yield(process.terminationStatus)
             exitContinuation.finish()
@@ -67,7 +53,34 @@ final class HammockProcess: Sendable {
         self.process = process
         self.lines = lines
         self.exit = exit
+        self.errorsEnded = errorsEnded
         try process.run()
+        // Blocking reads on threads of their own (never the concurrency pool): a read returns no bytes
+        // exactly at the end of the output, which the readability handler did not always report.
+        let outputReader = output.fileHandleForReading
+        Thread.detachNewThread {
+            var buffer = Data()
+            while true {
+                let chunk = outputReader.availableData
+                if chunk.isEmpty { break }
+                buffer.append(chunk)
+                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                    lineContinuation.yield(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
+                    buffer.removeSubrange(buffer.startIndex...newline)
+                }
+            }
+            lineContinuation.finish()
+        }
+        let errorReader = errors.fileHandleForReading
+        let errorOutput = self.errorOutput
+        Thread.detachNewThread {
+            while true {
+                let chunk = errorReader.availableData
+                if chunk.isEmpty { break }
+                errorOutput.withLock { $0 += String(decoding: chunk, as: UTF8.self) }
+            }
+            errorsEndedContinuation.finish()
+        }
     }
 
     /// Reads output lines until one satisfies `match`; `nil` if the output ends first.
@@ -76,10 +89,15 @@ final class HammockProcess: Sendable {
         return nil
     }
 
-    /// Waits for the process to end and returns its exit status.
+    /// Waits for the process to end, and for its error output to be read, and returns its exit status.
     func exitStatus() async -> Int32 {
-        for await status in exit { return status }
-        return process.terminationStatus
+        var status: Int32 = -1  // reading terminationStatus before the end traps
+        for await code in exit {
+            status = code
+            break
+        }
+        for await _ in errorsEnded {}
+        return status
     }
 
     func interrupt() { process.interrupt() }

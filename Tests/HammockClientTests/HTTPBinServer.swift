@@ -33,6 +33,10 @@ final class HTTPBinServer: Sendable {
             "-b", "127.0.0.1:0", "httpbin:app",
         ]
         let errors = Pipe()
+        // Keep the pipe out of processes other tests spawn at the same moment (see HammockProcess).
+        for handle in [errors.fileHandleForReading, errors.fileHandleForWriting] {
+            _ = fcntl(handle.fileDescriptor, F_SETFD, FD_CLOEXEC)
+        }
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int?.self)
