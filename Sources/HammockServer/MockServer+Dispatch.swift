@@ -64,7 +64,7 @@ extension MockServer {
             case .destroy: response = try await controller.destroy(actionRequest)
             }
             if action == .index || action == .show {
-                ConditionalRequests.apply(to: &response, request: request, lastModified: lastModified(of: route))
+                ConditionalRequests.apply(to: &response, request: request, lastModified: lastModified(of: route), now: now())
             } else if (200...299).contains(response.status.code) {
                 recordModification(of: route.schema, cascadingTo: action == .destroy ? Array(schemas.values) : [])
             }
@@ -108,7 +108,8 @@ extension MockServer {
         response.headerFields[.accessControlAllowOrigin] = "*"
         response.headerFields[.accessControlExposeHeaders] = "Location, ETag, Last-Modified"
         if request.method == .options {
-            response.headerFields[.accessControlAllowMethods] = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
+            // The route's own methods (an unknown route has none, and its preflight fails).
+            response.headerFields[.accessControlAllowMethods] = response.headerFields[.allow]
             response.headerFields[.accessControlAllowHeaders] =
                 request.headerFields[.accessControlRequestHeaders] ?? "Content-Type"
             response.headerFields[.accessControlMaxAge] = "600"

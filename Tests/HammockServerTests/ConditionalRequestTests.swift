@@ -93,6 +93,19 @@ struct ConditionalRequestTests {
         #expect(await get(server, "/people").headerFields[.lastModified] == "Sun, 06 Nov 1994 08:49:37 GMT")
     }
 
+    @Test("An If-Modified-Since that is not a real date is ignored, never a crash or a 304", arguments: [
+        "Thu, 01 Jan 999999999999 00:00:00 GMT", "Sat, 31 Feb 2099 00:00:00 GMT", "Fri, 01 Jan 2100 25:00:00 GMT",
+    ])
+    func invalidIfModifiedSince(header: String) async throws {
+        let server = try await makeServer(WallClock())
+        let response = await get(server, "/people", [.ifModifiedSince: header])
+        #expect(response.status == .ok)
+        // The same instant in each of the other two forms RFC 9110 requires does answer 304.
+        for future in ["Friday, 01-Jan-49 00:00:00 GMT", "Fri Jan  1 00:00:00 2100"] {
+            #expect(await get(server, "/people", [.ifModifiedSince: future]).status == .notModified, "\(future)")
+        }
+    }
+
     @Test("A 304 round trip over loopback")
     func loopback() async throws {
         let server = try await makeServer(WallClock())

@@ -158,6 +158,20 @@ struct ServerSemanticsTests {
         #expect(options.headerFields[.allow] == "GET, HEAD, POST, OPTIONS")
         #expect(options.headerFields[.accessControlAllowOrigin] == "*")
         #expect(options.headerFields[.accessControlAllowHeaders] == "X-Token")
+        #expect(options.headerFields[.accessControlAllowMethods] == "GET, HEAD, POST, OPTIONS")
+    }
+
+    @Test("A preflight lists only the methods the route allows")
+    func preflightMethods() async throws {
+        let readOnly = Resource("notes", fields: ["text": .string], actions: .readOnly)
+        let server = try await Fixtures.server(resources: [Fixtures.people, readOnly])
+        let item = await server.respond(to: MockRequest(.options, "/people/1"))
+        #expect(item.headerFields[.accessControlAllowMethods] == "GET, HEAD, PUT, PATCH, DELETE, OPTIONS")
+        let notes = await server.respond(to: MockRequest(.options, "/notes"))
+        #expect(notes.headerFields[.accessControlAllowMethods] == "GET, HEAD, OPTIONS")
+        let unknown = await server.respond(to: MockRequest(.options, "/nothing"))
+        #expect(unknown.status == .notFound)
+        #expect(unknown.headerFields[.accessControlAllowMethods] == nil)
     }
 
     @Test("Resources can be added while the server runs")
