@@ -2,24 +2,38 @@ extension JSON {
     /// The default limit on how deeply arrays and objects may nest.
     public static let defaultMaximumDepth = 512
 
+    /// What the parser does with a key that appears twice in one object.
+    ///
+    /// ```swift
+    /// try JSON(parsing: #"{"a": 1, "a": 2}"#)                            // ["a": 2]
+    /// try JSON(parsing: #"{"a": 1, "a": 2}"#, duplicateKeys: .reject)    // throws .duplicateKey("a")
+    /// ```
+    public enum DuplicateKeyPolicy: Sendable, Hashable {
+        /// The last value wins, at the position of the first key (what most parsers do).
+        case lastWins
+        /// A repeated key is an error: for files people write by hand, where a repeat is a mistake.
+        case reject
+    }
+
     /// Parses a UTF-8 JSON text (RFC 8259). Any value may stand at the top level.
     ///
     /// ```swift
     /// let value = try JSON(parsing: Array(#"[1, 2.5, "three"]"#.utf8))
     /// ```
     /// - Throws: ``JSONParsingError`` naming the problem and its byte offset.
-    public init(parsing bytes: some Collection<UInt8>, maximumDepth: Int = JSON.defaultMaximumDepth)
-        throws(JSONParsingError)
-    {
+    public init(
+        parsing bytes: some Collection<UInt8>, maximumDepth: Int = JSON.defaultMaximumDepth,
+        duplicateKeys: DuplicateKeyPolicy = .lastWins
+    ) throws(JSONParsingError) {
         let result: Result<JSON, JSONParsingError>? = bytes.withContiguousStorageIfAvailable { buffer in
-            Result { () throws(JSONParsingError) in try JSON.parse(buffer, maximumDepth: maximumDepth) }
+            Result { () throws(JSONParsingError) in try JSON.parse(buffer, maximumDepth: maximumDepth, duplicateKeys: duplicateKeys) }
         }
         if let result {
             self = try result.get()
         } else {
             let copy = Array(bytes)
             let result = copy.withUnsafeBufferPointer { buffer in
-                Result { () throws(JSONParsingError) in try JSON.parse(buffer, maximumDepth: maximumDepth) }
+                Result { () throws(JSONParsingError) in try JSON.parse(buffer, maximumDepth: maximumDepth, duplicateKeys: duplicateKeys) }
             }
             self = try result.get()
         }
@@ -31,16 +45,20 @@ extension JSON {
     /// let value = try JSON(parsing: #"{"name": "john"}"#)
     /// ```
     /// - Throws: ``JSONParsingError`` naming the problem and its byte offset in the UTF-8 form.
-    public init(parsing text: String, maximumDepth: Int = JSON.defaultMaximumDepth) throws(JSONParsingError) {
+    public init(
+        parsing text: String, maximumDepth: Int = JSON.defaultMaximumDepth, duplicateKeys: DuplicateKeyPolicy = .lastWins
+    ) throws(JSONParsingError) {
         var text = text
         let result = text.withUTF8 { buffer in
-            Result { () throws(JSONParsingError) in try JSON.parse(buffer, maximumDepth: maximumDepth) }
+            Result { () throws(JSONParsingError) in try JSON.parse(buffer, maximumDepth: maximumDepth, duplicateKeys: duplicateKeys) }
         }
         self = try result.get()
     }
 
-    static func parse(_ buffer: UnsafeBufferPointer<UInt8>, maximumDepth: Int) throws(JSONParsingError) -> JSON {
-        var parser = JSONParser(bytes: buffer, maximumDepth: maximumDepth)
+    static func parse(_ buffer: UnsafeBufferPointer<UInt8>, maximumDepth: Int, duplicateKeys: DuplicateKeyPolicy)
+        throws(JSONParsingError) -> JSON
+    {
+        var parser = JSONParser(bytes: buffer, maximumDepth: maximumDepth, rejectsDuplicateKeys: duplicateKeys == .reject)
         return try parser.parseDocument()
     }
 }
@@ -49,14 +67,16 @@ extension JSON {
 struct JSONParser: ~Copyable {
     let bytes: UnsafeBufferPointer<UInt8>
     let maximumDepth: Int
+    let rejectsDuplicateKeys: Bool
     var position = 0
     var depth = 0
     /// Scratch space for strings with escapes, reused across strings.
     var scratch: [UInt8] = []
 
-    init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int) {
+    init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int, rejectsDuplicateKeys: Bool = false) {
         self.bytes = bytes
         self.maximumDepth = maximumDepth
+        self.rejectsDuplicateKeys = rejectsDuplicateKeys
     }
 
     mutating func parseDocument() throws(JSONParsingError) -> JSON {
@@ -140,7 +160,11 @@ struct JSONParser: ~Copyable {
         }
         while true {
             skipWhitespace()
-            elements.append(try parseValue())
+            do {
+                elements.append(try parseValue())
+            } catch {
+                throw error.nested(in: .index(elements.count))
+            }
             skipWhitespace()
             guard position < bytes.count else { throw error(.unexpectedEnd) }
             switch bytes[position] {
@@ -168,17 +192,24 @@ struct JSONParser: ~Copyable {
             skipWhitespace()
             guard position < bytes.count else { throw error(.unexpectedEnd) }
             guard bytes[position] == UInt8(ascii: "\"") else { throw error(.unexpectedByte(bytes[position])) }
+            let keyOffset = position
             let key = try parseString()
             skipWhitespace()
             guard position < bytes.count else { throw error(.unexpectedEnd) }
             guard bytes[position] == UInt8(ascii: ":") else { throw error(.unexpectedByte(bytes[position])) }
             position += 1
             skipWhitespace()
-            let value = try parseValue()
-            // Duplicate keys: the last one wins, at the position of the first.
+            let value: JSON
+            do {
+                value = try parseValue()
+            } catch {
+                throw error.nested(in: .key(key))
+            }
+            // Duplicate keys: the last one wins, at the position of the first (unless they are refused).
             if object.count < 8 && !object._keys.contains(key) {
                 object.appendNew(key, value)
             } else {
+                if rejectsDuplicateKeys && object[key] != nil { throw error(.duplicateKey(key), at: keyOffset) }
                 object[key] = value
             }
             skipWhitespace()

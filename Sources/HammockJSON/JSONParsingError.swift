@@ -27,6 +27,8 @@ public struct JSONParsingError: Error, Sendable, Hashable, CustomStringConvertib
         case tooDeep(limit: Int)
         /// Non-whitespace after the top-level value.
         case trailingCharacters
+        /// A key that appears twice in one object, when the parser was asked to refuse repeats.
+        case duplicateKey(String)
     }
 
     /// What went wrong.
@@ -37,13 +39,24 @@ public struct JSONParsingError: Error, Sendable, Hashable, CustomStringConvertib
     public var line: Int
     /// The one-based column (in bytes) of the problem.
     public var column: Int
+    /// Where in the document the problem is: the keys and indices of the containers around it
+    /// (`resources[1].fields`); empty at the top level.
+    public var path: JSONPath
 
     /// Creates an error; the parser fills in every field.
-    public init(reason: Reason, offset: Int, line: Int, column: Int) {
+    public init(reason: Reason, offset: Int, line: Int, column: Int, path: JSONPath = JSONPath([])) {
         self.reason = reason
         self.offset = offset
         self.line = line
         self.column = column
+        self.path = path
+    }
+
+    /// The same error one container further out.
+    func nested(in component: JSONPath.Component) -> JSONParsingError {
+        var copy = self
+        copy.path.components.insert(component, at: 0)
+        return copy
     }
 
     /// A one-line message naming the problem and its position.
@@ -64,6 +77,7 @@ public struct JSONParsingError: Error, Sendable, Hashable, CustomStringConvertib
         case .invalidUTF8: "Invalid UTF-8"
         case .tooDeep(let limit): "Nesting deeper than \(limit) levels"
         case .trailingCharacters: "Unexpected data after the JSON value"
+        case .duplicateKey(let key): "The key \"\(key)\" appears twice in one object"
         }
     }
 

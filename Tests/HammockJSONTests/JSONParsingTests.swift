@@ -108,11 +108,11 @@ struct JSONParsingTests {
     }
 
     @Test("Errors report line and column, and read as a sentence")
-    func lineAndColumn() {
+    func lineAndColumn() throws {
         do {
-            _ = try JSON(parsing: "{\n  \"a\": 1,\n  \"b\": tru\n}")
-            Issue.record("expected an error")
-        } catch {
+            let error = try #require(throws: JSONParsingError.self) {
+                _ = try JSON(parsing: "{\n  \"a\": 1,\n  \"b\": tru\n}")
+            }
             #expect(error.line == 3)
             #expect(error.column == 8)
             #expect(error.description == "Invalid literal at byte 19 (line 3, column 8)")
@@ -120,12 +120,13 @@ struct JSONParsingTests {
     }
 
     @Test("Invalid UTF-8 is rejected, valid multi-byte text is kept")
-    func invalidUTF8() {
+    func invalidUTF8() throws {
         let bad: [UInt8] = [0x22, 0x61, 0xC3, 0x28, 0x22]  // "a\xC3(" : truncated sequence
         #expect(throws: JSONParsingError.self) { try JSON(parsing: bad) }
         do {
-            _ = try JSON(parsing: bad)
-        } catch {
+            let error = try #require(throws: JSONParsingError.self) {
+                _ = try JSON(parsing: bad)
+            }
             #expect(error.reason == .invalidUTF8)
             #expect(error.offset == 2)
         }
@@ -137,9 +138,9 @@ struct JSONParsingTests {
     func depthLimit() throws {
         let deep = String(repeating: "[", count: 100_000)
         do {
-            _ = try JSON(parsing: deep)
-            Issue.record("expected an error")
-        } catch {
+            let error = try #require(throws: JSONParsingError.self) {
+                _ = try JSON(parsing: deep)
+            }
             #expect(error.reason == .tooDeep(limit: JSON.defaultMaximumDepth))
         }
         let ok = String(repeating: "[", count: 10) + String(repeating: "]", count: 10)

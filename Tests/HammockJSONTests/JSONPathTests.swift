@@ -32,11 +32,11 @@ struct JSONPathTests {
         ("a.[0]", .emptySegment, 2),
         ("a[99999999999999999999]", .invalidIndex, 20),
     ])
-    func invalid(text: String, reason: JSONPathError.Reason, offset: Int) {
+    func invalid(text: String, reason: JSONPathError.Reason, offset: Int) throws {
         do {
-            _ = try JSONPath(parsing: text)
-            Issue.record("expected '\(text)' to be rejected")
-        } catch {
+            let error = try #require(throws: JSONPathError.self) {
+                _ = try JSONPath(parsing: text)
+            }
             #expect(error.reason == reason)
             #expect(error.offset == offset)
             #expect(error.description.hasPrefix("invalid path '\(text)'"))
@@ -70,9 +70,9 @@ struct JSONPathTests {
         try json.set(5, at: JSONPath(parsing: "id"))
         #expect(json.objectValue?.keys == ["id", "a"] && json["id"] == 5)
         do {
-            try json.set(1, at: JSONPath(parsing: "id.x"))
-            Issue.record("expected a conflict")
-        } catch {
+            let error = try #require(throws: JSONPathError.self) {
+                try json.set(1, at: JSONPath(parsing: "id.x"))
+            }
             #expect(error.reason == .typeConflict(expected: "object", found: "integer"))
         }
         #expect(throws: JSONPathError.self) { try json.set(1, at: JSONPath(parsing: "a[0]")) }
