@@ -62,6 +62,60 @@ struct BadInputTests {
         _ = try await expectProblem(raw(.put, "/people/1", "{}"), status: .unprocessableContent)
     }
 
+    @Test("Integers out of the 64-bit range are a 422 in both directions, not a silent change", arguments: [
+        "-9223372036854775809", "9223372036854775808", "-1e19", "1e300", "123456789012345678901234567890",
+    ])
+    func integerRange(number: String) async throws {
+        let problem = try await expectProblem(
+            raw(.post, "/people", #"{"numberOfKids": \#(number)}"#), status: .unprocessableContent)
+        #expect(problem["errors"]?[0]?["field"] == "numberOfKids")
+        #expect(problem["errors"]?[0]?["detail"]?.stringValue?.contains("out of range") == true)
+    }
+
+    @Test("Integers at the 64-bit bounds, and exact integers written with an exponent, are kept")
+    func integerBounds() async throws {
+        let server = try await Fixtures.server()
+        for (text, expected) in [("-9223372036854775808", Int.min), ("9223372036854775807", Int.max), ("1e3", 1000), ("2.0", 2)] {
+            let response = await server.respond(to: raw(.post, "/people", #"{"numberOfKids": \#(text)}"#))
+            #expect(response.status == .created, "\(text)")
+            #expect(try response.json()["numberOfKids"] == .integer(expected), "\(text)")
+        }
+        // Past 2^53 a double cannot say which integer was meant: write it without an exponent.
+        _ = try await expectProblem(raw(.post, "/people", #"{"numberOfKids": 1e17}"#), status: .unprocessableContent, detail: "2^53")
+    }
+
+    @Test("A double below the smallest subnormal becomes zero, as in JavaScript; one beyond the largest is a 400")
+    func doubleRange() async throws {
+        let server = try await Fixtures.server()
+        let tiny = await server.respond(to: raw(.post, "/people", #"{"kilometersWalked": 1e-400}"#))
+        #expect(tiny.status == .created)
+        #expect(try tiny.json()["kilometersWalked"] == .double(0))
+        let subnormal = await server.respond(to: raw(.post, "/people", #"{"kilometersWalked": 5e-324}"#))
+        #expect(try subnormal.json()["kilometersWalked"] == .double(.leastNonzeroMagnitude))
+        _ = try await expectProblem(raw(.post, "/people", #"{"kilometersWalked": 1e400}"#), status: .badRequest)
+    }
+
+    @Test("An empty string primary key is a 422, on every store", arguments: StoreKind.allCases)
+    func emptyKey(kind: StoreKind) async throws {
+        let server = try await Fixtures.server(kind, resources: [Fixtures.categories])
+        let (response, problem) = await server.send(.post, "/categories", json: ["slug": "", "title": "nowhere"])
+        #expect(response.status == .unprocessableContent)
+        #expect(response.headerFields[.location] == nil)
+        #expect(problem?["errors"]?[0]?["detail"] == "the primary key cannot be empty")
+        #expect(await server.send(.get, "/categories").1 == [])
+        #expect(await server.send(.post, "/categories", json: ["slug": " "]).0.status == .created)  // a space is a key
+    }
+
+    @Test("Resource names that differ only in case are refused")
+    func namesDifferingInCase() async throws {
+        let server = try await Fixtures.server(resources: [Fixtures.people])
+        await #expect(throws: SchemaError.self) { try await server.addResource(Resource("People", fields: ["x": .string])) }
+        await #expect(throws: SchemaError.self) {
+            try await MockServer(resources: [Fixtures.people, Resource("PEOPLE", fields: ["x": .string])])
+        }
+        #expect(server.schemas.map(\.name) == ["people"])
+    }
+
     @Test("Unknown fields are ignored")
     func unknownIgnored() async throws {
         let server = try await Fixtures.server()
@@ -70,7 +124,10 @@ struct BadInputTests {
         #expect(person?["shoeSize"] == nil)
     }
 
-    @Test("Unknown routes and keys are 404", arguments: ["/nothing", "/people/1/2/3", "/people/abc", "/people/1/people", "//people", "people", "/people/9"])
+    @Test("Unknown routes and keys are 404", arguments: [
+        "/nothing", "/people/1/2/3", "/people/abc", "/people/1/people", "//people", "people", "/people/9",
+        "/people/01", "/people/+1", "/people/1.0", "/people/-0", "/people/01/cars",
+    ])
     func unknownRoutes(path: String) async throws {
         _ = try await expectProblem(MockRequest(.get, path), status: .notFound)
     }

@@ -12,6 +12,13 @@ struct ResourceRegistry: Sendable {
         guard schemas[resource.name] == nil else {
             throw SchemaError(resource: resource.name, message: "a resource with this name already exists")
         }
+        // SQLite table names ignore case, so names that differ only in case would share a table.
+        let folded = resource.name.lowercased()
+        if let existing = order.first(where: { $0.lowercased() == folded }) {
+            throw SchemaError(
+                resource: resource.name,
+                message: "the name differs from the resource '\(existing)' only in case; names must differ in more than case")
+        }
         return try ResourceSchema(resolving: resource) { schemas[$0]?.key.type }
     }
 

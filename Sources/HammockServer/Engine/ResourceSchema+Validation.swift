@@ -38,6 +38,11 @@ extension ResourceSchema {
                         problems.append(FieldProblem(field: column.name, detail: "the primary key cannot be null"))
                         continue
                     }
+                    if case .success(.string(let text)) = converted, text.isEmpty {
+                        // An empty key has no path: the record could never be read, changed or deleted.
+                        problems.append(FieldProblem(field: column.name, detail: "the primary key cannot be empty"))
+                        continue
+                    }
                 case .update(let current):
                     if case .success(let value) = converted, value == current { continue }
                     problems.append(FieldProblem(field: column.name, detail: "the primary key cannot be changed"))
@@ -73,6 +78,15 @@ extension ResourceSchema {
         case (.string, .string), (.integer, .integer), (.float, .double), (.boolean, .bool), (.json, _):
             return .success(value)
         case (.integer, .double(let number)):
+            // A number written with a fraction or an exponent (`1e3`, `2.0`) is an integer only if it is
+            // one exactly. Beyond 2^53 a double no longer says which integer was written: a literal
+            // below Int64.min rounds to exactly -2^63, so it would be stored as Int64.min.
+            guard number.magnitude < 9_223_372_036_854_775_808.0 else {
+                return .failure(ConversionError("\(number) is out of range for a 64-bit integer"))
+            }
+            guard number.magnitude <= 9_007_199_254_740_992 else {
+                return .failure(ConversionError("write integers beyond 2^53 without a fraction or exponent"))
+            }
             guard let exact = Int(exactly: number) else { return .failure(ConversionError("expected an integer, found \(number)")) }
             return .success(.integer(exact))
         case (.float, .integer(let number)):

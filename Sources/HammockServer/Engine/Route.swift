@@ -73,8 +73,10 @@ extension ResourceSchema {
     func key(fromPathSegment segment: String) -> JSON? {
         switch key.type {
         case .integer:
+            // Only the canonical spelling names a record: `/people/01` and `/people/+1` are not `/people/1`,
+            // so every record has exactly one URL (and one cache entry in a client).
             guard let first = segment.utf8.first, first == UInt8(ascii: "-") || (first &- UInt8(ascii: "0")) < 10,
-                let value = Int(segment)
+                let value = Int(segment), String(value) == segment
             else { return nil }
             return .integer(value)
         default:

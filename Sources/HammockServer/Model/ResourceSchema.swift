@@ -89,6 +89,10 @@ public struct ResourceSchema: Sendable, Hashable {
         var columns = [key]
         columns += resource.fields.filter { $0.name != resource.primaryKey }.map { Column(name: $0.name, type: $0.type) }
         columns += foreignKeys.map { Column(name: $0.name, type: $0.type) }
+        guard columns.count > (isKeyGenerated ? 1 : 0) else {
+            // Every write would be refused for naming no known field.
+            throw SchemaError(resource: resource.name, message: "there is no field to write; declare at least one field")
+        }
         self.columns = columns
     }
 
