@@ -96,10 +96,10 @@ struct DataLoadingTests {
         (#"{}"#, "test.json: resources: missing"),
         (#"{"resources": [{"name": "a"}]}"#, "test.json: resources[0].fields: expected an object"),
         (#"{"resources": [{"name": "a", "fields": {"x": "int64"}}]}"#, "test.json: resources[0].fields.x: unknown type 'int64'"),
-        (#"{"resources": [{"name": "a", "fields": {}, "actions": ["list", "fly"]}]}"#, "test.json: resources[0].actions[1]: unknown action"),
+        (#"{"resources": [{"name": "a", "fields": {"x": "string"}, "actions": ["list", "fly"]}]}"#, "test.json: resources[0].actions[1]: unknown action"),
         (#"{"resources": [{"name": "a", "fields": {}, "parents": ["b"]}]}"#, "test.json: resources[0]: resource 'a': the parent 'b' is not a known resource"),
-        (#"{"resources": [{"name": "a", "fields": {}, "colour": 1}]}"#, "test.json: resources[0].colour: unknown key"),
-        (#"{"resources": [{"name": "a", "fields": {}}], "data": {"b": []}}"#, "test.json: data.b: no resource has this name"),
+        (#"{"resources": [{"name": "a", "fields": {"x": "string"}, "colour": 1}]}"#, "test.json: resources[0].colour: unknown key"),
+        (#"{"resources": [{"name": "a", "fields": {"x": "string"}}], "data": {"b": []}}"#, "test.json: data.b: no resource has this name"),
     ])
     func badConfiguration(text: String, message: String) {
         do {
@@ -117,10 +117,12 @@ struct DataLoadingTests {
             {"resources": [{"name": "people", "fields": {"name": "string"}}], "data": {"people": [{"name": "a"}, {"name": "b"}]}}
             """#)
         for round in 1...2 {
-            let server = try await MockServer(configuration: configuration, store: SQLiteStore(path: path))
+            let store = try SQLiteStore(path: path)
+            let server = try await MockServer(configuration: configuration, store: store)
             let reports = try await server.loadData(from: configuration)
             #expect(reports.count == (round == 1 ? 1 : 0))
             #expect(await server.send(.get, "/people").1?.arrayValue?.count == 2)
+            try store.close()
         }
     }
 }

@@ -80,7 +80,8 @@ struct LoopbackTests {
     @Test("After a restart on SQLite every acknowledged write is there and ids keep counting up")
     func restart() async throws {
         let path = TemporaryDirectory.make() + "restart.sqlite"
-        let first = try await MockServer(resources: [Fixtures.people, Fixtures.cars], store: SQLiteStore(path: path))
+        let firstStore = try SQLiteStore(path: path)
+        let first = try await MockServer(resources: [Fixtures.people, Fixtures.cars], store: firstStore)
         let acknowledged = try await withLiveServer(first) { client in
             var bodies: [JSON] = []
             for index in 1...20 {
@@ -93,6 +94,7 @@ struct LoopbackTests {
             _ = try await client.send("POST", "/people/3/cars", json: ["name": "mini"])
             return try await client.send("GET", "/people").json
         }
+        try firstStore.close()
         let second = try await MockServer(resources: [Fixtures.people, Fixtures.cars], store: SQLiteStore(path: path))
         try await withLiveServer(second) { client in
             #expect(try await client.send("GET", "/people").json == acknowledged)

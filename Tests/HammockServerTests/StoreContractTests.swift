@@ -67,6 +67,72 @@ struct StoreContractTests {
         #expect(fetchedPerson?["kilometersWalked"] == .double(3))
     }
 
+    @Test("Strings holding NUL and negative zero are stored exactly, in values and in keys", arguments: StoreKind.allCases)
+    func exactValues(kind: StoreKind) async throws {
+        let subject = try await Subject(kind)
+        let store = subject.store
+        let person = try await store.createRecord(
+            of: subject.people, with: ["name": "a\u{0}b", "kilometersWalked": .double(-0.0)])
+        let fetched = try #require(try await store.record(of: subject.people, withKey: person["id"] ?? nil))
+        #expect(fetched["name"] == "a\u{0}b")
+        #expect(fetched["kilometersWalked"]?.doubleValue?.sign == .minus)
+        #expect(JSON.object(fetched).serializedString().contains(#""a\u0000b""#))
+        #expect(JSON.object(fetched).serializedString().contains("-0.0"))
+        // Keys that differ after a NUL are different keys.
+        _ = try await store.createRecord(of: subject.categories, with: ["slug": "k", "title": "plain"])
+        _ = try await store.createRecord(of: subject.categories, with: ["slug": "k\u{0}a", "title": "with NUL"])
+        #expect(try await store.record(of: subject.categories, withKey: "k\u{0}a")?["title"] == "with NUL")
+        #expect(try await store.record(of: subject.categories, withKey: "k")?["title"] == "plain")
+        _ = try await store.updateRecord(of: subject.categories, withKey: "k\u{0}a", with: ["title": "changed"])
+        #expect(try await store.record(of: subject.categories, withKey: "k")?["title"] == "plain")
+        #expect(try await store.deleteRecord(of: subject.categories, withKey: "k\u{0}a"))
+        #expect(try await store.record(of: subject.categories, withKey: "k") != nil)
+        await #expect(throws: StoreError.duplicateKey("k")) {
+            try await store.createRecord(of: subject.categories, with: ["slug": "k"])
+        }
+    }
+
+    @Test("What SQLite serves after a restart is byte for byte what it served before")
+    func exactValuesAfterRestart() async throws {
+        let path = TemporaryDirectory.make() + "exact.sqlite"
+        let resources = [Fixtures.people, Fixtures.categories]
+        let store = try SQLiteStore(path: path)
+        let first = try await MockServer(resources: resources, store: store)
+        _ = await first.send(.post, "/people", json: ["name": "a\u{0}b", "kilometersWalked": .double(-0.0)])
+        _ = await first.send(.post, "/people", json: ["name": "tab\tquote\"emoji🌴", "kilometersWalked": 1e-300])
+        _ = await first.send(.post, "/categories", json: ["slug": "k\u{0}a", "title": "x\u{0}"])
+        let (conflict, _) = await first.send(.post, "/categories", json: ["slug": "k"])
+        #expect(conflict.status == .created)  // not a false 409
+        let before = await (first.send(.get, "/people").0.body, first.send(.get, "/categories").0.body)
+        try store.close()
+        let second = try await MockServer(resources: resources, store: SQLiteStore(path: path))
+        let after = await (second.send(.get, "/people").0.body, second.send(.get, "/categories").0.body)
+        #expect(String(decoding: after.0, as: UTF8.self) == String(decoding: before.0, as: UTF8.self))
+        #expect(String(decoding: after.1, as: UTF8.self) == String(decoding: before.1, as: UTF8.self))
+        #expect(String(decoding: after.0, as: UTF8.self).contains(#""a\u0000b""#))
+    }
+
+    @Test("A second store on a file that a live store holds is refused, until the first closes")
+    func oneStorePerFile() async throws {
+        let directory = TemporaryDirectory.make()
+        let path = directory + "shared.sqlite"
+        let first = try SQLiteStore(path: path)
+        #expect(first.createdFile)
+        #expect(throws: StoreError.fileInUse(path: path)) { try SQLiteStore(path: path) }
+        // The same file by another path is the same file.
+        #expect(throws: StoreError.fileInUse(path: directory + "./shared.sqlite")) {
+            try SQLiteStore(path: directory + "./shared.sqlite")
+        }
+        let server = try await MockServer(resources: [Fixtures.people], store: first)
+        _ = await server.send(.post, "/people", json: ["name": "kept"])
+        try first.close()
+        let second = try SQLiteStore(path: path)
+        #expect(!second.createdFile)
+        let reopened = try await MockServer(resources: [Fixtures.people], store: second)
+        #expect(await reopened.send(.get, "/people/1").1?["name"] == "kept")
+        try second.close()
+    }
+
     @Test("Updates merge into the record and never touch the key", arguments: StoreKind.allCases)
     func updates(kind: StoreKind) async throws {
         let subject = try await Subject(kind)
@@ -174,7 +240,8 @@ struct StoreContractTests {
     func mirrorMatchesFile() async throws {
         let path = TemporaryDirectory.make() + "mirror.sqlite"
         let resources = [Fixtures.people, Fixtures.cars, Fixtures.categories, Fixtures.products]
-        let first = try await MockServer(resources: resources, store: SQLiteStore(path: path))
+        let firstStore = try SQLiteStore(path: path)
+        let first = try await MockServer(resources: resources, store: firstStore)
         _ = await first.send(.post, "/categories", json: ["slug": "garden"])
         _ = await first.send(.post, "/categories/garden/products", json: ["name": "h", "price": 2, "details": ["x": [1, nil]]])
         _ = await first.send(.post, "/people", json: ["name": "ada", "avatar": "AAEC/w=="])
@@ -182,9 +249,12 @@ struct StoreContractTests {
         _ = await first.send(.patch, "/products/1", json: ["inStock": true, "releasedOn": "2024-01-02"])
         _ = await first.send(.delete, "/people/1")
         _ = await first.send(.post, "/categories", json: ["slug": "garden"])  // 409, changes nothing
+        var served: [String: [UInt8]] = [:]
+        for path in ["/people", "/cars", "/categories", "/products"] { served[path] = await first.send(.get, path).0.body }
+        try firstStore.close()
         let second = try await MockServer(resources: resources, store: SQLiteStore(path: path))
         for path in ["/people", "/cars", "/categories", "/products"] {
-            let before = await first.send(.get, path).0.body
+            let before = served[path] ?? []
             let after = await second.send(.get, path).0.body
             #expect(before == after, "\(path): \(String(decoding: before, as: UTF8.self)) vs \(String(decoding: after, as: UTF8.self))")
         }

@@ -58,6 +58,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case unknownResource(String)
     /// The storage itself failed (disk, corruption, SQL error).
     case storageFailure(String)
+    /// Another store, in this process or another, holds the database file.
+    case fileInUse(path: String)
 
     /// A one-line message.
     public var description: String {
@@ -65,6 +67,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         case .duplicateKey(let key): "the key \(key) is already taken"
         case .unknownResource(let name): "the store has no resource '\(name)'"
         case .storageFailure(let message): "storage failure: \(message)"
+        case .fileInUse(let path):
+            "\(path) is in use by another running server; stop it, or give this one another store"
         }
     }
 }

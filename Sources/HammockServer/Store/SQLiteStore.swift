@@ -9,6 +9,10 @@ import Synchronization
 /// table on the next start). The database runs in WAL mode, every statement is parameterised, and
 /// generated keys use `AUTOINCREMENT`, so they are never reused, across restarts too.
 ///
+/// Stored values read back exactly as they were served: strings holding NUL (which SQLite's C text
+/// interface cuts short) are kept as their UTF-8 bytes in a BLOB, and so is -0.0 in a float column
+/// (a REAL column would store it as the integer 0).
+///
 /// Reads are answered from an in-memory mirror of the tables, loaded when a resource is added and
 /// updated by every write inside the same serialized write transaction, so a read never waits for
 /// the disk. The store assumes it is the only writer to its file while it runs.
@@ -24,11 +28,22 @@ public final class SQLiteStore: MockStore {
 
     /// The database file's path.
     public let path: String
+    /// The claim on the file that keeps a second server away from it.
+    let lock: DatabaseFileLock
 
-    /// Opens (or creates) the database at `path`.
-    /// - Throws: ``StoreError/storageFailure(_:)`` if the file cannot be opened as an SQLite database.
+    /// Whether opening the store created the file (it did not exist before).
+    public var createdFile: Bool { lock.createdFile }
+
+    /// Opens (or creates) the database at `path` and claims it for this store until ``close()``.
+    ///
+    /// One file serves one store at a time: two servers writing one file would each keep serving what
+    /// the other deleted. A second store on a file that a live store holds, in this process or any
+    /// other, is refused; the claim ends with the process, however it ends.
+    /// - Throws: ``StoreError/fileInUse(path:)`` if another store holds the file, or
+    ///   ``StoreError/storageFailure(_:)`` if it cannot be opened as an SQLite database.
     public init(path: String) throws {
         self.path = path
+        lock = try DatabaseFileLock(path: path)
         var configuration = Configuration()
         configuration.label = "Hammock.SQLiteStore"
         configuration.prepareDatabase { db in
@@ -38,7 +53,19 @@ public final class SQLiteStore: MockStore {
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
         } catch {
+            lock.release()
             throw StoreError.storageFailure("cannot open \(path): \(error)")
+        }
+    }
+
+    /// Closes the database and gives up the claim on its file, so another store may open it. Later
+    /// calls on this store fail.
+    public func close() throws {
+        defer { lock.release() }
+        do {
+            try pool.close()
+        } catch {
+            throw StoreError.storageFailure("cannot close \(path): \(error)")
         }
     }
 
@@ -251,16 +278,23 @@ extension SQLiteStore {
         case (.integer, .integer(let number)): return Int64(number).databaseValue
         case (.float, _):
             guard let number = value.doubleValue else { break }
+            // A REAL column stores an integral value as an integer, which loses the sign of -0.0.
+            if number == 0 && number.sign == .minus { return Data(negativeZero).databaseValue }
             return number.databaseValue
         case (.blob, .string(let text)):
             guard let bytes = Base64.decode(text) else { break }
             return Data(bytes).databaseValue
         case (.string, .string(let text)), (.date, .string(let text)):
+            // SQLite's C text interface stops at NUL: such strings are stored as their UTF-8 bytes.
+            if text.utf8.contains(0) { return Data(text.utf8).databaseValue }
             return text.databaseValue
         default: break
         }
         throw StoreError.storageFailure("cannot store \(value.kindName) \(value) in a \(type.rawValue) column")
     }
+
+    /// How -0.0 is stored in a float column: its eight IEEE 754 bytes, big-endian, as a BLOB.
+    static let negativeZero: [UInt8] = [0x80, 0, 0, 0, 0, 0, 0, 0]
 
     static func json(_ value: DatabaseValue, as type: FieldType) -> JSON {
         switch (type, value.storage) {
@@ -268,6 +302,9 @@ extension SQLiteStore {
         case (.boolean, .int64(let number)): return .bool(number != 0)
         case (.float, .int64(let number)): return .double(Double(number))
         case (.blob, .blob(let data)): return .string(Base64.encode([UInt8](data)))
+        case (.string, .blob(let data)), (.date, .blob(let data)):
+            return .string(String(decoding: data, as: UTF8.self))
+        case (.float, .blob(let data)) where data.elementsEqual(negativeZero): return .double(-0.0)
         case (.json, .string(let text)): return (try? JSON(parsing: text)) ?? .string(text)
         case (_, .int64(let number)): return .integer(Int(number))
         case (_, .double(let number)): return .double(number)
