@@ -36,6 +36,7 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-syntax.git", exact: "603.0.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", exact: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", exact: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", exact: "1.35.2"),
         .package(url: "https://github.com/pointfreeco/swift-macro-testing.git", exact: "0.7.0"),
     ],
     targets: [
@@ -98,7 +99,8 @@ let package = Package(
         // Test support: a manual clock and an in-process transport to the mock server.
         .target(name: "HammockTesting", dependencies: ["HammockClient", "HammockServer"], swiftSettings: swiftSettings),
 
-        // The mock REST server: resources, routing, controllers, serializers, stores, HTTP serving.
+        // The mock REST server: resources, routing, controllers, serializers, stores, HTTP serving
+        // (a SwiftNIO HTTP/1.1 pipeline of its own).
         .target(
             name: "HammockServer",
             dependencies: [
@@ -106,8 +108,10 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -120,7 +124,6 @@ let package = Package(
                 "HammockJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings

@@ -1,13 +1,26 @@
-import Hummingbird
-import Logging
-import ServiceLifecycle
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import NIOCore
+import NIOExtras
+import NIOHTTP1
+import NIOPosix
 
 /// The listening socket's life: idle, starting, running, stopping. One per ``MockServer``.
+///
+/// Connections are served by a SwiftNIO pipeline of our own: a byte tap for timeouts, NIO's HTTP/1.1
+/// decoder and encoder, and ``HTTPConnectionHandler``. Accepting backs off for a moment when the
+/// process runs out of descriptors instead of retrying in a loop, and stopping closes the listener,
+/// lets each connection finish the responses it owes, and waits for every socket to close.
 actor ServerLifecycle {
     enum State {
         case idle
         case starting
-        case running(port: Int, group: ServiceGroup, task: Task<Void, any Error>)
+        case running(port: Int, channel: any Channel, quiescing: ServerQuiescingHelper)
         case stopping
     }
 
@@ -18,50 +31,69 @@ actor ServerLifecycle {
         return nil
     }
 
-    func start(_ server: MockServer, host: String, port: Int) async throws -> Int {
+    func start(_ server: MockServer, host: String, port: Int, limits: ConnectionLimits) async throws -> Int {
         guard case .idle = state else { throw MockServerError.alreadyRunning }
         state = .starting
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let application = Application(
-            responder: HummingbirdResponder(server: server),
-            configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "Hammock"),
-            onServerRunning: { channel in
-                continuation.yield(channel.localAddress?.port ?? port)
-                continuation.finish()
-            },
-            logger: Logger(label: "Hammock.HTTP", factory: { _ in SwiftLogNoOpLogHandler() })
-        )
-        let group = ServiceGroup(
-            configuration: ServiceGroupConfiguration(services: [application], logger: server.logger))
-        let task = Task {
-            defer { continuation.finish() }
-            try await group.run()
-        }
-        var bound: Int?
-        for await value in ports {
-            bound = value
-            break
-        }
-        guard let bound else {
-            // The server stopped before it listened: report why.
-            state = .idle
-            do {
-                try await task.value
-            } catch {
-                throw MockServerError.cannotListen(host: host, port: port, reason: String(describing: error))
+        let group = MultiThreadedEventLoopGroup.singleton
+        let quiescing = ServerQuiescingHelper(group: group)
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    // Out of descriptors: try accepting again a little later, never in a busy loop.
+                    try channel.pipeline.syncOperations.addHandler(
+                        AcceptBackoffHandler(backoffProvider: { _ in .milliseconds(200) }))
+                    try channel.pipeline.syncOperations.addHandler(quiescing.makeServerChannelHandler(channel: channel))
+                }
             }
-            throw MockServerError.cannotListen(host: host, port: port, reason: "the server stopped before listening")
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.maxMessagesPerRead, value: 16)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try Self.configure(channel.pipeline.syncOperations, server: server, limits: limits)
+                }
+            }
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.bind(host: host, port: port).get()
+        } catch {
+            state = .idle
+            throw MockServerError.cannotListen(host: host, port: port, reason: Self.reason(error))
         }
-        state = .running(port: bound, group: group, task: task)
+        let bound = channel.localAddress?.port ?? port
+        state = .running(port: bound, channel: channel, quiescing: quiescing)
         return bound
     }
 
     func stop() async {
-        guard case .running(_, let group, let task) = state else { return }
+        guard case .running(_, _, let quiescing) = state else { return }
         state = .stopping
-        await group.triggerGracefulShutdown()
-        _ = try? await task.value
+        let done = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: Void.self)
+        quiescing.initiateShutdown(promise: done)
+        try? await done.futureResult.get()
         state = .idle
+    }
+
+    /// A connection's pipeline, front to back.
+    static func configure(
+        _ pipeline: ChannelPipeline.SynchronousOperations, server: MockServer, limits: ConnectionLimits
+    ) throws {
+        var decoderLimits = NIOHTTPDecoderLimitConfiguration()
+        decoderLimits.maxHeaderListSize = limits.maximumHeaderBytes
+        decoderLimits.maxHeaderFieldSize = limits.maximumHeaderBytes
+        decoderLimits.maxHeaderFieldCount = limits.maximumHeaderFields
+        let activity = ConnectionActivity(now: .now())
+        try pipeline.addHandler(RequestStartTap(activity: activity))
+        try pipeline.addHandler(HTTPResponseEncoder(configuration: .init()))
+        try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(limitConfiguration: decoderLimits)))
+        try pipeline.addHandler(HTTPConnectionHandler(server: server, limits: limits, activity: activity))
+    }
+
+    /// The system's words for a failure to bind (`Address already in use`), without the call that failed.
+    static func reason(_ error: any Error) -> String {
+        if let ioError = error as? IOError { return String(cString: strerror(ioError.errnoCode)) }
+        return String(describing: error)
     }
 }
 
@@ -69,7 +101,7 @@ actor ServerLifecycle {
 ///
 /// ```swift
 /// do { try await server.start(port: 8888) }
-/// catch let error as MockServerError { print(error) }   // cannot listen on 127.0.0.1:8888: ... in use
+/// catch let error as MockServerError { print(error) }   // cannot listen on 127.0.0.1:8888: Address already in use
 /// ```
 public enum MockServerError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `start` was called on a server that is already listening.
@@ -81,7 +113,8 @@ public enum MockServerError: Error, Sendable, Hashable, CustomStringConvertible 
     public var description: String {
         switch self {
         case .alreadyRunning: "the server is already running"
-        case .cannotListen(let host, let port, let reason): "cannot listen on \(host):\(port): \(reason)"
+        case .cannotListen(let host, let port, let reason):
+            host.contains(":") ? "cannot listen on [\(host)]:\(port): \(reason)" : "cannot listen on \(host):\(port): \(reason)"
         }
     }
 }
@@ -93,10 +126,13 @@ extension MockServer {
     /// let port = try await server.start(host: "127.0.0.1", port: 0)
     /// defer { Task { await server.stop() } }
     /// ```
+    /// - Parameter limits: Timeouts and header limits for each connection.
     /// - Throws: ``MockServerError`` if already running or the address cannot be bound.
     @discardableResult
-    public func start(host: String = "127.0.0.1", port: Int = 8888) async throws -> Int {
-        try await lifecycle.start(self, host: host, port: port)
+    public func start(host: String = "127.0.0.1", port: Int = 8888, limits: ConnectionLimits = ConnectionLimits())
+        async throws -> Int
+    {
+        try await lifecycle.start(self, host: host, port: port, limits: limits)
     }
 
     /// The port the server listens on, while it runs.
@@ -104,8 +140,9 @@ extension MockServer {
         get async { await lifecycle.port }
     }
 
-    /// Stops listening after in-flight requests finish; responses still held back by simulated latency
-    /// are sent at once. Calling it on a stopped server does nothing.
+    /// Stops listening, lets each connection finish the responses it owes, and returns when every
+    /// connection is closed; responses still held back by simulated latency are sent at once. Calling
+    /// it on a stopped server does nothing.
     public func stop() async {
         // Responses held back by simulated latency go out now, so stopping never waits out a delay.
         stopSignal.raise()

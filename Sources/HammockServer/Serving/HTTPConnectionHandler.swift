@@ -1,0 +1,300 @@
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+
+/// Serves one HTTP/1.1 connection: turns decoded request parts into ``MockRequest``s, answers them in
+/// order through ``MockServer/respond(to:)``, and enforces ``ConnectionLimits``.
+///
+/// Every way a connection can end leads to its socket being closed: a request the decoder rejects
+/// gets a problem response, then the connection lingers (output closed, input read and discarded)
+/// until the client closes or the linger timeout passes. A request that takes too long to arrive gets
+/// 408 the same way; an idle connection is closed after the idle timeout.
+final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    /// A request whose head has arrived and whose body is arriving.
+    struct Receiving {
+        var request: MockRequest
+        var version: HTTPVersion
+        var keepAlive: Bool
+        var expectsContinue: Bool
+    }
+
+    /// What the connection owes the client, in the order the requests came.
+    enum Work {
+        case request(MockRequest, version: HTTPVersion, keepAlive: Bool)
+        /// An error response after which the connection closes.
+        case failure(MockResponse, version: HTTPVersion)
+    }
+
+    let server: MockServer
+    let limits: ConnectionLimits
+    let activity: ConnectionActivity
+    private var receiving: Receiving?
+    private var queue = CircularBuffer<Work>(initialCapacity: 2)
+    private var isResponding = false
+    /// After an error nothing more is taken from the input as requests.
+    private var isInputDone = false
+    /// The server is stopping: close once the responses owed are written.
+    private var isQuiescing = false
+    /// A `read()` held back while a response is pending (pipelined requests wait in the socket).
+    private var hasWithheldRead = false
+    private var timer: Scheduled<Void>?
+
+    init(server: MockServer, limits: ConnectionLimits, activity: ConnectionActivity) {
+        self.server = server
+        self.limits = limits
+        self.activity = activity
+    }
+
+    // MARK: Lifecycle
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { scheduleTimer(context: context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        scheduleTimer(context: context)
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event is ChannelShouldQuiesceEvent else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        // Finish what was received in full; a request still arriving is dropped.
+        isQuiescing = true
+        if !isResponding && queue.isEmpty { context.close(promise: nil) }
+    }
+
+    // MARK: Input
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !isInputDone else { return }
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            receiveHead(head, context: context)
+        case .body(let buffer):
+            guard let current = receiving else { return }
+            let limit = server.options.maximumBodySize
+            guard current.request.body.count + buffer.readableBytes <= limit else {
+                fail(server.transportProblem(.contentTooLarge(limit: limit), for: current.request), context: context)
+                return
+            }
+            receiving?.request.body.append(contentsOf: buffer.readableBytesView)
+        case .end:
+            guard let current = receiving else { return }
+            receiving = nil
+            queue.append(.request(current.request, version: current.version, keepAlive: current.keepAlive))
+            startNext(context: context)
+        }
+    }
+
+    func receiveHead(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let request: MockRequest
+        switch Self.makeRequest(from: head) {
+        case .success(let made): request = made
+        case .failure(let problem):
+            fail(server.transportProblem(problem, for: nil), version: head.version, context: context)
+            return
+        }
+        let limit = server.options.maximumBodySize
+        if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > limit {
+            // Refused before a byte of the body is read; the client is told not to send it.
+            fail(server.transportProblem(.contentTooLarge(limit: limit), for: request), version: head.version, context: context)
+            return
+        }
+        let expectsContinue = head.version == .http1_1
+            && head.headers.first(name: "expect").map { $0.lowercased() == "100-continue" } == true
+        receiving = Receiving(request: request, version: head.version, keepAlive: head.isKeepAlive, expectsContinue: expectsContinue)
+        if activity.phase == .idle { activity.enter(.reading) }
+        sendContinueIfExpected(context: context)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard !isInputDone else { return }  // a decoder in its error state repeats itself
+        guard let parserError = error as? HTTPParserError else {
+            context.close(promise: nil)  // the connection itself failed
+            return
+        }
+        fail(server.transportProblem(Self.problem(for: parserError), for: nil), context: context)
+    }
+
+    /// Ends the input with an error response, written after the responses owed before it.
+    func fail(_ response: MockResponse, version: HTTPVersion = .http1_1, context: ChannelHandlerContext) {
+        isInputDone = true
+        let version = receiving?.version ?? version
+        receiving = nil
+        queue.append(.failure(response, version: version))
+        startNext(context: context)
+    }
+
+    // MARK: Output
+
+    func read(context: ChannelHandlerContext) {
+        // While a response is pending, pipelined requests wait in the socket, not in memory.
+        if isResponding && activity.phase != .lingering {
+            hasWithheldRead = true
+            return
+        }
+        context.read()
+    }
+
+    func startNext(context: ChannelHandlerContext) {
+        guard !isResponding else { return }
+        guard let work = queue.popFirst() else {
+            if isQuiescing {
+                context.close(promise: nil)
+                return
+            }
+            if activity.phase != .lingering { activity.enter(receiving == nil ? .idle : .reading) }
+            sendContinueIfExpected(context: context)
+            if hasWithheldRead {
+                hasWithheldRead = false
+                context.read()
+            }
+            return
+        }
+        isResponding = true
+        switch work {
+        case .request(let request, let version, let keepAlive):
+            if activity.phase != .lingering { activity.enter(.responding) }
+            let server = self.server
+            let promise = context.eventLoop.makePromise(of: MockResponse.self)
+            promise.completeWithTask { await server.respond(to: request) }
+            promise.futureResult.assumeIsolated().whenSuccess { response in
+                self.isResponding = false
+                let keepAlive = keepAlive && !self.isQuiescing && response.headerFields[.connection] != "close"
+                self.write(response, version: version, keepAlive: keepAlive, context: context)
+                if keepAlive {
+                    self.startNext(context: context)
+                } else {
+                    self.closeAfterFlush(context: context)
+                }
+            }
+        case .failure(let response, let version):
+            write(response, version: version, keepAlive: false, context: context)
+            linger(context: context)
+        }
+    }
+
+    func write(_ response: MockResponse, version: HTTPVersion, keepAlive: Bool, context: ChannelHandlerContext) {
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(response.headerFields.count + 2)
+        for field in response.headerFields where field.name != .connection {
+            headers.add(name: field.name.rawName, value: field.value)
+        }
+        let code = Int(response.status.code)
+        // RFC 9110 §8.6: no Content-Length on 1xx and 204; a 304's, if any, is the engine's.
+        if code >= 200 && code != 204 && code != 304 && response.headerFields[.contentLength] == nil {
+            headers.add(name: "Content-Length", value: String(response.body.count))
+        }
+        if !keepAlive {
+            headers.add(name: "Connection", value: "close")
+        } else if version == .http1_0 {
+            headers.add(name: "Connection", value: "keep-alive")
+        }
+        let status = HTTPResponseStatus(statusCode: code, reasonPhrase: response.status.reasonPhrase)
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: status, headers: headers))), promise: nil)
+        if !response.body.isEmpty {
+            let body = context.channel.allocator.buffer(bytes: response.body)
+            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+
+    /// `100 Continue` for a request that asked for it, once every earlier response is written.
+    func sendContinueIfExpected(context: ChannelHandlerContext) {
+        guard !isResponding, queue.isEmpty, let current = receiving, current.expectsContinue else { return }
+        receiving?.expectsContinue = false
+        let head = HTTPResponseHead(version: current.version, status: .continue)
+        context.writeAndFlush(wrapOutboundOut(.head(head)), promise: nil)
+    }
+
+    func closeAfterFlush(context: ChannelHandlerContext) {
+        isInputDone = true
+        context.flush()
+        context.close(promise: nil)
+    }
+
+    /// After an error: stop writing, then read and discard what the client still sends (closing at
+    /// once could reset the connection before the client reads the error) until it closes or the
+    /// linger timeout passes.
+    func linger(context: ChannelHandlerContext) {
+        activity.enter(.lingering)
+        timer?.cancel()
+        timer = nil
+        scheduleTimer(context: context)
+        context.close(mode: .output, promise: nil)
+        if hasWithheldRead {
+            hasWithheldRead = false
+            context.read()
+        }
+    }
+
+    // MARK: Timeouts
+
+    /// Wakes at the current phase's deadline, or sooner: the phase can change without the timer
+    /// knowing (the byte tap starts a request), so it looks again at least every shortest timeout.
+    func scheduleTimer(context: ChannelHandlerContext) {
+        guard timer == nil else { return }
+        let now = NIODeadline.now()
+        let check = now + TimeAmount(min(limits.idleTimeout, limits.requestTimeout, limits.lingerTimeout))
+        let deadline: NIODeadline
+        switch activity.phase {
+        case .idle: deadline = activity.since + TimeAmount(limits.idleTimeout)
+        case .reading: deadline = activity.since + TimeAmount(limits.requestTimeout)
+        case .lingering: deadline = activity.since + TimeAmount(limits.lingerTimeout)
+        case .responding: deadline = check
+        }
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: min(deadline, check)) {
+            self.timer = nil
+            self.timerFired(context: context)
+        }
+    }
+
+    func timerFired(context: ChannelHandlerContext) {
+        guard context.channel.isActive else { return }
+        let now = NIODeadline.now()
+        switch activity.phase {
+        case .idle where now >= activity.since + TimeAmount(limits.idleTimeout):
+            context.close(promise: nil)
+            return
+        case .lingering where now >= activity.since + TimeAmount(limits.lingerTimeout):
+            context.close(promise: nil)
+            return
+        case .reading where now >= activity.since + TimeAmount(limits.requestTimeout):
+            let seconds = Double(limits.requestTimeout.components.seconds)
+                + Double(limits.requestTimeout.components.attoseconds) / 1e18
+            let problem = HTTPProblem(
+                .requestTimeout, detail: "The request did not arrive in full within \(seconds) seconds",
+                extensions: ["timeout": .double(seconds)])
+            fail(server.transportProblem(problem, for: receiving?.request), context: context)
+        default:
+            break
+        }
+        scheduleTimer(context: context)
+    }
+}
+
+extension TimeAmount {
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        self = nanoseconds.overflow ? .nanoseconds(.max) : .nanoseconds(nanoseconds.partialValue + attoseconds / 1_000_000_000)
+    }
+}
