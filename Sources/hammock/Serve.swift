@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import HammockServer
 import Logging
-import ServiceLifecycle
 import UnixSignals
 
 /// `hammock serve CONFIG`: loads the configuration, opens the store, loads sample data, listens.
@@ -21,7 +20,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The address to bind (default: the file's host, else 127.0.0.1).")
     var host: String?
 
-    @Option(help: "The port to bind; 0 picks a free one (default: the file's port, else 8888).")
+    // Unconditional, so that `--port -1` is read as a (bad) port rather than as an unknown flag.
+    @Option(parsing: .unconditional, help: "The port to bind; 0 picks a free one (default: the file's port, else 8888).")
     var port: Int?
 
     @Option(help: "Where records live: memory or sqlite:PATH.")
@@ -30,9 +30,17 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Simulated response time in seconds: MIN..MAX, or one value.")
     var latency: String?
 
+    @Option(help: "Seconds a connection may stay idle before it is closed (default: the file's idleTimeout, else 60).")
+    var idleTimeout: Double?
+
+    @Option(help: "Seconds a client may take to send one request before it gets 408 (default: the file's requestTimeout, else 30).")
+    var requestTimeout: Double?
+
     @Flag(help: "Do not log each request.")
     var quiet = false
 
+    /// Exit status 2: the configuration or the command line is wrong. Exit status 1: they are right,
+    /// but the server cannot run now (the port or the store file is taken).
     func run() async throws {
         var configuration: ServerConfiguration
         do {
@@ -43,37 +51,75 @@ struct Serve: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let location = configuration.store ?? .sqlite(path: Self.defaultStorePath(for: config))
-        var logger = Logger(label: "hammock", factory: { StreamLogHandler.standardOutput(label: $0) })
-        logger.logLevel = quiet ? .warning : .info
-        let server: MockServer
+        let store: any MockStore
         do {
-            server = try await MockServer(configuration: configuration, store: location.makeStore(), logger: logger)
-        } catch {
-            Self.printError("\(config): \(error)")
-            throw ExitCode(2)
-        }
-        let total = configuration.data.reduce(0) { $0 + ($1.records.arrayValue?.count ?? 0) }
-        let reports = try await server.loadData(from: configuration) { resource, done, count in
-            if total >= 1000 { Self.printError("loading \(resource): \(done)/\(count)") }
-        }
-        let host = configuration.host ?? "127.0.0.1"
-        let port: Int
-        do {
-            port = try await server.start(host: host, port: configuration.port ?? 8888)
+            store = try location.makeStore()
         } catch {
             Self.printError("hammock: \(error)")
             throw ExitCode(1)
         }
-        printBanner(server: server, url: "http://\(host):\(port)", store: location, reports: reports)
+        var logger = Logger(label: "hammock", factory: { StreamLogHandler.standardOutput(label: $0) })
+        logger.logLevel = quiet ? .warning : .info
+        let server: MockServer
+        let reports: [(resource: String, report: LoadReport)]
+        let host = configuration.host ?? "127.0.0.1"
+        let port: Int
+        do {
+            do {
+                server = try await MockServer(configuration: configuration, store: store, logger: logger)
+            } catch {
+                Self.printError("\(config): \(error)")
+                throw ExitCode(2)
+            }
+            let total = configuration.data.reduce(0) { $0 + ($1.records.arrayValue?.count ?? 0) }
+            reports = try await server.loadData(from: configuration) { resource, done, count in
+                if total >= 1000 { Self.printError("loading \(resource): \(done)/\(count)") }
+            }
+            do {
+                port = try await server.start(host: host, port: configuration.port ?? 8888, limits: configuration.connectionLimits)
+            } catch {
+                Self.printError("hammock: \(error)")
+                throw ExitCode(1)
+            }
+        } catch {
+            Self.discard(store)
+            throw error
+        }
+        printBanner(server: server, url: Self.url(host: host, port: port), store: location, reports: reports)
+        if !Self.isLoopback(host) {
+            Self.printError(
+                "warning: listening on \(host), reachable from other machines: anyone who can reach this one can "
+                    + "read and change the data, and CORS lets any web page call it. Use --host 127.0.0.1 to stay local.")
+        }
         for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) { break }
         Self.printLine("stopping")
         await server.stop()
     }
 
+    /// After a failed start: closes an SQLite store, and removes its file if this run created it, so
+    /// that a mistake leaves nothing behind.
+    static func discard(_ store: any MockStore) {
+        guard let sqlite = store as? SQLiteStore else { return }
+        try? sqlite.close()
+        guard sqlite.createdFile else { return }
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: sqlite.path + suffix) }
+    }
+
+    /// `http://127.0.0.1:8888`, or `http://[::1]:8888` for an IPv6 address.
+    static func url(host: String, port: Int) -> String {
+        host.contains(":") ? "http://[\(host)]:\(port)" : "http://\(host):\(port)"
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+
     func applyFlags(to configuration: inout ServerConfiguration) throws {
         if let host { configuration.host = host }
         if let port {
-            guard (0...65535).contains(port) else { throw ConfigurationError(file: "--port", keyPath: "", message: "\(port) is not a port") }
+            guard (0...65535).contains(port) else {
+                throw ConfigurationError(file: "--port", keyPath: "", message: "\(port) is not a port; use 0 to 65535 (0 picks a free one)")
+            }
             configuration.port = port
         }
         if let store {
@@ -81,6 +127,16 @@ struct Serve: AsyncParsableCommand {
                 throw ConfigurationError(file: "--store", keyPath: "", message: "expected memory or sqlite:PATH, found \(store)")
             }
             configuration.store = location
+        }
+        for (flag, value, keyPath) in [
+            ("--idle-timeout", idleTimeout, \ServerConfiguration.idleTimeout),
+            ("--request-timeout", requestTimeout, \ServerConfiguration.requestTimeout),
+        ] {
+            guard let value else { continue }
+            guard value > 0, value <= 3600 else {
+                throw ConfigurationError(file: flag, keyPath: "", message: "expected 0 to 3600 seconds, found \(value)")
+            }
+            configuration[keyPath: keyPath] = value
         }
         if let latency {
             guard let range = Self.parseLatency(latency) else {

@@ -44,6 +44,7 @@ struct ConfigurationReader {
     func resources(_ value: JSON?) throws(ConfigurationError) -> [Resource] {
         guard let value else { throw fail("resources", "missing; list at least one resource") }
         guard case .array(let elements) = value else { throw fail("resources", "expected an array of resources") }
+        guard !elements.isEmpty else { throw fail("resources", "empty; list at least one resource") }
         var resources: [Resource] = []
         for (index, element) in elements.enumerated() {
             resources.append(try resource(element, at: "resources[\(index)]"))
@@ -88,6 +89,12 @@ struct ConfigurationReader {
             fields.append(Resource.Field(fieldName, type))
         }
         let primaryKey = try string(object["primaryKey"], at: "\(path).primaryKey") ?? "id"
+        if object["primaryKey"] != nil, !fields.contains(where: { $0.name == primaryKey }) {
+            // Naming an undeclared field would quietly give the resource a generated key of that name.
+            throw fail(
+                "\(path).primaryKey",
+                "'\(primaryKey)' is not a declared field; declare it as a string or integer field, or leave primaryKey out for generated integer ids")
+        }
         var actions = Resource.Actions.all
         if let actionsValue = object["actions"] {
             guard case .array(let names) = actionsValue else { throw fail("\(path).actions", "expected an array of action names") }
@@ -119,6 +126,9 @@ struct ConfigurationReader {
                     throw fail(parentPath, "expected a resource name or {\"resource\": name, \"foreignKey\": name}")
                 }
             }
+        }
+        if fields.isEmpty && parents.isEmpty {
+            throw fail("\(path).fields", "empty; declare at least one field, or the resource can never be written")
         }
         return Resource(name, fields: fields, primaryKey: primaryKey, actions: actions, parents: parents)
     }

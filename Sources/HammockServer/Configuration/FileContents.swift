@@ -1,9 +1,37 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Small file helpers for configuration loading (start-up only, never on a request path).
 enum FileContents {
-    static func read(_ path: String) throws -> [UInt8] {
-        [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    /// Why a file could not be read, in the system's words (`No such file or directory`).
+    struct ReadError: Error {
+        let reason: String
+    }
+
+    /// The whole file; configuration files are small, so one read loop is enough.
+    static func read(_ path: String) throws(ReadError) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw ReadError(reason: String(cString: strerror(errno))) }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw ReadError(reason: String(cString: strerror(errno))) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw ReadError(reason: "not a regular file") }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw ReadError(reason: String(cString: strerror(errno)))
+            }
+            if count == 0 { return bytes }
+            bytes += chunk[0..<count]
+        }
     }
 
     /// The directory part of `path` with a trailing slash, or "" for a bare file name.
@@ -11,4 +39,9 @@ enum FileContents {
         guard let slash = path.lastIndex(of: "/") else { return "" }
         return String(path[...slash])
     }
+}
+
+/// The C library's `read(2)`, out of reach of ``FileContents/read(_:)``'s name.
+private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    read(descriptor, buffer, count)
 }

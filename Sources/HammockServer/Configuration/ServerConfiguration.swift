@@ -65,12 +65,19 @@ public struct ServerConfiguration: Sendable {
     public var maximumBodySize: Int?
     /// Whether CORS headers are sent.
     public var allowsCrossOrigin: Bool?
+    /// Seconds a connection may stay idle (`idleTimeout`), and may take to send one request
+    /// (`requestTimeout`); ``ConnectionLimits``' defaults when absent.
+    public var idleTimeout: Double?
+    /// Seconds a client may take to send one whole request.
+    public var requestTimeout: Double?
     /// The resources, parents before children.
     public var resources: [Resource]
     /// Sample data by resource name, loaded into an empty store.
     public var data: [(resource: String, records: JSON)]
 
-    static let topLevelKeys = ["host", "port", "store", "latency", "maximumBodySize", "cors", "resources", "data"]
+    static let topLevelKeys = [
+        "host", "port", "store", "latency", "maximumBodySize", "cors", "idleTimeout", "requestTimeout", "resources", "data",
+    ]
     static let resourceKeys = ["name", "fields", "primaryKey", "actions", "parents"]
 
     /// Reads and parses a configuration file.
@@ -80,7 +87,7 @@ public struct ServerConfiguration: Sendable {
         do {
             bytes = try FileContents.read(path)
         } catch {
-            throw ConfigurationError(file: path, keyPath: "", message: "cannot read the file: \(error)")
+            throw ConfigurationError(file: path, keyPath: "", message: "cannot read the file: \(error.reason)")
         }
         try self.init(parsing: bytes, file: path)
         let directory = FileContents.directory(of: path)
@@ -96,9 +103,14 @@ public struct ServerConfiguration: Sendable {
         }
         let root: JSON
         do {
-            root = try JSON(parsing: bytes)
+            root = try JSON(parsing: bytes, duplicateKeys: .reject)
         } catch {
-            throw fail("", "not valid JSON: \(error.description)")
+            if case .duplicateKey(let key) = error.reason {
+                throw fail(
+                    error.path.appending(.key(key)).description,
+                    "declared twice in one object (line \(error.line), column \(error.column)); the second would replace the first")
+            }
+            throw fail(error.path.description, "not valid JSON: \(error.description)")
         }
         guard case .object(let object) = root else { throw fail("", "the top level must be an object") }
         for key in object.keys where !Self.topLevelKeys.contains(key) {
@@ -109,6 +121,14 @@ public struct ServerConfiguration: Sendable {
         port = try reader.integer(object["port"], at: "port", in: 0...65535)
         maximumBodySize = try reader.integer(object["maximumBodySize"], at: "maximumBodySize", in: 1...Int.max)
         allowsCrossOrigin = try reader.bool(object["cors"], at: "cors")
+        func timeout(_ key: String) throws(ConfigurationError) -> Double? {
+            guard object[key] != nil else { return nil }
+            let seconds = try reader.seconds(object[key], at: key)
+            guard seconds > 0 else { throw fail(key, "a timeout must be more than 0 seconds") }
+            return seconds
+        }
+        idleTimeout = try timeout("idleTimeout")
+        requestTimeout = try timeout("requestTimeout")
         if let text = try reader.string(object["store"], at: "store") {
             guard let location = StoreLocation(parsing: text) else {
                 throw fail("store", "expected \"memory\" or \"sqlite:PATH\", found \"\(text)\"")
@@ -118,5 +138,13 @@ public struct ServerConfiguration: Sendable {
         latency = try reader.latency(object["latency"])
         resources = try reader.resources(object["resources"])
         data = try reader.data(object["data"], resources: resources)
+    }
+
+    /// The connection limits the file asks for, on top of the defaults.
+    public var connectionLimits: ConnectionLimits {
+        var limits = ConnectionLimits()
+        if let idleTimeout { limits.idleTimeout = .milliseconds(Int64(idleTimeout * 1000)) }
+        if let requestTimeout { limits.requestTimeout = .milliseconds(Int64(requestTimeout * 1000)) }
+        return limits
     }
 }
