@@ -45,7 +45,9 @@ public struct BearerAuthentication: ClientInterceptor {
 /// ```swift
 /// RetryPolicy(maximumAttempts: 3, initialDelay: .milliseconds(200))
 /// ```
-/// A `Retry-After` header given in seconds is honoured if it is longer than the backoff.
+/// A `Retry-After` header given in seconds is honoured if it is longer than the backoff, up to the
+/// backoff's `maximumDelay`: a server that asks for a longer wait gets its answer returned at once
+/// instead of parking the call (retrying sooner than it asked would only be refused again).
 public struct RetryPolicy<C: Clock>: ClientInterceptor where C.Duration == Duration {
     /// The attempts and the waits between them.
     public let backoff: RetryBackoff
@@ -66,6 +68,15 @@ public struct RetryPolicy<C: Clock>: ClientInterceptor where C.Duration == Durat
         self.clock = clock
     }
 
+    /// `Retry-After` in delay-seconds (RFC 9110 §10.2.3), surrounding whitespace allowed; at most ten
+    /// digits, so that no value overflows.
+    static func seconds(_ value: String) -> Int? {
+        let isSpace: (UInt8) -> Bool = { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        let digits = value.utf8.drop(while: isSpace).reversed().drop(while: isSpace).reversed()
+        guard (1...10).contains(digits.count), digits.allSatisfy({ $0 &- UInt8(ascii: "0") < 10 }) else { return nil }
+        return digits.reduce(0) { $0 * 10 + Int($1 &- UInt8(ascii: "0")) }
+    }
+
     static var idempotent: Set<HTTPRequest.Method> { [.get, .head, .put, .delete, .options, .trace] }
     static var retryableStatuses: Set<Int> { [429, 502, 503, 504] }
 
@@ -76,8 +87,9 @@ public struct RetryPolicy<C: Clock>: ClientInterceptor where C.Duration == Durat
             do {
                 let (response, responseBody) = try await next(request, body)
                 guard Self.retryableStatuses.contains(response.status.code) else { return (response, responseBody) }
-                let retryAfter = response.headerFields[.retryAfter].flatMap(Int.init).map { Duration.seconds($0) }
-                try await clock.sleep(for: max(delay, retryAfter ?? .zero))
+                let retryAfter = response.headerFields[.retryAfter].flatMap(Self.seconds).map { Duration.seconds($0) } ?? .zero
+                guard retryAfter <= backoff.maximumDelay else { return (response, responseBody) }
+                try await clock.sleep(for: max(delay, retryAfter))
             } catch let error where !(error is CancellationError) {
                 try await clock.sleep(for: delay)
             }

@@ -150,7 +150,12 @@ public struct RestClient: Sendable {
     }
 
     /// Decodes a response body, reporting failures with the call's context.
+    ///
+    /// `Data` and `[UInt8]` are the body's bytes as they came, never JSON: whether the method returns
+    /// them plainly, optionally or inside a ``Response``.
     public func decode<T: Decodable>(_ type: T.Type, from raw: RawResponse, request: RequestBuilder) throws(RestError) -> T {
+        if T.self == Data.self, let bytes = Data(raw.body) as? T { return bytes }
+        if T.self == [UInt8].self, let bytes = raw.body as? T { return bytes }
         if T.self == JSON.self || T.self == JSON?.self {
             do {
                 let value = try JSON(parsing: raw.body)

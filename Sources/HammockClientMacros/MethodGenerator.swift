@@ -126,8 +126,12 @@ struct MethodGenerator {
             if value == "{\(placeholders[0])}", placeholders.count == 1, let only = names.first {
                 lines.append("request.setHeader(\(literal(name)), \(only))")
             } else if names.count == placeholders.count {
-                let condition = names.map { "!\($0).parameterStrings.isEmpty" }.joined(separator: " && ")
-                let interpolated = Placeholders.interpolate(value, names: Dictionary(uniqueKeysWithValues: zip(placeholders, names)))
+                // A placeholder may appear more than once (`{id}-{id}`): each occurrence gets the value.
+                var unique: [String] = []
+                for name in names where !unique.contains(name) { unique.append(name) }
+                let condition = unique.map { "!\($0).parameterStrings.isEmpty" }.joined(separator: " && ")
+                let namesByPlaceholder = Dictionary(zip(placeholders, names), uniquingKeysWith: { first, _ in first })
+                let interpolated = Placeholders.interpolate(value, names: namesByPlaceholder)
                 lines.append("if \(condition) {\n    request.setHeader(\(literal(name)), \(interpolated))\n}")
             }
         }
@@ -138,7 +142,8 @@ struct MethodGenerator {
             diagnose(templateExpression, .unclosedPlaceholder)
             return nil
         }
-        for placeholder in placeholders {
+        var seenPlaceholders = Set<String>()
+        for placeholder in placeholders where seenPlaceholders.insert(placeholder).inserted {
             guard let match = parameter(named: placeholder) else {
                 diagnose(templateExpression, .placeholderWithoutParameter(placeholder: placeholder))
                 continue

@@ -104,6 +104,10 @@ public struct Field<Model, Value>: RecipeComponent {
         return ResolvedField(
             name: name, path: path, isReversible: encode != nil,
             populate: { model, json throws(ModelError) in model[keyPath: keyPath] = try decode(json) },
+            stage: { json throws(ModelError) in
+                let value = try decode(json)
+                return { model in model[keyPath: keyPath] = value }
+            },
             extract: { model throws(ModelError) in
                 guard let encode else {
                     throw ModelError(.transformer, message: "the transformer is one-way and cannot write values back")
@@ -130,6 +134,9 @@ public struct ResolvedField<Model>: Sendable {
     /// Whether the value can be written back to ingredients.
     public let isReversible: Bool
     let populate: @Sendable (inout Model, JSON) throws(ModelError) -> Void
+    /// Converts the value now and writes it later: for class models, which must see every value
+    /// converted before the first one is written.
+    let stage: @Sendable (JSON) throws(ModelError) -> (inout Model) -> Void
     let extract: @Sendable (Model) throws(ModelError) -> JSON
 }
 

@@ -119,17 +119,36 @@ public enum Oven {
                 .ingredients, message: "ingredients must be an object or an array, not \(ingredients.kindName)",
                 recipe: recipe.name)
         }
+        func failure(_ error: ModelError, _ field: ResolvedField<Model>, _ value: JSON) -> ModelError {
+            var context = error.inField(field.name, at: field.path, recipe: recipe.name)
+            if case .null = value, error.kind == .mapping {
+                context.message = "null for a property that is not optional"
+            }
+            return context
+        }
+        if Model.self is AnyObject.Type {
+            // A copy of a class reference is the same object: convert every value before writing any,
+            // so that a failure leaves the object as it was.
+            var writes: [(inout Model) -> Void] = []
+            writes.reserveCapacity(recipe.fields.count)
+            for field in recipe.fields {
+                guard let value = ingredients[field.path] else { continue }
+                do {
+                    writes.append(try field.stage(value))
+                } catch {
+                    throw failure(error, field, value)
+                }
+            }
+            for write in writes { write(&model) }
+            return
+        }
         var copy = model
         for field in recipe.fields {
             guard let value = ingredients[field.path] else { continue }
             do {
                 try field.populate(&copy, value)
             } catch {
-                var context = error.inField(field.name, at: field.path, recipe: recipe.name)
-                if case .null = value, error.kind == .mapping {
-                    context.message = "null for a property that is not optional"
-                }
-                throw context
+                throw failure(error, field, value)
             }
         }
         model = copy

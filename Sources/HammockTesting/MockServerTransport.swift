@@ -21,6 +21,9 @@ public struct MockServerTransport: HTTPTransport {
             mockRequest.headerFields[.contentLength] = String(body?.count ?? 0)
         }
         let response = await server.respond(to: mockRequest)
+        // As over a socket: a call cancelled while the server worked (or held its answer back for
+        // simulated latency) ends in cancellation, not in the answer nobody waits for any more.
+        try Task.checkCancellation()
         if TransferProgress.isObserved {
             TransferProgress.report(.responseHeadReceived(expectedBytes: response.body.count))
             TransferProgress.report(.responseBytesReceived(total: response.body.count))

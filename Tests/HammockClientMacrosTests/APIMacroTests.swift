@@ -426,4 +426,44 @@ struct APIMacroTests {
             """
         }
     }
+
+    @Test("A placeholder used twice in a header or a path expands each time instead of crashing the plugin")
+    func repeatedPlaceholder() {
+        assertMacro {
+            #"""
+            @API
+            protocol Items: Sendable {
+                @Headers(["X-Pair": "{id}-{id}"])
+                @GET("/items/{id}/{id}")
+                func item(id: Int) async throws -> Item
+            }
+            """#
+        } expansion: {
+            #"""
+            protocol Items: Sendable {
+                func item(id: Int) async throws -> Item
+            }
+
+            /// The client `@API` generated for `Items`.
+            struct ItemsClient: Items {
+                /// The client every request goes through.
+                let client: RestClient
+
+                /// A client sending requests through `client`.
+                init(client: RestClient) {
+                    self.client = client
+                }
+
+                func item(id: Int) async throws -> Item {
+                    var request = RequestBuilder(.get, "/items/{id}/{id}")
+                    if !id.parameterStrings.isEmpty {
+                        request.setHeader("X-Pair", "\(id.parameterStrings.joined(separator: ", "))-\(id.parameterStrings.joined(separator: ", "))")
+                    }
+                    request.setPathValue(id, for: "id")
+                    return try await client.send(request, decoding: Item.self)
+                }
+            }
+            """#
+        }
+    }
 }

@@ -46,11 +46,27 @@ struct ClientAgainstServerTests {
         var missing = RequestBuilder(.get, "/people/{id}")
         missing.setPathValue(1, for: "id")
         do {
-            _ = try await client.send(missing, decoding: Person.self)
-            Issue.record("expected 404")
-        } catch {
+            let error = try await #require(throws: RestError.self) {
+                _ = try await client.send(missing, decoding: Person.self)
+            }
             #expect(error.status == .notFound)
             #expect(try error.decodeBody(as: [String: JSONValueProbe].self)["title"]?.text == "Not Found")
+        }
+    }
+
+    @Test("Cancelling a call through MockServerTransport ends in .cancelled, as on every other transport")
+    func inProcessCancellation() async throws {
+        let people = Resource("people", fields: ["name": .string])
+        let server = try await MockServer(
+            resources: [people], options: MockServer.Options(latency: Latency(.seconds(60)...(.seconds(60)))))
+        let client = RestClient(baseURL: URL(string: "http://mock")!, transport: MockServerTransport(server: server))
+        let call = Task { try await client.send(RequestBuilder(.get, "/people")) }
+        try await Task.sleep(for: .milliseconds(50))
+        call.cancel()
+        let error = try await #require(throws: RestError.self) { try await call.value }
+        guard case .cancelled = error.reason else {
+            Issue.record("expected cancelled, got \(error.reason)")
+            return
         }
     }
 

@@ -40,6 +40,12 @@ protocol HTTPBin: Sendable {
     @GET("/bytes/{count}")
     func bytes(count: Int) async throws -> Data
 
+    @GET("/json")
+    func slideshow() async throws -> Response<Data>
+
+    @GET("/bytes/{count}")
+    func optionalBytes(count: Int) async throws -> Data?
+
     @GET("/delay/{seconds}")
     func delay(seconds: Int) async throws -> JSON
 
@@ -145,6 +151,18 @@ struct HTTPBinTests {
             let saved = try Data(contentsOf: file.url)
             #expect(saved.count == file.byteCount && file.byteCount > 0)
             #expect(try JSON(parsing: [UInt8](saved))["Content-Disposition"] == "attachment; filename=\"../report.json\"")
+        }
+    }
+
+    @Test("Data results are the raw body, whether plain, optional or in a Response")
+    func rawBytes() async throws {
+        try await withHTTPBin { url in
+            let api = client(url)
+            let slideshow = try await api.slideshow()
+            #expect(slideshow.status == .ok)
+            #expect(try JSON(parsing: [UInt8](slideshow.value))["slideshow"]?["title"] == "Sample Slide Show")
+            let random = try await api.optionalBytes(count: 64)
+            #expect(random?.count == 64)
         }
     }
 

@@ -31,9 +31,9 @@ struct RecipeTests {
     func nullForNonOptional() throws {
         var product = Product(sku: "keep")
         do {
-            try Oven.populate(&product, from: ["attributes": ["name": "changed"], "base_sku": nil], recipe: Recipes.restAPI())
-            Issue.record("expected an error")
-        } catch {
+            let error = try #require(throws: ModelError.self) {
+                try Oven.populate(&product, from: ["attributes": ["name": "changed"], "base_sku": nil], recipe: Recipes.restAPI())
+            }
             #expect(error.kind == .mapping && error.field == "sku" && error.path == "base_sku")
             #expect(error.found == "null")
             #expect(error.description == "ProductJSON: field 'sku' at base_sku: null for a property that is not optional")
@@ -41,22 +41,45 @@ struct RecipeTests {
         #expect(product == Product(sku: "keep"))
     }
 
+    final class ProductObject {
+        var name = "before"
+        var price: Double? = 1
+        var sku = "keep"
+    }
+
+    @Test("A class model is unchanged when a later field fails, as a struct is")
+    func classModelAtomic() throws {
+        let recipe = try Recipe<ProductObject> {
+            Field("name", \.name, at: "name")
+            Field("sku", \.sku, at: "sku")
+            Field("price", \.price, at: "price")
+        }
+        let object = ProductObject()
+        var reference = object
+        #expect(throws: ModelError.self) {
+            try Oven.populate(&reference, from: ["name": "after", "sku": "changed", "price": "cheap"], recipe: recipe)
+        }
+        #expect(object.name == "before" && object.sku == "keep" && object.price == 1)
+        try Oven.populate(&reference, from: ["name": "after", "price": 2], recipe: recipe)
+        #expect(object.name == "after" && object.price == 2 && object.sku == "keep")
+    }
+
     @Test("A wrong type names the path, the expected and the found type")
     func wrongType() throws {
         var product = Product()
         do {
-            try Oven.populate(&product, from: ["offers": [["price": "cheap"]]], recipe: Recipes.restAPI())
-            Issue.record("expected an error")
-        } catch {
+            let error = try #require(throws: ModelError.self) {
+                try Oven.populate(&product, from: ["offers": [["price": "cheap"]]], recipe: Recipes.restAPI())
+            }
             #expect(error.kind == .mapping)
             #expect(error.path == "offers[0].price")
             #expect(error.expected == "a number" && error.found == "string")
             #expect(error.description == "ProductJSON: field 'price' at offers[0].price: expected a number, found string")
         }
         do {
-            try Oven.populate(&product, from: ["attributes": ["tags": ["ok", 3]]], recipe: Recipes.restAPI())
-            Issue.record("expected an error")
-        } catch {
+            let error = try #require(throws: ModelError.self) {
+                try Oven.populate(&product, from: ["attributes": ["tags": ["ok", 3]]], recipe: Recipes.restAPI())
+            }
             #expect(error.path == "attributes.tags[1]" && error.message == "expected a string, found integer")
         }
     }
@@ -65,11 +88,8 @@ struct RecipeTests {
     func ingredientShape() throws {
         var product = Product()
         #expect(throws: ModelError.self) { try Oven.populate(&product, from: "text", recipe: Recipes.restAPI()) }
-        do {
-            try Oven.populate(&product, from: 5, recipe: Recipes.restAPI())
-        } catch {
-            #expect(error.kind == .ingredients)
-        }
+        let error = try #require(throws: ModelError.self) { try Oven.populate(&product, from: 5, recipe: Recipes.restAPI()) }
+        #expect(error.kind == .ingredients)
     }
 
     @Test("Decomposing writes the mapped properties back in the recipe's shape")
@@ -116,22 +136,18 @@ struct RecipeTests {
     }
 
     @Test("Empty recipes, duplicate names and bad paths are refused")
-    func otherInvalidRecipes() {
+    func otherInvalidRecipes() throws {
         #expect(throws: ModelError.self) { try Recipe<Product> {} }
-        do {
-            _ = try Recipe<Product>(name: "Twice") {
+        let twice = try #require(throws: ModelError.self) {
+            try Recipe<Product>(name: "Twice") {
                 Field("name", \.name, at: "a")
                 Field("name", \.sku, at: "b")
             }
-        } catch {
-            #expect(error.message == "the field name 'name' is used twice" && error.recipe == "Twice")
         }
-        do {
-            _ = try Recipe<Product> { Field("name", \.name, at: "items[-1]") }
-        } catch {
-            #expect(error.kind == .invalidPath && error.field == "name" && error.path == "items[-1]")
-            #expect(error.message.contains("negative index"))
-        }
+        #expect(twice.message == "the field name 'name' is used twice" && twice.recipe == "Twice")
+        let badPath = try #require(throws: ModelError.self) { try Recipe<Product> { Field("name", \.name, at: "items[-1]") } }
+        #expect(badPath.kind == .invalidPath && badPath.field == "name" && badPath.path == "items[-1]")
+        #expect(badPath.message.contains("negative index"))
     }
 
     @Test("Keys holding dots or brackets map through components")

@@ -67,6 +67,27 @@ struct RetryAndPollingTests {
         #expect(backend.requestCount == 2)
     }
 
+    @Test("a Retry-After beyond the backoff's longest wait ends the retries at once instead of parking the load")
+    func retryAfterCap() async {
+        api.configure { $0.retry = RetryBackoff(maximumAttempts: 3, initialDelay: .seconds(1), maximumDelay: .seconds(30)) }
+        backend.script(.json([:], status: .serviceUnavailable, headers: [("Retry-After", "86400")]), .json(["ok": true]))
+        let parked = api.resource("/parked")
+        _ = await parked.load().response()
+        #expect(backend.requestCount == 1)
+        #expect(parked.latestError?.status == .serviceUnavailable)
+        #expect(!parked.isLoading)
+
+        // Whitespace around the seconds is allowed; the wait is honoured when it is within the cap.
+        backend.script(.json([:], status: .serviceUnavailable, headers: [("Retry-After", " 12 ")]), .json(["ok": true]))
+        let request = api.resource("/spaced").load()
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .seconds(11))
+        #expect(backend.requestCount == 2)
+        clock.advance(by: .seconds(1))
+        _ = await request.response()
+        #expect(backend.requestCount == 3)
+    }
+
     @Test("an observed resource polls, conditionally, and stops when nobody observes")
     func polling() async {
         api.configure("/feed") { $0.pollingInterval = .seconds(10) }
