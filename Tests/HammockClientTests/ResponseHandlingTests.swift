@@ -23,9 +23,9 @@ struct ResponseHandlingTests {
         struct Problem: Decodable { var title: String }
         let recorder = Recorder(status: .notFound, headers: [.contentType: "application/problem+json"], body: #"{"title":"Not Found"}"#)
         do {
-            _ = try await recorder.client().send(RequestBuilder(.get, "/repos/42"), decoding: Repo.self)
-            Issue.record("expected an error")
-        } catch {
+            let error = try await #require(throws: RestError.self) {
+                _ = try await recorder.client().send(RequestBuilder(.get, "/repos/42"), decoding: Repo.self)
+            }
             guard case .unacceptableStatus = error.reason else { Issue.record("wrong reason"); return }
             #expect(error.status == .notFound && error.method == .get)
             #expect(error.url == "https://api.example.com/v1/repos/42")
@@ -40,30 +40,28 @@ struct ResponseHandlingTests {
 
     @Test("Decoding, transport and encoding failures are distinct")
     func distinctFailures() async throws {
-        do {
-            _ = try await Recorder(body: #"{"id":"one"}"#).client().send(RequestBuilder(.get, "/repo"), decoding: Repo.self)
-        } catch {
-            guard case .decoding = error.reason else { Issue.record("expected decoding, got \(error.reason)"); return }
-            #expect(error.status == .ok && error.body == Array(#"{"id":"one"}"#.utf8))
+        let decoding = try await #require(throws: RestError.self) {
+            try await Recorder(body: #"{"id":"one"}"#).client().send(RequestBuilder(.get, "/repo"), decoding: Repo.self)
         }
+        if case .decoding = decoding.reason {} else { Issue.record("expected decoding, got \(decoding.reason)") }
+        #expect(decoding.status == .ok && decoding.body == Array(#"{"id":"one"}"#.utf8))
+
         let failing = RestClient(baseURL: URL(string: "https://x")!, transport: MockTransport { _, _ in throw URLError(.cannotConnectToHost) })
-        do {
-            _ = try await failing.send(RequestBuilder(.get, "/"))
-        } catch {
-            guard case .transport(let underlying) = error.reason else { Issue.record("expected transport"); return }
+        let transport = try await #require(throws: RestError.self) { try await failing.send(RequestBuilder(.get, "/")) }
+        if case .transport(let underlying) = transport.reason {
             #expect((underlying as? URLError)?.code == .cannotConnectToHost)
-            #expect(error.status == nil)
+        } else {
+            Issue.record("expected transport, got \(transport.reason)")
         }
+        #expect(transport.status == nil)
+
         struct Unencodable: Encodable, Sendable {
             func encode(to encoder: any Encoder) throws { throw EncodingError.invalidValue(self, .init(codingPath: [], debugDescription: "no")) }
         }
         var request = RequestBuilder(.post, "/x")
         request.setBody(Unencodable())
-        do {
-            _ = try await Recorder().client().send(request)
-        } catch {
-            guard case .encoding = error.reason else { Issue.record("expected encoding"); return }
-        }
+        let encoding = try await #require(throws: RestError.self) { try await Recorder().client().send(request) }
+        if case .encoding = encoding.reason {} else { Issue.record("expected encoding, got \(encoding.reason)") }
     }
 
     @Test("Cancelling the task cancels the request in flight")

@@ -32,15 +32,15 @@ struct IdentifiedModelTests {
     func identifierErrors() throws {
         let recipe = try Recipes.restAPI()
         do {
-            _ = try IdentifiedModel<String, Product>(identifiedBy: "missing", ingredients: json, recipe: recipe, base: Product())
-            Issue.record("expected an error")
-        } catch {
+            let error = try #require(throws: ModelError.self) {
+                _ = try IdentifiedModel<String, Product>(identifiedBy: "missing", ingredients: json, recipe: recipe, base: Product())
+            }
             #expect(error.kind == .identifier && error.path == "missing")
         }
         do {
-            _ = try IdentifiedModel<Int, Product>(identifiedBy: "base_sku", ingredients: json, recipe: recipe, base: Product())
-            Issue.record("expected an error")
-        } catch {
+            let error = try #require(throws: ModelError.self) {
+                _ = try IdentifiedModel<Int, Product>(identifiedBy: "base_sku", ingredients: json, recipe: recipe, base: Product())
+            }
             #expect(error.kind == .identifier && error.expected == "an integer" && error.found == "string")
         }
     }

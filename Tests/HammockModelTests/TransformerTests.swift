@@ -56,9 +56,9 @@ struct TransformerTests {
     func failures(json: JSON, field: String, message: String) throws {
         var listing = Listing()
         do {
-            try Oven.populate(&listing, from: json, recipe: listingRecipe())
-            Issue.record("expected an error")
-        } catch {
+            let error = try #require(throws: ModelError.self) {
+                try Oven.populate(&listing, from: json, recipe: listingRecipe())
+            }
             #expect(error.field == field && error.recipe == "Listing")
             #expect(error.message == message, "\(error)")
             if field == "previousOwners" { #expect(error.path == "history[0].name") }
@@ -82,9 +82,9 @@ struct TransformerTests {
         let recipe = try Recipe<Product>(name: "Loud") { Field("name", \.name, at: "name", transformer: shouting) }
         #expect(try Oven.baked(Product(), from: ["name": "quiet"], recipe: recipe).name == "QUIET")
         do {
-            _ = try recipe.decompose(Product(name: "X"))
-            Issue.record("expected an error")
-        } catch {
+            let error = try #require(throws: ModelError.self) {
+                _ = try recipe.decompose(Product(name: "X"))
+            }
             #expect(error.kind == .transformer && error.field == "name" && error.recipe == "Loud")
         }
     }
@@ -101,15 +101,15 @@ struct TransformerTests {
         let recipe = try Recipe<Listing> { Field("stock", \.stock, at: "price", transformer: name) }
         #expect(try Oven.baked(Listing(), from: ["price": 1.25], recipe: recipe).stock == 125)
         do {
-            _ = try Recipe<Product> { Field("name", \.name, at: "n", transformer: name) }
-            Issue.record("expected a type error")
-        } catch {
+            let error = try #require(throws: ModelError.self) {
+                _ = try Recipe<Product> { Field("name", \.name, at: "n", transformer: name) }
+            }
             #expect(error.kind == .transformer && error.message.contains("does not produce String"))
         }
         do {
-            _ = try Recipe<Product> { Field("name", \.name, at: "n", transformer: "no-such-thing") }
-            Issue.record("expected an unknown transformer error")
-        } catch {
+            let error = try #require(throws: ModelError.self) {
+                _ = try Recipe<Product> { Field("name", \.name, at: "n", transformer: "no-such-thing") }
+            }
             #expect(error.message == "no transformer named 'no-such-thing' is registered" && error.field == "name")
         }
         registry.unregister(name)
@@ -142,15 +142,16 @@ struct TransformerTests {
         #expect(box.names == ["ProductJSON"])
         #expect(try box.recipe(named: "ProductJSON", for: Product.self).fieldNames == ["sku", "name", "price", "tags"])
         do {
-            try box.add(recipe)
-            Issue.record("expected a duplicate error")
-        } catch {
+            let error = try #require(throws: ModelError.self) {
+                try box.add(recipe)
+            }
             #expect(error.kind == .invalidRecipe && error.recipe == "ProductJSON")
         }
         #expect(throws: ModelError.self) { try box.add(Recipe<Product> { Field("name", \.name, at: "n") }) }  // unnamed
         do {
-            _ = try box.recipe(named: "ProductJSON", for: Owner.self)
-        } catch {
+            let error = try #require(throws: ModelError.self) {
+                _ = try box.recipe(named: "ProductJSON", for: Owner.self)
+            }
             #expect(error.kind == .unknownRecipe && error.message == "the recipe is not for Owner")
         }
         #expect(throws: ModelError.self) { try box.recipe(named: "Nope", for: Product.self) }
