@@ -207,7 +207,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HammockCLITests",
-            dependencies: ["hammock", "HammockTour", "HammockJSON", "HammockClient", "HammockResources"],
+            dependencies: ["hammock", "HammockTour", "HammockJSON", "HammockClient", "HammockResources", "HammockTesting"],
             swiftSettings: swiftSettings
         ),
     ]

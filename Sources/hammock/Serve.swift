@@ -85,13 +85,16 @@ struct Serve: AsyncParsableCommand {
             Self.discard(store)
             throw error
         }
+        // Signals are trapped before the banner announces the server, so a supervisor that stops it
+        // as soon as it reads the banner gets a clean stop.
+        let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
         printBanner(server: server, url: Self.url(host: host, port: port), store: location, reports: reports)
         if !Self.isLoopback(host) {
             Self.printError(
                 "warning: listening on \(host), reachable from other machines: anyone who can reach this one can "
                     + "read and change the data, and CORS lets any web page call it. Use --host 127.0.0.1 to stay local.")
         }
-        for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) { break }
+        for await _ in signals { break }
         Self.printLine("stopping")
         await server.stop()
     }

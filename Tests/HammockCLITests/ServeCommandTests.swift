@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import HammockJSON
+import HammockTesting
 import Synchronization
 import Testing
 
@@ -104,6 +105,87 @@ struct ServeCommandTests {
         let badFlag = try HammockProcess(["serve", "Examples/people.json", "--latency", "fast"])
         #expect(await badFlag.exitStatus() == 2)
         #expect(badFlag.errorOutput.withLock { $0 }.contains("--latency"))
+    }
+
+    func temporaryConfig(_ text: String) throws -> (directory: String, path: String) {
+        let directory = NSTemporaryDirectory() + "hammock-cli-\(UUID().uuidString)/"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "api.json"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        return (directory, path)
+    }
+
+    @Test("Configuration gaps exit 2 naming the file and key, before anything is served", arguments: [
+        (#"{"resources": [{"name": "tags", "fields": {"label": "string"}, "primaryKey": "slug"}]}"#, "resources[0].primaryKey: 'slug' is not a declared field"),
+        (#"{"resources": [{"name": "tags", "fields": {}}]}"#, "resources[0].fields: empty"),
+        (#"{"resources": [{"name": "tags", "fields": {"label": "string", "label": "integer"}}]}"#, "resources[0].fields.label: declared twice"),
+        (#"{"resources": []}"#, "resources: empty"),
+        (#"{"resources": [{"name": "people", "fields": {"a": "string"}}, {"name": "People", "fields": {"b": "string"}}]}"#, "differs from the resource 'people' only in case"),
+    ])
+    func configurationGaps(text: String, message: String) async throws {
+        let (directory, path) = try temporaryConfig(text)
+        let process = try HammockProcess(["serve", path, "--port", "0"])
+        #expect(await process.exitStatus() == 2)
+        let errors = process.errorOutput.withLock { $0 }
+        #expect(errors.contains("\(path): ") && errors.contains(message), "\(errors)")
+        #expect(!FileManager.default.fileExists(atPath: directory + "api.sqlite"))  // nothing left behind
+    }
+
+    @Test("Start-up failures read as sentences: a missing file, a taken port, a bad port, a store in use")
+    func startupFailures() async throws {
+        let missing = try HammockProcess(["serve", "/nonexistent/hammock.json"])
+        #expect(await missing.exitStatus() == 2)
+        let missingText = missing.errorOutput.withLock { $0 }
+        #expect(missingText.contains("/nonexistent/hammock.json: cannot read the file: No such file or directory"), "\(missingText)")
+        #expect(!missingText.contains("NSError") && !missingText.contains("Domain="))
+
+        let badPort = try HammockProcess(["serve", "Examples/people.json", "--port", "-1"])
+        #expect(await badPort.exitStatus() == 2)
+        #expect(badPort.errorOutput.withLock { $0 }.contains("--port: -1 is not a port"))
+
+        let (directory, path) = try temporaryConfig(#"{"resources": [{"name": "notes", "fields": {"text": "string"}}]}"#)
+        let (first, url) = try await serve([path])
+        let port = try #require(url.split(separator: ":").last.map(String.init))
+        #expect(FileManager.default.fileExists(atPath: directory + "api.sqlite"))
+
+        // The same store file: refused while the first server lives.
+        let sameStore = try HammockProcess(["serve", path, "--port", "0"])
+        #expect(await sameStore.exitStatus() == 1)
+        #expect(sameStore.errorOutput.withLock { $0 }.contains("api.sqlite is in use by another running server"))
+
+        // A taken port, with a fresh store: the message names the address, and the new file is removed.
+        let other = try temporaryConfig(#"{"resources": [{"name": "notes", "fields": {"text": "string"}}]}"#)
+        let taken = try HammockProcess(["serve", other.path, "--port", port])
+        #expect(await taken.exitStatus() == 1)
+        let takenText = taken.errorOutput.withLock { $0 }
+        #expect(takenText.contains("cannot listen on 127.0.0.1:\(port): Address already in use"), "\(takenText)")
+        #expect(!takenText.contains(")"))
+        #expect(!FileManager.default.fileExists(atPath: other.directory + "api.sqlite"))
+
+        first.interrupt()
+        #expect(await first.exitStatus() == 0)
+    }
+
+    @Test("Binding beyond loopback warns; an IPv6 address is printed in brackets")
+    func binding() async throws {
+        let process = try HammockProcess(["serve", "Examples/people.json", "--store", "memory", "--host", "0.0.0.0", "--port", "0"])
+        let banner = await process.firstLine { $0.hasPrefix("Hammock is serving") }
+        #expect(banner?.contains("http://0.0.0.0:") == true)
+        #expect(await eventually { process.errorOutput.withLock { $0.contains("warning: listening on 0.0.0.0") } })
+        process.interrupt()
+        #expect(await process.exitStatus() == 0)
+
+        let ipv6 = try HammockProcess(["serve", "Examples/people.json", "--store", "memory", "--host", "::1", "--port", "0"])
+        let line = await ipv6.firstLine { $0.hasPrefix("Hammock is serving") }
+        if let line {
+            #expect(line.contains("http://[::1]:"), "\(line)")
+            #expect(!ipv6.errorOutput.withLock { $0.contains("warning") })
+            ipv6.interrupt()
+            #expect(await ipv6.exitStatus() == 0)
+        } else {
+            // No IPv6 loopback on this machine: the failure must still be a sentence.
+            #expect(ipv6.errorOutput.withLock { $0.contains("cannot listen on [::1]:0") })
+        }
     }
 
     @Test("hammock routes prints the route table")

@@ -100,14 +100,17 @@ struct DataLoadingTests {
         (#"{"resources": [{"name": "a", "fields": {}, "parents": ["b"]}]}"#, "test.json: resources[0]: resource 'a': the parent 'b' is not a known resource"),
         (#"{"resources": [{"name": "a", "fields": {"x": "string"}, "colour": 1}]}"#, "test.json: resources[0].colour: unknown key"),
         (#"{"resources": [{"name": "a", "fields": {"x": "string"}}], "data": {"b": []}}"#, "test.json: data.b: no resource has this name"),
+        (#"{"resources": []}"#, "test.json: resources: empty; list at least one resource"),
+        (#"{"resources": [{"name": "a", "fields": {"x": "string"}, "primaryKey": "slug"}]}"#, "test.json: resources[0].primaryKey: 'slug' is not a declared field"),
+        (#"{"resources": [{"name": "a", "fields": {}}]}"#, "test.json: resources[0].fields: empty"),
+        (#"{"resources": [{"name": "a", "fields": {"x": "string", "x": "integer"}}]}"#, "test.json: resources[0].fields.x: declared twice in one object (line 1, column 56)"),
+        (#"{"resources": [{"name": "a", "fields": {"x": "string"}}, {"name": "A", "fields": {"y": "string"}}]}"#, "test.json: resources[1]: resource 'A': the name differs from the resource 'a' only in case"),
+        (#"{"idleTimeout": 0, "resources": [{"name": "a", "fields": {"x": "string"}}]}"#, "test.json: idleTimeout: a timeout must be more than 0 seconds"),
+        (#"{"resources": [{"name": "a", "fields": {"x": "string"}}], "resources": []}"#, "test.json: resources: declared twice"),
     ])
-    func badConfiguration(text: String, message: String) {
-        do {
-            _ = try configuration(text)
-            Issue.record("expected an error for \(text)")
-        } catch {
-            #expect(error.description.hasPrefix(message), "\(error.description)")
-        }
+    func badConfiguration(text: String, message: String) throws {
+        let error = try #require(throws: ConfigurationError.self) { try configuration(text) }
+        #expect(error.description.hasPrefix(message), "\(error.description)")
     }
 
     @Test("The data section loads only into an empty store")
