@@ -43,6 +43,10 @@ let package = Package(
         // JSON value, parser and serializer. No dependencies: every other part builds on it.
         .target(name: "HammockJSON", swiftSettings: swiftSettings),
 
+        // What travels on the wire, once for client, server and resources: percent-encoding, HTTP dates,
+        // URL path patterns. No dependencies.
+        .target(name: "HammockWire", swiftSettings: swiftSettings),
+
         // Model mapping: recipes from JSON paths to model properties, transformers, the oven, boxes.
         .target(name: "HammockModel", dependencies: ["HammockJSON"], swiftSettings: swiftSettings),
 
@@ -65,6 +69,7 @@ let package = Package(
             dependencies: [
                 "HammockClientMacros",
                 "HammockJSON",
+                "HammockWire",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -91,6 +96,7 @@ let package = Package(
                 "HammockClient",
                 "HammockJSON",
                 "HammockModel",
+                "HammockWire",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: swiftSettings
@@ -105,6 +111,7 @@ let package = Package(
             name: "HammockServer",
             dependencies: [
                 "HammockJSON",
+                "HammockWire",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -170,6 +177,7 @@ let package = Package(
         ),
 
         .testTarget(name: "HammockJSONTests", dependencies: ["HammockJSON"], swiftSettings: swiftSettings),
+        .testTarget(name: "HammockWireTests", dependencies: ["HammockWire"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HammockClientTests",
             dependencies: ["HammockClient", "HammockTesting", "HammockServer", "HammockJSON"],

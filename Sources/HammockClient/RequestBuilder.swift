@@ -1,6 +1,7 @@
 import Foundation
 public import HammockJSON
 public import HTTPTypes
+import HammockWire
 
 /// Describes one request: method, path template, parameters, headers and body. Generated API clients
 /// build one per call; you can build them by hand too.

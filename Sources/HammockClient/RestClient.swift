@@ -1,6 +1,7 @@
 public import Foundation
 import HammockJSON
 public import HTTPTypes
+import HammockWire
 
 /// Sends requests to one base URL through a transport and its interceptors, and decodes responses.
 ///

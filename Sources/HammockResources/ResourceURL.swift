@@ -1,5 +1,6 @@
 import Foundation
 import HammockClient
+import HammockWire
 
 /// Building and canonicalizing resource URLs: one spelling per resource, so one instance per resource.
 enum ResourceURL {

@@ -1,4 +1,5 @@
 public import Foundation
+import HammockWire
 
 extension Service {
     /// One `configure` call: which resources, and what to do to their configuration.

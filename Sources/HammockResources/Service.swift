@@ -1,6 +1,7 @@
 public import Foundation
 public import HammockClient
 import HTTPTypes
+import HammockWire
 
 /// An API: a base URL, a transport, and one canonical ``Resource`` per URL.
 ///

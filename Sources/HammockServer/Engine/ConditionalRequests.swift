@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HammockWire
 
 /// Validators on GET and HEAD responses, and 304 Not Modified for requests that already hold the
 /// current representation (RFC 9110 §8.8 and §13).

@@ -1,5 +1,6 @@
 import HammockJSON
 import HTTPTypes
+import HammockWire
 
 /// How a request body was encoded, which decides how strictly field types are read.
 ///
@@ -73,40 +74,18 @@ extension String {
 }
 
 /// `application/x-www-form-urlencoded` bodies (WHATWG URL standard): `+` is a space, `%XX` a byte.
-enum FormURLEncoded {
-    static func decode(_ body: [UInt8]) throws(HTTPProblem) -> JSONObject {
+package enum FormURLEncoded {
+    package static func decode(_ body: [UInt8]) throws(HTTPProblem) -> JSONObject {
         var object = JSONObject()
         for pair in body.split(separator: UInt8(ascii: "&")) where !pair.isEmpty {
             let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = decodeComponent(parts[0]),
-                let value = parts.count > 1 ? decodeComponent(parts[1]) : ""
+            guard let name = PercentEncoding.decodeForm(parts[0]),
+                let value = parts.count > 1 ? PercentEncoding.decodeForm(parts[1]) : ""
             else {
                 throw HTTPProblem.badRequest("The form body has a malformed percent-encoding or is not UTF-8")
             }
             object[name] = .string(value)
         }
         return object
-    }
-
-    static func decodeComponent(_ bytes: ArraySlice<UInt8>) -> String? {
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.count)
-        var index = bytes.startIndex
-        while index < bytes.endIndex {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "+") {
-                output.append(UInt8(ascii: " "))
-            } else if byte == UInt8(ascii: "%") {
-                guard index + 2 < bytes.endIndex, let high = PathSegment.hexValue(bytes[index + 1]),
-                    let low = PathSegment.hexValue(bytes[index + 2])
-                else { return nil }
-                output.append(high << 4 | low)
-                index += 2
-            } else {
-                output.append(byte)
-            }
-            index += 1
-        }
-        return String(validating: output, as: UTF8.self)
     }
 }

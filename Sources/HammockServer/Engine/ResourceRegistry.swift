@@ -1,4 +1,5 @@
 import HammockJSON
+import HammockWire
 
 /// The resources a server serves, resolved into schemas, with the route lookup over them.
 struct ResourceRegistry: Sendable {
@@ -39,7 +40,7 @@ struct ResourceRegistry: Sendable {
         if segments.count > 1, segments.last?.isEmpty == true { segments.removeLast() }
         var decoded: [String] = []
         for segment in segments {
-            guard let value = PathSegment.decode(segment) else {
+            guard let value = PercentEncoding.decode(segment) else {
                 throw HTTPProblem.badRequest("The path '\(path)' has a malformed percent-encoding")
             }
             guard !value.isEmpty else { throw HTTPProblem.notFound("No route for '\(path)'") }

@@ -1,5 +1,6 @@
 public import HammockJSON
 public import HTTPTypes
+import HammockWire
 
 /// Where a request path leads: a collection, one record, or a parent's children (shallow nesting).
 ///
@@ -89,59 +90,9 @@ extension ResourceSchema {
         let segment: String
         switch key {
         case .integer(let value): segment = String(value)
-        case .string(let value): segment = PathSegment.encode(value)
+        case .string(let value): segment = PercentEncoding.encode(value)
         default: segment = key.serializedString()
         }
-        return "/" + PathSegment.encode(name) + "/" + segment
-    }
-}
-
-/// Percent-encoding of single path segments.
-enum PathSegment {
-    /// Decodes `%XX` escapes; `nil` for malformed escapes or bytes that are not UTF-8.
-    static func decode(_ segment: Substring) -> String? {
-        guard segment.utf8.contains(UInt8(ascii: "%")) else { return String(segment) }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(segment.utf8.count)
-        var iterator = segment.utf8.makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
-                return nil
-            }
-            bytes.append(high << 4 | low)
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
-
-    static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
-
-    static let hexDigits = Array("0123456789ABCDEF".utf8)
-
-    /// Encodes everything but RFC 3986 unreserved characters.
-    static func encode(_ value: String) -> String {
-        var output: [UInt8] = []
-        output.reserveCapacity(value.utf8.count)
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"):
-                output.append(byte)
-            default:
-                output += [UInt8(ascii: "%"), hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]]
-            }
-        }
-        return String(decoding: output, as: UTF8.self)
+        return "/" + PercentEncoding.encode(name) + "/" + segment
     }
 }

@@ -1,6 +1,7 @@
-package import Foundation
+public import Foundation
 
-/// HTTP dates (RFC 9110 §5.6.7), without shared formatters.
+/// HTTP dates (RFC 9110 §5.6.7), without shared formatters: what the server writes in `Last-Modified`
+/// and reads from `If-Modified-Since`, and what the client reads from `Retry-After`.
 ///
 /// Formats as IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`). Parses the three forms a recipient must
 /// accept: IMF-fixdate, the obsolete RFC 850 form (`Sunday, 06-Nov-94 08:49:37 GMT`) and C's asctime
@@ -11,14 +12,14 @@ package import Foundation
 /// HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT", now: Date())   // 1994-11-06T08:49:37Z
 /// HTTPDate.parse("Mon, 31 Feb 2025 00:00:00 GMT", now: Date())   // nil
 /// ```
-package enum HTTPDate {
+public enum HTTPDate {
     static let dayNames = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
     static let longDayNames = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
     static let monthNames = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     /// The IMF-fixdate of `date`, truncated to the second. Dates outside years 1 to 9999 are clamped
     /// to that range, which HTTP can express.
-    package static func format(_ date: Date) -> String {
+    public static func format(_ date: Date) -> String {
         let limit = 253_402_300_799.0  // 9999-12-31T23:59:59Z
         let lowest = -62_135_596_800.0  // 0001-01-01T00:00:00Z
         let interval = date.timeIntervalSince1970
@@ -36,7 +37,7 @@ package enum HTTPDate {
     /// Parses any of the three HTTP date forms; `nil` for anything else, or for a date that does not exist.
     /// - Parameter now: The current time, which decides the century of an RFC 850 two-digit year (a year
     ///   more than 50 years ahead is taken to be in the past, RFC 9110 §5.6.7).
-    package static func parse(_ text: String, now: Date) -> Date? {
+    public static func parse(_ text: String, now: Date) -> Date? {
         var scanner = Scanner(bytes: Array(text.utf8))
         if let date = scanner.imfFixdate() ?? scanner.rfc850(now: now) ?? scanner.asctime() { return date }
         return nil

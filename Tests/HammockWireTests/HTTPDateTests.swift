@@ -1,5 +1,5 @@
 import Foundation
-@testable import HammockServer
+import HammockWire
 import Testing
 
 @Suite("HTTP dates")
@@ -83,7 +83,7 @@ struct HTTPDateTests {
 
     @Test("Random bytes and mutated dates never crash the parser")
     func randomInput() {
-        var generator = SeededGenerator(seed: 9)
+        var generator = SplitMix64(seed: 9)
         let valid = Array("Sun, 06 Nov 1994 08:49:37 GMT".utf8)
         for _ in 0..<5_000 {
             var bytes = valid
@@ -95,18 +95,5 @@ struct HTTPDateTests {
                 #expect(HTTPDate.parse(HTTPDate.format(date), now: now) == date)
             }
         }
-    }
-}
-
-/// SplitMix64: a small seeded generator, so random tests repeat.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

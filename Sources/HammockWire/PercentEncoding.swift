@@ -1,0 +1,91 @@
+/// Percent-encoding (RFC 3986) as every Hammock module writes and reads it: one implementation for
+/// the client's paths, queries and forms, the server's routes and form bodies, and the resources'
+/// URLs.
+///
+/// ```swift
+/// PercentEncoding.encode("a/b c")               // "a%2Fb%20c"
+/// PercentEncoding.encodeForm("a b")             // "a+b"
+/// PercentEncoding.decode("caf%C3%A9")           // "café"
+/// PercentEncoding.decodeForm(Array("a+b".utf8)[...])   // "a b"
+/// ```
+/// Encoding is strict: only unreserved characters stay as they are, so a `+` stays a plus and a `/`
+/// never splits a segment, on any server. Decoding refuses malformed escapes and bytes that are not
+/// UTF-8 (`nil`), rather than guessing.
+package enum PercentEncoding {
+    static let hex = Array("0123456789ABCDEF".utf8)
+
+    /// Whether `byte` is an RFC 3986 unreserved character (`A-Z a-z 0-9 - . _ ~`).
+    @inline(__always)
+    package static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            true
+        default: false
+        }
+    }
+
+    /// For path segments and query items: `/` → `%2F`, `+` → `%2B`, space → `%20`.
+    package static func encode(_ text: String) -> String { encode(text, spaceAsPlus: false) }
+
+    /// For `application/x-www-form-urlencoded` bodies: like ``encode(_:)`` but a space is `+`.
+    package static func encodeForm(_ text: String) -> String { encode(text, spaceAsPlus: true) }
+
+    static func encode(_ text: String, spaceAsPlus: Bool) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            if isUnreserved(byte) {
+                output.append(byte)
+            } else if spaceAsPlus && byte == UInt8(ascii: " ") {
+                output.append(UInt8(ascii: "+"))
+            } else {
+                output += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Decodes `%XX` escapes in a path segment or query item (a `+` stays a plus); `nil` for a
+    /// malformed escape or bytes that are not UTF-8.
+    package static func decode(_ text: Substring) -> String? {
+        guard text.utf8.contains(UInt8(ascii: "%")) else { return String(text) }
+        return decode(text.utf8, plusIsSpace: false)
+    }
+
+    /// Decodes one name or value of an `application/x-www-form-urlencoded` body (WHATWG URL standard:
+    /// `+` is a space, `%XX` a byte); `nil` for a malformed escape or bytes that are not UTF-8.
+    package static func decodeForm(_ bytes: ArraySlice<UInt8>) -> String? {
+        decode(bytes, plusIsSpace: true)
+    }
+
+    static func decode(_ bytes: some Collection<UInt8>, plusIsSpace: Bool) -> String? {
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        var iterator = bytes.makeIterator()
+        while let byte = iterator.next() {
+            switch byte {
+            case UInt8(ascii: "%"):
+                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                    return nil
+                }
+                output.append(high << 4 | low)
+            case UInt8(ascii: "+") where plusIsSpace:
+                output.append(UInt8(ascii: " "))
+            default:
+                output.append(byte)
+            }
+        }
+        return String(validating: output, as: UTF8.self)
+    }
+
+    /// The value of one hexadecimal digit, either case.
+    package static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

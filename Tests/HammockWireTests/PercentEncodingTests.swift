@@ -1,0 +1,42 @@
+import HammockWire
+import Testing
+
+@Suite("Percent-encoding")
+struct PercentEncodingTests {
+    @Test("Only unreserved characters stay as they are; a plus stays a plus")
+    func strict() {
+        #expect(PercentEncoding.encode("a/b c+d&e=f~g.h_i-j") == "a%2Fb%20c%2Bd%26e%3Df~g.h_i-j")
+        #expect(PercentEncoding.encodeForm("a b+c") == "a+b%2Bc")
+        #expect(PercentEncoding.encode("café 🌴") == "caf%C3%A9%20%F0%9F%8C%B4")
+    }
+
+    @Test("Decoding reads escapes in either case, and refuses malformed escapes and invalid UTF-8", arguments: [
+        ("caf%C3%A9", "café"), ("caf%c3%a9", "café"), ("a+b", "a+b"), ("%2F", "/"), ("", ""), ("%00", "\u{0}"),
+    ])
+    func decoding(text: String, expected: String) {
+        #expect(PercentEncoding.decode(Substring(text)) == expected)
+    }
+
+    @Test("Malformed input is refused, never guessed", arguments: ["%", "%4", "%zz", "%C3%28", "%FF", "a%"])
+    func malformed(text: String) {
+        #expect(PercentEncoding.decode(Substring(text)) == nil)
+        #expect(PercentEncoding.decodeForm(Array(text.utf8)[...]) == nil)
+    }
+
+    @Test("Form components: a plus is a space, escapes are bytes")
+    func form() {
+        #expect(PercentEncoding.decodeForm(Array("J%C3%BCrgen+Smith".utf8)[...]) == "Jürgen Smith")
+        #expect(PercentEncoding.decodeForm(Array("%2B".utf8)[...]) == "+")
+    }
+
+    @Test("Any text, encoded either way, decodes back whole (property, seeded)")
+    func roundTrips() {
+        var generator = SplitMix64(seed: 5)
+        let alphabet = Array("aZ09-._~ +/%&=?#\u{0}\té€🌴\u{301}")
+        for _ in 0..<2_000 {
+            let text = String((0..<Int.random(in: 0...24, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "a" })
+            #expect(PercentEncoding.decode(Substring(PercentEncoding.encode(text))) == text)
+            #expect(PercentEncoding.decodeForm(Array(PercentEncoding.encodeForm(text).utf8)[...]) == text)
+        }
+    }
+}
