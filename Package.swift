@@ -220,3 +220,24 @@ let package = Package(
         ),
     ]
 )
+
+// Fuzz targets, one small executable each, built only by `scripts/fuzz` (HAMMOCK_FUZZ=1, libFuzzer and
+// AddressSanitizer): they are no product of the library.
+if Context.environment["HAMMOCK_FUZZ"] != nil {
+    let fuzzTargets: [(product: String, target: String, folder: String, dependencies: [Target.Dependency])] = [
+        ("fuzz-json", "FuzzJSON", "JSON", ["HammockJSON"]),
+        ("fuzz-http-dates", "FuzzHTTPDates", "HTTPDates", ["HammockWire"]),
+        ("fuzz-paths", "FuzzPaths", "Paths", ["HammockWire"]),
+        ("fuzz-request-bodies", "FuzzRequestBodies", "RequestBodies", ["HammockServer", "HammockJSON"]),
+        ("fuzz-configuration", "FuzzConfiguration", "Configuration", ["HammockServer"]),
+        ("fuzz-url-patterns", "FuzzURLPatterns", "URLPatterns", ["HammockWire"]),
+    ]
+    package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/FuzzSupport", swiftSettings: swiftSettings))
+    for fuzz in fuzzTargets {
+        package.targets.append(
+            .executableTarget(
+                name: fuzz.target, dependencies: ["FuzzSupport"] + fuzz.dependencies, path: "Fuzz/\(fuzz.folder)",
+                swiftSettings: swiftSettings))
+        package.products.append(.executable(name: fuzz.product, targets: [fuzz.target]))
+    }
+}
