@@ -27,10 +27,17 @@ final class HammockProcess: Sendable {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
 
-    init(_ arguments: [String], executable: String = "hammock") throws {
+    /// Runs `executable` with `arguments`; with `shellPrefix`, through `/bin/sh` after that shell
+    /// command (`ulimit -n 64`, say).
+    init(_ arguments: [String], executable: String = "hammock", shellPrefix: String? = nil) throws {
         let process = Process()
-        process.executableURL = Self.executable(named: executable)
-        process.arguments = arguments
+        if let shellPrefix {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", shellPrefix + " && exec \"$0\" \"$@\"", Self.executable(named: executable).path] + arguments
+        } else {
+            process.executableURL = Self.executable(named: executable)
+            process.arguments = arguments
+        }
         process.currentDirectoryURL = Self.packageRoot
         let output = Pipe()
         let errors = Pipe()

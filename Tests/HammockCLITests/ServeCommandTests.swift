@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -188,6 +191,28 @@ struct ServeCommandTests {
         }
     }
 
+    @Test("Out of descriptors, connections beyond the limit are closed rather than left hanging, and serving resumes")
+    func descriptorExhaustion() async throws {
+        let process = try HammockProcess(
+            ["serve", "Examples/people.json", "--store", "memory", "--port", "0"], shellPrefix: "ulimit -n 64")
+        let banner = await process.firstLine { $0.hasPrefix("Hammock is serving") }
+        let url = try #require(banner?.split(separator: " ").last.map(String.init))
+        let port = try #require(url.split(separator: ":").last.flatMap { Int($0) })
+        var held: [RawSocket] = []
+        for _ in 0..<100 { held.append(try RawSocket(port: port)) }
+        let closedByServer = await RawSocket.closedWithoutAnswer(held)
+        #expect(closedByServer > 0 && closedByServer < held.count)  // the process held what it could
+        held.removeAll()
+        var served = false
+        for _ in 0..<50 where !served {
+            served = (try? await send("GET", url + "/people").status) == 200
+            if !served { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(served)
+        process.interrupt()
+        #expect(await process.exitStatus() == 0)
+    }
+
     @Test("hammock routes prints the route table")
     func routes() async throws {
         let process = try HammockProcess(["routes", "Examples/people.json"])
@@ -199,4 +224,43 @@ struct ServeCommandTests {
         #expect(lines.contains { $0.contains("/people/:id/cars") && $0.hasSuffix("cars") })
         #expect(lines.count == 6)
     }
+}
+
+/// A plain TCP connection that sends nothing, for holding descriptors of the server's.
+final class RawSocket: Sendable {
+    let descriptor: Int32
+
+    init(port: Int) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard result == 0 else { throw POSIXError(.ECONNREFUSED) }
+    }
+
+    /// How many of `sockets` the server closed without a byte, looking for a second on a thread of
+    /// its own (never the concurrency pool's).
+    static func closedWithoutAnswer(_ sockets: [RawSocket]) async -> Int {
+        let descriptors = sockets.map(\.descriptor)
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var pollers = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+                _ = poll(&pollers, nfds_t(pollers.count), 1_000)
+                var closed = 0
+                for poller in pollers where poller.revents != 0 {
+                    var byte: UInt8 = 0
+                    if recv(poller.fd, &byte, 1, Int32(MSG_DONTWAIT)) <= 0 { closed += 1 }
+                }
+                continuation.resume(returning: closed)
+            }
+        }
+    }
+
+    deinit { close(descriptor) }
 }

@@ -13,8 +13,8 @@ import NIOPosix
 /// The listening socket's life: idle, starting, running, stopping. One per ``MockServer``.
 ///
 /// Connections are served by a SwiftNIO pipeline of our own: a byte tap for timeouts, NIO's HTTP/1.1
-/// decoder and encoder, and ``HTTPConnectionHandler``. Accepting backs off for a moment when the
-/// process runs out of descriptors instead of retrying in a loop, and stopping closes the listener,
+/// decoder and encoder, and ``HTTPConnectionHandler``. When the process runs out of descriptors,
+/// waiting connections are closed instead of retried in a loop, and stopping closes the listener,
 /// lets each connection finish the responses it owes, and waits for every socket to close.
 actor ServerLifecycle {
     enum State {
@@ -36,14 +36,18 @@ actor ServerLifecycle {
         state = .starting
         let group = MultiThreadedEventLoopGroup.singleton
         let quiescing = ServerQuiescingHelper(group: group)
+        let listening: Int32
+        do {
+            listening = try ListeningSocket.make(host: host, port: port)
+        } catch {
+            state = .idle
+            throw MockServerError.cannotListen(host: host, port: port, reason: Self.reason(error))
+        }
+        let logger = server.logger
         let bootstrap = ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 256)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    // Out of descriptors: try accepting again a little later, never in a busy loop.
-                    try channel.pipeline.syncOperations.addHandler(
-                        AcceptBackoffHandler(backoffProvider: { _ in .milliseconds(200) }))
+                    try channel.pipeline.syncOperations.addHandler(DescriptorExhaustionHandler(listening: listening, logger: logger))
                     try channel.pipeline.syncOperations.addHandler(quiescing.makeServerChannelHandler(channel: channel))
                 }
             }
@@ -56,7 +60,7 @@ actor ServerLifecycle {
             }
         let channel: any Channel
         do {
-            channel = try await bootstrap.bind(host: host, port: port).get()
+            channel = try await bootstrap.withBoundSocket(listening).get()
         } catch {
             state = .idle
             throw MockServerError.cannotListen(host: host, port: port, reason: Self.reason(error))
