@@ -1,0 +1,556 @@
+#!/usr/bin/env python3
+"""The reliability suite: hostile input, concurrency, crashes and endurance against `hammock serve`.
+
+Run it through `scripts/reliability`, which builds the release binary first. Every check runs over
+loopback against a real server process, on the stores it names, and prints one row of a table; the
+exit status is 1 if any check failed. Standard library only.
+"""
+
+import argparse
+import http.client
+import json
+import os
+import random
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+CONFIG = {
+    "resources": [
+        {"name": "people", "fields": {"name": "string", "age": "integer", "height": "float", "active": "boolean",
+                                      "avatar": "blob", "born": "date", "extra": "json"}},
+        {"name": "categories", "fields": {"slug": "string", "title": "string"}, "primaryKey": "slug"},
+        {"name": "cars", "fields": {"name": "string"}, "parents": ["people"]},
+    ]
+}
+
+
+class Server:
+    """A `hammock serve` process on a free port."""
+
+    def __init__(self, binary, directory, store, extra=(), limit_descriptors=None):
+        self.config = os.path.join(directory, "reliability.json")
+        with open(self.config, "w") as file:
+            json.dump(CONFIG, file)
+        arguments = [binary, "serve", self.config, "--store", store, "--port", "0", "--quiet",
+                     "--request-timeout", "2", "--idle-timeout", "5", *extra]
+
+        def limit():
+            if limit_descriptors:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (limit_descriptors, limit_descriptors))
+
+        self.process = subprocess.Popen(arguments, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                        preexec_fn=limit)
+        self.port = None
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            line = self.process.stdout.readline()
+            if not line:
+                break
+            if line.startswith("Hammock is serving"):
+                self.port = int(line.strip().rsplit(":", 1)[1])
+                break
+        if self.port is None:
+            raise RuntimeError("the server did not start: " + self.process.stderr.read())
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self):
+        for _ in self.process.stdout:
+            pass
+
+    def alive(self):
+        return self.process.poll() is None
+
+    def descriptors(self):
+        return len(os.listdir(f"/proc/{self.process.pid}/fd"))
+
+    def rss_kib(self):
+        with open(f"/proc/{self.process.pid}/status") as file:
+            for line in file:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+    def cpu_seconds(self):
+        with open(f"/proc/{self.process.pid}/stat") as file:
+            fields = file.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self, kill=False):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL if kill else signal.SIGINT)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.process.returncode
+
+
+def request(port, method, path, body=None, headers=None, timeout=10):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        payload = json.dumps(body).encode() if isinstance(body, (dict, list)) else body
+        all_headers = {"Content-Type": "application/json"} if payload is not None else {}
+        all_headers.update(headers or {})
+        connection.request(method, path, body=payload, headers=all_headers)
+        response = connection.getresponse()
+        data = response.read()
+        return response.status, dict(response.getheaders()), data
+    finally:
+        connection.close()
+
+
+def snapshot(port):
+    return [request(port, "GET", path)[2] for path in ("/people", "/categories", "/cars")]
+
+
+def raw_exchange(port, data, half_close=False, timeout=10):
+    """Sends raw bytes and reads until the server closes or stays silent for `timeout`."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    received = b""
+    try:
+        try:
+            sock.sendall(data)
+            if half_close:
+                sock.shutdown(socket.SHUT_WR)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        while True:
+            try:
+                chunk = sock.recv(65536)
+            except socket.timeout:
+                return received, False
+            except ConnectionResetError:
+                return received, True
+            if not chunk:
+                return received, True
+            received += chunk
+    finally:
+        sock.close()
+
+
+def parse_responses(data):
+    responses = []
+    while b"\r\n\r\n" in data:
+        head, rest = data.split(b"\r\n\r\n", 1)
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split(" ")[1])
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        length = 0 if status in (100, 204, 304) else int(headers.get("content-length", "0"))
+        responses.append((status, headers, rest[:length]))
+        data = rest[length:]
+    return responses
+
+
+def http_request(method, path, body=b"", headers=()):
+    lines = [f"{method} {path} HTTP/1.1", "Host: reliability"]
+    lines += list(headers)
+    if body and not any(h.lower().startswith(("content-length", "transfer-encoding")) for h in headers):
+        lines.append(f"Content-Length: {len(body)}")
+    if body and not any(h.lower().startswith("content-type") for h in headers):
+        lines.append("Content-Type: application/json")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+def bad_input_corpus():
+    """(name, bytes, expectation): 'problem' a 4xx problem+json; 'closed' no response, the connection closes."""
+    deep = b"[" * 100_000
+    sql = "'; DROP TABLE people; --"
+    corpus = [
+        ("malformed JSON", http_request("POST", "/people", b'{"name": "x",}'), "problem"),
+        ("truncated JSON", http_request("POST", "/people", b'{"name": "x"'), "problem"),
+        ("body shorter than Content-Length", http_request("POST", "/people", b'{"name":', ("Content-Length: 50",)), "problem"),
+        ("deep nesting", http_request("POST", "/people", deep), "problem"),
+        ("huge number", http_request("POST", "/people", b'{"age": 1' + b"0" * 5000 + b"}"), "problem"),
+        ("integer below Int64.min", http_request("POST", "/people", b'{"age": -9223372036854775809}'), "problem"),
+        ("number beyond double", http_request("POST", "/people", b'{"height": 1e400}'), "problem"),
+        ("invalid UTF-8", http_request("POST", "/people", b'{"name": "\xc3\x28"}'), "problem"),
+        ("raw NUL in a string", http_request("POST", "/people", b'{"name": "a\x00b"}'), "problem"),
+        ("a body that is not an object", http_request("POST", "/people", b"[1, 2]"), "problem"),
+        ("wrong types", http_request("POST", "/people", b'{"age": "old", "active": 3, "born": "yesterday"}'), "problem"),
+        ("empty string key", http_request("POST", "/categories", b'{"slug": ""}'), "problem"),
+        ("bad form encoding", http_request("POST", "/people", b"name=%zz", ("Content-Type: application/x-www-form-urlencoded",)), "problem"),
+        ("unsupported media type", http_request("POST", "/people", b"<x/>", ("Content-Type: application/xml",)), "problem"),
+        ("SQL in a path key", http_request("GET", "/categories/" + "%27%3B%20DROP%20TABLE%20people%3B%20--"), "problem"),
+        ("SQL in an integer id", http_request("DELETE", "/people/1%20OR%201=1"), "problem"),
+        ("SQL in a field name", http_request("PATCH", "/people/1", json.dumps({sql: 1}).encode()), "problem"),
+        ("path traversal", http_request("GET", "/../people/../../etc/passwd"), "problem"),
+        ("encoded path traversal", http_request("GET", "/people/..%2F..%2Fetc%2Fpasswd"), "problem"),
+        ("dot segments", http_request("DELETE", "/people/./1/.."), "problem"),
+        ("non-canonical id", http_request("DELETE", "/people/01"), "problem"),
+        ("odd method", http_request("PROPFIND", "/people"), "problem"),
+        ("method not allowed", http_request("DELETE", "/people"), "problem"),
+        ("invalid method token", b"G@T /people HTTP/1.1\r\nHost: x\r\n\r\n", "problem"),
+        ("no Host header", b"GET /people HTTP/1.1\r\n\r\n", "problem"),
+        ("HTTP/2 preface", b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "problem"),
+        ("header flood", b"GET /people HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-%d: v\r\n" % i for i in range(2000)) + b"\r\n", "problem"),
+        ("1 MB header", b"GET /people HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (1 << 20) + b"\r\n\r\n", "problem"),
+        ("header without colon", b"GET /people HTTP/1.1\r\nHost: x\r\nbroken header\r\n\r\n", "problem"),
+        ("NUL in the path", b"GET /peo\x00ple HTTP/1.1\r\nHost: x\r\n\r\n", "problem"),
+        ("Content-Length not a number", b"POST /people HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n", "problem"),
+        ("two Content-Lengths", b"POST /people HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}", "problem"),
+        ("Content-Length and chunked", b"POST /people HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", "problem"),
+        ("bad chunk size", b"POST /people HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n", "problem"),
+        ("chunk longer than said", b"POST /people HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{\"name\":1}\r\n0\r\n\r\n", "problem"),
+        ("body over the limit", http_request("POST", "/people", b'{"name": "' + b"x" * (2 << 20) + b'"}'), "problem"),
+        ("request line only, then silence", b"GET /people HTTP/1.1\r\nHost: x\r\n", "problem"),
+        ("half a request, then end of input", (b"POST /people HTTP/1.1\r\nHost: x\r\nContent-Length: 30\r\n\r\n{", True), "closed"),
+        ("garbage", bytes(random.Random(7).randrange(256) for _ in range(4096)), "problem"),
+    ]
+    return corpus
+
+
+class Checks:
+    def __init__(self):
+        self.rows = []
+        self.failed = False
+
+    def record(self, name, store, ok, figures):
+        self.rows.append((name, store, "ok" if ok else "FAILED", figures))
+        self.failed |= not ok
+        print(f"  {'ok    ' if ok else 'FAILED'} {name} [{store}] {figures}", flush=True)
+
+    def table(self):
+        lines = ["| check | store | result | figures |", "|---|---|---|---|"]
+        lines += [f"| {name} | {store} | {result} | {figures} |" for name, store, result, figures in self.rows]
+        return "\n".join(lines)
+
+
+def check_bad_input(checks, binary, directory, store):
+    server = Server(binary, directory, store)
+    try:
+        request(server.port, "POST", "/people", {"name": "seed", "age": 1})
+        request(server.port, "POST", "/categories", {"slug": "garden"})
+        request(server.port, "POST", "/people/1/cars", {"name": "mini"})
+        failures = []
+        corpus = bad_input_corpus()
+        for name, data, expectation in corpus:
+            half_close = False
+            if isinstance(data, tuple):
+                data, half_close = data
+            before = snapshot(server.port)
+            received, closed = raw_exchange(server.port, data, half_close=half_close)
+            responses = parse_responses(received)
+            if expectation == "problem":
+                if not responses or not (400 <= responses[0][0] < 500) \
+                        or responses[0][1].get("content-type") != "application/problem+json":
+                    failures.append(f"{name}: {received[:120]!r}")
+                else:
+                    try:
+                        problem = json.loads(responses[0][2])
+                        if problem.get("status") != responses[0][0]:
+                            failures.append(f"{name}: problem status {problem.get('status')}")
+                    except ValueError:
+                        failures.append(f"{name}: the problem body is not JSON")
+            elif expectation == "closed" and (responses or not closed):
+                failures.append(f"{name}: expected a silent close, got {received[:80]!r}")
+            if not server.alive():
+                failures.append(f"{name}: the server died")
+                break
+            if snapshot(server.port) != before:
+                failures.append(f"{name}: the data changed")
+        # SQL metacharacters in every field are data: stored and served verbatim, nothing else changes.
+        sql = "'; DROP TABLE people; -- \" ) OR 1=1 /*"
+        before = snapshot(server.port)
+        status, headers, body = request(server.port, "POST", "/categories", {"slug": sql, "title": sql})
+        location = headers.get("Location", "")
+        if status != 201 or json.loads(body).get("slug") != sql:
+            failures.append(f"SQL metacharacters: create answered {status}")
+        elif json.loads(request(server.port, "GET", location)[2]).get("title") != sql:
+            failures.append("SQL metacharacters: not read back verbatim")
+        request(server.port, "DELETE", location)
+        if snapshot(server.port) != before:
+            failures.append("SQL metacharacters: other data changed")
+        checks.record("bad-input corpus over raw sockets", store, not failures and server.alive(),
+                      f"{len(corpus) + 1} cases" + ("; " + "; ".join(failures[:5]) if failures else
+                                                     ": 4xx problem+json, alive, nothing changed"))
+    finally:
+        server.stop()
+
+
+def check_concurrent_creates(checks, binary, directory, store, total):
+    server = Server(binary, directory, store)
+    try:
+        ids, errors, lock = [], [], threading.Lock()
+
+        def worker(count):
+            connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+            for index in range(count):
+                try:
+                    connection.request("POST", "/people", body=json.dumps({"name": f"p{index}"}),
+                                       headers={"Content-Type": "application/json"})
+                    response = connection.getresponse()
+                    body = response.read()
+                    with lock:
+                        if response.status == 201:
+                            ids.append(json.loads(body)["id"])
+                        else:
+                            errors.append(response.status)
+                except Exception as error:  # noqa: BLE001 - any failure is a finding
+                    with lock:
+                        errors.append(repr(error))
+                    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+            connection.close()
+
+        threads = [threading.Thread(target=worker, args=(total // 50,)) for _ in range(50)]
+        started = time.time()
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        elapsed = time.time() - started
+        listed = json.loads(request(server.port, "GET", "/people")[2])
+        ok = not errors and len(ids) == total and len(set(ids)) == total and len(listed) == total
+        checks.record(f"{total} concurrent creates (50 connections)", store, ok,
+                      f"{len(set(ids))} distinct ids, {len(listed)} listed, {len(errors)} errors, {elapsed:.1f} s")
+    finally:
+        server.stop()
+
+
+def check_sigkill(checks, binary, directory, rounds):
+    path = os.path.join(directory, "durability.sqlite")
+    store = f"sqlite:{path}"
+    acknowledged = {}
+    highest_seen = 0
+    failures = []
+    for round_number in range(rounds):
+        server = Server(binary, directory, store)
+        stop = threading.Event()
+        lock = threading.Lock()
+
+        def writer():
+            nonlocal highest_seen
+            connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+            index = 0
+            while not stop.is_set():
+                index += 1
+                name = f"r{round_number}-{threading.get_ident()}-{index}"
+                try:
+                    connection.request("POST", "/people", body=json.dumps({"name": name}),
+                                       headers={"Content-Type": "application/json"})
+                    response = connection.getresponse()
+                    body = response.read()
+                    if response.status == 201:
+                        record = json.loads(body)
+                        with lock:
+                            acknowledged[record["id"]] = name
+                            highest_seen = max(highest_seen, record["id"])
+                except Exception:  # noqa: BLE001 - the kill cuts requests off; only acknowledged ones count
+                    return
+
+        threads = [threading.Thread(target=writer) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        time.sleep(random.uniform(0.5, 1.5))
+        server.stop(kill=True)
+        stop.set()
+        for thread in threads:
+            thread.join()
+        # Restart and check every acknowledged write.
+        server = Server(binary, directory, store)
+        try:
+            records = {record["id"]: record["name"] for record in json.loads(request(server.port, "GET", "/people")[2])}
+            missing = [key for key, name in acknowledged.items() if records.get(key) != name]
+            if missing:
+                failures.append(f"round {round_number + 1}: {len(missing)} acknowledged writes lost")
+            status, _, body = request(server.port, "POST", "/people", {"name": "after"})
+            new_id = json.loads(body)["id"]
+            if new_id <= max(highest_seen, max(records) if records else 0):
+                failures.append(f"round {round_number + 1}: id {new_id} reused")
+            request(server.port, "DELETE", f"/people/{new_id}")
+        finally:
+            server.stop()
+    checks.record(f"SIGKILL during acknowledged writes, {rounds} rounds", "sqlite", not failures,
+                  f"{len(acknowledged)} acknowledged writes, all present after restart, ids never reused"
+                  if not failures else "; ".join(failures))
+
+
+def check_soak(checks, binary, directory, store, seconds):
+    server = Server(binary, directory, store)
+    try:
+        errors, counts, lock, stop = [], {"requests": 0}, threading.Lock(), threading.Event()
+
+        def worker(seed):
+            generator = random.Random(seed)
+            connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+            mine = []
+            while not stop.is_set():
+                choice = generator.random()
+                try:
+                    if choice < 0.3 or not mine:
+                        connection.request("POST", "/people", body=json.dumps({"name": "soak", "age": generator.randrange(90)}),
+                                           headers={"Content-Type": "application/json"})
+                    elif choice < 0.5:
+                        connection.request("PATCH", f"/people/{generator.choice(mine)}", body=json.dumps({"age": 1}),
+                                           headers={"Content-Type": "application/json"})
+                    elif choice < 0.65:
+                        connection.request("DELETE", f"/people/{mine.pop(generator.randrange(len(mine)))}")
+                    elif choice < 0.8:
+                        connection.request("GET", f"/people/{generator.choice(mine)}")
+                    else:
+                        connection.request("GET", "/people/1/cars" if choice < 0.85 else "/categories")
+                    response = connection.getresponse()
+                    body = response.read()
+                    if response.status >= 500 or (response.status >= 400 and response.status != 404):
+                        with lock:
+                            errors.append(response.status)
+                    if response.status == 201:
+                        mine.append(json.loads(body)["id"])
+                    with lock:
+                        counts["requests"] += 1
+                except Exception as error:  # noqa: BLE001
+                    with lock:
+                        errors.append(repr(error))
+                    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+
+        threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(8)]
+        for thread in threads:
+            thread.start()
+        samples = []
+        started = time.time()
+        while time.time() - started < seconds:
+            time.sleep(min(5, seconds / 6))
+            samples.append((server.rss_kib(), server.descriptors()))
+        stop.set()
+        for thread in threads:
+            thread.join()
+        warm = samples[len(samples) // 3:]
+        rss_growth = (warm[-1][0] - warm[0][0]) / 1024
+        descriptors = [fds for _, fds in samples]
+        ok = not errors and rss_growth < 16 and max(descriptors) - min(descriptors) <= 4 and server.alive()
+        checks.record(f"{seconds} s mixed soak (8 connections)", store, ok,
+                      f"{counts['requests']} requests, {len(errors)} errors, RSS {warm[0][0] // 1024}→{warm[-1][0] // 1024} MiB, "
+                      f"descriptors {min(descriptors)}–{max(descriptors)}")
+    finally:
+        server.stop()
+
+
+def check_slowloris(checks, binary, directory, store, connections):
+    server = Server(binary, directory, store)
+    try:
+        baseline = server.descriptors()
+        slow = []
+        for _ in range(connections):
+            sock = socket.create_connection(("127.0.0.1", server.port))
+            sock.sendall(b"GET /people HTTP/1.1\r\nHost: x\r\n")
+            slow.append(sock)
+        latencies, errors = [], []
+        started = time.time()
+        while time.time() - started < 3:
+            for sock in slow:
+                try:
+                    sock.sendall(b"X-Slow: 1\r\n")
+                except OSError:
+                    pass
+            begin = time.time()
+            try:
+                status, _, _ = request(server.port, "GET", "/people", timeout=5)
+                if status != 200:
+                    errors.append(status)
+            except Exception as error:  # noqa: BLE001
+                errors.append(repr(error))
+            latencies.append(time.time() - begin)
+            time.sleep(0.1)
+        held = server.descriptors()
+        timed_out = 0
+        for sock in slow:
+            sock.settimeout(5)
+            try:
+                data = sock.recv(65536)
+                timed_out += data.startswith(b"HTTP/1.1 408")
+            except OSError:
+                pass
+            sock.close()
+        deadline = time.time() + 10
+        while time.time() < deadline and server.descriptors() > baseline:
+            time.sleep(0.1)
+        after = server.descriptors()
+        worst = max(latencies) * 1000
+        ok = not errors and timed_out == connections and after <= baseline
+        checks.record(f"slowloris: {connections} slow connections", store, ok,
+                      f"normal client {len(latencies)} requests, worst {worst:.0f} ms, {len(errors)} errors; "
+                      f"{timed_out} slow ones got 408; descriptors {baseline}→{held}→{after}")
+    finally:
+        server.stop()
+
+
+def check_descriptor_exhaustion(checks, binary, directory, store):
+    server = Server(binary, directory, store, limit_descriptors=64)
+    try:
+        held = []
+        for _ in range(100):
+            try:
+                sock = socket.create_connection(("127.0.0.1", server.port), timeout=2)
+                held.append(sock)
+            except OSError:
+                break
+        cpu_before = server.cpu_seconds()
+        time.sleep(2)
+        spin = server.cpu_seconds() - cpu_before
+        for sock in held:
+            sock.close()
+        served = False
+        deadline = time.time() + 15
+        while time.time() < deadline and not served:
+            try:
+                served = request(server.port, "GET", "/people", timeout=2)[0] == 200
+            except OSError:
+                time.sleep(0.2)
+        ok = served and spin < 0.5 and server.alive()
+        checks.record("out of descriptors (limit 64, 100 connections)", store, ok,
+                      f"CPU while exhausted {spin:.2f} s in 2 s; serving again afterwards: {served}")
+    finally:
+        server.stop()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--quick", action="store_true", help="the short version CI runs")
+    parser.add_argument("--table", help="also write the results as a Markdown table to this file")
+    options = parser.parse_args()
+    random.seed(11)
+    checks = Checks()
+    directory = tempfile.mkdtemp(prefix="hammock-reliability-")
+    soak = 10 if options.quick else 60
+    creates = 300 if options.quick else 1000
+    rounds = 2 if options.quick else 5
+    slowloris = 50 if options.quick else 200
+    started = time.time()
+    try:
+        for store in ("memory", f"sqlite:{directory}/corpus.sqlite"):
+            label = store.split(":")[0]
+            check_bad_input(checks, options.binary, directory, store)
+            checks.rows[-1] = (*checks.rows[-1][:1], label, *checks.rows[-1][2:])
+        for store in ("memory", f"sqlite:{directory}/creates.sqlite"):
+            check_concurrent_creates(checks, options.binary, directory, store, creates)
+            checks.rows[-1] = (*checks.rows[-1][:1], store.split(":")[0], *checks.rows[-1][2:])
+        check_sigkill(checks, options.binary, directory, rounds)
+        for store in ("memory", f"sqlite:{directory}/soak.sqlite"):
+            check_soak(checks, options.binary, directory, store, soak)
+            checks.rows[-1] = (*checks.rows[-1][:1], store.split(":")[0], *checks.rows[-1][2:])
+        check_slowloris(checks, options.binary, directory, "memory", slowloris)
+        check_descriptor_exhaustion(checks, options.binary, directory, "memory")
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    print()
+    print(checks.table())
+    print(f"\n{len(checks.rows)} checks in {time.time() - started:.0f} s: {'FAILED' if checks.failed else 'all passed'}")
+    if options.table:
+        with open(options.table, "w") as file:
+            file.write(checks.table() + "\n")
+    return 1 if checks.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
