@@ -387,7 +387,9 @@ def check_soak(checks, binary, directory, store, seconds):
             while not stop.is_set():
                 choice = generator.random()
                 try:
-                    if choice < 0.3 or not mine:
+                    if len(mine) >= 50:  # the data stay bounded, so memory growth would be a leak
+                        connection.request("DELETE", f"/people/{mine.pop(generator.randrange(len(mine)))}")
+                    elif choice < 0.3 or not mine:
                         connection.request("POST", "/people", body=json.dumps({"name": "soak", "age": generator.randrange(90)}),
                                            headers={"Content-Type": "application/json"})
                     elif choice < 0.5:
@@ -427,7 +429,7 @@ def check_soak(checks, binary, directory, store, seconds):
         warm = samples[len(samples) // 3:]
         rss_growth = (warm[-1][0] - warm[0][0]) / 1024
         descriptors = [fds for _, fds in samples]
-        ok = not errors and rss_growth < 16 and max(descriptors) - min(descriptors) <= 4 and server.alive()
+        ok = not errors and rss_growth < 4 and max(descriptors) - min(descriptors) <= 4 and server.alive()
         checks.record(f"{seconds} s mixed soak (8 connections)", store, ok,
                       f"{counts['requests']} requests, {len(errors)} errors, RSS {warm[0][0] // 1024}→{warm[-1][0] // 1024} MiB, "
                       f"descriptors {min(descriptors)}–{max(descriptors)}")
@@ -518,6 +520,8 @@ def main():
     parser.add_argument("--binary", required=True)
     parser.add_argument("--quick", action="store_true", help="the short version CI runs")
     parser.add_argument("--table", help="also write the results as a Markdown table to this file")
+    parser.add_argument("--only", help="run only the checks whose names contain this (bad-input, creates, "
+                        "sigkill, soak, slowloris, descriptors)")
     options = parser.parse_args()
     random.seed(11)
     checks = Checks()
@@ -527,20 +531,28 @@ def main():
     rounds = 2 if options.quick else 5
     slowloris = 50 if options.quick else 200
     started = time.time()
+
+    def wanted(name):
+        return options.only is None or options.only in name
+
+    def on_both_stores(name, check, *arguments):
+        for store in ("memory", f"sqlite:{directory}/{name}.sqlite"):
+            check(checks, options.binary, directory, store, *arguments)
+            checks.rows[-1] = (checks.rows[-1][0], store.split(":")[0], *checks.rows[-1][2:])
+
     try:
-        for store in ("memory", f"sqlite:{directory}/corpus.sqlite"):
-            label = store.split(":")[0]
-            check_bad_input(checks, options.binary, directory, store)
-            checks.rows[-1] = (*checks.rows[-1][:1], label, *checks.rows[-1][2:])
-        for store in ("memory", f"sqlite:{directory}/creates.sqlite"):
-            check_concurrent_creates(checks, options.binary, directory, store, creates)
-            checks.rows[-1] = (*checks.rows[-1][:1], store.split(":")[0], *checks.rows[-1][2:])
-        check_sigkill(checks, options.binary, directory, rounds)
-        for store in ("memory", f"sqlite:{directory}/soak.sqlite"):
-            check_soak(checks, options.binary, directory, store, soak)
-            checks.rows[-1] = (*checks.rows[-1][:1], store.split(":")[0], *checks.rows[-1][2:])
-        check_slowloris(checks, options.binary, directory, "memory", slowloris)
-        check_descriptor_exhaustion(checks, options.binary, directory, "memory")
+        if wanted("bad-input"):
+            on_both_stores("corpus", check_bad_input)
+        if wanted("creates"):
+            on_both_stores("creates", check_concurrent_creates, creates)
+        if wanted("sigkill"):
+            check_sigkill(checks, options.binary, directory, rounds)
+        if wanted("soak"):
+            on_both_stores("soak", check_soak, soak)
+        if wanted("slowloris"):
+            check_slowloris(checks, options.binary, directory, "memory", slowloris)
+        if wanted("descriptors"):
+            check_descriptor_exhaustion(checks, options.binary, directory, "memory")
     finally:
         shutil.rmtree(directory, ignore_errors=True)
     print()
