@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "HammockAsyncHTTPClient", targets: ["HammockAsyncHTTPClient"]),
         .library(name: "HammockResources", targets: ["HammockResources"]),
         .library(name: "HammockTesting", targets: ["HammockTesting"]),
+        .library(name: "HammockTestSupport", targets: ["HammockTestSupport"]),
         .executable(name: "hammock", targets: ["hammock"]),
         .executable(name: "hammock-bench", targets: ["HammockBenchmarks"]),
         .executable(name: "hammock-client-bench", targets: ["HammockClientBenchmarks"]),
@@ -102,8 +103,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // Test support: a manual clock and an in-process transport to the mock server.
-        .target(name: "HammockTesting", dependencies: ["HammockClient", "HammockServer"], swiftSettings: swiftSettings),
+        // Test support with no dependencies: a manual clock, eventually, a seeded generator, a recording
+        // HTTP server for transport tests.
+        .target(name: "HammockTestSupport", swiftSettings: swiftSettings),
+
+        // The bridge from the client to the mock server in process (re-exports HammockTestSupport).
+        .target(
+            name: "HammockTesting", dependencies: ["HammockClient", "HammockServer", "HammockTestSupport"],
+            swiftSettings: swiftSettings),
 
         // The mock REST server: resources, routing, controllers, serializers, stores, HTTP serving
         // (a SwiftNIO HTTP/1.1 pipeline of its own).
@@ -180,12 +187,12 @@ let package = Package(
         .testTarget(name: "HammockWireTests", dependencies: ["HammockWire"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HammockClientTests",
-            dependencies: ["HammockClient", "HammockTesting", "HammockServer", "HammockJSON"],
+            dependencies: ["HammockClient", "HammockTesting", "HammockTestSupport", "HammockServer", "HammockJSON"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "HammockAsyncHTTPClientTests",
-            dependencies: ["HammockAsyncHTTPClient", "HammockClient", "HammockServer"],
+            dependencies: ["HammockAsyncHTTPClient", "HammockClient", "HammockServer", "HammockTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -9,7 +9,10 @@ import NIOHTTP1
 /// let client = RestClient(baseURL: url, transport: AsyncHTTPClientTransport())   // HTTPClient.shared
 /// ```
 /// Cancelling the calling task cancels the request. Response bodies larger than
-/// `maximumResponseSize` fail instead of filling memory.
+/// `maximumResponseSize` fail instead of filling memory. `timeout` bounds the whole call, body
+/// included: a server that sends its head and then trickles the body fails with
+/// `HTTPClientError.deadlineExceeded` when the time is up. Redirects that leave the origin drop
+/// `Authorization`, `Cookie` and `Proxy-Authorization` (AsyncHTTPClient's own rule).
 public struct AsyncHTTPClientTransport: HTTPTransport {
     /// The HTTP client; `HTTPClient.shared` by default, which needs no shutdown.
     public let client: HTTPClient
@@ -29,15 +32,21 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         guard let url = request.url else { throw HTTPClientError.invalidURL }
         var outgoing = HTTPClientRequest(url: url.absoluteString)
         outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
-        for field in request.headerFields { outgoing.headers.add(name: field.name.rawName, value: field.value) }
+        for (name, value) in request.headerFields.http1Lines { outgoing.headers.add(name: name, value: value) }
         if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+        let deadline = ContinuousClock.now + timeout
         let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
         let response = try await client.execute(outgoing, timeout: .nanoseconds(nanoseconds))
-        let buffer: ByteBuffer
-        if TransferProgress.isObserved {
-            buffer = try await collectReportingProgress(response)
-        } else {
-            buffer = try await response.body.collect(upTo: maximumResponseSize)
+        // AsyncHTTPClient's timeout ends with the head; the rest of the budget bounds the body.
+        let buffer = try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+            group.addTask { try await self.collect(response) }
+            group.addTask {
+                try await Task.sleep(until: deadline, clock: .continuous)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let buffer = first else { throw HTTPClientError.deadlineExceeded }
+            return buffer
         }
         var fields = HTTPFields()
         for (name, value) in response.headers {
@@ -45,6 +54,11 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         }
         let status = HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase)
         return (HTTPResponse(status: status, headerFields: fields), Array(buffer: buffer))
+    }
+
+    private func collect(_ response: HTTPClientResponse) async throws -> ByteBuffer {
+        if TransferProgress.isObserved { return try await collectReportingProgress(response) }
+        return try await response.body.collect(upTo: maximumResponseSize)
     }
 
     /// Reads the body chunk by chunk, telling ``TransferProgress`` about the head and each chunk.

@@ -10,12 +10,15 @@ import Synchronization
 /// ```swift
 /// let client = RestClient(baseURL: url, transport: URLSessionTransport(session: .shared))
 /// ```
-/// Caching is off by default (an ephemeral session), so conditional requests are the caller's to make.
-/// Cancelling the calling task cancels the request.
+/// The default session keeps nothing between requests: no cache (conditional requests are the
+/// caller's to make) and no cookie jar (cookies are the caller's to send, as with AsyncHTTPClient, so a
+/// client shared by several users never sends one user's session to another). Redirects are followed;
+/// one that leaves the request's origin (scheme, host and port) goes without `Authorization`, `Cookie`
+/// and `Proxy-Authorization`, whatever session you pass. Cancelling the calling task cancels the request.
 public struct URLSessionTransport: HTTPTransport {
     let session: URLSession
 
-    /// A transport over `session`; by default an ephemeral session without a cache.
+    /// A transport over `session`; by default an ephemeral session without a cache or cookies.
     public init(session: URLSession? = nil) {
         if let session {
             self.session = session
@@ -23,6 +26,9 @@ public struct URLSessionTransport: HTTPTransport {
             let configuration = URLSessionConfiguration.ephemeral
             configuration.urlCache = nil
             configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+            configuration.httpCookieStorage = nil
+            configuration.httpCookieAcceptPolicy = .never
+            configuration.httpShouldSetCookies = false
             self.session = URLSession(configuration: configuration)
         }
     }
@@ -31,7 +37,7 @@ public struct URLSessionTransport: HTTPTransport {
         guard let url = request.url else { throw URLError(.badURL) }
         var urlRequest = URLRequest(url: url)
         urlRequest.httpMethod = request.method.rawValue
-        for field in request.headerFields { urlRequest.addValue(field.value, forHTTPHeaderField: field.name.rawName) }
+        for (name, value) in request.headerFields.http1Lines { urlRequest.addValue(value, forHTTPHeaderField: name) }
         if let body { urlRequest.httpBody = Data(body) }
         let (data, response) = try await perform(urlRequest)
         guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
@@ -58,6 +64,7 @@ public struct URLSessionTransport: HTTPTransport {
                         continuation.resume(throwing: URLError(.badServerResponse))
                     }
                 }
+                task.delegate = CredentialsStayHome.shared
                 handle.start(task)
             }
         } onCancel: {
@@ -93,5 +100,32 @@ final class DataTaskHandle: Sendable {
             if case .running(let task) = state { task.cancel() }
             state = .cancelled
         }
+    }
+}
+
+/// Follows a redirect as URLSession would, except that one leaving the original request's origin
+/// drops the credentials (`Authorization`, `Cookie`, `Proxy-Authorization`), as AsyncHTTPClient and
+/// curl do: a redirect must not carry a user's token to whatever host the `Location` names.
+///
+/// `@unchecked Sendable`: it has no stored state (an `NSObject` subclass cannot be checked by the compiler).
+final class CredentialsStayHome: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    static let shared = CredentialsStayHome()
+    static let credentialFields = ["Authorization", "Cookie", "Proxy-Authorization"]
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(Self.redirect(request, from: task.originalRequest?.url))
+    }
+
+    /// `request` as it may go: unchanged within the origin of `original`, without credentials outside it.
+    static func redirect(_ request: URLRequest, from original: URL?) -> URLRequest {
+        guard let original, let target = request.url, Origin(original) != Origin(target) || Origin(original) == nil else {
+            return request
+        }
+        var stripped = request
+        for name in credentialFields { stripped.setValue(nil, forHTTPHeaderField: name) }
+        return stripped
     }
 }

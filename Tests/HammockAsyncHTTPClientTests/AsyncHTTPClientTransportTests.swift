@@ -3,6 +3,7 @@ import Foundation
 import HammockAsyncHTTPClient
 import HammockClient
 import HammockServer
+import HammockTestSupport
 import Testing
 
 struct Person: Codable, Equatable, Sendable {
@@ -122,4 +123,37 @@ final class EventRecorder: Sendable {
     private let events = Mutex<[TransferEvent]>([])
     func append(_ event: TransferEvent) { events.withLock { $0.append(event) } }
     var all: [TransferEvent] { events.withLock { $0 } }
+}
+
+@Suite("AsyncHTTPClient transport on the wire", .timeLimit(.minutes(1)))
+struct AsyncHTTPClientWireTests {
+    @Test("Two cookies go on one Cookie line, joined by a semicolon")
+    func oneCookieLine() async throws {
+        let server = try RecordingHTTPServer { _ in .text("ok") }
+        defer { server.stop() }
+        let client = RestClient(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, transport: AsyncHTTPClientTransport())
+        var request = RequestBuilder(.get, "/echo")
+        request.setHeader("Cookie", "session=abc; theme=dark")
+        _ = try await client.send(request)
+        #expect(server.requests.first?.values(of: "Cookie") == ["session=abc; theme=dark"])
+    }
+
+    @Test("The timeout covers the whole call: a body that trickles in past it fails")
+    func timeoutCoversBody() async throws {
+        let server = try RecordingHTTPServer { _ in
+            RecordingHTTPServer.Reply(body: Array("abcdef".utf8), trickle: .milliseconds(300))
+        }
+        defer { server.stop() }
+        let transport = AsyncHTTPClientTransport(timeout: .milliseconds(500))
+        let client = RestClient(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, transport: transport)
+        let error = try await #require(throws: RestError.self) { try await client.send(RequestBuilder(.get, "/slow")) }
+        guard case .transport = error.reason else {
+            Issue.record("expected a transport failure, got \(error.reason)")
+            return
+        }
+        // A generous timeout lets the same trickle through.
+        let patient = RestClient(
+            baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, transport: AsyncHTTPClientTransport(timeout: .seconds(30)))
+        #expect(try await patient.send(RequestBuilder(.get, "/slow")).body == Array("abcdef".utf8))
+    }
 }

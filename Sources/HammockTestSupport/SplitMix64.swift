@@ -1,0 +1,20 @@
+/// A small seeded random number generator (SplitMix64), so that random tests repeat exactly.
+///
+/// ```swift
+/// var generator = SplitMix64(seed: 42)
+/// let value = Int.random(in: 0..<10, using: &generator)     // the same value on every run
+/// ```
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    /// A generator starting from `seed`.
+    public init(seed: UInt64) { state = seed }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
