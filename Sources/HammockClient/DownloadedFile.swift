@@ -29,11 +29,9 @@ extension RestClient {
         let directory = FileManager.default.temporaryDirectory
         let suggested = raw.headerFields[.contentDisposition].flatMap(Self.filename(fromContentDisposition:))
         let url = directory.appendingPathComponent("hammock-\(UUID().uuidString)-\(suggested ?? "download")")
-        do {
-            try Data(raw.body).write(to: url, options: .atomic)
-        } catch {
+        if let error = await Self.write(raw.body, to: url) {
             throw RestError(
-                .decoding(error), method: request.method, url: request.describeURL(baseURL: baseURL), status: raw.status,
+                .saving(error), method: request.method, url: request.describeURL(baseURL: baseURL), status: raw.status,
                 headerFields: raw.headerFields, body: nil)
         }
         return DownloadedFile(
@@ -45,9 +43,29 @@ extension RestClient {
             byteCount: raw.body.count)
     }
 
-    /// The `filename` parameter of a `Content-Disposition` value, stripped of any directory part.
+    /// Writes `bytes` to `url` on a queue of its own: a large body would otherwise hold a thread of the
+    /// concurrency pool for the whole write. Returns the failure, if any.
+    static func write(_ bytes: [UInt8], to url: URL) async -> (any Error)? {
+        await withCheckedContinuation { continuation in
+            fileQueue.async {
+                do {
+                    try Data(bytes).write(to: url, options: .atomic)
+                    continuation.resume(returning: nil)
+                } catch {
+                    continuation.resume(returning: error)
+                }
+            }
+        }
+    }
+
+    static let fileQueue = DispatchQueue(label: "hammock.downloads", attributes: .concurrent)
+
+    /// The file name a `Content-Disposition` value suggests: `filename*` (RFC 6266, any language,
+    /// UTF-8 or Latin-1) before `filename`, stripped of any directory part.
     static func filename(fromContentDisposition value: String) -> String? {
-        guard let name = HeaderValue(parsing: value).parameter("filename") else { return nil }
+        let header = HeaderValue(parsing: value)
+        guard let name = header.parameter("filename*").flatMap(HeaderValue.extendedValue) ?? header.parameter("filename")
+        else { return nil }
         let last = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
         return last.isEmpty || last == "." || last == ".." ? nil : last
     }

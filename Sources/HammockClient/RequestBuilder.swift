@@ -38,6 +38,7 @@ public struct RequestBuilder: Sendable {
     /// The body, if any.
     public var body: Body?
     private(set) var pathValues: [String: [String]] = [:]
+    private(set) var queryValues: [String: [String]] = [:]
     private(set) var query: [(String, String)] = []
     private(set) var headers: [(String, String?)] = []
 
@@ -50,6 +51,12 @@ public struct RequestBuilder: Sendable {
     /// Fills the `{name}` placeholder (percent-encoded as one segment: `/` becomes `%2F`).
     public mutating func setPathValue(_ value: some ParameterValue, for name: String) {
         pathValues[name] = value.parameterStrings
+    }
+
+    /// Fills the `{name}` placeholder of the template's static query (`/search?q={query}`), strictly
+    /// encoded. `nil` drops the item; an array repeats it once per element.
+    public mutating func setQueryValue(_ value: some ParameterValue, for name: String) {
+        queryValues[name] = value.parameterStrings
     }
 
     /// Adds query items (none for `nil`, one per element for arrays).
@@ -95,9 +102,18 @@ public struct RequestBuilder: Sendable {
         if let file { addPart(.file(name: name, file)) }
     }
 
-    /// Sets an `Encodable` body, encoded as JSON by the client.
+    /// Sets an `Encodable` body, encoded as JSON by the client. `Data` and `[UInt8]` are sent as they
+    /// are (`application/octet-stream`, unless a `Content-Type` header says otherwise), never as JSON.
     public mutating func setBody(_ value: some Encodable & Sendable) {
-        if let json = value as? JSON { body = .json(json) } else { body = .encodable(value) }
+        if let json = value as? JSON {
+            body = .json(json)
+        } else if let data = value as? Data {
+            body = .bytes([UInt8](data), contentType: "application/octet-stream")
+        } else if let bytes = value as? [UInt8] {
+            body = .bytes(bytes, contentType: "application/octet-stream")
+        } else {
+            body = .encodable(value)
+        }
     }
 }
 
@@ -140,10 +156,58 @@ extension RequestBuilder {
             index = templatePath.index(after: close)
         }
         if path.isEmpty { path = "/" }
-        var items = parts.count > 1 && !parts[1].isEmpty ? [String(parts[1])] : []
+        var items: [String] = []
+        if parts.count > 1 { items = try staticQueryItems(String(parts[1])) }
         for (name, value) in query { items.append(PercentEncoding.encode(name) + "=" + PercentEncoding.encode(value)) }
         if !items.isEmpty { path += "?" + items.joined(separator: "&") }
         return path
+    }
+
+    /// The template's static query, items with placeholders filled (or dropped for `nil`), and every
+    /// character a query may not hold (braces, spaces, non-ASCII) percent-encoded.
+    func staticQueryItems(_ query: String) throws(RequestProblem) -> [String] {
+        var items: [String] = []
+        for item in query.split(separator: "&", omittingEmptySubsequences: true) {
+            guard let placeholders = Placeholders.find(in: item) else {
+                throw RequestProblem("the template's query has an unclosed '{'")
+            }
+            guard !placeholders.isEmpty else {
+                items.append(Self.encodeQueryText(item))
+                continue
+            }
+            var variants: [String] = [String(item)]
+            for name in Set(placeholders) {
+                guard let values = queryValues[name] else { throw RequestProblem("no value for the placeholder {\(name)}") }
+                guard values.count <= 1 || Set(placeholders).count == 1 else {
+                    throw RequestProblem("the query value for {\(name)} has \(values.count) values; give it an item of its own")
+                }
+                variants = variants.flatMap { variant in
+                    values.map { variant.replacingOccurrences(of: "{\(name)}", with: "\u{0}" + PercentEncoding.encode($0) + "\u{0}") }
+                }
+            }
+            // Static text is made safe; substituted values (between NUL marks) are already encoded.
+            for variant in variants {
+                let pieces = variant.split(separator: "\u{0}", omittingEmptySubsequences: false)
+                items.append(pieces.enumerated().map { $0.offset % 2 == 0 ? Self.encodeQueryText($0.element) : String($0.element) }.joined())
+            }
+        }
+        return items
+    }
+
+    /// Static query text with what RFC 3986 does not allow in a query percent-encoded; `%XX` escapes
+    /// already there are kept.
+    static func encodeQueryText(_ text: Substring) -> String {
+        var output = ""
+        for byte in text.utf8 {
+            let allowed = PercentEncoding.isUnreserved(byte) || "!$&'()*+,;=:@/?%".utf8.contains(byte)
+            if allowed {
+                output.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                let hex = Array("0123456789ABCDEF".utf8)
+                output += "%" + String(UnicodeScalar(hex[Int(byte >> 4)])) + String(UnicodeScalar(hex[Int(byte & 0xF)]))
+            }
+        }
+        return output
     }
 
     /// The header fields, checked: names must be tokens and values free of line breaks.
@@ -161,6 +225,21 @@ extension RequestBuilder {
             fields[fieldName] = value
         }
         return fields
+    }
+}
+
+/// `{name}` placeholders in a template's text.
+enum Placeholders {
+    /// The placeholder names in order; `nil` if a `{` is never closed.
+    static func find(in text: some StringProtocol) -> [String]? {
+        var names: [String] = []
+        var rest = Substring(text)
+        while let open = rest.firstIndex(of: "{") {
+            guard let close = rest[open...].firstIndex(of: "}") else { return nil }
+            names.append(String(rest[rest.index(after: open)..<close]))
+            rest = rest[rest.index(after: close)...]
+        }
+        return names
     }
 }
 

@@ -49,11 +49,15 @@ public struct RestClient: Sendable {
         self.chain = Self.makeChain(transport: transport, interceptors: interceptors)
     }
 
-    /// Sorted keys and ISO 8601 dates.
+    /// Sorted keys and ISO 8601 dates in UTC, with milliseconds when there are any (as JavaScript
+    /// writes them), so a date read from a server goes back unchanged.
     @Sendable public static func defaultEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(date.parameterStrings[0])
+        }
         return encoder
     }
 
@@ -133,6 +137,24 @@ public struct RestClient: Sendable {
         return try decode(T.self, from: raw, request: request)
     }
 
+    /// Sends a conditional request (one carrying `If-None-Match` or `If-Modified-Since`) and returns the
+    /// new representation, or ``ConditionalResponse/notModified(headerFields:)`` for a 304: the expected
+    /// outcome of revalidation, not an error. Other statuses throw as usual.
+    public func sendConditional<T: Decodable>(_ request: RequestBuilder, decoding type: T.Type) async throws(RestError)
+        -> ConditionalResponse<T>
+    {
+        let raw: RawResponse
+        do {
+            raw = try await send(request)
+        } catch {
+            if case .unacceptableStatus = error.reason, error.status == .notModified {
+                return .notModified(headerFields: error.headerFields ?? [:])
+            }
+            throw error
+        }
+        return .modified(Response(status: raw.status, headerFields: raw.headerFields, value: try decode(T.self, from: raw, request: request)))
+    }
+
     /// Sends `request` and returns the decoded body with the status and header fields.
     public func sendForResponse<T: Decodable>(_ request: RequestBuilder, decoding type: T.Type) async throws(RestError)
         -> Response<T>
@@ -191,6 +213,7 @@ public struct RestClient: Sendable {
         } catch {
             throw failure(.invalidRequest(error.message))
         }
+        if let problem = base.problem { throw failure(.invalidRequest(problem)) }
         guard let scheme = base.scheme, let authority = base.authority else {
             throw failure(.invalidRequest("the base URL '\(baseURL.absoluteString)' is not an absolute http(s) URL"))
         }
@@ -216,6 +239,11 @@ public struct RestClient: Sendable {
                 .joined(separator: "&").utf8)
             contentType = "application/x-www-form-urlencoded"
         case .multipart(let parts):
+            // A part's header values go on header lines: a line break would add headers of its own.
+            for case .file(let name, let file) in parts
+            where file.contentType.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) {
+                throw failure(.invalidRequest("the content type of the part '\(name)' contains a line break"))
+            }
             let (bytes, boundary) = Multipart.encode(parts) {
                 "hammock-" + (0..<4).map { _ in String(UInt64.random(in: 0...UInt64.max), radix: 36) }.joined()
             }
@@ -233,9 +261,12 @@ public struct RestClient: Sendable {
         let authority: String?
         /// The percent-encoded path without a trailing slash ("" for the root).
         let path: String
+        /// Why the URL cannot be a base, if it cannot.
+        let problem: String?
 
         init(_ url: URL) {
             let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+            problem = Self.problem(with: components, text: url.absoluteString)
             scheme = components?.scheme
             authority = components?.host.map { host in
                 let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
@@ -244,6 +275,21 @@ public struct RestClient: Sendable {
             var path = components?.percentEncodedPath ?? ""
             while path.hasSuffix("/") { path.removeLast() }
             self.path = path
+        }
+
+        /// Base URLs are a scheme, a host, a port and a path: a query or user info would be dropped
+        /// by some requests and kept by others, so they are refused (observable resources refuse
+        /// them the same way).
+        static func problem(with components: URLComponents?, text: String) -> String? {
+            guard let components else { return "the base URL '\(text)' is not a URL" }
+            if components.percentEncodedQuery != nil {
+                return "the base URL '\(text)' has a query; add query items per request, or in an interceptor"
+            }
+            if components.user != nil || components.password != nil {
+                return "the base URL '\(text)' has user info; send credentials in an Authorization header (BearerAuthentication)"
+            }
+            if components.fragment != nil { return "the base URL '\(text)' has a fragment" }
+            return nil
         }
     }
 

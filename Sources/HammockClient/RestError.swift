@@ -25,6 +25,8 @@ public struct RestError: Error, Sendable, CustomStringConvertible {
         case unacceptableStatus
         /// A 2xx response whose body could not be decoded into the expected type.
         case decoding(any Error)
+        /// A downloaded body could not be saved to a file.
+        case saving(any Error)
     }
 
     /// What went wrong.
@@ -97,6 +99,8 @@ public struct RestError: Error, Sendable, CustomStringConvertible {
             what = (status.map(Self.describe) ?? "no status") + (snippet.isEmpty ? "" : ": \(snippet)")
         case .decoding(let error):
             what = "\(status.map { "\($0.code)" } ?? "") cannot decode the body: \(error)"
+        case .saving(let error):
+            what = "cannot save the body to a file: \(error)"
         }
         return "\(method.rawValue) \(url): \(what)"
     }
@@ -128,3 +132,45 @@ public struct Response<Value> {
 }
 
 extension Response: Sendable where Value: Sendable {}
+
+/// The answer to a conditional request (`If-None-Match`, `If-Modified-Since`): a new representation,
+/// or "not modified", which is the expected success of revalidation rather than an error.
+///
+/// ```swift
+/// @Headers(["If-None-Match": "{etag}"])
+/// @GET("/user")
+/// func me(etag: String?) async throws -> ConditionalResponse<User>
+///
+/// switch try await github.me(etag: cached?.etag) {
+/// case .modified(let response): cached = (response.value, response.headerFields[.eTag])
+/// case .notModified: break                       // keep what you have
+/// }
+/// ```
+public enum ConditionalResponse<Value> {
+    /// 2xx: the representation changed (or nothing was cached).
+    case modified(Response<Value>)
+    /// 304: what the request's validators name is still current.
+    case notModified(headerFields: HTTPFields)
+
+    /// The new value, or `nil` when not modified.
+    public var value: Value? {
+        if case .modified(let response) = self { return response.value }
+        return nil
+    }
+
+    /// The response's header fields (the validators among them).
+    public var headerFields: HTTPFields {
+        switch self {
+        case .modified(let response): response.headerFields
+        case .notModified(let fields): fields
+        }
+    }
+
+    /// Whether the server answered 304.
+    public var isNotModified: Bool {
+        if case .notModified = self { return true }
+        return false
+    }
+}
+
+extension ConditionalResponse: Sendable where Value: Sendable {}

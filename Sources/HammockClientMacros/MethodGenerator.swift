@@ -98,8 +98,11 @@ struct MethodGenerator {
         func parameter(named name: String) -> Parameter? {
             parameters.first { $0.name.trimmingBackticks == name } ?? parameters.first { $0.wireName == name }
         }
+        // The expansion's own names give way to parameters of the same name (`request`, `client`).
+        let builder = parameters.contains { $0.name.trimmingBackticks == "request" } ? context.makeUniqueName("request").text : "request"
+        let client = parameters.contains { $0.name.trimmingBackticks == "client" } ? "self.client" : "client"
         var consumed = Set<String>()
-        var lines: [String] = ["var request = RequestBuilder(.\(verb), \(literal(template)))"]
+        var lines: [String] = ["var \(builder) = RequestBuilder(.\(verb), \(literal(template)))"]
 
         // Headers: the protocol's first, then the method's (which win).
         let allHeaders = sharedHeaders.map { ($0.0, $0.1, true) } + methodHeaders.map { ($0.0, $0.1, false) }
@@ -109,7 +112,7 @@ struct MethodGenerator {
                 continue
             }
             if placeholders.isEmpty {
-                lines.append("request.setHeader(\(literal(name)), \(literal(value)))")
+                lines.append("\(builder).setHeader(\(literal(name)), \(literal(value)))")
                 continue
             }
             // A protocol-wide header applies only to methods that have its parameters.
@@ -124,7 +127,7 @@ struct MethodGenerator {
                 names.append(match.name)
             }
             if value == "{\(placeholders[0])}", placeholders.count == 1, let only = names.first {
-                lines.append("request.setHeader(\(literal(name)), \(only))")
+                lines.append("\(builder).setHeader(\(literal(name)), \(only))")
             } else if names.count == placeholders.count {
                 // A placeholder may appear more than once (`{id}-{id}`): each occurrence gets the value.
                 var unique: [String] = []
@@ -132,7 +135,7 @@ struct MethodGenerator {
                 let condition = unique.map { "!\($0).parameterStrings.isEmpty" }.joined(separator: " && ")
                 let namesByPlaceholder = Dictionary(zip(placeholders, names), uniquingKeysWith: { first, _ in first })
                 let interpolated = Placeholders.interpolate(value, names: namesByPlaceholder)
-                lines.append("if \(condition) {\n    request.setHeader(\(literal(name)), \(interpolated))\n}")
+                lines.append("if \(condition) {\n    \(builder).setHeader(\(literal(name)), \(interpolated))\n}")
             }
         }
 
@@ -157,14 +160,32 @@ struct MethodGenerator {
                 continue
             }
             consumed.insert(match.name)
-            lines.append("request.setPathValue(\(match.name), for: \(literal(placeholder)))")
+            lines.append("\(builder).setPathValue(\(match.name), for: \(literal(placeholder)))")
+        }
+
+        // Query placeholders (`/search?q={query}`): the parameter fills the item instead of adding one.
+        let staticQuery = template.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).dropFirst().first
+        if let staticQuery {
+            guard let queryPlaceholders = Placeholders.find(in: String(staticQuery)) else {
+                diagnose(templateExpression, .unclosedPlaceholder)
+                return nil
+            }
+            var seenQueryPlaceholders = Set<String>()
+            for placeholder in queryPlaceholders where seenQueryPlaceholders.insert(placeholder).inserted {
+                guard let match = parameter(named: placeholder) else {
+                    diagnose(templateExpression, .placeholderWithoutParameter(placeholder: placeholder))
+                    continue
+                }
+                consumed.insert(match.name)
+                lines.append("\(builder).setQueryValue(\(match.name), for: \(literal(placeholder)))")
+            }
         }
 
         // The body.
         if let bodyName {
             if let match = parameters.first(where: { $0.name == bodyName || $0.wireName == bodyName }) {
                 consumed.insert(match.name)
-                lines.append("request.setBody(\(match.name))")
+                lines.append("\(builder).setBody(\(match.name))")
             } else if let attribute = attributes.first(where: { $0.name == "Body" }) {
                 diagnose(attribute, .bodyWithoutParameter(name: bodyName))
             }
@@ -173,15 +194,15 @@ struct MethodGenerator {
         // Everything else: query items, form fields or parts.
         let call = isMultipart ? "addPart" : isForm ? "addFormField" : "addQuery"
         for parameter in parameters where !consumed.contains(parameter.name) {
-            lines.append("request.\(call)(\(literal(parameter.wireName)), \(parameter.name))")
+            lines.append("\(builder).\(call)(\(literal(parameter.wireName)), \(parameter.name))")
         }
         guard ok else { return nil }
         if lines.count == 1 { lines[0] = "let" + lines[0].dropFirst(3) }  // nothing to add: no `var` warning
 
         // Sending and the result.
-        let send = Self.sendExpression(for: function.signature.returnClause?.type)
+        let send = Self.sendExpression(for: function.signature.returnClause?.type, client: client, request: builder)
         if let errorBody {
-            lines.append("do {\n    \(send)\n} catch {\n    throw client.attachingErrorBody(to: error, as: \(errorBody).self)\n}")
+            lines.append("do {\n    \(send)\n} catch {\n    throw \(client).attachingErrorBody(to: error, as: \(errorBody).self)\n}")
         } else {
             lines.append(send)
         }
@@ -200,26 +221,29 @@ struct MethodGenerator {
     }
 
     /// The statement that sends the request and produces the method's result.
-    static func sendExpression(for returnType: TypeSyntax?) -> String {
-        guard let returnType else { return "_ = try await client.send(request)" }
+    static func sendExpression(for returnType: TypeSyntax?, client: String = "client", request: String = "request") -> String {
+        guard let returnType else { return "_ = try await \(client).send(\(request))" }
         let text = returnType.trimmedDescription
-        if text == "Void" || text == "()" { return "_ = try await client.send(request)" }
-        if text == "Data" || text == "Foundation.Data" { return "return Data(try await client.send(request).body)" }
-        if text == "DownloadedFile" || text == "HammockClient.DownloadedFile" { return "return try await client.download(request)" }
+        if text == "Void" || text == "()" { return "_ = try await \(client).send(\(request))" }
+        if text == "Data" || text == "Foundation.Data" { return "return Data(try await \(client).send(\(request)).body)" }
+        if text == "DownloadedFile" || text == "HammockClient.DownloadedFile" { return "return try await \(client).download(\(request))" }
         if let optional = returnType.as(OptionalTypeSyntax.self) {
-            return "return try await client.sendOptional(request, decoding: \(optional.wrappedType.trimmedDescription).self)"
+            return "return try await \(client).sendOptional(\(request), decoding: \(optional.wrappedType.trimmedDescription).self)"
         }
         if let identifier = returnType.as(IdentifierTypeSyntax.self), let arguments = identifier.genericArgumentClause?.arguments,
             arguments.count == 1, let argument = arguments.first
         {
             if identifier.name.text == "Optional" {
-                return "return try await client.sendOptional(request, decoding: \(argument.argument.trimmedDescription).self)"
+                return "return try await \(client).sendOptional(\(request), decoding: \(argument.argument.trimmedDescription).self)"
             }
             if identifier.name.text == "Response" {
-                return "return try await client.sendForResponse(request, decoding: \(argument.argument.trimmedDescription).self)"
+                return "return try await \(client).sendForResponse(\(request), decoding: \(argument.argument.trimmedDescription).self)"
+            }
+            if identifier.name.text == "ConditionalResponse" {
+                return "return try await \(client).sendConditional(\(request), decoding: \(argument.argument.trimmedDescription).self)"
             }
         }
-        return "return try await client.send(request, decoding: \(text).self)"
+        return "return try await \(client).send(\(request), decoding: \(text).self)"
     }
 }
 

@@ -80,6 +80,8 @@ struct JSONParser: ~Copyable {
     }
 
     mutating func parseDocument() throws(JSONParsingError) -> JSON {
+        // RFC 8259 §8.1: a parser may ignore a UTF-8 byte order mark (some servers send one).
+        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { position = 3 }
         skipWhitespace()
         let value = try parseValue()
         skipWhitespace()

@@ -58,16 +58,27 @@ public struct ResponseTransformer: Sendable {
 }
 
 extension ResponseTransformer {
-    /// Text media types become a `String` (UTF-8 unless the charset says Latin-1 or ASCII).
+    /// Text media types become a `String`: UTF-8 (or ASCII), Latin-1, Windows-1252 or UTF-16. A body in a
+    /// charset it cannot read, or not valid in the one it names, stays bytes rather than failing the load.
     public static let text = ResponseTransformer(contentTypes: ["text/*"], appliesToErrors: true) { entity in
         var entity = entity
-        let charset = entity.charset?.lowercased()
-        if charset == "iso-8859-1" || charset == "latin1" {
-            entity.content = String(decoding: entity.bytes.map { UInt16($0) }, as: UTF16.self)
-        } else if let text = String(validating: entity.bytes, as: UTF8.self) {
+        let bytes = entity.bytes
+        switch entity.charset?.lowercased() {
+        case "iso-8859-1", "latin1", "l1":
+            entity.content = String(decoding: bytes.map { UInt16($0) }, as: UTF16.self)
+        case "windows-1252", "cp1252":
+            guard let text = String(bytes: bytes, encoding: .windowsCP1252) else { return entity }
             entity.content = text
-        } else {
-            throw PipelineError(message: "the \(entity.contentType) body is not valid UTF-8")
+        case "utf-16", "utf-16be", "utf-16le":
+            guard let text = String(bytes: bytes, encoding: entity.charset?.lowercased() == "utf-16le" ? .utf16LittleEndian
+                : entity.charset?.lowercased() == "utf-16be" ? .utf16BigEndian : .utf16)
+            else { return entity }
+            entity.content = text
+        case nil, "utf-8", "utf8", "us-ascii", "ascii":
+            guard let text = String(validating: bytes, as: UTF8.self) else { return entity }
+            entity.content = text
+        default:
+            return entity
         }
         return entity
     }

@@ -466,4 +466,53 @@ struct APIMacroTests {
             """#
         }
     }
+
+    @Test("Query placeholders fill their item; parameters named request or client do not clash with the expansion")
+    func queryPlaceholdersAndReservedNames() {
+        assertMacro {
+            #"""
+            @API
+            protocol Search: Sendable {
+                @GET("/search?q={query}")
+                func search(query: String, page: Int) async throws -> [Hit]
+
+                @POST("/things/{client}")
+                @Body("request")
+                func create(client: String, request: NewThing) async throws -> Thing
+            }
+            """#
+        } expansion: {
+            #"""
+            protocol Search: Sendable {
+                func search(query: String, page: Int) async throws -> [Hit]
+                func create(client: String, request: NewThing) async throws -> Thing
+            }
+
+            /// The client `@API` generated for `Search`.
+            struct SearchClient: Search {
+                /// The client every request goes through.
+                let client: RestClient
+
+                /// A client sending requests through `client`.
+                init(client: RestClient) {
+                    self.client = client
+                }
+
+                func search(query: String, page: Int) async throws -> [Hit] {
+                    var request = RequestBuilder(.get, "/search?q={query}")
+                    request.setQueryValue(query, for: "query")
+                    request.addQuery("page", page)
+                    return try await client.send(request, decoding: [Hit].self)
+                }
+
+                func create(client: String, request: NewThing) async throws -> Thing {
+                    var __macro_local_7requestfMu_ = RequestBuilder(.post, "/things/{client}")
+                    __macro_local_7requestfMu_.setPathValue(client, for: "client")
+                    __macro_local_7requestfMu_.setBody(request)
+                    return try await self.client.send(__macro_local_7requestfMu_, decoding: Thing.self)
+                }
+            }
+            """#
+        }
+    }
 }

@@ -147,4 +147,12 @@ struct JSONParsingTests {
         #expect(throws: JSONParsingError.self) { try JSON(parsing: ok, maximumDepth: 9) }
         #expect(try JSON(parsing: ok, maximumDepth: 10).arrayValue?.count == 1)
     }
+
+    @Test("A UTF-8 byte order mark before the value is ignored, as RFC 8259 allows; anywhere else it is an error")
+    func byteOrderMark() throws {
+        #expect(try JSON(parsing: [0xEF, 0xBB, 0xBF] + Array(#"{"a": 1}"#.utf8)) == ["a": 1])
+        #expect(throws: JSONParsingError.self) { try JSON(parsing: Array("[1,".utf8) + [0xEF, 0xBB, 0xBF] + Array("2]".utf8)) }
+        #expect(throws: JSONParsingError.self) { try JSON(parsing: [0xEF, 0xBB]) }
+    }
+
 }

@@ -49,6 +49,27 @@ struct PipelineTests {
         #expect(suffixed.latestData?.jsonContent == [1])
     }
 
+    @Test("text in Latin-1, Windows-1252 or UTF-16 becomes a String; an unknown charset stays bytes and the load succeeds")
+    func charsets() async {
+        backend.script(
+            .init(headers: [("Content-Type", "text/plain; charset=windows-1252")], body: [0x80, 0x20, 0xE9]),
+            .init(headers: [("Content-Type", "text/plain; charset=UTF-16LE")], body: [0x68, 0x00, 0x69, 0x00]),
+            .init(headers: [("Content-Type", "text/plain; charset=shift_jis")], body: [0x82, 0xA0]),
+            .init(headers: [("Content-Type", "text/plain; charset=utf-8")], body: [0xC3, 0x28]))
+        let euro = api.resource("/cp1252")
+        _ = await euro.load().response()
+        #expect(euro.latestData?.typedContent(as: String.self) == "€ é")
+        let utf16 = api.resource("/utf16")
+        _ = await utf16.load().response()
+        #expect(utf16.latestData?.typedContent(as: String.self) == "hi")
+        for path in ["/sjis", "/broken"] {
+            let other = api.resource(path)
+            _ = await other.load().response()
+            #expect(other.latestError == nil, "\(path)")
+            #expect(other.latestData?.typedContent(as: [UInt8].self) != nil, "\(path)")
+        }
+    }
+
     @Test("a Decodable model per pattern, read with typedContent()")
     func decodable() async {
         api.configure("/users/*") { $0.pipeline[.model] = [.decoding(User.self)] }
