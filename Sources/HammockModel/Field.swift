@@ -26,6 +26,20 @@ public struct Field<Model, Value>: RecipeComponent {
     let keyPath: any WritableKeyPath<Model, Value> & Sendable
     let source: Source
     let conversion: Conversion
+    /// Whether ingredients without this field's path are an error rather than left alone.
+    public private(set) var isRequired = false
+
+    /// This field, required: ingredients that lack its path fail with ``ModelError/Kind/missing``
+    /// instead of leaving the property as it was, so a misspelt or renamed path shows at once.
+    ///
+    /// ```swift
+    /// Field("sku", \.sku, at: "base_sku").required()
+    /// ```
+    public func required() -> Field {
+        var field = self
+        field.isRequired = true
+        return field
+    }
 
     /// A field whose value converts by itself (`String`, `Int`, `Double`, `Bool`, `JSON`, optionals,
     /// arrays and dictionaries of those, or your own ``JSONConvertible`` types).
@@ -102,7 +116,7 @@ public struct Field<Model, Value>: RecipeComponent {
         let decode = transformer.decode
         let encode = transformer.encode
         return ResolvedField(
-            name: name, path: path, isReversible: encode != nil,
+            name: name, path: path, isReversible: encode != nil, isRequired: isRequired,
             populate: { model, json throws(ModelError) in model[keyPath: keyPath] = try decode(json) },
             stage: { json throws(ModelError) in
                 let value = try decode(json)
@@ -133,6 +147,8 @@ public struct ResolvedField<Model>: Sendable {
     public let path: JSONPath
     /// Whether the value can be written back to ingredients.
     public let isReversible: Bool
+    /// Whether ingredients must have the path.
+    public let isRequired: Bool
     let populate: @Sendable (inout Model, JSON) throws(ModelError) -> Void
     /// Converts the value now and writes it later: for class models, which must see every value
     /// converted before the first one is written.

@@ -1,7 +1,10 @@
 public import HammockJSON
 
-/// An immutable model with an identity: a value wrapped with an identifier, equal to any other
-/// instance with the same identifier (the reference's "dough").
+/// An immutable model with an identity: a value wrapped with an identifier.
+///
+/// Two instances are equal when they have the same identifier *and* equal values, so SwiftUI's
+/// `onChange`, `removeDuplicates` and `Set` see an update as a change; ``isSameIdentity(as:)`` asks only
+/// whether two versions are of the same thing (the reference's "dough"). Hashing uses the identifier.
 ///
 /// Updating never mutates: ``updated(with:recipe:updates:)`` returns the very same instance when the
 /// ingredients change nothing, and otherwise a new instance with the same identifier, announcing the
@@ -11,7 +14,8 @@ public import HammockJSON
 /// let product = try IdentifiedModel(identifiedBy: "base_sku", ingredients: json, recipe: productJSON, base: Product())
 /// product.name                                      // reads through to the value
 /// let renamed = try product.updated(with: ["attributes": ["name": "New"]], recipe: productJSON)
-/// renamed == product                                // true: same identifier
+/// renamed.isSameIdentity(as: product)               // true: the same product
+/// renamed == product                                // false: another version of it
 /// renamed === product                               // false: a new instance, and an update was published
 /// ```
 @dynamicMemberLookup
@@ -73,10 +77,15 @@ public final class IdentifiedModel<ID: Hashable & Sendable, Model: Equatable & S
         return next
     }
 
-    /// Equal when the identifiers are equal, whatever the values.
-    public static func == (lhs: IdentifiedModel, rhs: IdentifiedModel) -> Bool { lhs.id == rhs.id }
+    /// Equal when both the identifiers and the values are equal: two versions of one thing differ.
+    public static func == (lhs: IdentifiedModel, rhs: IdentifiedModel) -> Bool {
+        lhs === rhs || (lhs.id == rhs.id && lhs.value == rhs.value)
+    }
 
-    /// Hashes the identifier.
+    /// Whether `other` is a version of the same thing (the same identifier), whatever the values.
+    public func isSameIdentity(as other: IdentifiedModel) -> Bool { id == other.id }
+
+    /// Hashes the identifier (equal instances have equal identifiers).
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 }
 

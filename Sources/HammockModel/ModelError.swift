@@ -22,6 +22,8 @@ public struct ModelError: Error, Sendable, Hashable, CustomStringConvertible {
         case ingredients
         /// A recipe name that a box does not hold (or holds for another model type).
         case unknownRecipe
+        /// A required field (or any field of a strict recipe) whose path the ingredients lack.
+        case missing
     }
 
     /// What kind of failure.

@@ -23,10 +23,16 @@ public struct Recipe<Model>: Sendable {
     public let name: String?
     /// The fields, in the order given.
     public let fields: [ResolvedField<Model>]
+    /// Whether every field is required: ingredients lacking any field's path are an error.
+    public let isStrict: Bool
 
     /// Makes and checks a recipe.
+    /// - Parameter strict: Require every field's path in the ingredients (see ``Field/required()`` for
+    ///   one field); by default an absent path leaves its property alone.
     /// - Throws: ``ModelError`` (invalid recipe, invalid path, unknown transformer).
-    public init(name: String? = nil, @RecipeBuilder<Model> fields: () -> [any RecipeComponent<Model>]) throws(ModelError) {
+    public init(
+        name: String? = nil, strict: Bool = false, @RecipeBuilder<Model> fields: () -> [any RecipeComponent<Model>]
+    ) throws(ModelError) {
         var resolved: [ResolvedField<Model>] = []
         for component in fields() {
             do {
@@ -38,6 +44,7 @@ public struct Recipe<Model>: Sendable {
         try Self.validate(resolved, name: name)
         self.name = name
         self.fields = resolved
+        self.isStrict = strict
     }
 
     /// The field names, in order.
@@ -101,9 +108,10 @@ public struct Recipe<Model>: Sendable {
 public enum Oven {
     /// Sets every mapped property of `model` whose path is present in `ingredients`.
     ///
-    /// An absent path leaves the property as it was; `null` sets an optional to `nil` (and is an error
-    /// for a non-optional); a value of the wrong type is an error naming the path. On any error the
-    /// model is left unchanged.
+    /// An absent path leaves the property as it was (or, for a required field or a strict recipe, is a
+    /// ``ModelError/Kind/missing`` error naming the path); `null` sets an optional to `nil` (and is an
+    /// error for a non-optional); a value of the wrong type is an error naming the path. On any error the
+    /// model is left unchanged, for structs and classes alike.
     ///
     /// ```swift
     /// var product = Product()
@@ -119,6 +127,11 @@ public enum Oven {
                 .ingredients, message: "ingredients must be an object or an array, not \(ingredients.kindName)",
                 recipe: recipe.name)
         }
+        func missing(_ field: ResolvedField<Model>) -> ModelError {
+            ModelError(
+                .missing, message: "the ingredients have nothing at \(field.path)", recipe: recipe.name, field: field.name,
+                path: field.path.description)
+        }
         func failure(_ error: ModelError, _ field: ResolvedField<Model>, _ value: JSON) -> ModelError {
             var context = error.inField(field.name, at: field.path, recipe: recipe.name)
             if case .null = value, error.kind == .mapping {
@@ -132,7 +145,10 @@ public enum Oven {
             var writes: [(inout Model) -> Void] = []
             writes.reserveCapacity(recipe.fields.count)
             for field in recipe.fields {
-                guard let value = ingredients[field.path] else { continue }
+                guard let value = ingredients[field.path] else {
+                    if field.isRequired || recipe.isStrict { throw missing(field) }
+                    continue
+                }
                 do {
                     writes.append(try field.stage(value))
                 } catch {
@@ -144,7 +160,10 @@ public enum Oven {
         }
         var copy = model
         for field in recipe.fields {
-            guard let value = ingredients[field.path] else { continue }
+            guard let value = ingredients[field.path] else {
+                if field.isRequired || recipe.isStrict { throw missing(field) }
+                continue
+            }
             do {
                 try field.populate(&copy, value)
             } catch {

@@ -63,9 +63,12 @@ struct IdentifiedModelTests {
         defer { token.cancel() }
         let renamed = try product.updated(with: ["attributes": ["name": "Deluxe"]], recipe: recipe, updates: updates)
         #expect(renamed !== product)
-        #expect(renamed == product)  // equality by identifier
+        #expect(renamed.isSameIdentity(as: product))
+        #expect(renamed != product)  // another version: onChange and removeDuplicates see the change
+        #expect([renamed] != [product])
         #expect(renamed.id == "sku-1" && renamed.name == "Deluxe" && product.name == "Hammock")
-        #expect(Set([product, renamed]).count == 1)
+        #expect(Set([product, renamed]).count == 2)
+        #expect(IdentifiedModel(id: "sku-1", value: renamed.value) == renamed)  // equal id and value
         let published = try #require(recorder.updates.withLock { $0.first })
         #expect(recorder.count == 1)
         #expect(published.id as? String == "sku-1")

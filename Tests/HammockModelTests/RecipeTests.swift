@@ -64,6 +64,33 @@ struct RecipeTests {
         #expect(object.name == "after" && object.price == 2 && object.sku == "keep")
     }
 
+    @Test("A required field, or any field of a strict recipe, whose path is absent is an error naming the path")
+    func requiredFields() throws {
+        let recipe = try Recipe<Product>(name: "Required") {
+            Field("sku", \.sku, at: "base_sku").required()
+            Field("name", \.name, at: "attributes.nmae")  // misspelt, optional: left alone
+        }
+        var product = Product(sku: "keep")
+        let missing = try #require(throws: ModelError.self) {
+            try Oven.populate(&product, from: ["attributes": ["name": "x"]], recipe: recipe)
+        }
+        #expect(missing.kind == .missing && missing.path == "base_sku" && missing.field == "sku")
+        #expect(product == Product(sku: "keep"))
+        try Oven.populate(&product, from: ["base_sku": "new"], recipe: recipe)
+        #expect(product.sku == "new")
+
+        let strict = try Recipe<Product>(name: "Strict", strict: true) {
+            Field("sku", \.sku, at: "base_sku")
+            Field("name", \.name, at: "attributes.nmae")
+        }
+        let typo = try #require(throws: ModelError.self) {
+            try Oven.populate(&product, from: ["base_sku": "a", "attributes": ["name": "b"]], recipe: strict)
+        }
+        #expect(typo.kind == .missing && typo.path == "attributes.nmae")
+        #expect(typo.description.contains("attributes.nmae"))
+        #expect(product.sku == "new")  // unchanged: the error came before any write
+    }
+
     @Test("A wrong type names the path, the expected and the found type")
     func wrongType() throws {
         var product = Product()
