@@ -1,3 +1,4 @@
+import Foundation
 public import HammockJSON
 public import HTTPTypes
 
@@ -43,6 +44,31 @@ public struct Entity: Sendable {
 
     /// The `Last-Modified` date as sent, sent back as `If-Modified-Since` on the next load.
     public var lastModified: String? { headerFields[.lastModified] }
+
+    /// How long the server says this representation stays fresh: `Cache-Control: max-age`, or zero for
+    /// `no-cache` and `no-store`; `nil` when it says nothing (the configured expiration time applies).
+    public var freshnessLifetime: Duration? {
+        guard let cacheControl = headerFields[.cacheControl] else { return nil }
+        var lifetime: Duration?
+        for directive in cacheControl.split(separator: ",") {
+            let parts = directive.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            switch parts.first {
+            case "no-cache", "no-store": return .zero
+            case "max-age":
+                let digits = parts.count > 1 ? parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) : ""
+                if digits.count <= 10, let seconds = Int64(digits), seconds >= 0 { lifetime = .seconds(seconds) }
+            default: break
+            }
+        }
+        return lifetime
+    }
+
+    /// Whether the server forbids storing this response (`Cache-Control: no-store`).
+    public var isNoStore: Bool {
+        headerFields[.cacheControl].map { value in
+            value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).lowercased() == "no-store" }
+        } ?? false
+    }
 
     /// The value of a header field, by name (case-insensitive).
     public func header(_ name: String) -> String? {

@@ -1,3 +1,4 @@
+import Foundation
 public import HTTPTypes
 import Synchronization
 
@@ -7,10 +8,11 @@ import Synchronization
 /// let cache = try FileEntityCache(directory: cachesDirectory.appendingPathComponent("api"))
 /// service.configure { $0.cache = cache }
 /// ```
-/// The cache holds responses as they came (bytes and header fields); they go through the pipeline again
-/// when read, so a changed pipeline never meets stale models. Data read from a cache counts as stale:
-/// the next `loadIfNeeded()` revalidates it with the server, usually at the cost of a 304.
-/// Implementations must be safe to call from any task.
+/// The cache holds responses as they came (bytes and header fields, less cookies and hop-by-hop
+/// fields); they go through the pipeline again when read, so a changed pipeline never meets stale
+/// models. Data read from a cache counts as stale: the next `loadIfNeeded()` revalidates it with the
+/// server, usually at the cost of a 304. Responses marked `Cache-Control: no-store` are never written.
+/// Implementations must be safe to call from any task; the service calls them one at a time, in order.
 public protocol EntityCache: Sendable {
     /// The entry for `key` (a resource's canonical URL), if any.
     func readEntity(forKey key: String) async -> CachedEntity?
@@ -18,6 +20,9 @@ public protocol EntityCache: Sendable {
     func writeEntity(_ entity: CachedEntity, forKey key: String) async
     /// Removes the entry for `key`.
     func removeEntity(forKey key: String) async
+    /// Removes every entry whose key passes `predicate` (every entry for sign-out): entries written by
+    /// earlier launches included.
+    func removeEntities(where predicate: @Sendable (String) -> Bool) async
 }
 
 /// A response as a cache keeps it: the body and the header fields, before the pipeline.
@@ -31,36 +36,116 @@ public struct CachedEntity: Sendable, Hashable {
     public var bytes: [UInt8]
     /// The response header fields (content type and validators among them).
     public var headerFields: HTTPFields
+    /// The request header fields the response's `Vary` names, as they were sent: an entry serves only
+    /// requests that send the same (another `Accept-Language`, another `Authorization`, is a miss).
+    public var requestHeaderFields: HTTPFields
 
     /// An entry.
-    public init(bytes: [UInt8], headerFields: HTTPFields) {
+    public init(bytes: [UInt8], headerFields: HTTPFields, requestHeaderFields: HTTPFields = [:]) {
         self.bytes = bytes
         self.headerFields = headerFields
+        self.requestHeaderFields = requestHeaderFields
+    }
+
+    /// The names `Vary` lists; `["*"]` for `Vary: *`.
+    var varyingNames: [String] {
+        guard let vary = headerFields[.vary] else { return [] }
+        return vary.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    /// Whether a request with `fields` may be answered from this entry.
+    func matches(_ fields: HTTPFields) -> Bool {
+        for name in varyingNames {
+            guard let fieldName = HTTPField.Name(name) else { return false }  // `*` and nonsense match nothing
+            if fields[fieldName] != requestHeaderFields[fieldName] { return false }
+        }
+        return true
+    }
+
+    /// The fields of `request` named by the response's `Vary`.
+    static func requestFields(varyingOn response: HTTPFields, in request: HTTPFields) -> HTTPFields {
+        var varying = HTTPFields()
+        for name in CachedEntity(bytes: [], headerFields: response).varyingNames {
+            guard let fieldName = HTTPField.Name(name), let value = request[fieldName] else { continue }
+            varying[fieldName] = value
+        }
+        return varying
     }
 }
 
 /// A cache in memory: survives resource eviction and service re-creation within one process.
 ///
 /// ```swift
-/// let cache = MemoryEntityCache()
+/// let cache = MemoryEntityCache(maximumEntries: 200, maximumBytes: 8 << 20)
 /// service.configure { $0.cache = cache }
 /// ```
+/// Past either limit, the least recently used entries go.
 public final class MemoryEntityCache: EntityCache {
-    private let entries = Mutex<[String: CachedEntity]>([:])
+    private struct State {
+        var entries: [String: (entity: CachedEntity, lastUse: Int)] = [:]
+        var clock = 0
+        var bytes = 0
+    }
 
-    /// An empty cache.
-    public init() {}
+    private let state = Mutex(State())
+    /// The most entries kept.
+    public let maximumEntries: Int
+    /// The most body bytes kept.
+    public let maximumBytes: Int
+
+    /// An empty cache holding at most `maximumEntries` entries and `maximumBytes` body bytes.
+    public init(maximumEntries: Int = 1_000, maximumBytes: Int = 32 << 20) {
+        self.maximumEntries = max(1, maximumEntries)
+        self.maximumBytes = max(0, maximumBytes)
+    }
 
     /// How many entries it holds.
-    public var count: Int { entries.withLock { $0.count } }
+    public var count: Int { state.withLock { $0.entries.count } }
 
-    public func readEntity(forKey key: String) async -> CachedEntity? { entries.withLock { $0[key] } }
+    /// How many body bytes it holds.
+    public var byteCount: Int { state.withLock { $0.bytes } }
+
+    public func readEntity(forKey key: String) async -> CachedEntity? {
+        state.withLock { state in
+            guard let entry = state.entries[key] else { return nil }
+            state.clock += 1
+            state.entries[key]?.lastUse = state.clock
+            return entry.entity
+        }
+    }
 
     public func writeEntity(_ entity: CachedEntity, forKey key: String) async {
-        entries.withLock { $0[key] = entity }
+        let maximumEntries = self.maximumEntries
+        let maximumBytes = self.maximumBytes
+        state.withLock { state in
+            state.clock += 1
+            state.bytes -= state.entries[key]?.entity.bytes.count ?? 0
+            guard entity.bytes.count <= maximumBytes else {
+                state.entries.removeValue(forKey: key)
+                return
+            }
+            state.entries[key] = (entity, state.clock)
+            state.bytes += entity.bytes.count
+            while state.entries.count > maximumEntries || state.bytes > maximumBytes,
+                let oldest = state.entries.min(by: { $0.value.lastUse < $1.value.lastUse })
+            {
+                state.bytes -= oldest.value.entity.bytes.count
+                state.entries.removeValue(forKey: oldest.key)
+            }
+        }
     }
 
     public func removeEntity(forKey key: String) async {
-        _ = entries.withLock { $0.removeValue(forKey: key) }
+        state.withLock { state in
+            if let removed = state.entries.removeValue(forKey: key) { state.bytes -= removed.entity.bytes.count }
+        }
+    }
+
+    public func removeEntities(where predicate: @Sendable (String) -> Bool) async {
+        state.withLock { state in
+            for key in state.entries.keys where predicate(key) {
+                if let removed = state.entries.removeValue(forKey: key) { state.bytes -= removed.entity.bytes.count }
+            }
+        }
     }
 }

@@ -1,31 +1,47 @@
 public import Foundation
 import HammockJSON
 import HTTPTypes
+import Synchronization
 
 /// A cache on disk: one JSON file per resource in a directory, written atomically.
 ///
 /// ```swift
-/// let cache = try FileEntityCache(directory: URL(fileURLWithPath: "/var/cache/myapp/api"))
+/// let cache = try FileEntityCache(directory: URL(fileURLWithPath: "/var/cache/myapp/api"),
+///                                 maximumEntries: 500, maximumBytes: 64 << 20)
 /// service.configure { $0.cache = cache }
 /// ```
-/// File names are hashes of the resource URLs; each file also records its URL, so a hash collision
-/// reads as a miss rather than someone else's data. Unreadable or corrupt files read as misses too.
-/// File access runs on a dispatch queue of its own, never on the concurrency pool's threads.
+/// The directory is readable by its owner only (0700) and so is each file (0600): cached responses are
+/// the user's data. Past either limit, the least recently used entries go. File names are hashes of the
+/// resource URLs; each file also records its URL, so a hash collision reads as a miss rather than
+/// someone else's data. Unreadable or corrupt files read as misses too. File access runs on a dispatch
+/// queue of its own, never on the concurrency pool's threads.
 public final class FileEntityCache: EntityCache {
     /// The directory holding the entries.
     public let directory: URL
+    /// The most entries kept.
+    public let maximumEntries: Int
+    /// The most bytes of files kept.
+    public let maximumBytes: Int
     private let queue = DispatchQueue(label: "hammock.file-entity-cache")
+    /// File sizes and last uses, read from the directory on first use (touched only on `queue`).
+    private let index = Mutex<[String: (bytes: Int, lastUse: Double)]?>(nil)
 
-    /// A cache in `directory`, created if missing.
-    public init(directory: URL) throws {
+    /// A cache in `directory`, created if missing, holding at most `maximumEntries` entries and
+    /// `maximumBytes` bytes of files.
+    public init(directory: URL, maximumEntries: Int = 1_000, maximumBytes: Int = 64 << 20) throws {
         self.directory = directory
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        self.maximumEntries = max(1, maximumEntries)
+        self.maximumBytes = max(0, maximumBytes)
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
     }
 
     public func readEntity(forKey key: String) async -> CachedEntity? {
         let file = fileURL(forKey: key)
-        return await onQueue {
+        return await onQueue { [self] in
             guard let data = try? Data(contentsOf: file) else { return nil }
+            touch(file.lastPathComponent, bytes: data.count)
             return Self.decode(Array(data), key: key)
         }
     }
@@ -33,21 +49,48 @@ public final class FileEntityCache: EntityCache {
     public func writeEntity(_ entity: CachedEntity, forKey key: String) async {
         let file = fileURL(forKey: key)
         let bytes = Self.encode(entity, key: key)
-        await onQueue { try? Data(bytes).write(to: file, options: .atomic) }
+        await onQueue { [self] in
+            guard bytes.count <= maximumBytes else {
+                remove(file)
+                return
+            }
+            // Written to a private temporary file, then renamed: atomic, and never readable by others.
+            let temporary = directory.appendingPathComponent(".\(UUID().uuidString).tmp")
+            guard FileManager.default.createFile(atPath: temporary.path, contents: Data(bytes), attributes: [.posixPermissions: 0o600]),
+                rename(temporary.path, file.path) == 0
+            else {
+                try? FileManager.default.removeItem(at: temporary)
+                return
+            }
+            touch(file.lastPathComponent, bytes: bytes.count)
+            evict()
+        }
     }
 
     public func removeEntity(forKey key: String) async {
         let file = fileURL(forKey: key)
-        await onQueue { try? FileManager.default.removeItem(at: file) }
+        await onQueue { [self] in remove(file) }
+    }
+
+    public func removeEntities(where predicate: @Sendable (String) -> Bool) async {
+        await withoutActuallyEscaping(predicate) { predicate in
+            await onQueue { [self] in
+                for file in entryFiles() {
+                    guard let data = try? Data(contentsOf: file) else { continue }
+                    // Files that cannot be read back are no use to anyone: they go too.
+                    guard let key = Self.key(in: Array(data)) else {
+                        remove(file)
+                        continue
+                    }
+                    if predicate(key) { remove(file) }
+                }
+            }
+        }
     }
 
     /// Removes every entry.
     public func removeAll() async {
-        let directory = self.directory
-        await onQueue {
-            let files = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
-            for file in files where file.pathExtension == "json" { try? FileManager.default.removeItem(at: file) }
-        }
+        await removeEntities { _ in true }
     }
 
     func fileURL(forKey key: String) -> URL {
@@ -61,6 +104,53 @@ public final class FileEntityCache: EntityCache {
         return directory.appendingPathComponent(String(repeating: "0", count: 16 - name.count) + name + ".json")
     }
 
+    private func entryFiles() -> [URL] {
+        let files = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
+        return files.filter { $0.pathExtension == "json" }
+    }
+
+    private func remove(_ file: URL) {
+        try? FileManager.default.removeItem(at: file)
+        _ = index.withLock { $0?.removeValue(forKey: file.lastPathComponent) }
+    }
+
+    /// Notes a use of `name` (on `queue`), reading the directory into the index the first time.
+    private func touch(_ name: String, bytes: Int) {
+        loadIndexIfNeeded()
+        index.withLock { $0?[name] = (bytes, Date().timeIntervalSince1970) }
+    }
+
+    private func loadIndexIfNeeded() {
+        guard index.withLock({ $0 == nil }) else { return }
+        var entries: [String: (bytes: Int, lastUse: Double)] = [:]
+        for file in entryFiles() {
+            let attributes = try? FileManager.default.attributesOfItem(atPath: file.path)
+            let size = (attributes?[.size] as? NSNumber)?.intValue ?? 0
+            let modified = (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+            entries[file.lastPathComponent] = (size, modified)
+        }
+        index.withLock { $0 = entries }
+    }
+
+    /// Removes the least recently used entries until both limits hold (on `queue`).
+    private func evict() {
+        let victims = index.withLock { index -> [String] in
+            guard var entries = index else { return [] }
+            var total = entries.values.reduce(0) { $0 + $1.bytes }
+            var victims: [String] = []
+            while entries.count > maximumEntries || total > maximumBytes,
+                let oldest = entries.min(by: { $0.value.lastUse < $1.value.lastUse })
+            {
+                entries.removeValue(forKey: oldest.key)
+                total -= oldest.value.bytes
+                victims.append(oldest.key)
+            }
+            index = entries
+            return victims
+        }
+        for name in victims { try? FileManager.default.removeItem(at: directory.appendingPathComponent(name)) }
+    }
+
     private func onQueue<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
             queue.async { continuation.resume(returning: work()) }
@@ -68,28 +158,40 @@ public final class FileEntityCache: EntityCache {
     }
 
     static func encode(_ entity: CachedEntity, key: String) -> [UInt8] {
-        let headers = JSON.array(entity.headerFields.map { .array([.string($0.name.rawName), .string($0.value)]) })
+        func list(_ fields: HTTPFields) -> JSON { .array(fields.map { .array([.string($0.name.rawName), .string($0.value)]) }) }
         let json: JSON = [
             "url": .string(key),
-            "headers": headers,
+            "headers": list(entity.headerFields),
+            "requestHeaders": list(entity.requestHeaderFields),
             "body": .string(Data(entity.bytes).base64EncodedString()),
         ]
         return json.serialized()
+    }
+
+    static func key(in bytes: [UInt8]) -> String? {
+        guard case .object(let object)? = try? JSON(parsing: bytes), case .string(let url)? = object["url"] else { return nil }
+        return url
     }
 
     static func decode(_ bytes: [UInt8], key: String) -> CachedEntity? {
         guard case .object(let object)? = try? JSON(parsing: bytes),
             case .string(let url)? = object["url"], url == key,
             case .string(let body)? = object["body"], let data = Data(base64Encoded: body),
-            case .array(let headerList)? = object["headers"]
+            let fields = headerFields(from: object["headers"]),
+            let requestFields = object["requestHeaders"] == nil ? HTTPFields() : headerFields(from: object["requestHeaders"])
         else { return nil }
+        return CachedEntity(bytes: Array(data), headerFields: fields, requestHeaderFields: requestFields)
+    }
+
+    static func headerFields(from value: JSON?) -> HTTPFields? {
+        guard case .array(let list)? = value else { return nil }
         var fields = HTTPFields()
-        for pair in headerList {
+        for pair in list {
             guard case .array(let parts) = pair, parts.count == 2, case .string(let name) = parts[0],
                 case .string(let value) = parts[1], let fieldName = HTTPField.Name(name)
             else { return nil }
             fields.append(HTTPField(name: fieldName, value: value))
         }
-        return CachedEntity(bytes: Array(data), headerFields: fields)
+        return fields
     }
 }

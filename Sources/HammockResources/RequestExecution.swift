@@ -27,6 +27,9 @@ struct RequestPlan: Sendable {
     /// response through the pipeline. Runs off the main actor.
     func execute(client: RestClient, clock: ServiceClock) async -> NetworkOutcome {
         guard let head = makeHead() else {
+            if let (text, reason) = ResourceURL.invalidParts(url) {
+                return .failure(failure(.invalidURL(text), message: reason.map { "The URL cannot be used: \($0)." } ?? "'\(text)' is not an http or https URL."))
+            }
             return .failure(failure(.invalidURL(url.absoluteString), message: "'\(url.absoluteString)' is not an http or https URL."))
         }
         let response: HTTPResponse
@@ -62,6 +65,8 @@ struct RequestPlan: Sendable {
             error.entity = processed
             return .failure(error)
         }
+        // HEAD, 204 and 205 carry no representation to parse.
+        if method == .head || response.status.code == 204 || response.status.code == 205 { return .entity(raw) }
         do {
             return .entity(try pipeline.process(raw))
         } catch {

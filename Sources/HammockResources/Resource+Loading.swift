@@ -4,9 +4,10 @@ public import HammockJSON
 public import HTTPTypes
 
 extension Resource {
-    /// Loads the resource now, unless an identical load is already in flight, in which case that one
-    /// is returned. The stored `ETag` goes out as `If-None-Match` and the stored `Last-Modified` as
-    /// `If-Modified-Since`; a 304 keeps the data and refreshes its timestamp.
+    /// Loads the resource now, unless an identical load that started after the latest invalidation is
+    /// already in flight, in which case that one is returned. The stored `ETag` goes out as
+    /// `If-None-Match` and the stored `Last-Modified` as `If-Modified-Since`; a 304 keeps the data and
+    /// refreshes its timestamp.
     ///
     /// ```swift
     /// refreshControl.onPull { profile.load() }
@@ -15,13 +16,16 @@ extension Resource {
     public func load() -> ResourceRequest {
         let configuration = self.configuration
         var fields = configuration.headers
-        if let latestData {
-            if let etag = latestData.etag, fields[.ifNoneMatch] == nil { fields[.ifNoneMatch] = etag }
-            if let lastModified = latestData.lastModified, fields[.ifModifiedSince] == nil {
+        // The validators of what the server last sent: never of a local override.
+        if let validated = serverEntity ?? latestData {
+            if let etag = validated.etag, fields[.ifNoneMatch] == nil { fields[.ifNoneMatch] = etag }
+            if let lastModified = validated.lastModified, fields[.ifModifiedSince] == nil {
                 fields[.ifModifiedSince] = lastModified
             }
         }
-        if let existing = loadRequests.first(where: { $0.headerFields == fields }) { return existing }
+        if let existing = loadRequests.first(where: { $0.headerFields == fields && $0.generation == invalidationGeneration }) {
+            return existing
+        }
         let plan = RequestPlan(
             method: .get, url: url, headerFields: fields, body: nil, pipeline: configuration.pipeline,
             retry: configuration.retry)
@@ -29,9 +33,10 @@ extension Resource {
     }
 
     /// Loads the resource if it needs it, and never sends a redundant request:
-    /// - a load in flight is returned as it is;
-    /// - nothing is sent (`nil`) while the data is younger than the expiration time, or the latest
-    ///   error younger than the retry time, unless the resource was invalidated;
+    /// - a load in flight is returned as it is, unless the resource was invalidated after it started
+    ///   (a mutation succeeded meanwhile): its answer may predate the change, so a new load starts;
+    /// - nothing is sent (`nil`) while the data is fresh, or the latest error younger than the retry
+    ///   time, unless the resource was invalidated;
     /// - otherwise it loads.
     ///
     /// ```swift
@@ -39,7 +44,7 @@ extension Resource {
     /// ```
     @discardableResult
     public func loadIfNeeded() -> ResourceRequest? {
-        if let inFlight = loadInFlight { return inFlight }
+        if let inFlight = loadInFlight, inFlight.generation == invalidationGeneration { return inFlight }
         if isUpToDateUntracked { return nil }
         return load()
     }
@@ -52,6 +57,9 @@ extension Resource {
     /// api.resource("/people").request(.post, json: ["name": "Ada"])
     ///     .onFailure { error in showAlert(error.userMessage) }
     /// ```
+    /// The response goes through the pipeline's raw, decoding and parsing stages (so a JSON answer is
+    /// ``JSON``), never through the model stage, which describes the resource's representation rather
+    /// than what a mutation answers. HEAD, 204 and 205 responses are left as bytes.
     @discardableResult
     public func request(_ method: HTTPRequest.Method, json: JSON, headers: HTTPFields = [:]) -> ResourceRequest {
         request(method, data: json.serialized(options: .sortedKeys), contentType: "application/json", headers: headers)
@@ -69,10 +77,10 @@ extension Resource {
             return request(method, data: Array(data), contentType: "application/json", headers: headers)
         } catch {
             let failed = ResourceRequest(
-                method: method, url: url, headerFields: headers, isLoad: false, clock: service.clock, expectedDuration: 0)
+                method: method, url: url, headerFields: headers, isLoad: false, clock: core.clock, expectedDuration: 0)
             failed.complete(with: .failure(ResourceError(
                 userMessage: "The request body could not be encoded: \(error)", cause: .pipeline(error),
-                timestamp: service.now)))
+                timestamp: core.now)))
             return failed
         }
     }
@@ -87,28 +95,35 @@ extension Resource {
         var fields = configuration.headers
         for field in headers { fields[field.name] = field.value }
         if let contentType, fields[.contentType] == nil { fields[.contentType] = contentType }
-        let plan = RequestPlan(method: method, url: url, headerFields: fields, body: data, pipeline: configuration.pipeline, retry: nil)
+        let plan = RequestPlan(
+            method: method, url: url, headerFields: fields, body: data, pipeline: configuration.pipeline.through(.parsing),
+            retry: nil)
         return start(plan, isLoad: false, configuration: configuration)
     }
 
     /// Starts a request: tracks it, tells observers about loads, and records the outcome when it comes.
     private func start(_ plan: RequestPlan, isLoad: Bool, configuration: ResourceConfiguration) -> ResourceRequest {
         let expectedBytes = (plan.body?.count ?? 0) + (latestData?.bytes.count ?? 0)
-        let tracker = TransferTracker(clock: service.clock)
+        let tracker = TransferTracker(clock: core.clock)
         var plan = plan
         plan.tracker = tracker
         let request = ResourceRequest(
-            method: plan.method, url: url, headerFields: plan.headerFields, isLoad: isLoad, clock: service.clock,
-            expectedDuration: service.progressEstimator.expectedDuration(bytes: expectedBytes), tracker: tracker)
+            method: plan.method, url: url, headerFields: plan.headerFields, isLoad: isLoad, clock: core.clock,
+            expectedDuration: core.progressEstimator.expectedDuration(bytes: expectedBytes), tracker: tracker)
+        request.generation = invalidationGeneration
+        if isLoad {
+            loadSequence += 1
+            request.sequence = loadSequence
+        }
         request.cancellationHandler = { [weak self, weak request] in
             guard let self, let request else { return }
-            self.finish(request, with: .failure(.cancelled(at: self.service.now)))
+            self.finish(request, with: .failure(.cancelled(at: self.core.now)))
         }
         if isLoad { loadRequests.append(request) }
         allRequests.append(request)
         if isLoad { notifyObservers(.requested) }
-        let client = service.client
-        let clock = service.clock
+        let client = core.client
+        let clock = core.clock
         request.task = Task {
             let outcome = await plan.execute(client: client, clock: clock)
             self.finish(request, with: outcome, configuration: configuration)
@@ -121,23 +136,24 @@ extension Resource {
         guard !request.isCompleted else { return }
         loadRequests.removeAll { $0 === request }
         allRequests.removeAll { $0 === request }
-        let now = service.now
+        let now = core.now
         let duration = request.startedAt.duration(to: now)
+        let configuration = configuration ?? self.configuration
         switch outcome {
         case .entity(var entity):
             entity.timestamp = now
-            service.progressEstimator.record(duration: duration, bytes: entity.bytes.count)
+            core.progressEstimator.record(duration: duration, bytes: entity.bytes.count)
             if request.isLoad {
-                record(entity, event: .newData(.network))
-                writeToCache(entity, configuration: configuration ?? self.configuration)
+                recordLoad(entity, from: request, event: .newData(.network), configuration: configuration)
             }
             request.complete(with: .success(entity))
             if !request.isLoad, request.method != .get, request.method != .head {
-                service.invalidateAfterMutation(of: self, method: request.method, configuration: configuration ?? self.configuration)
+                core.invalidateAfterMutation(of: self, method: request.method, configuration: configuration)
             }
         case .notModified(let fields):
-            service.progressEstimator.record(duration: duration, bytes: 0)
-            guard request.isLoad, var data = latestData else {
+            core.progressEstimator.record(duration: duration, bytes: 0)
+            // A 304 confirms what the server last sent, not a local override it may have refused.
+            guard request.isLoad, var data = serverEntity ?? latestData else {
                 let error = ResourceError(
                     userMessage: "The server answered 304 Not Modified, but there is no data to keep.",
                     status: .notModified, cause: .notModifiedWithoutData, timestamp: now)
@@ -145,15 +161,36 @@ extension Resource {
                 return
             }
             data.timestamp = now
-            // A 304 carries the validators (and caching headers) of the current representation.
-            for name in [HTTPField.Name.eTag, .lastModified, .cacheControl, .expires] {
-                if let value = fields[name] { data.headerFields[name] = value }
-            }
-            record(data, event: .notModified)
+            // A 304 carries the current header fields of the representation (RFC 9111 §4.3.4): they replace
+            // the stored ones, except those describing the body it does not carry.
+            for field in fields where !Self.bodyFields.contains(field.name) { data.headerFields[field.name] = field.value }
+            recordLoad(data, from: request, event: .notModified, configuration: configuration)
             request.complete(with: .success(data))
         case .failure(var error):
             error.timestamp = now
             record(error, for: request)
+        }
+    }
+
+    /// Header fields of a 304 that describe a body and so never replace the stored ones.
+    static let bodyFields: Set<HTTPField.Name> = [.contentLength, .contentType, .contentEncoding, .transferEncoding]
+
+    /// Records a load's data, unless a newer load already recorded some; saves it to the cache first,
+    /// so that an observer that wipes on `.newData` wipes it too. A load that started before the latest
+    /// invalidation leaves the resource invalidated, and an observed one reloads.
+    private func recordLoad(_ entity: Entity, from request: ResourceRequest, event: ResourceEvent, configuration: ResourceConfiguration) {
+        guard request.sequence > lastRecordedLoad else { return }
+        lastRecordedLoad = request.sequence
+        // Decided before observers hear of the data: one that wipes or invalidates in its callback
+        // starts a new story, not a reload loop.
+        let invalidatedMeanwhile = request.generation < invalidationGeneration
+        writeToCache(entity, configuration: configuration)
+        serverEntity = entity
+        let recordedGeneration = dataGeneration + 1
+        record(entity, event: event)
+        if invalidatedMeanwhile, dataGeneration == recordedGeneration {
+            isInvalidated = true
+            if configuration.reloadsObservedResourcesWhenInvalidated, hasObservers { loadIfNeeded() }
         }
     }
 
@@ -170,23 +207,27 @@ extension Resource {
     }
 
     /// Replaces the data with `entity`, as if it had come from the server (observers get
-    /// `.newData(.localOverride)`). Use it to show the result of a mutation before reloading.
+    /// `.newData(.localOverride)`). Use it to show the result of a mutation before reloading; the next
+    /// load still revalidates what the server sent, and a 304 restores that.
     public func overrideLocalData(with entity: Entity) {
         var entity = entity
-        entity.timestamp = service.now
+        entity.timestamp = core.now
         record(entity, event: .newData(.localOverride))
     }
 
     /// Makes `entity` the current data (fresh, no error), and tells observers `event`.
-    private func record(_ entity: Entity, event: ResourceEvent) {
+    func record(_ entity: Entity, event: ResourceEvent) {
         dataGeneration += 1
         latestData = entity
+        dataLifetime = entity.freshnessLifetime
         latestError = nil
         isInvalidated = false
         notifyObservers(event)
     }
 
     /// Replaces the data's content, keeping its content type and headers (JSON when there was no data).
+    /// The entity's bytes become the content's when it is ``JSON`` or a `String`, and empty otherwise,
+    /// so `text` never shows the old body.
     ///
     /// ```swift
     /// profile.overrideLocalContent(with: updatedUser)       // the UI shows it at once
@@ -194,27 +235,37 @@ extension Resource {
     public func overrideLocalContent(with content: any Sendable) {
         var entity = latestData ?? Entity(content: content, contentType: "application/json")
         entity.content = content
+        if let json = content as? JSON {
+            entity.bytes = json.serialized()
+        } else if let text = content as? String {
+            entity.bytes = Array(text.utf8)
+        } else {
+            entity.bytes = []
+        }
         overrideLocalData(with: entity)
     }
 
-    /// Marks the data stale: the next `loadIfNeeded()` loads, whatever the expiration or retry time.
-    /// The data stays until new data replaces it.
+    /// Marks the data stale: the next `loadIfNeeded()` loads, whatever the freshness, and a load already
+    /// in flight no longer counts (its answer may predate whatever made the data stale). The data stays
+    /// until new data replaces it.
     public func invalidate() {
+        invalidationGeneration += 1
         isInvalidated = true
     }
 
-    /// Forgets the data and the error, cancels loads in flight, and removes the cached copy.
-    /// Observers get `.newData(.wipe)`.
+    /// Forgets the data and the error, cancels loads in flight, and removes the cached copy (after any
+    /// cache write scheduled before). Observers get `.newData(.wipe)`.
     public func wipe() {
         for request in loadRequests { request.cancel() }
         dataGeneration += 1
+        invalidationGeneration += 1
+        lastRecordedLoad = loadSequence
         latestData = nil
+        serverEntity = nil
+        dataLifetime = nil
         latestError = nil
         isInvalidated = false
-        if let cache = configuration.cache {
-            let key = url.absoluteString
-            Task { await cache.removeEntity(forKey: key) }
-        }
+        removeFromCache()
         notifyObservers(.newData(.wipe))
     }
 
@@ -228,7 +279,7 @@ extension Resource {
     /// Waits `delay` on the service's clock, then cancels the loads in flight if nobody observes the
     /// resource by then: a screen that is about to be replaced by one that observes it does not lose it.
     public func cancelLoadIfUnobserved(afterDelay delay: Duration) {
-        let clock = service.clock
+        let clock = core.clock
         Task { [weak self] in
             try? await clock.sleep(delay)
             self?.cancelLoadIfUnobserved()

@@ -45,16 +45,20 @@ extension Resource {
     ///     if case .newData = event { render(profile.latestData) }
     /// }
     /// ```
-    /// Events are buffered without limit, so none is lost to a slow consumer.
-    public func events() -> AsyncStream<ResourceEvent> {
-        stream { _, event in event }
+    /// By default events are buffered without limit, so none is lost to a slow consumer; pass
+    /// `.bufferingNewest(1)` to keep only the latest.
+    public func events(
+        bufferingPolicy: AsyncStream<ResourceEvent>.Continuation.BufferingPolicy = .unbounded
+    ) -> AsyncStream<ResourceEvent> {
+        stream(bufferingPolicy: bufferingPolicy) { _, event in event }
     }
 
     /// A stream fed by an observer that lives until the stream's consumer stops.
     func stream<Element: Sendable>(
+        bufferingPolicy: AsyncStream<Element>.Continuation.BufferingPolicy = .unbounded,
         _ element: @escaping @MainActor (Resource, ResourceEvent) -> Element
     ) -> AsyncStream<Element> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: bufferingPolicy)
         let observation = addEntry(owner: nil, identity: nil, deliver: { resource, event in
             continuation.yield(element(resource, event))
         })
@@ -126,19 +130,25 @@ extension Resource {
 
     /// Starts or stops polling as observers come and go.
     func observersChanged() {
-        let observed = observers.contains { $0.isAlive }
-        if observed, pollingTask == nil, let interval = configuration.pollingInterval {
-            let clock = service.clock
-            pollingTask = Task { [weak self] in
-                while !Task.isCancelled {
-                    do { try await clock.sleep(interval) } catch { return }
-                    guard let self, self.hasObservers else { return }
-                    self.load()
-                }
+        updatePolling()
+    }
+
+    /// Polls at the configured interval while anything observes the resource: starts, stops or
+    /// restarts the polling task when observers or the configuration change.
+    func updatePolling() {
+        let interval = observers.contains { $0.isAlive } ? configuration.pollingInterval : nil
+        guard interval != pollingInterval || (interval != nil && pollingTask == nil) else { return }
+        pollingTask?.cancel()
+        pollingTask = nil
+        pollingInterval = interval
+        guard let interval else { return }
+        let clock = core.clock
+        pollingTask = Task { [weak self] in
+            while !Task.isCancelled {
+                do { try await clock.sleep(interval) } catch { return }
+                guard let self, self.hasObservers, !Task.isCancelled else { return }
+                self.load()
             }
-        } else if !observed, let pollingTask {
-            pollingTask.cancel()
-            self.pollingTask = nil
         }
     }
 }

@@ -20,10 +20,13 @@ public import Observation
 @MainActor
 @Observable
 public final class Resource {
-    /// The service that made this resource.
-    @ObservationIgnored public let service: Service
-    /// The canonical URL (query items sorted by name).
+    /// What the service's resources share (the service object holds it too; see ``Service``'s lifetime).
+    @ObservationIgnored let core: ServiceCore
+    /// The canonical URL (dot segments resolved, query items sorted by name).
     @ObservationIgnored public let url: URL
+
+    /// The service this resource belongs to.
+    public var service: Service { core.service }
 
     /// The latest data, if any: from the network, the cache, or a local override. Errors never clear it.
     public internal(set) var latestData: Entity?
@@ -43,9 +46,23 @@ public final class Resource {
     @ObservationIgnored var cachedConfiguration: (generation: Int, configuration: ResourceConfiguration)?
     /// Bumped whenever data arrives from anywhere but the cache, so a late cache read never wins.
     @ObservationIgnored var dataGeneration = 0
+    /// Bumped by every invalidation: a load that started before the latest one cannot make the
+    /// resource count as fresh again (a mutation always wins over a load already in flight).
+    @ObservationIgnored var invalidationGeneration = 0
+    /// Loads in the order they started, so an older one that finishes last cannot replace newer data.
+    @ObservationIgnored var loadSequence = 0
+    @ObservationIgnored var lastRecordedLoad = 0
+    /// The latest entity from the server (or the cache), which a local override does not replace: a
+    /// 304 confirms this one, never an override the server may have rejected.
+    @ObservationIgnored var serverEntity: Entity?
+    /// How long the latest data stays fresh by the server's `Cache-Control` (`max-age`, `no-cache`),
+    /// if it said; the configured expiration time otherwise.
+    @ObservationIgnored var dataLifetime: Duration?
+    /// The interval polling runs at now, if it runs.
+    @ObservationIgnored var pollingInterval: Duration?
 
-    init(service: Service, url: URL) {
-        self.service = service
+    init(core: ServiceCore, url: URL) {
+        self.core = core
         self.url = url
     }
 
@@ -67,38 +84,43 @@ public final class Resource {
 
     /// The configuration the service's rules give this resource now.
     public var configuration: ResourceConfiguration {
-        let generation = service.configurationGeneration
+        let generation = core.configurationGeneration
         if let cachedConfiguration, cachedConfiguration.generation == generation {
             return cachedConfiguration.configuration
         }
-        let configuration = service.computeConfiguration(for: url)
+        let configuration = core.computeConfiguration(for: url)
         cachedConfiguration = (generation, configuration)
         return configuration
     }
 
     /// The resource at `path` below this one: `/items` → `child("123")` → `/items/123`. Slashes in
-    /// `path` separate segments; other characters a path cannot hold are percent-encoded.
+    /// `path` separate segments; other characters a path cannot hold (`%` included) are percent-encoded.
+    /// A `.` or `..` segment gives a resource that fails to load, saying why: a child built from input
+    /// (`users.child(username)`) stays below its parent.
     public func child(_ path: String) -> Resource {
-        service.resource(absoluteURL: ResourceURL.child(of: url, path))
+        core.resource(absoluteURL: ResourceURL.child(of: url, path))
     }
 
     /// The resource a link `href` in this resource's content points to, resolved like a browser does:
     /// `"../other"`, `"/root"`, `"?page=2"`, or an absolute URL.
+    /// Configuration rules with a pattern apply to it only if it is under the service's base URL.
     public func relative(_ href: String) -> Resource {
         guard let target = URL(string: href, relativeTo: url)?.absoluteURL else {
-            return service.resource(absoluteURL: ResourceURL.invalid(href))
+            return core.resource(absoluteURL: ResourceURL.invalid(href))
         }
-        return service.resource(absoluteURL: target)
+        return core.resource(absoluteURL: target)
     }
 
     /// The same resource with the query item `name` set to `value`, or removed for `nil`.
     /// Parameters are kept sorted, so the order of calls does not matter.
     public func withParam(_ name: String, _ value: String?) -> Resource {
-        service.resource(absoluteURL: ResourceURL.settingParameter(name, to: value, in: url))
+        core.resource(absoluteURL: ResourceURL.settingParameter(name, to: value, in: url))
     }
 
     /// Whether `loadIfNeeded()` would send nothing now: nothing invalidated the resource, and the latest
-    /// error is younger than the retry time or (with no error) the data younger than the expiration time.
+    /// error is younger than the retry time or (with no error) the data younger than its freshness
+    /// lifetime: the server's `Cache-Control: max-age` (or zero for `no-cache` and `no-store`) when it
+    /// sent one, the configured expiration time otherwise.
     public var isUpToDate: Bool {
         // Registers observation of what it reads, then answers from the untracked fast path.
         _ = isInvalidated
@@ -113,17 +135,17 @@ public final class Resource {
         if _isInvalidated { return false }
         let windows = freshnessWindows
         if let errorTime = _latestError?.timestamp {
-            return errorTime.duration(to: service.now) < windows.retry
+            return errorTime.duration(to: core.now) < windows.retry
         }
         if let dataTime = _latestData?.timestamp {
-            return dataTime.duration(to: service.now) < windows.expiration
+            return dataTime.duration(to: core.now) < (dataLifetime ?? windows.expiration)
         }
         return false
     }
 
     /// The expiration and retry times of the current configuration.
     var freshnessWindows: (expiration: Duration, retry: Duration) {
-        if let cachedConfiguration, cachedConfiguration.generation == service.configurationGeneration {
+        if let cachedConfiguration, cachedConfiguration.generation == core.configurationGeneration {
             return (cachedConfiguration.configuration.expirationTime, cachedConfiguration.configuration.retryTime)
         }
         let configuration = self.configuration

@@ -33,6 +33,9 @@ public final class ResourceRequest {
     let tracker: TransferTracker?
     var task: Task<Void, Never>?
     var cancellationHandler: (() -> Void)?
+    /// For loads: the resource's invalidation generation when it started, and its place in order.
+    var generation = 0
+    var sequence = 0
     private var completionHandlers: [(Result<Entity, ResourceError>) -> Void] = []
     private var waiters: [Int: CheckedContinuation<Result<Entity, ResourceError>, Never>] = [:]
     private var nextWaiterID = 0

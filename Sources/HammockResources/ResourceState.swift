@@ -34,8 +34,12 @@ extension Resource {
     ///     print(state.event, state.isLoading, state.latestData?.jsonContent ?? "no data")
     /// }
     /// ```
-    public func states() -> AsyncStream<ResourceState> {
-        stream { resource, event in resource.state(after: event) }
+    /// A consumer that only needs the latest state (a view model, say) asks for
+    /// `.bufferingNewest(1)`: a slow consumer of a polled resource then never piles up responses.
+    public func states(
+        bufferingPolicy: AsyncStream<ResourceState>.Continuation.BufferingPolicy = .unbounded
+    ) -> AsyncStream<ResourceState> {
+        stream(bufferingPolicy: bufferingPolicy) { resource, event in resource.state(after: event) }
     }
 
     /// The state now, labelled with `event`.

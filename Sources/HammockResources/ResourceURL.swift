@@ -4,11 +4,14 @@ import HammockWire
 
 /// Building and canonicalizing resource URLs: one spelling per resource, so one instance per resource.
 enum ResourceURL {
-    /// `url` with its query items sorted by name (values of one name keep their order) and an empty
-    /// query or fragment removed.
+    /// `url` with dot segments resolved (`/a/../b` is `/b`, as a server resolves it), query items sorted
+    /// by name (values of one name keep their order), and an empty query or a fragment removed.
     static func canonical(_ url: URL) -> URL {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
+        guard url.scheme != "invalid", var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
+            return url
+        }
         components.fragment = nil
+        components.percentEncodedPath = removingDotSegments(components.percentEncodedPath)
         if let items = components.percentEncodedQueryItems {
             let sorted = items.enumerated().sorted { lhs, rhs in
                 lhs.element.name != rhs.element.name ? lhs.element.name < rhs.element.name : lhs.offset < rhs.offset
@@ -18,11 +21,56 @@ enum ResourceURL {
         return components.url ?? url
     }
 
-    /// A URL no transport is asked to fetch, for text that is not a URL. Loading it fails with
-    /// ``ResourceError/Cause/invalidURL(_:)``.
-    static func invalid(_ text: String) -> URL {
+    /// RFC 3986 §5.2.4: `.` segments go, `..` removes the segment before it (never above the root).
+    static func removingDotSegments(_ path: String) -> String {
+        guard path.contains(".") else { return path }
+        var output: [Substring] = []
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        for (index, segment) in segments.enumerated() {
+            let isLast = index == segments.count - 1
+            switch segment {
+            case ".":
+                if isLast { output.append("") }
+            case "..":
+                if output.count > 1 { output.removeLast() }
+                if isLast { output.append("") }
+            default:
+                output.append(segment)
+            }
+        }
+        let joined = output.joined(separator: "/")
+        return path.hasPrefix("/") && !joined.hasPrefix("/") ? "/" + joined : joined
+    }
+
+    /// A URL no transport is asked to fetch, for text that is not a URL (or a path under a base URL
+    /// that cannot be used). Loading it fails with ``ResourceError/Cause/invalidURL(_:)`` and `reason`
+    /// as the message, if given.
+    static func invalid(_ text: String, reason: String? = nil) -> URL {
         let encoded = text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-        return URL(string: "invalid:" + encoded) ?? URL(fileURLWithPath: "/")
+        let because = reason.map { "?" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "") } ?? ""
+        return URL(string: "invalid:" + encoded + because) ?? URL(fileURLWithPath: "/")
+    }
+
+    /// The text and reason an invalid URL was made from.
+    static func invalidParts(_ url: URL) -> (text: String, reason: String?)? {
+        guard url.scheme == "invalid" else { return nil }
+        let rest = url.absoluteString.dropFirst("invalid:".count)
+        let parts = rest.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        let text = String(parts[0]).removingPercentEncoding ?? String(parts[0])
+        return (text, parts.count > 1 ? String(parts[1]).removingPercentEncoding : nil)
+    }
+
+    /// Why `url` cannot be a base URL, if it cannot: `RestClient` refuses the same ones.
+    static func problem(withBase url: URL) -> String? {
+        let components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+        if components?.percentEncodedQuery != nil {
+            return "the base URL '\(url.absoluteString)' has a query; send parameters per request, or API keys in headers"
+        }
+        if components?.user != nil || components?.password != nil {
+            return "the base URL '\(url.absoluteString)' has user info; send credentials in an Authorization header"
+        }
+        if components?.fragment != nil { return "the base URL '\(url.absoluteString)' has a fragment" }
+        return nil
     }
 
     /// `base` + `path`, keeping the base's path (`/api` + `/items` → `/api/items`).
@@ -34,15 +82,20 @@ enum ResourceURL {
     }
 
     /// `url` with `name` added as more path segments: `/items` + `123/related` → `/items/123/related`.
-    /// Characters that a path cannot hold are percent-encoded; the query is dropped.
+    /// Characters that a path cannot hold are percent-encoded; the query is dropped. A `.` or `..`
+    /// segment is refused (the resource fails to load, saying why): a child built from input must stay
+    /// below its parent.
     static func child(of url: URL, _ name: String) -> URL {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
+        let segments = name.split(separator: "/", omittingEmptySubsequences: true)
+        if segments.contains(where: { $0 == "." || $0 == ".." }) {
+            return invalid(url.absoluteString + "/" + name, reason: "'\(name)' would leave \(url.path): '.' and '..' are not child names")
+        }
         var path = components.percentEncodedPath
         while path.hasSuffix("/") { path.removeLast() }
         var allowed = CharacterSet.urlPathAllowed
-        allowed.remove(charactersIn: "?#;")
-        let encoded = name.split(separator: "/", omittingEmptySubsequences: true)
-            .map { String($0).addingPercentEncoding(withAllowedCharacters: allowed) ?? "" }
+        allowed.remove(charactersIn: "?#;%")
+        let encoded = segments.map { String($0).addingPercentEncoding(withAllowedCharacters: allowed) ?? "" }
         components.percentEncodedPath = path + "/" + encoded.joined(separator: "/")
         components.percentEncodedQuery = nil
         return components.url ?? invalid(url.absoluteString + "/" + name)
@@ -58,18 +111,19 @@ enum ResourceURL {
         return components.url ?? url
     }
 
-    /// The URL's path relative to `base`'s path (what patterns match), or its whole path when it is
-    /// not under the base.
-    static func relativePath(of url: URL, base: URL?) -> String {
+    /// The path of `url` relative to `base`'s path (what patterns match), or `nil` when it is not under
+    /// the base: another scheme, host or port, or a path that does not start with the base path at a
+    /// segment boundary (`/api` is not a prefix of `/apikeys`).
+    static func relativePath(of url: URL, under base: URL) -> String? {
+        guard Origin(url) != nil, Origin(url) == Origin(base),
+            let baseComponents = URLComponents(url: base, resolvingAgainstBaseURL: true)
+        else { return nil }
         let path = URLComponents(url: url, resolvingAgainstBaseURL: true)?.percentEncodedPath ?? ""
-        guard let base, let baseComponents = URLComponents(url: base, resolvingAgainstBaseURL: true),
-            baseComponents.host == url.host, baseComponents.port == url.port
-        else { return path.isEmpty ? "/" : path }
         var basePath = baseComponents.percentEncodedPath
         while basePath.hasSuffix("/") { basePath.removeLast() }
-        guard path.hasPrefix(basePath) else { return path.isEmpty ? "/" : path }
+        guard path.hasPrefix(basePath) else { return nil }
         let rest = String(path.dropFirst(basePath.count))
         if rest.isEmpty { return "/" }
-        return rest.hasPrefix("/") ? rest : path
+        return rest.hasPrefix("/") ? rest : nil
     }
 }

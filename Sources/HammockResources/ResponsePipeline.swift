@@ -48,6 +48,15 @@ public struct ResponsePipeline: Sendable {
         set { stages[stage.rawValue] = newValue }
     }
 
+    /// This pipeline without the stages after `stage`: mutation responses are parsed (raw data, text,
+    /// JSON) but never run through the resource's model, which describes its representation, not what
+    /// a POST answers.
+    public func through(_ stage: Stage) -> ResponsePipeline {
+        var pipeline = self
+        for later in Stage.allCases where later > stage { pipeline[later] = [] }
+        return pipeline
+    }
+
     /// Removes every transformer from every stage.
     public mutating func removeAll() {
         stages = Array(repeating: [], count: Stage.allCases.count)

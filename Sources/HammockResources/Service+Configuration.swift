@@ -9,50 +9,56 @@ extension Service {
         let apply: @MainActor (inout ResourceConfiguration) -> Void
     }
 
-    /// Configures the resources whose path (relative to the base URL, without query) matches `pattern`.
+    /// Configures the resources under the base URL whose path (relative to it, without query)
+    /// matches `pattern`.
     ///
     /// ```swift
-    /// api.configure { $0.headers[.accept] = "application/json" }       // "/**": everything
+    /// api.configure { $0.headers[.accept] = "application/json" }       // "/**": everything under the base URL
     /// api.configure("/items/*") { $0.expirationTime = .seconds(5) }
     /// ```
-    /// Rules apply in the order added, later ones winning. Resources pick up a new rule the next time
-    /// they read their configuration.
+    /// Only URLs with the base URL's scheme, host and port, and its path as a prefix, match: headers set
+    /// here (a token, an API key) never go to another host, even to a link found in content. Reach
+    /// other hosts with ``configure(whenURLMatches:description:_:)``. Rules apply in the order added,
+    /// later ones winning. Resources pick up a new rule the next time they read their configuration.
     public func configure(
         _ pattern: String = "/**", description: String? = nil,
         _ configure: @escaping @MainActor (inout ResourceConfiguration) -> Void
     ) {
         let urlPattern = URLPattern(pattern)
-        let baseURL = self.baseURL
-        configurationRules.append(ConfigurationRule(
+        let core = self.core
+        addRule(ConfigurationRule(
             description: description ?? pattern,
-            matches: { url in urlPattern.matches(ResourceURL.relativePath(of: url, base: baseURL)) },
+            matches: { [unowned core] url in core.url(url, matches: urlPattern) },
             apply: configure))
-        invalidateConfiguration()
     }
 
-    /// Configures the resources whose URL passes `predicate`.
+    /// Configures the resources whose URL passes `predicate`: the way to configure other hosts.
     public func configure(
         whenURLMatches predicate: @escaping @MainActor (URL) -> Bool, description: String = "custom",
         _ configure: @escaping @MainActor (inout ResourceConfiguration) -> Void
     ) {
-        configurationRules.append(ConfigurationRule(description: description, matches: predicate, apply: configure))
+        addRule(ConfigurationRule(description: description, matches: predicate, apply: configure))
+    }
+
+    private func addRule(_ rule: ConfigurationRule) {
+        // A cache named by the rule is known from now on, so sign-out reaches entries of earlier launches.
+        var probe = ResourceConfiguration()
+        rule.apply(&probe)
+        if let cache = probe.cache { core.register(cache) }
+        core.configurationRules.append(rule)
         invalidateConfiguration()
     }
 
     /// Makes every resource compute its configuration again on next use: call it when something the
-    /// configuration closures read (a token, a user setting) has changed.
+    /// configuration closures read (a token, a user setting) has changed. Observed resources start or
+    /// stop polling at once if their polling interval changed.
     public func invalidateConfiguration() {
-        configurationGeneration += 1
+        core.configurationGeneration += 1
+        for resource in core.liveResources where resource.hasObservers { resource.updatePolling() }
     }
 
     /// The descriptions of the rules that apply to `url`, in order (for debugging configuration).
     public func configurationDescriptions(for url: URL) -> [String] {
-        configurationRules.filter { $0.matches(url) }.map(\.description)
-    }
-
-    func computeConfiguration(for url: URL) -> ResourceConfiguration {
-        var configuration = ResourceConfiguration()
-        for rule in configurationRules where rule.matches(url) { rule.apply(&configuration) }
-        return configuration
+        core.configurationRules.filter { $0.matches(url) }.map(\.description)
     }
 }

@@ -12,36 +12,44 @@ import HammockWire
 /// profile.loadIfNeeded()
 /// ```
 /// Asking twice for the same URL, by whatever route (`resource`, `child`, `relative`, `withParam`),
-/// returns the same object, so every screen that shows `/profile` shares its data, its error and its
-/// requests.
+/// returns the same object for as long as anyone holds it, so every screen that shows `/profile` shares
+/// its data, its error and its requests.
+///
+/// ## Lifetime
+/// Keep one service per API, for as long as you use the API. The service also keeps recently used
+/// resources nobody observes (``maximumUnobservedResources``), so a screen that comes back finds its
+/// data. When the last reference to the service goes, it lets go of those; resources that someone still
+/// holds keep working, loading and staying canonical (`resource.service` then hands out a service object
+/// for the same API). Nothing forms a cycle: a service made per test, user or tenant is freed.
 ///
 /// ## Isolation
 /// A service and its resources live on the main actor: their state reads are synchronous, observers
 /// run there in a fixed order, and SwiftUI can watch resources directly (they are `@Observable`).
-/// Network calls, response parsing and cache reads run off the main actor; only their results come
+/// Network calls, response parsing and cache I/O run off the main actor; only their results come
 /// back to it. On Linux the main actor is served by the main dispatch queue, which an `async` `main`
 /// (and the test runner) drains.
 @MainActor
 public final class Service {
+    let core: ServiceCore
+
     /// The URL `resource(_:)` paths are relative to; `nil` if the text given was not a URL.
-    public let baseURL: URL?
+    public var baseURL: URL? { core.baseURL }
     /// The client whose interceptors and transport carry every request.
-    public let client: RestClient
-    let clock: ServiceClock
-    var resources: [String: Resource] = [:]
-    var configurationRules: [ConfigurationRule] = []
-    var configurationGeneration = 0
-    var accessCounter = 0
-    let progressEstimator = ProgressEstimator()
+    public var client: RestClient { core.client }
 
     /// How many unobserved, idle resources the service keeps before it releases the least recently
-    /// used ones. Observed resources and resources with requests in flight are never released.
-    public var maximumUnobservedResources = 500
+    /// used ones. Observed resources and resources with requests in flight are never released, and a
+    /// released resource that someone still holds stays the one `resource(_:)` returns.
+    public var maximumUnobservedResources: Int {
+        get { core.maximumUnobservedResources }
+        set { core.maximumUnobservedResources = newValue }
+    }
 
     /// A service for `baseURL`, sending through `transport` and `interceptors`, on `clock`.
     ///
     /// Text that is not an absolute URL gives a service whose resources fail to load with a clear
-    /// ``ResourceError/Cause/invalidURL(_:)``, rather than a crash.
+    /// ``ResourceError/Cause/invalidURL(_:)``, rather than a crash. So does a base URL with a query,
+    /// user info or a fragment (as `RestClient` refuses them): put API keys in headers.
     public convenience init(
         baseURL: String,
         transport: any HTTPTransport = URLSessionTransport(),
@@ -59,40 +67,44 @@ public final class Service {
         interceptors: [any ClientInterceptor] = [],
         clock: some Clock<Duration> = ContinuousClock()
     ) {
-        self.baseURL = baseURL
-        self.client = RestClient(
-            baseURL: baseURL ?? URL(fileURLWithPath: "/"), transport: transport, interceptors: interceptors)
-        self.clock = ServiceClock(clock)
+        let client = RestClient(baseURL: baseURL ?? URL(fileURLWithPath: "/"), transport: transport, interceptors: interceptors)
+        core = ServiceCore(baseURL: baseURL, client: client, clock: ServiceClock(clock))
+        core.handle = self
+    }
+
+    /// Another handle on an existing service's core (for resources whose service object was let go).
+    init(core: ServiceCore) {
+        self.core = core
+    }
+
+    deinit {
+        // Nothing but this object asked the core to keep idle resources for reuse: let them go, unless
+        // a new handle appeared meanwhile.
+        let core = self.core
+        Task { @MainActor in
+            if core.handle == nil { core.retained.removeAll() }
+        }
     }
 
     /// The time now on the service's clock.
-    public var now: ServiceInstant { clock.now() }
+    public var now: ServiceInstant { core.now }
 
-    /// The resource at `path` relative to the base URL; a query in `path` is kept (and sorted).
+    /// The resource at `path` relative to the base URL; a query in `path` is kept (and sorted), and dot
+    /// segments are resolved (`/users/../admin` is `/admin`, as the server will see it).
     ///
     /// ```swift
     /// api.resource("/items/123/related") === api.resource("/items").child("123").child("related")  // true
     /// ```
     public func resource(_ path: String) -> Resource {
-        guard let baseURL else { return resource(absoluteURL: ResourceURL.invalid(path)) }
+        guard let baseURL = core.baseURL else { return resource(absoluteURL: ResourceURL.invalid(path)) }
+        if let problem = core.baseProblem { return resource(absoluteURL: ResourceURL.invalid(path, reason: problem)) }
         return resource(absoluteURL: ResourceURL.join(baseURL, path))
     }
 
-    /// The resource at an absolute URL (which may be on another host).
+    /// The resource at an absolute URL (which may be on another host). Configuration rules made with a
+    /// pattern apply only to URLs under the base URL; reach others with `configure(whenURLMatches:)`.
     public func resource(absoluteURL url: URL) -> Resource {
-        let canonical = ResourceURL.canonical(url)
-        let key = canonical.absoluteString
-        accessCounter += 1
-        if let existing = resources[key] {
-            existing.lastAccess = accessCounter
-            return existing
-        }
-        let resource = Resource(service: self, url: canonical)
-        resource.lastAccess = accessCounter
-        resources[key] = resource
-        if resources.count > maximumUnobservedResources { releaseUnobservedResources(keeping: maximumUnobservedResources) }
-        resource.readCacheIfConfigured()
-        return resource
+        core.resource(absoluteURL: url)
     }
 
     /// The resource at an absolute URL given as text; text that is not a URL gives a resource that
@@ -101,29 +113,20 @@ public final class Service {
         resource(absoluteURL: URL(string: text) ?? ResourceURL.invalid(text))
     }
 
-    /// How many resources the service holds now.
-    public var resourceCount: Int { resources.count }
+    /// How many resources the service keeps now (those it keeps for reuse, observed or not).
+    public var resourceCount: Int { core.retained.count }
 
-    /// Releases every resource with no observers and no request in flight. Holders of such a resource
-    /// keep a working object, but `resource(_:)` makes a new one next time.
+    /// Stops keeping the resources that have no observers and no request in flight. Whoever holds one
+    /// keeps a working object, and `resource(_:)` returns that same object while it lives.
     public func flushUnobservedResources() {
-        releaseUnobservedResources(keeping: 0)
+        core.releaseUnobserved(keeping: 0)
     }
 
-    /// Releases the least recently used idle, unobserved resources until at most `limit` remain.
-    func releaseUnobservedResources(keeping limit: Int) {
-        let idle = resources.values.filter { !$0.hasObservers && !$0.isRequesting }
-        guard idle.count > limit else { return }
-        for resource in idle.sorted(by: { $0.lastAccess < $1.lastAccess }).prefix(idle.count - limit) {
-            resources.removeValue(forKey: resource.url.absoluteString)
-        }
-    }
-
-    /// Every resource the service holds whose path matches `pattern`.
+    /// Every resource that exists (kept by the service, or held by anyone) whose URL is under the base
+    /// URL and whose relative path matches `pattern`.
     public func resources(matching pattern: String) -> [Resource] {
         let pattern = URLPattern(pattern)
-        return resources.values.filter { pattern.matches(ResourceURL.relativePath(of: $0.url, base: baseURL)) }
-            .sorted { $0.url.absoluteString < $1.url.absoluteString }
+        return core.liveResources.filter { core.url($0.url, matches: pattern) }
     }
 
     /// Invalidates every resource whose path matches `pattern` (see ``Resource/invalidate()``).
@@ -131,40 +134,40 @@ public final class Service {
         for resource in resources(matching: pattern) { resource.invalidate() }
     }
 
-    /// Wipes every resource whose path matches `pattern` (see ``Resource/wipe()``), on sign-out say.
-    public func wipeResources(matching pattern: String = "/**") {
-        for resource in resources(matching: pattern) { resource.wipe() }
+    /// Wipes resources and their cached copies: the sign-out call.
+    ///
+    /// ```swift
+    /// api.wipeResources()                      // everything: every resource, every cache entry
+    /// api.wipeResources(matching: "/me/**")    // only what is under /me
+    /// ```
+    /// Without a pattern it reaches every resource that exists (whoever holds it, on any host) and
+    /// every entry of every cache a configuration has named, including entries written by earlier
+    /// launches. With a pattern, the resources and cache entries under the base URL whose path
+    /// matches. A cache write scheduled before the wipe never lands after it.
+    public func wipeResources(matching pattern: String? = nil) {
+        let urlPattern = pattern.map(URLPattern.init)
+        for resource in core.liveResources where urlPattern.map({ core.url(resource.url, matches: $0) }) ?? true {
+            resource.wipe()
+        }
+        let matches: @Sendable (String) -> Bool
+        if let urlPattern, let baseURL = core.baseURL, core.baseProblem == nil {
+            matches = { key in
+                guard let url = URL(string: key), let path = ResourceURL.relativePath(of: url, under: baseURL) else { return false }
+                return urlPattern.matches(path)
+            }
+        } else if urlPattern != nil {
+            return  // no base URL: no path can match
+        } else {
+            matches = { _ in true }
+        }
+        for cache in core.caches {
+            core.cacheOperations.enqueue { await cache.removeEntities(where: matches) }
+        }
     }
 
-    /// After a successful mutation of `resource`: invalidate it, its ancestors, its descendants (for
-    /// DELETE) and the configured patterns, and reload the observed ones.
-    func invalidateAfterMutation(of resource: Resource, method: HTTPRequest.Method, configuration: ResourceConfiguration) {
-        var touched: [Resource] = []
-        let path = ResourceURL.relativePath(of: resource.url, base: baseURL)
-        let sameServer = resources.values.filter { $0.url.host == resource.url.host && $0.url.port == resource.url.port }
-        if method == .delete {
-            // What lived below a deleted resource is gone too.
-            let prefix = path.hasSuffix("/") ? path : path + "/"
-            touched += sameServer.filter { ResourceURL.relativePath(of: $0.url, base: baseURL).hasPrefix(prefix) }
-        }
-        if configuration.invalidatesAncestorsAfterMutation {
-            let segments = path.split(separator: "/")
-            var ancestors: Set<String> = ["/"]
-            for count in 0...segments.count {
-                ancestors.insert("/" + segments.prefix(count).joined(separator: "/"))
-            }
-            touched += sameServer.filter { ancestors.contains(ResourceURL.relativePath(of: $0.url, base: baseURL)) }
-        }
-        for pattern in configuration.alsoInvalidatesAfterMutation { touched += resources(matching: pattern) }
-        var seen: Set<ObjectIdentifier> = []
-        for each in touched.sorted(by: { $0.url.absoluteString < $1.url.absoluteString })
-        where seen.insert(ObjectIdentifier(each)).inserted {
-            each.invalidate()
-            if each.configuration.reloadsObservedResourcesWhenInvalidated, each.hasObservers,
-                each.latestData != nil || each.latestError != nil
-            {
-                each.loadIfNeeded()
-            }
-        }
+    /// Returns when every cache write and removal scheduled so far has landed: before the app is
+    /// suspended, say, or in a test.
+    public func waitForCacheOperations() async {
+        await core.cacheOperations.finished()
     }
 }

@@ -103,4 +103,5 @@ final class SlowCache: EntityCache {
 
     func writeEntity(_ entity: CachedEntity, forKey key: String) async {}
     func removeEntity(forKey key: String) async {}
+    func removeEntities(where predicate: @Sendable (String) -> Bool) async {}
 }

@@ -1,19 +1,8 @@
 import Foundation
 import HammockClient
 import HammockResources
+import HammockTesting
 import Testing
-
-/// A small deterministic generator, so that a failure can be replayed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite("Properties over random inputs")
 struct PropertyTests {
@@ -50,7 +39,7 @@ struct PropertyTests {
 
     @Test("URLPattern agrees with a regular-expression oracle on 5,000 random patterns and paths")
     func patternsAgreeWithOracle() {
-        var random = SplitMix64(state: 20_261_122)
+        var random = SplitMix64(seed: 20_261_122)
         let pieces = ["a", "b", "ab", "/", "*", "**", "x"]
         for _ in 0..<5_000 {
             let pattern = "/" + (0..<Int.random(in: 1...5, using: &random)).map { _ in pieces.randomElement(using: &random) ?? "" }.joined()
@@ -63,7 +52,7 @@ struct PropertyTests {
     @Test("query parameters in any order, by any route, give one instance")
     func parameterOrder() {
         let api = Service(baseURL: "http://api.test", transport: MockTransport { _, _ in throw FakeNetworkError() })
-        var random = SplitMix64(state: 42)
+        var random = SplitMix64(seed: 42)
         let names = ["page", "sort", "q", "limit", "filter"]
         for _ in 0..<200 {
             let chosen = names.shuffled(using: &random).prefix(Int.random(in: 1...5, using: &random))

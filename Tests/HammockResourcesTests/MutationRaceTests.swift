@@ -1,0 +1,161 @@
+import Foundation
+import HammockClient
+import HammockJSON
+import HammockResources
+import HammockTesting
+import HTTPTypes
+import Testing
+
+struct ReviewPerson: Codable, Equatable, Sendable {
+    var id: Int
+    var name: String
+}
+
+/// A mutation always wins over a stale load, a rejected override never survives a 304, and mutation
+/// answers are not the representation.
+@MainActor
+@Suite("A mutation always wins")
+struct MutationRaceTests {
+    let backend = ScriptedBackend()
+    let clock = ManualClock()
+    let api: Service
+
+    init() {
+        api = Service(baseURL: "http://api.test", transport: backend.transport, clock: clock)
+    }
+
+    @Test("A load in flight when a mutation succeeds does not make the list fresh: a new load follows and wins")
+    func loadInFlightDuringMutation() async throws {
+        let people = api.resource("/people")
+        backend.script(.json(["Ada"]))
+        _ = await people.load().response()
+        backend.hold(true)
+        backend.script(.json(["Ada"]), .json(["id": 2, "name": "Bob"], status: .created), .json(["Ada", "Bob"]))
+        let refresh = people.load()  // in flight; its answer predates the POST
+        #expect(await backend.waitForHeld(1))
+        let post = people.request(.post, json: ["name": "Bob"])
+        #expect(await backend.waitForHeld(2))
+        backend.releaseAll()
+        _ = await post.response()
+        let reload = try #require(people.loadIfNeeded())
+        #expect(reload !== refresh)
+        #expect(await backend.waitForHeld(1))
+        backend.hold(false)
+        backend.releaseAll()
+        _ = await refresh.response()
+        _ = await reload.response()
+        #expect(people.latestData?.jsonContent == ["Ada", "Bob"])
+        #expect(!people.isInvalidated)
+        #expect(backend.requestCount == 4)
+    }
+
+    @Test("When the newer load finishes first, the older one's late answer does not replace its data")
+    func olderLoadFinishesLast() async {
+        let feed = api.resource("/feed")
+        backend.hold(true)
+        backend.script(.json(["old"]), .json(["new"]))
+        let older = feed.load()
+        #expect(await backend.waitForHeld(1))
+        feed.invalidate()
+        let newer = feed.load()
+        #expect(newer !== older)
+        #expect(await backend.waitForHeld(2))
+        backend.hold(false)
+        backend.releaseAll()
+        _ = await newer.response()
+        _ = await older.response()
+        #expect(feed.latestData?.jsonContent == ["new"])
+    }
+
+    @Test("A 304 after a rejected optimistic override restores the server's data, not the override")
+    func notModifiedAfterOverride() async {
+        let profile = api.resource("/profile")
+        backend.script(
+            .json(["name": "Ada"], headers: [("ETag", "\"v1\"")]),
+            .json(["detail": "name is taken"], status: .unprocessableContent),
+            .init(status: .notModified, headers: [("ETag", "\"v1\"")], body: []))
+        _ = await profile.load().response()
+        profile.overrideLocalContent(with: ["name": "Optimistic"] as JSON)
+        #expect(profile.latestData?.text == #"{"name":"Optimistic"}"#)
+        _ = await profile.request(.put, json: ["name": "Optimistic"]).response()
+        _ = await profile.load().response()
+        #expect(backend.requests.last?.headerFields[.ifNoneMatch] == "\"v1\"")
+        #expect(profile.latestData?.jsonContent == ["name": "Ada"])
+    }
+
+    @Test("A mutation's answer is not run through the representation's model; a successful POST invalidates the list")
+    func mutationPipeline() async throws {
+        api.configure("/people") { $0.pipeline[.model] = [.decoding([ReviewPerson].self)] }
+        api.configure("/people/*") { $0.pipeline[.model] = [.decoding(ReviewPerson.self)] }
+        backend.script(
+            .json([["id": 1, "name": "Ada"]]), .json(["id": 2, "name": "Bob"], status: .created),
+            .init(status: .ok, headers: [("Content-Type", "application/json")], body: []),
+            .init(status: .noContent, headers: [("Content-Type", "application/json")], body: []))
+        let people = api.resource("/people")
+        _ = await people.load().response()
+        let created = await people.request(.post, json: ["name": "Bob"]).response()
+        #expect(try created.get().jsonContent?["name"] == "Bob")
+        #expect(people.isInvalidated)
+        let head = await api.resource("/people/1").request(.head).response()
+        #expect((try? head.get()) != nil)
+        let deleted = await api.resource("/people/1").request(.delete).response()
+        #expect((try? deleted.get()) != nil)
+    }
+
+    @Test("A polling interval configured after observers exist starts polling, and removing it stops it")
+    func pollingAfterObservers() async {
+        backend.setFallback(.json(["items": []]))
+        let feed = api.resource("/feed")
+        let owner = Owner()
+        feed.addObserver(owner: owner) { _, _ in }
+        _ = await feed.load().response()
+        var interval: Duration? = .seconds(5)
+        api.configure("/feed") { $0.pollingInterval = interval }
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .seconds(5))
+        #expect(await eventually { backend.requestCount == 2 })
+        interval = nil
+        api.invalidateConfiguration()
+        #expect(await eventually { clock.sleeperCount == 0 })
+        clock.advance(by: .seconds(20))
+        for _ in 0..<50 { await Task.yield() }
+        #expect(backend.requestCount == 2)
+        withExtendedLifetime(owner) {}
+    }
+
+    @Test("An observer that invalidates on new data from a load that was already stale gets one reload, not a loop")
+    func invalidateInCallback() async {
+        backend.setFallback(.json(["n": 1]))
+        let feed = api.resource("/feed")
+        let owner = Owner()
+        var invalidations = 0
+        feed.addObserver(owner: owner) { resource, event in
+            if case .newData(.network) = event, invalidations < 1 {
+                invalidations += 1
+                resource.invalidate()
+            }
+        }
+        backend.hold(true)
+        let stale = feed.load()
+        #expect(await backend.waitForHeld(1))
+        feed.invalidate()  // the load in flight no longer counts
+        backend.hold(false)
+        backend.releaseAll()
+        _ = await stale.response()
+        #expect(await eventually { backend.requestCount == 2 && !feed.isRequesting })
+        for _ in 0..<50 { await Task.yield() }
+        #expect(backend.requestCount == 2)
+        withExtendedLifetime(owner) {}
+    }
+
+    @Test("states() can keep only the newest state for a slow consumer")
+    func newestStateOnly() async {
+        backend.setFallback(.json(["n": 1]))
+        let feed = api.resource("/feed")
+        let states = feed.states(bufferingPolicy: .bufferingNewest(1))
+        for _ in 0..<3 { _ = await feed.load().response() }
+        var iterator = states.makeAsyncIterator()
+        let first = await iterator.next()
+        #expect(first?.event == .newData(.network))  // the three loads' events collapsed into the last one
+    }
+}

@@ -1,0 +1,191 @@
+import Foundation
+import HammockClient
+import HammockJSON
+import HammockResources
+import HammockTesting
+import HTTPTypes
+import Testing
+
+/// Credentials and private data stay in their scope: configuration headers only under the base URL,
+/// no path traversal from children, nothing persisted that the server said not to store.
+@MainActor
+@Suite("Credentials and private data stay in their scope")
+struct CredentialScopeTests {
+    let backend = ScriptedBackend()
+
+    func service(_ base: String = "https://api.example.com/v1") -> Service {
+        Service(baseURL: base, transport: backend.transport, clock: ManualClock())
+    }
+
+    @Test("Headers configured by pattern reach only URLs under the base URL; other hosts need configure(whenURLMatches:)")
+    func headersStayHome() async {
+        let api = service()
+        api.configure { $0.headers[.authorization] = "Bearer user-secret" }
+        api.configure("/items/*") { $0.headers[HTTPField.Name("X-Api-Key")!] = "key-123" }
+        _ = await api.resource("/items").relative("https://tracker.example.net/items/1").load().response()
+        let elsewhere = backend.requests.last
+        #expect(elsewhere?.authority == "tracker.example.net")
+        #expect(elsewhere?.headerFields[.authorization] == nil)
+        #expect(elsewhere?.headerFields[HTTPField.Name("X-Api-Key")!] == nil)
+
+        // Same host, outside the base path; same host and path, another scheme or port: not under the base.
+        for url in ["https://api.example.com/v1beta/items/1", "http://api.example.com/v1/items/1", "https://api.example.com:8443/v1/items/1"] {
+            _ = await api.resource(absoluteURL: url).load().response()
+            #expect(backend.requests.last?.headerFields[.authorization] == nil, "\(url)")
+        }
+
+        _ = await api.resource("/items/1").load().response()
+        #expect(backend.requests.last?.headerFields[.authorization] == "Bearer user-secret")
+        #expect(backend.requests.last?.headerFields[HTTPField.Name("X-Api-Key")!] == "key-123")
+
+        api.configure(whenURLMatches: { $0.host == "tracker.example.net" }) { $0.headers[.authorization] = "Bearer tracker" }
+        _ = await api.resource(absoluteURL: "https://tracker.example.net/items/2").load().response()
+        #expect(backend.requests.last?.headerFields[.authorization] == "Bearer tracker")
+    }
+
+    @Test("A child named . or .. fails without a request; dot segments in paths are resolved before patterns see them")
+    func dotSegments() async {
+        let api = service()
+        api.configure("/users/**") { $0.headers[.authorization] = "Bearer users-scope" }
+        let users = api.resource("/users")
+        for name in ["../admin/keys", "..", ".", "a/../../admin"] {
+            let escaped = users.child(name)
+            _ = await escaped.load().response()
+            #expect(escaped.latestError?.userMessage.contains("'.' and '..' are not child names") == true, "\(name)")
+        }
+        #expect(backend.requestCount == 0)
+        #expect(users.child("%2E%2E").url.absoluteString == "https://api.example.com/v1/users/%252E%252E")
+        #expect(api.resource("/users/../admin") === api.resource("/admin"))
+        #expect(api.resource("/users/./7") === users.child("7"))
+        _ = await api.resource("/users/../admin").load().response()
+        #expect(backend.requests.last?.path == "/v1/admin")
+        #expect(backend.requests.last?.headerFields[.authorization] == nil)  // /admin is not under /users
+    }
+
+    @Test("A base URL with a query or user info gives resources that fail saying why, and nothing is sent")
+    func badBaseURLs() async {
+        for base in ["https://api.example.com/v1?api_key=K", "https://user:pass@api.example.com/v1"] {
+            let api = service(base)
+            let items = api.resource("/items")
+            _ = await items.load().response()
+            let message = items.latestError?.userMessage ?? ""
+            #expect(message.contains("has a query") || message.contains("has user info"), "\(message)")
+        }
+        #expect(backend.requestCount == 0)
+    }
+}
+
+@MainActor
+@Suite("What a persistent cache keeps")
+struct CacheSafetyTests {
+    let backend = ScriptedBackend()
+
+    func service(cache: any EntityCache, clock: ManualClock = ManualClock()) -> Service {
+        let api = Service(baseURL: "http://api.test", transport: backend.transport, clock: clock)
+        api.configure { $0.cache = cache }
+        return api
+    }
+
+    @Test("Cache-Control: no-store is never written, and removes what was written before")
+    func noStore() async {
+        let cache = MemoryEntityCache()
+        let api = service(cache: cache)
+        backend.script(
+            .json(["card": "old"]),
+            .json(["card": "4111 1111 1111 1111"], headers: [("Cache-Control", "private, no-store")]))
+        let wallet = api.resource("/wallet")
+        _ = await wallet.load().response()
+        await api.waitForCacheOperations()
+        #expect(cache.count == 1)
+        _ = await wallet.load().response()
+        await api.waitForCacheOperations()
+        #expect(await cache.readEntity(forKey: wallet.url.absoluteString) == nil)
+        #expect(wallet.latestData?.jsonContent == ["card": "4111 1111 1111 1111"])  // shown, not kept
+    }
+
+    @Test("Stored entries drop cookies and hop-by-hop fields; cache files are readable by their owner only")
+    func storedFields() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hammock-cache-\(UUID().uuidString)")
+        let cache = try FileEntityCache(directory: directory)
+        let api = service(cache: cache)
+        backend.setFallback(.json(["ok": true], headers: [("Set-Cookie", "sid=secret"), ("Connection", "keep-alive"), ("ETag", "\"1\"")]))
+        let profile = api.resource("/profile")
+        _ = await profile.load().response()
+        await api.waitForCacheOperations()
+        let stored = try #require(await cache.readEntity(forKey: profile.url.absoluteString))
+        #expect(stored.headerFields[.setCookie] == nil && stored.headerFields[.connection] == nil)
+        #expect(stored.headerFields[.eTag] == "\"1\"")
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: directory.path).first { $0.hasSuffix(".json") })
+        let file = directory.appendingPathComponent(name)
+        let fileMode = try #require(try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? NSNumber)
+        let directoryMode = try #require(try FileManager.default.attributesOfItem(atPath: directory.path)[.posixPermissions] as? NSNumber)
+        #expect(fileMode.intValue & 0o777 == 0o600)
+        #expect(directoryMode.intValue & 0o777 == 0o700)
+    }
+
+    @Test("Vary keeps representations apart: an entry stored for one Accept-Language is not shown for another")
+    func vary() async {
+        let cache = MemoryEntityCache()
+        backend.setFallback(.json(["greeting": "hello"], headers: [("Vary", "Accept-Language")]))
+        let english = service(cache: cache)
+        english.configure { $0.headers[.acceptLanguage] = "en" }
+        _ = await english.resource("/greeting").load().response()
+        await english.waitForCacheOperations()
+
+        backend.hold(true)
+        let french = service(cache: cache)
+        french.configure { $0.headers[.acceptLanguage] = "fr" }
+        let greeting = french.resource("/greeting")
+        await french.waitForCacheOperations()
+        #expect(greeting.latestData == nil)
+
+        let againEnglish = service(cache: cache)
+        againEnglish.configure { $0.headers[.acceptLanguage] = "en" }
+        let shown = againEnglish.resource("/greeting")
+        #expect(await eventually { shown.latestData != nil })
+        #expect(shown.latestData?.jsonContent == ["greeting": "hello"])
+        backend.hold(false)
+        backend.releaseAll()
+    }
+
+    @Test("Both caches stay within their entry and byte limits, dropping the least recently used first")
+    func boundedCaches() async throws {
+        let entry = { (size: Int) in CachedEntity(bytes: Array(repeating: 1, count: size), headerFields: [:]) }
+        let memory = MemoryEntityCache(maximumEntries: 3, maximumBytes: 1_000)
+        for key in ["a", "b", "c"] { await memory.writeEntity(entry(100), forKey: key) }
+        _ = await memory.readEntity(forKey: "a")  // a is now more recent than b
+        await memory.writeEntity(entry(100), forKey: "d")
+        #expect(await memory.readEntity(forKey: "b") == nil)
+        #expect(await memory.readEntity(forKey: "a") != nil && memory.count == 3)
+        await memory.writeEntity(entry(900), forKey: "big")
+        #expect(memory.byteCount <= 1_000)
+        #expect(await memory.readEntity(forKey: "big") != nil)
+        await memory.writeEntity(entry(5_000), forKey: "huge")
+        #expect(await memory.readEntity(forKey: "huge") == nil)  // larger than the whole cache
+
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hammock-bounded-\(UUID().uuidString)")
+        let files = try FileEntityCache(directory: directory, maximumEntries: 2)
+        for key in ["x", "y", "z"] { await files.writeEntity(entry(10), forKey: key) }
+        let remaining = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".json") }
+        #expect(remaining.count == 2)
+        #expect(await files.readEntity(forKey: "z") != nil)
+    }
+
+    @Test("The server's max-age and no-cache decide freshness when it sends them")
+    func cacheControlFreshness() async {
+        let clock = ManualClock()
+        let api = Service(baseURL: "http://api.test", transport: backend.transport, clock: clock)
+        backend.script(
+            .json(["v": 1], headers: [("Cache-Control", "max-age=5")]),
+            .json(["v": 2], headers: [("Cache-Control", "no-cache")]),
+            .json(["v": 3]))
+        let feed = api.resource("/feed")
+        _ = await feed.load().response()
+        clock.advance(by: .seconds(4))
+        #expect(feed.loadIfNeeded() == nil)
+        clock.advance(by: .seconds(2))
+        _ = await feed.loadIfNeeded()?.response()  // older than max-age, younger than the 30 s expiration
+        #expect(backend.requestCount == 2)
+        #expect(feed.loadIfNeeded() != nil)  // no-cache: always revalidated
+    }
+}

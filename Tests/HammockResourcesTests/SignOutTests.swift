@@ -1,0 +1,136 @@
+import Foundation
+import HammockClient
+import HammockJSON
+import HammockResources
+import HammockTesting
+import HTTPTypes
+import Testing
+
+/// Sign-out signs out: every resource, every cache entry, and no write that lands afterwards.
+@MainActor
+@Suite("Signing out")
+struct SignOutTests {
+    let backend = ScriptedBackend()
+
+    func service(cache: (any EntityCache)? = nil) -> Service {
+        let api = Service(baseURL: "http://api.test", transport: backend.transport, clock: ManualClock())
+        if let cache { api.configure { $0.cache = cache } }
+        return api
+    }
+
+    func temporaryCache() throws -> FileEntityCache {
+        try FileEntityCache(directory: FileManager.default.temporaryDirectory.appendingPathComponent("hammock-signout-\(UUID().uuidString)"))
+    }
+
+    @Test("wipeResources() removes the cached copy of resources no longer in memory; the next user never sees them")
+    func wipeReachesEvicted() async throws {
+        let cache = try temporaryCache()
+        let api = service(cache: cache)
+        backend.setFallback(.json(["body": "user A's private message"]))
+        _ = await api.resource("/messages/1").load().response()
+        await api.waitForCacheOperations()
+        api.flushUnobservedResources()
+        api.wipeResources()
+        await api.waitForCacheOperations()
+        backend.hold(true)
+        let again = api.resource("/messages/1")
+        await api.waitForCacheOperations()
+        #expect(again.latestData == nil)
+        #expect(await cache.readEntity(forKey: again.url.absoluteString) == nil)
+        backend.hold(false)
+    }
+
+    @Test("Entries written by an earlier launch are wiped by the next, before any resource is made")
+    func wipeReachesEarlierLaunches() async throws {
+        let cache = try temporaryCache()
+        let earlier = service(cache: cache)
+        backend.setFallback(.json(["secret": 1]))
+        _ = await earlier.resource("/me").load().response()
+        await earlier.waitForCacheOperations()
+
+        let reopened = try FileEntityCache(directory: cache.directory)
+        let next = service(cache: reopened)
+        next.wipeResources()
+        await next.waitForCacheOperations()
+        #expect(await reopened.readEntity(forKey: "http://api.test/me") == nil)
+    }
+
+    @Test("A wipe with a pattern removes matching resources and entries, and leaves the rest")
+    func wipeByPattern() async throws {
+        let cache = MemoryEntityCache()
+        let api = service(cache: cache)
+        backend.setFallback(.json(["x": 1]))
+        for path in ["/me/profile", "/me/cards", "/public/news"] { _ = await api.resource(path).load().response() }
+        await api.waitForCacheOperations()
+        api.flushUnobservedResources()
+        api.wipeResources(matching: "/me/**")
+        await api.waitForCacheOperations()
+        #expect(await cache.readEntity(forKey: "http://api.test/me/profile") == nil)
+        #expect(await cache.readEntity(forKey: "http://api.test/me/cards") == nil)
+        #expect(await cache.readEntity(forKey: "http://api.test/public/news") != nil)
+    }
+
+    @Test("A cache write scheduled before a wipe never lands after it, with bodies of any size", arguments: [16 << 10, 1 << 20])
+    func writeBeforeWipe(size: Int) async throws {
+        let cache = try temporaryCache()
+        let api = service(cache: cache)
+        backend.setFallback(.init(headers: [("Content-Type", "application/octet-stream")], body: Array(repeating: 7, count: size)))
+        let feed = api.resource("/feed")
+        _ = await feed.load().response()
+        feed.wipe()
+        await api.waitForCacheOperations()
+        #expect(await cache.readEntity(forKey: feed.url.absoluteString) == nil)
+    }
+
+    @Test("An observer that wipes on new data wipes the cached copy too (the write comes before the news)")
+    func observerWipes() async throws {
+        let cache = try temporaryCache()
+        let api = service(cache: cache)
+        backend.setFallback(.json(["x": 1]))
+        let profile = api.resource("/profile")
+        let owner = Owner()
+        profile.addObserver(owner: owner) { resource, event in
+            if case .newData(.network) = event { resource.wipe() }
+        }
+        _ = await profile.load().response()
+        await api.waitForCacheOperations()
+        #expect(await cache.readEntity(forKey: profile.url.absoluteString) == nil)
+        #expect(profile.latestData == nil)
+        withExtendedLifetime(owner) {}
+    }
+
+    @Test("A resource a view still holds stays the canonical one after eviction, and wipe and invalidation reach it")
+    func evictedButHeld() async {
+        let api = service()
+        api.maximumUnobservedResources = 3
+        backend.setFallback(.json(["name": "Previous user"]))
+        let profile = api.resource("/profile")  // held, unobserved: the SwiftUI pattern
+        _ = await profile.load().response()
+        for index in 0..<4 { _ = api.resource("/feed/\(index)") }
+        #expect(api.resourceCount <= 3)
+        #expect(api.resource("/profile") === profile)
+        api.invalidateResources(matching: "/profile")
+        #expect(profile.isInvalidated)
+        api.wipeResources()
+        #expect(profile.latestData == nil)
+    }
+
+    @Test("A service that made resources is freed when nobody holds it; resources someone holds keep working")
+    func noCycle() async {
+        weak var released: Service?
+        var kept: Resource?
+        do {
+            let api = service()
+            _ = api.resource("/profile")
+            kept = api.resource("/kept")
+            released = api
+        }
+        #expect(await eventually { released == nil })
+        backend.setFallback(.json(["still": "working"]))
+        let resource = try? #require(kept)
+        _ = await resource?.load().response()
+        #expect(resource?.latestData?.jsonContent == ["still": "working"])
+        // The same URL through the resource's service is the same object.
+        #expect(resource.map { $0.service.resource("/kept") === $0 } == true)
+    }
+}
