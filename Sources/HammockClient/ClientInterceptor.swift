@@ -1,3 +1,5 @@
+import Foundation
+import HammockWire
 public import HTTPTypes
 public import Logging
 
@@ -45,7 +47,7 @@ public struct BearerAuthentication: ClientInterceptor {
 /// ```swift
 /// RetryPolicy(maximumAttempts: 3, initialDelay: .milliseconds(200))
 /// ```
-/// A `Retry-After` header given in seconds is honoured if it is longer than the backoff, up to the
+/// A `Retry-After` header (seconds or an HTTP-date) is honoured if it is longer than the backoff, up to the
 /// backoff's `maximumDelay`: a server that asks for a longer wait gets its answer returned at once
 /// instead of parking the call (retrying sooner than it asked would only be refused again).
 public struct RetryPolicy<C: Clock>: ClientInterceptor where C.Duration == Duration {
@@ -77,6 +79,18 @@ public struct RetryPolicy<C: Clock>: ClientInterceptor where C.Duration == Durat
         return digits.reduce(0) { $0 * 10 + Int($1 &- UInt8(ascii: "0")) }
     }
 
+    /// The wait a response's `Retry-After` asks for: delay-seconds, or an HTTP-date measured from the
+    /// response's own `Date` (so that a skewed device clock does not matter), or from now without one.
+    /// A date in the past asks for no wait.
+    static func retryAfter(in fields: HTTPFields) -> Duration? {
+        guard let value = fields[.retryAfter] else { return nil }
+        if let seconds = seconds(value) { return .seconds(seconds) }
+        let now = Date()
+        guard let date = HTTPDate.parse(value, now: now) else { return nil }
+        let reference = fields[.date].flatMap { HTTPDate.parse($0, now: now) } ?? now
+        return .seconds(max(0, Int(date.timeIntervalSince(reference).rounded(.up))))
+    }
+
     static var idempotent: Set<HTTPRequest.Method> { [.get, .head, .put, .delete, .options, .trace] }
     static var retryableStatuses: Set<Int> { [429, 502, 503, 504] }
 
@@ -87,7 +101,7 @@ public struct RetryPolicy<C: Clock>: ClientInterceptor where C.Duration == Durat
             do {
                 let (response, responseBody) = try await next(request, body)
                 guard Self.retryableStatuses.contains(response.status.code) else { return (response, responseBody) }
-                let retryAfter = response.headerFields[.retryAfter].flatMap(Self.seconds).map { Duration.seconds($0) } ?? .zero
+                let retryAfter = Self.retryAfter(in: response.headerFields) ?? .zero
                 guard retryAfter <= backoff.maximumDelay else { return (response, responseBody) }
                 try await clock.sleep(for: max(delay, retryAfter))
             } catch let error where !(error is CancellationError) {

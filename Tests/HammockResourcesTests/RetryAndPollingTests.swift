@@ -86,6 +86,25 @@ struct RetryAndPollingTests {
         clock.advance(by: .seconds(1))
         _ = await request.response()
         #expect(backend.requestCount == 3)
+
+        // The HTTP-date form counts from the response's own Date, whatever the device's clock says.
+        let dated = [("Date", "Sun, 06 Nov 1994 08:49:37 GMT"), ("Retry-After", "Sun, 06 Nov 1994 08:49:52 GMT")]
+        backend.script(.json([:], status: .serviceUnavailable, headers: dated), .json(["ok": true]))
+        let datedLoad = api.resource("/dated").load()
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .seconds(14))
+        #expect(backend.requestCount == 4)
+        clock.advance(by: .seconds(1))
+        _ = await datedLoad.response()
+        #expect(backend.requestCount == 5)
+
+        // A date a day after the response's Date is beyond the cap: the answer comes back at once.
+        let distant = [("Date", "Sun, 06 Nov 1994 08:49:37 GMT"), ("Retry-After", "Mon, 07 Nov 1994 08:49:37 GMT")]
+        backend.script(.json([:], status: .serviceUnavailable, headers: distant))
+        let distantLoad = api.resource("/distant")
+        _ = await distantLoad.load().response()
+        #expect(backend.requestCount == 6)
+        #expect(distantLoad.latestError?.status == .serviceUnavailable)
     }
 
     @Test("an observed resource polls, conditionally, and stops when nobody observes")
