@@ -127,6 +127,37 @@ final class EventRecorder: Sendable {
 
 @Suite("AsyncHTTPClient transport on the wire", .timeLimit(.minutes(1)))
 struct AsyncHTTPClientWireTests {
+    @Test("A redirect to another origin drops Authorization and Cookie; one within the origin keeps them")
+    func redirects() async throws {
+        let elsewhere = try RecordingHTTPServer { _ in .text("landed") }
+        defer { elsewhere.stop() }
+        let origin = try RecordingHTTPServer { request in
+            switch request.target {
+            case "/away": .redirect(to: "http://localhost:\(elsewhere.port)/landing")
+            case "/here": .redirect(to: "/landing")
+            default: .text("home")
+            }
+        }
+        defer { origin.stop() }
+        let api = RestClient(
+            baseURL: URL(string: "http://127.0.0.1:\(origin.port)")!, transport: AsyncHTTPClientTransport(),
+            interceptors: [BearerAuthentication { "user-secret" }])
+        var away = RequestBuilder(.get, "/away")
+        away.setHeader("Cookie", "session=abc")
+        #expect(try await api.send(away).body == Array("landed".utf8))
+        let landed = try #require(elsewhere.requests.first)
+        #expect(landed.values(of: "Authorization").isEmpty)
+        #expect(landed.values(of: "Cookie").isEmpty)
+
+        var here = RequestBuilder(.get, "/here")
+        here.setHeader("Cookie", "session=abc")
+        #expect(try await api.send(here).body == Array("home".utf8))
+        let followed = try #require(origin.requests.last)
+        #expect(followed.target == "/landing")
+        #expect(followed.values(of: "Authorization") == ["Bearer user-secret"])
+        #expect(followed.values(of: "Cookie") == ["session=abc"])
+    }
+
     @Test("Two cookies go on one Cookie line, joined by a semicolon")
     func oneCookieLine() async throws {
         let server = try RecordingHTTPServer { _ in .text("ok") }
