@@ -21,24 +21,23 @@ let package = Package(
         .library(name: "HammockTesting", targets: ["HammockTesting"]),
         .library(name: "HammockTestSupport", targets: ["HammockTestSupport"]),
         .executable(name: "hammock", targets: ["hammock"]),
-        .executable(name: "hammock-bench", targets: ["HammockBenchmarks"]),
-        .executable(name: "hammock-client-bench", targets: ["HammockClientBenchmarks"]),
-        .executable(name: "hammock-resources-bench", targets: ["HammockResourcesBenchmarks"]),
         .executable(name: "hammock-tour", targets: ["HammockTour"]),
     ],
     dependencies: [
-        // Versions are pinned exactly: the build machines resolve only from a local mirror.
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", exact: "2.28.1", traits: []),
-        .package(url: "https://github.com/groue/GRDB.swift.git", exact: "7.10.0"),
-        .package(url: "https://github.com/apple/swift-argument-parser.git", exact: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-http-types.git", exact: "1.8.0"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", exact: "2.13.0"),
-        .package(url: "https://github.com/swiftlang/swift-syntax.git", exact: "603.0.1"),
-        .package(url: "https://github.com/swift-server/async-http-client.git", exact: "1.37.0"),
-        .package(url: "https://github.com/apple/swift-nio.git", exact: "2.101.3"),
-        .package(url: "https://github.com/apple/swift-nio-extras.git", exact: "1.35.2"),
-        .package(url: "https://github.com/pointfreeco/swift-macro-testing.git", exact: "0.7.0"),
+        // Lower bounds are the versions the suite runs against; anything newer within the major version
+        // is accepted, so an app that depends on other versions of these packages can still use Hammock.
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        // A range, as macro libraries declare it, so that two of them can coexist: 602 matches Swift 6.2
+        // (the oldest toolchain this manifest accepts), 603 matches Swift 6.3.
+        .package(url: "https://github.com/swiftlang/swift-syntax.git", "602.0.0"..<"604.0.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/pointfreeco/swift-macro-testing.git", from: "0.7.0"),
     ],
     targets: [
         // JSON value, parser and serializer. No dependencies: every other part builds on it.
@@ -151,38 +150,6 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // `swift run -c release hammock-bench`: ratios against baselines measured in the same run.
-        .executableTarget(
-            name: "HammockBenchmarks",
-            dependencies: [
-                "HammockJSON",
-                "HammockModel",
-                "HammockServer",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Benchmarks/HammockBenchmarks",
-            swiftSettings: swiftSettings
-        ),
-
-        // `swift run -c release hammock-client-bench`: a separate product, so that the server benchmark's
-        // release build never compiles swift-syntax for the macro.
-        .executableTarget(
-            name: "HammockClientBenchmarks",
-            dependencies: ["HammockClient", "HammockTesting", "HammockServer"],
-            path: "Benchmarks/HammockClientBenchmarks",
-            swiftSettings: swiftSettings
-        ),
-
-        // `scripts/bench resources`: observable resources against hand-written baselines.
-        .executableTarget(
-            name: "HammockResourcesBenchmarks",
-            dependencies: ["HammockResources", "HammockClient", "HammockJSON", "HammockTesting", "HammockServer"],
-            path: "Benchmarks/HammockResourcesBenchmarks",
-            swiftSettings: swiftSettings
-        ),
-
         .testTarget(name: "HammockJSONTests", dependencies: ["HammockJSON"], swiftSettings: swiftSettings),
         .testTarget(name: "HammockWireTests", dependencies: ["HammockWire"], swiftSettings: swiftSettings),
         .testTarget(
@@ -227,6 +194,51 @@ let package = Package(
         ),
     ]
 )
+
+// Benchmarks, built only by `scripts/bench` (HAMMOCK_BENCHMARKS=1): no product of the library, and the
+// Hummingbird baseline they measure against is no dependency of it.
+if Context.environment["HAMMOCK_BENCHMARKS"] != nil {
+    package.dependencies.append(
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: []))
+    package.targets += [
+        // `swift run -c release hammock-bench`: ratios against baselines measured in the same run.
+        .executableTarget(
+            name: "HammockBenchmarks",
+            dependencies: [
+                "HammockJSON",
+                "HammockModel",
+                "HammockServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/HammockBenchmarks",
+            swiftSettings: swiftSettings
+        ),
+
+        // `swift run -c release hammock-client-bench`: a separate product, so that the server benchmark's
+        // release build never compiles swift-syntax for the macro.
+        .executableTarget(
+            name: "HammockClientBenchmarks",
+            dependencies: ["HammockClient", "HammockTesting", "HammockServer"],
+            path: "Benchmarks/HammockClientBenchmarks",
+            swiftSettings: swiftSettings
+        ),
+
+        // `scripts/bench resources`: observable resources against hand-written baselines.
+        .executableTarget(
+            name: "HammockResourcesBenchmarks",
+            dependencies: ["HammockResources", "HammockClient", "HammockJSON", "HammockTesting", "HammockServer"],
+            path: "Benchmarks/HammockResourcesBenchmarks",
+            swiftSettings: swiftSettings
+        )
+    ]
+    package.products += [
+        .executable(name: "hammock-bench", targets: ["HammockBenchmarks"]),
+        .executable(name: "hammock-client-bench", targets: ["HammockClientBenchmarks"]),
+        .executable(name: "hammock-resources-bench", targets: ["HammockResourcesBenchmarks"]),
+    ]
+}
 
 // Fuzz targets, one small executable each, built only by `scripts/fuzz` (HAMMOCK_FUZZ=1, libFuzzer and
 // AddressSanitizer): they are no product of the library.
