@@ -4,14 +4,18 @@ import HammockWire
 
 /// Building and canonicalizing resource URLs: one spelling per resource, so one instance per resource.
 enum ResourceURL {
-    /// `url` with dot segments resolved (`/a/../b` is `/b`, as a server resolves it), query items sorted
+    /// `url` with dot segments resolved (`/a/../b` and `/a/%2E%2E/b` are `/b`, as a server resolves them), query items sorted
     /// by name (values of one name keep their order), and an empty query or a fragment removed.
     static func canonical(_ url: URL) -> URL {
         guard url.scheme != "invalid", var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else {
             return url
         }
         components.fragment = nil
-        components.percentEncodedPath = removingDotSegments(components.percentEncodedPath)
+        // `%2E` is `.` (an unreserved character, RFC 3986 §6.2.2.2): decoded first, so `/users/%2E%2E/admin`
+        // is `/admin` here as on a server that decodes it.
+        let path = components.percentEncodedPath
+        components.percentEncodedPath = removingDotSegments(
+            path.contains("%") ? path.replacingOccurrences(of: "%2E", with: ".", options: .caseInsensitive) : path)
         if let items = components.percentEncodedQueryItems {
             let sorted = items.enumerated().sorted { lhs, rhs in
                 lhs.element.name != rhs.element.name ? lhs.element.name < rhs.element.name : lhs.offset < rhs.offset

@@ -56,6 +56,8 @@ struct CredentialScopeTests {
         #expect(backend.requestCount == 0)
         #expect(users.child("%2E%2E").url.absoluteString == "https://api.example.com/v1/users/%252E%252E")
         #expect(api.resource("/users/../admin") === api.resource("/admin"))
+        #expect(api.resource("/users/%2E%2E/admin") === api.resource("/admin"))
+        #expect(api.resource("/users/%2e./admin").url.path == "/v1/admin")
         #expect(api.resource("/users/./7") === users.child("7"))
         _ = await api.resource("/users/../admin").load().response()
         #expect(backend.requests.last?.path == "/v1/admin")
