@@ -172,7 +172,9 @@ let package = Package(
         ),
         .testTarget(
             name: "HammockResourcesTests",
-            dependencies: ["HammockResources", "HammockTesting", "HammockServer", "HammockClient", "HammockJSON", "HammockModel"],
+            dependencies: [
+                "HammockResources", "HammockTesting", "HammockServer", "HammockClient", "HammockJSON", "HammockModel",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(name: "HammockModelTests", dependencies: ["HammockModel", "HammockJSON"], swiftSettings: swiftSettings),
@@ -231,7 +233,7 @@ if Context.environment["HAMMOCK_BENCHMARKS"] != nil {
             dependencies: ["HammockResources", "HammockClient", "HammockJSON", "HammockTesting", "HammockServer"],
             path: "Benchmarks/HammockResourcesBenchmarks",
             swiftSettings: swiftSettings
-        )
+        ),
     ]
     package.products += [
         .executable(name: "hammock-bench", targets: ["HammockBenchmarks"]),

@@ -17,10 +17,12 @@ enum HTTPBenchmark {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
 
-        let people = Resource("people", fields: ["name": .string, "numberOfKids": .integer, "kilometersWalked": .float, "avatar": .blob])
+        let people = Resource(
+            "people", fields: ["name": .string, "numberOfKids": .integer, "kilometersWalked": .float, "avatar": .blob])
         let store: any MockStore = storeName == "memory" ? MemoryStore() : try SQLiteStore(path: directory + "bench.sqlite")
         let mock = try await MockServer(resources: [people], store: store)
-        let seed = JSON.array((1...100).map { ["name": .string("person \($0)"), "numberOfKids": .integer($0 % 4), "kilometersWalked": 1.5] })
+        let seed = JSON.array(
+            (1...100).map { ["name": .string("person \($0)"), "numberOfKids": .integer($0 % 4), "kilometersWalked": 1.5] })
         try await mock.addData(seed, for: "people")
 
         // The bare handler answers exactly what the mock answers.
@@ -33,11 +35,13 @@ enum HTTPBenchmark {
         defer { Task { await mock.stop() } }
 
         let script = directory + "post.lua"
-        try Data("""
+        try Data(
+            """
             wrk.method = "POST"
             wrk.body = '\(postBody.serializedString())'
             wrk.headers["Content-Type"] = "application/json"
-            """.utf8).write(to: URL(fileURLWithPath: script))
+            """.utf8
+        ).write(to: URL(fileURLWithPath: script))
 
         var rows: [Row] = []
         let cases: [(String, String, String?)] = [
@@ -50,12 +54,17 @@ enum HTTPBenchmark {
             var subject = 0.0
             var baseline = 0.0
             for _ in 0..<2 {
-                baseline = max(baseline, try await Wrk.requestsPerSecond(
-                    url: "http://127.0.0.1:\(bare.port)\(path)", seconds: seconds, connections: connections, script: script))
-                subject = max(subject, try await Wrk.requestsPerSecond(
-                    url: "http://127.0.0.1:\(mockPort)\(path)", seconds: seconds, connections: connections, script: script))
+                baseline = max(
+                    baseline,
+                    try await Wrk.requestsPerSecond(
+                        url: "http://127.0.0.1:\(bare.port)\(path)", seconds: seconds, connections: connections, script: script))
+                subject = max(
+                    subject,
+                    try await Wrk.requestsPerSecond(
+                        url: "http://127.0.0.1:\(mockPort)\(path)", seconds: seconds, connections: connections, script: script))
             }
-            rows.append(Row(name: "\(name) on \(storeName) vs bare Hummingbird", value: subject, baseline: baseline, unit: "req/s"))
+            rows.append(
+                Row(name: "\(name) on \(storeName) vs bare Hummingbird", value: subject, baseline: baseline, unit: "req/s"))
         }
         await bare.stop()
         return rows
@@ -70,7 +79,8 @@ struct BareServer {
     static func start(one: MockResponse, list: MockResponse, created: MockResponse) async throws -> BareServer {
         let router = Router()
         @Sendable func response(_ mock: MockResponse) -> Response {
-            Response(status: mock.status, headers: mock.headerFields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: mock.body)))
+            Response(
+                status: mock.status, headers: mock.headerFields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: mock.body)))
         }
         router.get("/people/:id") { _, _ in response(one) }
         router.get("/people") { _, _ in response(list) }

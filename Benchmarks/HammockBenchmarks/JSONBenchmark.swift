@@ -67,13 +67,17 @@ enum JSONBenchmark {
 
         func mbps(_ seconds: Double) -> Double { megabytes / seconds }
         return [
-            Row(name: "parse \(String(format: "%.1f", megabytes)) MB: HammockJSON vs JSONSerialization",
+            Row(
+                name: "parse \(String(format: "%.1f", megabytes)) MB: HammockJSON vs JSONSerialization",
                 value: mbps(hammockParse), baseline: mbps(serializationParse), unit: "MB/s"),
-            Row(name: "parse: HammockJSON vs JSONDecoder (Codable structs)",
+            Row(
+                name: "parse: HammockJSON vs JSONDecoder (Codable structs)",
                 value: mbps(hammockParse), baseline: mbps(decoderParse), unit: "MB/s"),
-            Row(name: "serialize: HammockJSON vs JSONSerialization",
+            Row(
+                name: "serialize: HammockJSON vs JSONSerialization",
                 value: mbps(hammockWrite), baseline: mbps(serializationWrite), unit: "MB/s"),
-            Row(name: "serialize: HammockJSON vs JSONEncoder (Codable structs)",
+            Row(
+                name: "serialize: HammockJSON vs JSONEncoder (Codable structs)",
                 value: mbps(hammockWrite), baseline: mbps(encoderWrite), unit: "MB/s"),
         ]
     }

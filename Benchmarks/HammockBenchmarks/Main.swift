@@ -21,7 +21,9 @@ struct Bench {
         print("| benchmark | Hammock | baseline | ratio |")
         print("|---|---:|---:|---:|")
         for row in rows {
-            print("| \(row.name) | \(format(row.value)) \(row.unit) | \(format(row.baseline)) \(row.unit) | \(String(format: "%.2f", row.ratio)) |")
+            print(
+                "| \(row.name) | \(format(row.value)) \(row.unit) | \(format(row.baseline)) \(row.unit) | \(String(format: "%.2f", row.ratio)) |"
+            )
         }
     }
 

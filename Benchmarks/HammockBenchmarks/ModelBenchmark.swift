@@ -52,7 +52,8 @@ enum ModelBenchmark {
         let decoded = try JSONBenchmark.best(rounds: rounds) { sink &+= try JSONDecoder().decode([Item].self, from: data).count }
         precondition(sink != 42, "keeps the work alive")
         return [
-            Row(name: "map \(String(format: "%.1f", megabytes)) MB through a recipe vs JSONDecoder (Codable)",
+            Row(
+                name: "map \(String(format: "%.1f", megabytes)) MB through a recipe vs JSONDecoder (Codable)",
                 value: megabytes / mapped, baseline: megabytes / decoded, unit: "MB/s")
         ]
     }

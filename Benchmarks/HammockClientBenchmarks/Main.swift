@@ -53,7 +53,8 @@ struct ClientBench {
         let calls = arguments.firstIndex(of: "--calls").flatMap { Int(arguments[$0 + 1]) } ?? 2000
         let people = Resource("people", fields: ["name": .string, "numberOfKids": .integer])
         let server = try await MockServer(resources: [people])
-        try await server.addData(.array((1...100).map { ["name": .string("person \($0)"), "numberOfKids": .integer($0 % 4)] }), for: "people")
+        try await server.addData(
+            .array((1...100).map { ["name": .string("person \($0)"), "numberOfKids": .integer($0 % 4)] }), for: "people")
         let port = try await server.start(port: 0)
 
         let inProcess = MockServerTransport(server: server)
@@ -65,7 +66,8 @@ struct ClientBench {
         print("| GET /people/:id, sequential | generated | hand-written | overhead per call | calls/s ratio |")
         print("|---|---:|---:|---:|---:|")
         for (name, transport, authority, count) in cases {
-            let generated = BenchPeopleClient(client: RestClient(baseURL: URL(string: "http://\(authority)")!, transport: transport))
+            let generated = BenchPeopleClient(
+                client: RestClient(baseURL: URL(string: "http://\(authority)")!, transport: transport))
             let handWritten = HandWritten(transport: transport, scheme: "http", authority: authority)
             // Warm up both, then alternate twice and keep each one's best.
             _ = try await measure(calls: count / 10, rounds: 1) { _ = try await generated.person(id: $0) }
@@ -74,13 +76,15 @@ struct ClientBench {
             var handTime = Double.infinity
             for _ in 0..<2 {
                 handTime = min(handTime, try await measure(calls: count, rounds: 1) { _ = try await handWritten.person(id: $0) })
-                generatedTime = min(generatedTime, try await measure(calls: count, rounds: 1) { _ = try await generated.person(id: $0) })
+                generatedTime = min(
+                    generatedTime, try await measure(calls: count, rounds: 1) { _ = try await generated.person(id: $0) })
             }
             let overhead = (generatedTime - handTime) * 1e6
-            print(String(
-                format: "| %@ | %.1f µs (%.0f/s) | %.1f µs (%.0f/s) | %+.1f µs (%+.1f%%) | %.2f |", name, generatedTime * 1e6,
-                1 / generatedTime, handTime * 1e6, 1 / handTime, overhead, (generatedTime / handTime - 1) * 100,
-                handTime / generatedTime))
+            print(
+                String(
+                    format: "| %@ | %.1f µs (%.0f/s) | %.1f µs (%.0f/s) | %+.1f µs (%+.1f%%) | %.2f |", name, generatedTime * 1e6,
+                    1 / generatedTime, handTime * 1e6, 1 / handTime, overhead, (generatedTime / handTime - 1) * 100,
+                    handTime / generatedTime))
         }
         await server.stop()
     }

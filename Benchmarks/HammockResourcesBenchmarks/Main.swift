@@ -39,9 +39,10 @@ struct ResourcesBench {
     }
 
     static func row(_ name: String, _ hammock: Double, _ baseline: Double, _ baselineName: String) {
-        print(String(
-            format: "| %@ | %.1f ns | %@: %.1f ns | %.2f× |", name, hammock * 1e9, baselineName, baseline * 1e9,
-            hammock / baseline))
+        print(
+            String(
+                format: "| %@ | %.1f ns | %@: %.1f ns | %.2f× |", name, hammock * 1e9, baselineName, baseline * 1e9,
+                hammock / baseline))
     }
 
     @MainActor

@@ -1,9 +1,10 @@
+import Dispatch
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Dispatch
 
 /// libFuzzer's driver, linked in by `-sanitize=fuzzer`: it parses the command line, then calls
 /// `callback` with one input at a time, on the calling thread.

@@ -1,11 +1,12 @@
+import FuzzSupport
+import HammockJSON
+import HammockServer
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import FuzzSupport
-import HammockJSON
-import HammockServer
 
 /// Request bodies through the in-process server, on both stores at once. For any body: never a 5xx;
 /// both stores answer the same status and the same bytes; a refused request changes nothing; what a
@@ -54,7 +55,8 @@ struct FuzzTarget {
                 for server in servers {
                     let before = await FuzzTarget.snapshot(server)
                     let response = await server.respond(to: request)
-                    Fuzzer.check(response.status.code < 500, "\(response.status.code): \(String(decoding: response.body, as: UTF8.self))")
+                    Fuzzer.check(
+                        response.status.code < 500, "\(response.status.code): \(String(decoding: response.body, as: UTF8.self))")
                     if response.status.code >= 400 {
                         let after = await FuzzTarget.snapshot(server)
                         Fuzzer.check(after == before, "a refused request changed the data")
@@ -64,7 +66,8 @@ struct FuzzTarget {
                     }
                     answers.append(response)
                 }
-                Fuzzer.check(answers[0].status == answers[1].status, "the stores answer \(answers[0].status) and \(answers[1].status)")
+                Fuzzer.check(
+                    answers[0].status == answers[1].status, "the stores answer \(answers[0].status) and \(answers[1].status)")
                 Fuzzer.check(answers[0].body == answers[1].body, "the stores answer different bytes")
                 // Keep the data small: what was created goes again.
                 if let location = answers[0].headerFields[.location] {

@@ -1,6 +1,6 @@
 import Foundation
-import HammockWire
 public import HTTPTypes
+import HammockWire
 public import Logging
 
 /// Sees every request on its way to the transport and every response on its way back.
@@ -142,7 +142,9 @@ public struct RequestLogging: ClientInterceptor {
 
     public func intercept(_ request: HTTPRequest, body: [UInt8]?, next: Next) async throws -> (HTTPResponse, [UInt8]) {
         let target = Self.redactedPath(request.path ?? "/")
-        logger.debug("→ \(request.method.rawValue) \(target)", metadata: ["headers": .string(Self.redactedHeaderText(request.headerFields))])
+        logger.debug(
+            "→ \(request.method.rawValue) \(target)",
+            metadata: ["headers": .string(Self.redactedHeaderText(request.headerFields))])
         let start = ContinuousClock.now
         do {
             let (response, responseBody) = try await next(request, body)

@@ -1,3 +1,3 @@
-@_exported public import HammockJSON
-@_exported public import HTTPTypes
 @_exported public import Foundation
+@_exported public import HTTPTypes
+@_exported public import HammockJSON

@@ -76,7 +76,8 @@ package struct HeaderValue: Sendable {
                 bytes.append(byte)
                 continue
             }
-            guard let high = iterator.next().flatMap(PercentEncoding.hexValue), let low = iterator.next().flatMap(PercentEncoding.hexValue)
+            guard let high = iterator.next().flatMap(PercentEncoding.hexValue),
+                let low = iterator.next().flatMap(PercentEncoding.hexValue)
             else { return nil }
             bytes.append(high << 4 | low)
         }

@@ -59,4 +59,5 @@ public macro Multipart() = #externalMacro(module: "HammockClientMacros", type: "
 
 /// Decodes non-2xx bodies of every method into `type`, available as ``RestError/errorBody``.
 @attached(peer)
-public macro ErrorBody<T: Decodable & Sendable>(_ type: T.Type) = #externalMacro(module: "HammockClientMacros", type: "MarkerMacro")
+public macro ErrorBody<T: Decodable & Sendable>(_ type: T.Type) =
+    #externalMacro(module: "HammockClientMacros", type: "MarkerMacro")

@@ -1,6 +1,6 @@
 import Foundation
-public import HammockJSON
 public import HTTPTypes
+public import HammockJSON
 import HammockWire
 
 /// Describes one request: method, path template, parameters, headers and body. Generated API clients
@@ -182,13 +182,17 @@ extension RequestBuilder {
                     throw RequestProblem("the query value for {\(name)} has \(values.count) values; give it an item of its own")
                 }
                 variants = variants.flatMap { variant in
-                    values.map { variant.replacingOccurrences(of: "{\(name)}", with: "\u{0}" + PercentEncoding.encode($0) + "\u{0}") }
+                    values.map {
+                        variant.replacingOccurrences(of: "{\(name)}", with: "\u{0}" + PercentEncoding.encode($0) + "\u{0}")
+                    }
                 }
             }
             // Static text is made safe; substituted values (between NUL marks) are already encoded.
             for variant in variants {
                 let pieces = variant.split(separator: "\u{0}", omittingEmptySubsequences: false)
-                items.append(pieces.enumerated().map { $0.offset % 2 == 0 ? Self.encodeQueryText($0.element) : String($0.element) }.joined())
+                items.append(
+                    pieces.enumerated().map { $0.offset % 2 == 0 ? Self.encodeQueryText($0.element) : String($0.element) }
+                        .joined())
             }
         }
         return items

@@ -1,6 +1,6 @@
 public import Foundation
-import HammockJSON
 public import HTTPTypes
+import HammockJSON
 import HammockWire
 
 /// Sends requests to one base URL through a transport and its interceptors, and decodes responses.
@@ -140,7 +140,9 @@ public struct RestClient: Sendable {
     /// Sends a conditional request (one carrying `If-None-Match` or `If-Modified-Since`) and returns the
     /// new representation, or ``ConditionalResponse/notModified(headerFields:)`` for a 304: the expected
     /// outcome of revalidation, not an error. Other statuses throw as usual.
-    public func sendConditional<T: Decodable>(_ request: RequestBuilder, decoding type: T.Type) async throws(RestError)
+    public func sendConditional<T: Decodable>(
+        _ request: RequestBuilder, decoding type: T.Type
+    ) async throws(RestError)
         -> ConditionalResponse<T>
     {
         let raw: RawResponse
@@ -152,15 +154,19 @@ public struct RestClient: Sendable {
             }
             throw error
         }
-        return .modified(Response(status: raw.status, headerFields: raw.headerFields, value: try decode(T.self, from: raw, request: request)))
+        return .modified(
+            Response(status: raw.status, headerFields: raw.headerFields, value: try decode(T.self, from: raw, request: request)))
     }
 
     /// Sends `request` and returns the decoded body with the status and header fields.
-    public func sendForResponse<T: Decodable>(_ request: RequestBuilder, decoding type: T.Type) async throws(RestError)
+    public func sendForResponse<T: Decodable>(
+        _ request: RequestBuilder, decoding type: T.Type
+    ) async throws(RestError)
         -> Response<T>
     {
         let raw = try await send(request)
-        return Response(status: raw.status, headerFields: raw.headerFields, value: try decode(T.self, from: raw, request: request))
+        return Response(
+            status: raw.status, headerFields: raw.headerFields, value: try decode(T.self, from: raw, request: request))
     }
 
     /// `error` with its body decoded as `E` in ``RestError/errorBody``, if it is a non-2xx response
@@ -235,8 +241,9 @@ public struct RestClient: Sendable {
             }
             contentType = "application/json"
         case .form(let items):
-            body = Array(items.map { PercentEncoding.encodeForm($0.0) + "=" + PercentEncoding.encodeForm($0.1) }
-                .joined(separator: "&").utf8)
+            body = Array(
+                items.map { PercentEncoding.encodeForm($0.0) + "=" + PercentEncoding.encodeForm($0.1) }
+                    .joined(separator: "&").utf8)
             contentType = "application/x-www-form-urlencoded"
         case .multipart(let parts):
             // A part's header values go on header lines: a line break would add headers of its own.
@@ -294,7 +301,9 @@ public struct RestClient: Sendable {
     }
 
     /// The interceptors wrapped around the transport, built once.
-    static func makeChain(transport: any HTTPTransport, interceptors: [any ClientInterceptor])
+    static func makeChain(
+        transport: any HTTPTransport, interceptors: [any ClientInterceptor]
+    )
         -> @Sendable (HTTPRequest, [UInt8]?) async throws -> (HTTPResponse, [UInt8])
     {
         var next: @Sendable (HTTPRequest, [UInt8]?) async throws -> (HTTPResponse, [UInt8]) = { request, body in

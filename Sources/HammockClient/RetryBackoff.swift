@@ -16,7 +16,10 @@ public struct RetryBackoff: Sendable, Hashable {
     public var maximumDelay: Duration
 
     /// A backoff policy.
-    public init(maximumAttempts: Int = 3, initialDelay: Duration = .milliseconds(500), multiplier: Double = 2, maximumDelay: Duration = .seconds(30)) {
+    public init(
+        maximumAttempts: Int = 3, initialDelay: Duration = .milliseconds(500), multiplier: Double = 2,
+        maximumDelay: Duration = .seconds(30)
+    ) {
         self.maximumAttempts = max(1, maximumAttempts)
         self.initialDelay = initialDelay
         self.multiplier = max(1, multiplier)

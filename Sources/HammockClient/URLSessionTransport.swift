@@ -1,9 +1,10 @@
 import Foundation
+public import HTTPTypes
+import Synchronization
+
 #if canImport(FoundationNetworking)
 public import FoundationNetworking
 #endif
-public import HTTPTypes
-import Synchronization
 
 /// Sends requests with `URLSession` (on Linux, FoundationNetworking's libcurl-based one).
 ///

@@ -1,7 +1,7 @@
 import SwiftDiagnostics
+import SwiftParser
 public import SwiftSyntax
 import SwiftSyntaxBuilder
-import SwiftParser
 public import SwiftSyntaxMacros
 
 /// `@API`: generates `<Protocol>Client`, implementing each method by building a `RequestBuilder` and
@@ -40,9 +40,10 @@ public struct APIMacro: PeerMacro {
                 failed = true
                 continue
             }
-            if let method = MethodGenerator(function: function, sharedHeaders: sharedHeaders, errorBody: errorBody, access: access)
-                .generate(in: context)
-            {
+            if let method = MethodGenerator(
+                function: function, sharedHeaders: sharedHeaders, errorBody: errorBody, access: access
+            )
+            .generate(in: context) {
                 methods.append(method)
             } else {
                 failed = true
@@ -101,7 +102,9 @@ enum Attributes {
 
     static func errorBodyType(_ attribute: AttributeSyntax) -> String? {
         guard let expression = attribute.labeledArguments?.first?.expression else { return nil }
-        if let member = expression.as(MemberAccessExprSyntax.self), member.declName.baseName.text == "self", let base = member.base {
+        if let member = expression.as(MemberAccessExprSyntax.self), member.declName.baseName.text == "self",
+            let base = member.base
+        {
             return base.trimmedDescription
         }
         return expression.trimmedDescription

@@ -1,6 +1,6 @@
+import SwiftParser
 public import SwiftSyntax
 import SwiftSyntaxBuilder
-import SwiftParser
 public import SwiftSyntaxMacros
 
 /// `@GET`, `@Body`, `@Headers`, ...: they only mark declarations for `@API` to read, and expand to nothing.

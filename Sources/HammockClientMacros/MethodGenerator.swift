@@ -1,7 +1,7 @@
 import SwiftDiagnostics
+import SwiftParser
 import SwiftSyntax
 import SwiftSyntaxBuilder
-import SwiftParser
 import SwiftSyntaxMacros
 
 /// Generates one method of the client, or diagnoses why it cannot.
@@ -17,7 +17,9 @@ struct MethodGenerator {
         let name: String
         /// The external label when there is one, else the name: the name on the wire.
         let wireName: String
-        var isOptional: Bool { syntax.type.is(OptionalTypeSyntax.self) || syntax.type.is(ImplicitlyUnwrappedOptionalTypeSyntax.self) }
+        var isOptional: Bool {
+            syntax.type.is(OptionalTypeSyntax.self) || syntax.type.is(ImplicitlyUnwrappedOptionalTypeSyntax.self)
+        }
     }
 
     func generate(in context: some MacroExpansionContext) -> String? {
@@ -54,7 +56,11 @@ struct MethodGenerator {
             fixed.parameterClause.trailingTrivia = []
             diagnose(
                 function.signature, .notAsyncThrows(method: methodName),
-                fixIts: [FixIt(message: APIFixIt(message: "add 'async throws'"), changes: [.replace(oldNode: Syntax(function.signature), newNode: Syntax(fixed))])])
+                fixIts: [
+                    FixIt(
+                        message: APIFixIt(message: "add 'async throws'"),
+                        changes: [.replace(oldNode: Syntax(function.signature), newNode: Syntax(fixed))])
+                ])
         }
 
         // Other attributes.
@@ -99,7 +105,8 @@ struct MethodGenerator {
             parameters.first { $0.name.trimmingBackticks == name } ?? parameters.first { $0.wireName == name }
         }
         // The expansion's own names give way to parameters of the same name (`request`, `client`).
-        let builder = parameters.contains { $0.name.trimmingBackticks == "request" } ? context.makeUniqueName("request").text : "request"
+        let builder =
+            parameters.contains { $0.name.trimmingBackticks == "request" } ? context.makeUniqueName("request").text : "request"
         let client = parameters.contains { $0.name.trimmingBackticks == "client" } ? "self.client" : "client"
         var consumed = Set<String>()
         var lines: [String] = ["var \(builder) = RequestBuilder(.\(verb), \(literal(template)))"]
@@ -156,7 +163,11 @@ struct MethodGenerator {
                 fixed.type = optional.wrappedType
                 diagnose(
                     match.syntax.type, .optionalPathParameter(name: match.name),
-                    fixIts: [FixIt(message: APIFixIt(message: "make '\(match.name)' non-optional"), changes: [.replace(oldNode: Syntax(match.syntax), newNode: Syntax(fixed))])])
+                    fixIts: [
+                        FixIt(
+                            message: APIFixIt(message: "make '\(match.name)' non-optional"),
+                            changes: [.replace(oldNode: Syntax(match.syntax), newNode: Syntax(fixed))])
+                    ])
                 continue
             }
             consumed.insert(match.name)
@@ -202,7 +213,8 @@ struct MethodGenerator {
         // Sending and the result.
         let send = Self.sendExpression(for: function.signature.returnClause?.type, client: client, request: builder)
         if let errorBody {
-            lines.append("do {\n    \(send)\n} catch {\n    throw \(client).attachingErrorBody(to: error, as: \(errorBody).self)\n}")
+            lines.append(
+                "do {\n    \(send)\n} catch {\n    throw \(client).attachingErrorBody(to: error, as: \(errorBody).self)\n}")
         } else {
             lines.append(send)
         }
@@ -226,21 +238,27 @@ struct MethodGenerator {
         let text = returnType.trimmedDescription
         if text == "Void" || text == "()" { return "_ = try await \(client).send(\(request))" }
         if text == "Data" || text == "Foundation.Data" { return "return Data(try await \(client).send(\(request)).body)" }
-        if text == "DownloadedFile" || text == "HammockClient.DownloadedFile" { return "return try await \(client).download(\(request))" }
+        if text == "DownloadedFile" || text == "HammockClient.DownloadedFile" {
+            return "return try await \(client).download(\(request))"
+        }
         if let optional = returnType.as(OptionalTypeSyntax.self) {
-            return "return try await \(client).sendOptional(\(request), decoding: \(optional.wrappedType.trimmedDescription).self)"
+            return
+                "return try await \(client).sendOptional(\(request), decoding: \(optional.wrappedType.trimmedDescription).self)"
         }
         if let identifier = returnType.as(IdentifierTypeSyntax.self), let arguments = identifier.genericArgumentClause?.arguments,
             arguments.count == 1, let argument = arguments.first
         {
             if identifier.name.text == "Optional" {
-                return "return try await \(client).sendOptional(\(request), decoding: \(argument.argument.trimmedDescription).self)"
+                return
+                    "return try await \(client).sendOptional(\(request), decoding: \(argument.argument.trimmedDescription).self)"
             }
             if identifier.name.text == "Response" {
-                return "return try await \(client).sendForResponse(\(request), decoding: \(argument.argument.trimmedDescription).self)"
+                return
+                    "return try await \(client).sendForResponse(\(request), decoding: \(argument.argument.trimmedDescription).self)"
             }
             if identifier.name.text == "ConditionalResponse" {
-                return "return try await \(client).sendConditional(\(request), decoding: \(argument.argument.trimmedDescription).self)"
+                return
+                    "return try await \(client).sendConditional(\(request), decoding: \(argument.argument.trimmedDescription).self)"
             }
         }
         return "return try await \(client).send(\(request), decoding: \(text).self)"

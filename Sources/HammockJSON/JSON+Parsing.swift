@@ -26,14 +26,18 @@ extension JSON {
         duplicateKeys: DuplicateKeyPolicy = .lastWins
     ) throws(JSONParsingError) {
         let result: Result<JSON, JSONParsingError>? = bytes.withContiguousStorageIfAvailable { buffer in
-            Result { () throws(JSONParsingError) in try JSON.parse(buffer, maximumDepth: maximumDepth, duplicateKeys: duplicateKeys) }
+            Result { () throws(JSONParsingError) in
+                try JSON.parse(buffer, maximumDepth: maximumDepth, duplicateKeys: duplicateKeys)
+            }
         }
         if let result {
             self = try result.get()
         } else {
             let copy = Array(bytes)
             let result = copy.withUnsafeBufferPointer { buffer in
-                Result { () throws(JSONParsingError) in try JSON.parse(buffer, maximumDepth: maximumDepth, duplicateKeys: duplicateKeys) }
+                Result { () throws(JSONParsingError) in
+                    try JSON.parse(buffer, maximumDepth: maximumDepth, duplicateKeys: duplicateKeys)
+                }
             }
             self = try result.get()
         }
@@ -50,12 +54,16 @@ extension JSON {
     ) throws(JSONParsingError) {
         var text = text
         let result = text.withUTF8 { buffer in
-            Result { () throws(JSONParsingError) in try JSON.parse(buffer, maximumDepth: maximumDepth, duplicateKeys: duplicateKeys) }
+            Result { () throws(JSONParsingError) in
+                try JSON.parse(buffer, maximumDepth: maximumDepth, duplicateKeys: duplicateKeys)
+            }
         }
         self = try result.get()
     }
 
-    static func parse(_ buffer: UnsafeBufferPointer<UInt8>, maximumDepth: Int, duplicateKeys: DuplicateKeyPolicy)
+    static func parse(
+        _ buffer: UnsafeBufferPointer<UInt8>, maximumDepth: Int, duplicateKeys: DuplicateKeyPolicy
+    )
         throws(JSONParsingError) -> JSON
     {
         var parser = JSONParser(bytes: buffer, maximumDepth: maximumDepth, rejectsDuplicateKeys: duplicateKeys == .reject)

@@ -20,7 +20,9 @@ extension JSONParser {
         throw error(.unexpectedEnd)
     }
 
-    func makeString(_ slice: UnsafeBufferPointer<UInt8>, isASCII: Bool, start: Int) throws(JSONParsingError)
+    func makeString(
+        _ slice: UnsafeBufferPointer<UInt8>, isASCII: Bool, start: Int
+    ) throws(JSONParsingError)
         -> String
     {
         if isASCII { return String(decoding: slice, as: UTF8.self) }

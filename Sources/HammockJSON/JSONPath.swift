@@ -188,7 +188,9 @@ extension JSON {
         self = try Self.setting(value, at: path.components[...], in: self, path: path)
     }
 
-    private static func setting(_ value: JSON, at components: ArraySlice<JSONPath.Component>, in container: JSON?, path: JSONPath)
+    private static func setting(
+        _ value: JSON, at components: ArraySlice<JSONPath.Component>, in container: JSON?, path: JSONPath
+    )
         throws(JSONPathError) -> JSON
     {
         guard let component = components.first else { return value }
@@ -211,9 +213,11 @@ extension JSON {
             elements[index] = try setting(value, at: rest, in: nil, path: path)
             return .array(elements)
         case (.key, let found?):
-            throw JSONPathError(path: path.description, reason: .typeConflict(expected: "object", found: found.kindName), offset: position)
+            throw JSONPathError(
+                path: path.description, reason: .typeConflict(expected: "object", found: found.kindName), offset: position)
         case (.index, let found?):
-            throw JSONPathError(path: path.description, reason: .typeConflict(expected: "array", found: found.kindName), offset: position)
+            throw JSONPathError(
+                path: path.description, reason: .typeConflict(expected: "array", found: found.kindName), offset: position)
         }
     }
 }

@@ -63,7 +63,8 @@ public struct Field<Model, Value>: RecipeComponent {
 
     /// A field at a path given as components, converted by `transformer`.
     public init(
-        _ name: String, _ keyPath: any WritableKeyPath<Model, Value> & Sendable, at path: JSONPath, transformer: Transformer<Value>
+        _ name: String, _ keyPath: any WritableKeyPath<Model, Value> & Sendable, at path: JSONPath,
+        transformer: Transformer<Value>
     ) {
         self.init(name, keyPath, source: .components(path), conversion: .transformer(transformer))
     }
@@ -71,7 +72,8 @@ public struct Field<Model, Value>: RecipeComponent {
     /// A field converted by the transformer registered in ``TransformerRegistry/default`` under
     /// `transformerName`, looked up when the recipe is made.
     public init(
-        _ name: String, _ keyPath: any WritableKeyPath<Model, Value> & Sendable, at path: String, transformer transformerName: String
+        _ name: String, _ keyPath: any WritableKeyPath<Model, Value> & Sendable, at path: String,
+        transformer transformerName: String
     ) {
         self.init(name, keyPath, source: .path(path), conversion: .named(transformerName))
     }

@@ -44,7 +44,8 @@ public final class IdentifiedModel<ID: Hashable & Sendable, Model: Equatable & S
             throw ModelError(.invalidPath, message: error.description, recipe: recipe.name, path: identifierPath)
         }
         guard let raw = ingredients[path], !raw.isNull else {
-            throw ModelError(.identifier, message: "the ingredients have no identifier", recipe: recipe.name, path: identifierPath)
+            throw ModelError(
+                .identifier, message: "the ingredients have no identifier", recipe: recipe.name, path: identifierPath)
         }
         let id: ID
         do {
@@ -62,7 +63,9 @@ public final class IdentifiedModel<ID: Hashable & Sendable, Model: Equatable & S
 
     /// This model with `ingredients` applied: the same instance if nothing changes, otherwise a new one
     /// with the same identifier, after publishing the update to `updates`.
-    public func updated(with ingredients: JSON, recipe: Recipe<Model>, updates: ModelUpdates = .shared) throws(ModelError)
+    public func updated(
+        with ingredients: JSON, recipe: Recipe<Model>, updates: ModelUpdates = .shared
+    ) throws(ModelError)
         -> IdentifiedModel
     {
         let newValue = try Oven.baked(value, from: ingredients, recipe: recipe)

@@ -53,10 +53,11 @@ public struct Recipe<Model>: Sendable {
     /// The model's mapped properties as ingredients, shaped as the recipe's paths describe.
     /// - Throws: ``ModelError`` (transformer) if a field's transformer is one-way or fails.
     public func decompose(_ model: Model) throws(ModelError) -> JSON {
-        var ingredients: JSON = fields.first.map { field in
-            if case .index = field.path.components.first { return .array([]) }
-            return .object([:])
-        } ?? .object([:])
+        var ingredients: JSON =
+            fields.first.map { field in
+                if case .index = field.path.components.first { return .array([]) }
+                return .object([:])
+            } ?? .object([:])
         for field in fields {
             do {
                 try ingredients.set(try field.extract(model), at: field.path)
@@ -117,7 +118,9 @@ public enum Oven {
     /// var product = Product()
     /// try Oven.populate(&product, from: ["attributes": ["name": "Hammock"]], recipe: productJSON)
     /// ```
-    public static func populate<Model>(_ model: inout Model, from ingredients: JSON, recipe: Recipe<Model>)
+    public static func populate<Model>(
+        _ model: inout Model, from ingredients: JSON, recipe: Recipe<Model>
+    )
         throws(ModelError)
     {
         switch ingredients {

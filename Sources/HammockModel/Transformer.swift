@@ -206,7 +206,8 @@ public final class TransformerRegistry: Sendable {
 
     /// The transformer named `name` for `Value`.
     /// - Throws: ``ModelError`` (transformer) if there is none, or it is for another type.
-    public func transformer<Value>(named name: String, for type: Value.Type = Value.self) throws(ModelError) -> Transformer<Value> {
+    public func transformer<Value>(named name: String, for type: Value.Type = Value.self) throws(ModelError) -> Transformer<Value>
+    {
         guard let entry = entries.withLock({ $0[name] }) else {
             throw ModelError(.transformer, message: "no transformer named '\(name)' is registered")
         }
@@ -225,6 +226,8 @@ enum ISO8601Dates {
     }
 
     static func format(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: date.timeIntervalSince1970.truncatingRemainder(dividingBy: 1) != 0))
+        date.formatted(
+            Date.ISO8601FormatStyle(
+                includingFractionalSeconds: date.timeIntervalSince1970.truncatingRemainder(dividingBy: 1) != 0))
     }
 }

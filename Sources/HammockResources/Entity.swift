@@ -1,6 +1,6 @@
 import Foundation
-public import HammockJSON
 public import HTTPTypes
+public import HammockJSON
 
 /// A resource's data: the content the response pipeline produced, with the response's metadata.
 ///

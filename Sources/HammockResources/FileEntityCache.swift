@@ -1,6 +1,6 @@
 public import Foundation
-import HammockJSON
 import HTTPTypes
+import HammockJSON
 import Synchronization
 
 /// A cache on disk: one JSON file per resource in a directory, written atomically.
@@ -56,7 +56,9 @@ public final class FileEntityCache: EntityCache {
             }
             // Written to a private temporary file, then renamed: atomic, and never readable by others.
             let temporary = directory.appendingPathComponent(".\(UUID().uuidString).tmp")
-            guard FileManager.default.createFile(atPath: temporary.path, contents: Data(bytes), attributes: [.posixPermissions: 0o600]),
+            guard
+                FileManager.default.createFile(
+                    atPath: temporary.path, contents: Data(bytes), attributes: [.posixPermissions: 0o600]),
                 rename(temporary.path, file.path) == 0
             else {
                 try? FileManager.default.removeItem(at: temporary)

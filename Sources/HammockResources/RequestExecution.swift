@@ -1,6 +1,6 @@
 import Foundation
-import HammockClient
 import HTTPTypes
+import HammockClient
 
 /// What the network said, before the resource records it.
 enum NetworkOutcome: Sendable {
@@ -28,19 +28,24 @@ struct RequestPlan: Sendable {
     func execute(client: RestClient, clock: ServiceClock) async -> NetworkOutcome {
         guard let head = makeHead() else {
             if let (text, reason) = ResourceURL.invalidParts(url) {
-                return .failure(failure(.invalidURL(text), message: reason.map { "The URL cannot be used: \($0)." } ?? "'\(text)' is not an http or https URL."))
+                return .failure(
+                    failure(
+                        .invalidURL(text),
+                        message: reason.map { "The URL cannot be used: \($0)." } ?? "'\(text)' is not an http or https URL."))
             }
-            return .failure(failure(.invalidURL(url.absoluteString), message: "'\(url.absoluteString)' is not an http or https URL."))
+            return .failure(
+                failure(.invalidURL(url.absoluteString), message: "'\(url.absoluteString)' is not an http or https URL."))
         }
         let response: HTTPResponse
         let bytes: [UInt8]
         do {
             try Task.checkCancellation()
             let send: ClientInterceptor.Next = { head, body in try await client.perform(head, body: body) }
-            let call: ClientInterceptor.Next = retry.map { retry in
-                let policy = clock.retryPolicy(retry)
-                return { head, body in try await policy.intercept(head, body: body, next: send) }
-            } ?? send
+            let call: ClientInterceptor.Next =
+                retry.map { retry in
+                    let policy = clock.retryPolicy(retry)
+                    return { head, body in try await policy.intercept(head, body: body, next: send) }
+                } ?? send
             if let tracker {
                 (response, bytes) = try await TransferProgress.$reporter.withValue(TransferReporter { tracker.record($0) }) {
                     try await call(head, body)
@@ -49,7 +54,9 @@ struct RequestPlan: Sendable {
                 (response, bytes) = try await call(head, body)
             }
         } catch {
-            if error is CancellationError || Task.isCancelled { return .failure(.cancelled(at: ServiceInstant(sinceStart: .zero))) }
+            if error is CancellationError || Task.isCancelled {
+                return .failure(.cancelled(at: ServiceInstant(sinceStart: .zero)))
+            }
             return .failure(failure(.transport(error), message: "The server could not be reached: \(Self.describe(error))"))
         }
         if Task.isCancelled { return .failure(.cancelled(at: ServiceInstant(sinceStart: .zero))) }
@@ -57,7 +64,8 @@ struct RequestPlan: Sendable {
         let raw = Self.entity(bytes: bytes, headerFields: response.headerFields)
         guard response.status.kind == .successful else {
             let processed = (try? pipeline.process(raw, isError: true)) ?? raw
-            let message = ResourceError.message(in: processed.jsonContent)
+            let message =
+                ResourceError.message(in: processed.jsonContent)
                 ?? (processed.content as? String).flatMap { $0.count <= 200 && !$0.isEmpty ? $0 : nil }
                 ?? ResourceError.phrase(for: response.status)
             var error = failure(.unacceptableStatus, message: message)

@@ -1,7 +1,7 @@
 public import Foundation
+public import HTTPTypes
 import HammockClient
 public import HammockJSON
-public import HTTPTypes
 
 extension Resource {
     /// Loads the resource now, unless an identical load that started after the latest invalidation is
@@ -78,9 +78,11 @@ extension Resource {
         } catch {
             let failed = ResourceRequest(
                 method: method, url: url, headerFields: headers, isLoad: false, clock: core.clock, expectedDuration: 0)
-            failed.complete(with: .failure(ResourceError(
-                userMessage: "The request body could not be encoded: \(error)", cause: .pipeline(error),
-                timestamp: core.now)))
+            failed.complete(
+                with: .failure(
+                    ResourceError(
+                        userMessage: "The request body could not be encoded: \(error)", cause: .pipeline(error),
+                        timestamp: core.now)))
             return failed
         }
     }
@@ -178,7 +180,9 @@ extension Resource {
     /// Records a load's data, unless a newer load already recorded some; saves it to the cache first,
     /// so that an observer that wipes on `.newData` wipes it too. A load that started before the latest
     /// invalidation leaves the resource invalidated, and an observed one reloads.
-    private func recordLoad(_ entity: Entity, from request: ResourceRequest, event: ResourceEvent, configuration: ResourceConfiguration) {
+    private func recordLoad(
+        _ entity: Entity, from request: ResourceRequest, event: ResourceEvent, configuration: ResourceConfiguration
+    ) {
         guard request.sequence > lastRecordedLoad else { return }
         lastRecordedLoad = request.sequence
         // Decided before observers hear of the data: one that wipes or invalidates in its callback

@@ -59,9 +59,11 @@ extension Resource {
         _ element: @escaping @MainActor (Resource, ResourceEvent) -> Element
     ) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: bufferingPolicy)
-        let observation = addEntry(owner: nil, identity: nil, deliver: { resource, event in
-            continuation.yield(element(resource, event))
-        })
+        let observation = addEntry(
+            owner: nil, identity: nil,
+            deliver: { resource, event in
+                continuation.yield(element(resource, event))
+            })
         let id = observation.id
         continuation.onTermination = { [weak self] _ in
             Task { @MainActor in self?.removeObserver(id: id) }

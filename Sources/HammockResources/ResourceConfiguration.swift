@@ -1,5 +1,5 @@
-public import HammockClient
 public import HTTPTypes
+public import HammockClient
 
 /// How a service treats the resources a configuration pattern matches.
 ///

@@ -1,6 +1,6 @@
+public import HTTPTypes
 import HammockClient
 import HammockJSON
-public import HTTPTypes
 
 /// Why a request for a resource failed, in words for people and in detail for code.
 ///

@@ -93,7 +93,8 @@ enum ResourceURL {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url }
         let segments = name.split(separator: "/", omittingEmptySubsequences: true)
         if segments.contains(where: { $0 == "." || $0 == ".." }) {
-            return invalid(url.absoluteString + "/" + name, reason: "'\(name)' would leave \(url.path): '.' and '..' are not child names")
+            return invalid(
+                url.absoluteString + "/" + name, reason: "'\(name)' would leave \(url.path): '.' and '..' are not child names")
         }
         var path = components.percentEncodedPath
         while path.hasSuffix("/") { path.removeLast() }

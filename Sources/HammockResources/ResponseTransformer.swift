@@ -70,8 +70,12 @@ extension ResponseTransformer {
             guard let text = String(bytes: bytes, encoding: .windowsCP1252) else { return entity }
             entity.content = text
         case "utf-16", "utf-16be", "utf-16le":
-            guard let text = String(bytes: bytes, encoding: entity.charset?.lowercased() == "utf-16le" ? .utf16LittleEndian
-                : entity.charset?.lowercased() == "utf-16be" ? .utf16BigEndian : .utf16)
+            guard
+                let text = String(
+                    bytes: bytes,
+                    encoding: entity.charset?.lowercased() == "utf-16le"
+                        ? .utf16LittleEndian
+                        : entity.charset?.lowercased() == "utf-16be" ? .utf16BigEndian : .utf16)
             else { return entity }
             entity.content = text
         case nil, "utf-8", "utf8", "us-ascii", "ascii":

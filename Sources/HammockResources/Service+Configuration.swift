@@ -26,10 +26,11 @@ extension Service {
     ) {
         let urlPattern = URLPattern(pattern)
         let core = self.core
-        addRule(ConfigurationRule(
-            description: description ?? pattern,
-            matches: { [unowned core] url in core.url(url, matches: urlPattern) },
-            apply: configure))
+        addRule(
+            ConfigurationRule(
+                description: description ?? pattern,
+                matches: { [unowned core] url in core.url(url, matches: urlPattern) },
+                apply: configure))
     }
 
     /// Configures the resources whose URL passes `predicate`: the way to configure other hosts.

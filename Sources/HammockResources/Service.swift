@@ -1,6 +1,6 @@
 public import Foundation
-public import HammockClient
 import HTTPTypes
+public import HammockClient
 import HammockWire
 
 /// An API: a base URL, a transport, and one canonical ``Resource`` per URL.
@@ -152,7 +152,9 @@ public final class Service {
         let matches: @Sendable (String) -> Bool
         if let urlPattern, let baseURL = core.baseURL, core.baseProblem == nil {
             matches = { key in
-                guard let url = URL(string: key), let path = ResourceURL.relativePath(of: url, under: baseURL) else { return false }
+                guard let url = URL(string: key), let path = ResourceURL.relativePath(of: url, under: baseURL) else {
+                    return false
+                }
                 return urlPattern.matches(path)
             }
         } else if urlPattern != nil {

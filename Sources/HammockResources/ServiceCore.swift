@@ -1,7 +1,7 @@
 import Foundation
+import HTTPTypes
 import HammockClient
 import HammockWire
-import HTTPTypes
 
 /// What a service's resources share: the base URL, the client, the clock, the configuration rules, the
 /// table of canonical resources and the caches. Resources hold it, not the ``Service`` object, so that

@@ -1,6 +1,6 @@
 import Foundation
-import HammockJSON
 import HTTPTypes
+import HammockJSON
 import Logging
 import Synchronization
 

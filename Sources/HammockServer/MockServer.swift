@@ -1,8 +1,8 @@
-import HammockJSON
+public import Foundation
 import HTTPTypes
+import HammockJSON
 public import Logging
 import Synchronization
-public import Foundation
 
 /// An embeddable REST server for resources you describe in a few lines.
 ///

@@ -1,10 +1,11 @@
+import Foundation
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import Synchronization
 
 /// An HTTP/1.1 server on 127.0.0.1 that answers from a closure and records every request exactly as it
 /// came over the wire: for tests of what a client sends (one `Cookie` line or two, which credentials
@@ -50,7 +51,9 @@ public final class RecordingHTTPServer: Sendable {
         public var trickle: Duration?
 
         /// A reply.
-        public init(status: Int = 200, headers: [(name: String, value: String)] = [], body: [UInt8] = [], trickle: Duration? = nil) {
+        public init(
+            status: Int = 200, headers: [(name: String, value: String)] = [], body: [UInt8] = [], trickle: Duration? = nil
+        ) {
             self.status = status
             self.headers = headers
             self.body = body

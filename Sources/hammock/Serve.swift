@@ -33,7 +33,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds a connection may stay idle before it is closed (default: the file's idleTimeout, else 60).")
     var idleTimeout: Double?
 
-    @Option(help: "Seconds a client may take to send one request before it gets 408 (default: the file's requestTimeout, else 30).")
+    @Option(
+        help: "Seconds a client may take to send one request before it gets 408 (default: the file's requestTimeout, else 30).")
     var requestTimeout: Double?
 
     @Flag(help: "Do not log each request.")
@@ -76,7 +77,8 @@ struct Serve: AsyncParsableCommand {
                 if total >= 1000 { Self.printError("loading \(resource): \(done)/\(count)") }
             }
             do {
-                port = try await server.start(host: host, port: configuration.port ?? 8888, limits: configuration.connectionLimits)
+                port = try await server.start(
+                    host: host, port: configuration.port ?? 8888, limits: configuration.connectionLimits)
             } catch {
                 Self.printError("hammock: \(error)")
                 throw ExitCode(1)
@@ -121,7 +123,8 @@ struct Serve: AsyncParsableCommand {
         if let host { configuration.host = host }
         if let port {
             guard (0...65535).contains(port) else {
-                throw ConfigurationError(file: "--port", keyPath: "", message: "\(port) is not a port; use 0 to 65535 (0 picks a free one)")
+                throw ConfigurationError(
+                    file: "--port", keyPath: "", message: "\(port) is not a port; use 0 to 65535 (0 picks a free one)")
             }
             configuration.port = port
         }
@@ -143,7 +146,8 @@ struct Serve: AsyncParsableCommand {
         }
         if let latency {
             guard let range = Self.parseLatency(latency) else {
-                throw ConfigurationError(file: "--latency", keyPath: "", message: "expected seconds as MIN..MAX or one value, found \(latency)")
+                throw ConfigurationError(
+                    file: "--latency", keyPath: "", message: "expected seconds as MIN..MAX or one value, found \(latency)")
             }
             configuration.latency = range
         }

@@ -1,9 +1,9 @@
-import Synchronization
 import Foundation
 import HammockAsyncHTTPClient
 import HammockClient
 import HammockServer
 import HammockTestSupport
+import Synchronization
 import Testing
 
 struct Person: Codable, Equatable, Sendable {
@@ -43,11 +43,14 @@ struct AsyncHTTPClientTransportTests {
         let server = try await MockServer(resources: [Resource("people", fields: ["name": .string, "numberOfKids": .integer])])
         let port = try await server.start(port: 0)
         do {
-            let api = PeopleClient(client: RestClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!, transport: AsyncHTTPClientTransport()))
+            let api = PeopleClient(
+                client: RestClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!, transport: AsyncHTTPClientTransport()))
             #expect(try await api.people(limit: nil) == [])
             let created = try await api.create(person: Person(name: "john", numberOfKids: 1))
             #expect(created.status == .created && created.headerFields[.location] == "/people/1")
-            #expect(try await api.createFromForm(name: "ada lovelace", numberOfKids: 2) == Person(id: 2, name: "ada lovelace", numberOfKids: 2))
+            #expect(
+                try await api.createFromForm(name: "ada lovelace", numberOfKids: 2)
+                    == Person(id: 2, name: "ada lovelace", numberOfKids: 2))
             #expect(try await api.update(id: 1, changes: ["name": "jeff"]).name == "jeff")
             try await api.delete(id: 1)
             do {
@@ -71,7 +74,8 @@ struct AsyncHTTPClientTransportTests {
             resources: [Resource("people", fields: ["name": .string])],
             options: MockServer.Options(latency: Latency(.seconds(30)...(.seconds(30)))))
         let port = try await server.start(port: 0)
-        let api = PeopleClient(client: RestClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!, transport: AsyncHTTPClientTransport()))
+        let api = PeopleClient(
+            client: RestClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!, transport: AsyncHTTPClientTransport()))
         let call = Task { try await api.people(limit: nil) }
         try await Task.sleep(for: .milliseconds(100))
         call.cancel()

@@ -50,7 +50,9 @@ struct GeneratedClientServeTests {
     @Test("CRUD on the people example over loopback")
     func crud() async throws {
         let store = NSTemporaryDirectory() + "hammock-client-\(UUID().uuidString).sqlite"
-        let process = try HammockProcess(["serve", "Examples/people.json", "--store", "sqlite:\(store)", "--port", "0", "--quiet"])
+        let process = try HammockProcess([
+            "serve", "Examples/people.json", "--store", "sqlite:\(store)", "--port", "0", "--quiet",
+        ])
         let banner = await process.firstLine { $0.hasPrefix("Hammock is serving") }
         let url = try #require(banner?.split(separator: " ").last.map(String.init))
         let api = PeopleExampleClient(client: RestClient(baseURL: try #require(URL(string: url))))

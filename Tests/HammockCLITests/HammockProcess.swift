@@ -1,10 +1,11 @@
+import Foundation
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import Synchronization
 
 /// Runs the built `hammock` executable and reads its output as it comes.
 final class HammockProcess: Sendable {
@@ -16,7 +17,8 @@ final class HammockProcess: Sendable {
 
     /// A built product next to the test bundle (the test target depends on it, so it is built).
     static func executable(named name: String = "hammock") -> URL {
-        let directory = Bundle.main.executableURL?.deletingLastPathComponent()
+        let directory =
+            Bundle.main.executableURL?.deletingLastPathComponent()
             ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         let candidate = directory.appendingPathComponent(name)
         if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
@@ -33,7 +35,8 @@ final class HammockProcess: Sendable {
         let process = Process()
         if let shellPrefix {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", shellPrefix + " && exec \"$0\" \"$@\"", Self.executable(named: executable).path] + arguments
+            process.arguments =
+                ["-c", shellPrefix + " && exec \"$0\" \"$@\"", Self.executable(named: executable).path] + arguments
         } else {
             process.executableURL = Self.executable(named: executable)
             process.arguments = arguments
@@ -45,7 +48,9 @@ final class HammockProcess: Sendable {
         // would inherit these pipes' write ends and hold them open, so our reader would never see the
         // end of the output. Close-on-exec keeps them ours; the child still gets its own copies as
         // stdout and stderr.
-        for handle in [output.fileHandleForReading, output.fileHandleForWriting, errors.fileHandleForReading, errors.fileHandleForWriting] {
+        for handle in [
+            output.fileHandleForReading, output.fileHandleForWriting, errors.fileHandleForReading, errors.fileHandleForWriting,
+        ] {
             _ = fcntl(handle.fileDescriptor, F_SETFD, FD_CLOEXEC)
         }
         process.standardOutput = output

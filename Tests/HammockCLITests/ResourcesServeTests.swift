@@ -1,8 +1,8 @@
 import Foundation
+import HTTPTypes
 import HammockClient
 import HammockJSON
 import HammockResources
-import HTTPTypes
 import Synchronization
 import Testing
 
@@ -58,10 +58,11 @@ struct ResourcesServeTests {
         #expect(await events.next() == .requested)
         #expect(await events.next() == .newData(.network))
         #expect(people.latestData?.jsonContent?[0]?["name"] == "john")
-        #expect(log.entries == [
-            "observerAdded loading=false", "requested loading=true", "newData(network) loading=false",
-            "requested loading=true", "newData(network) loading=false",
-        ])
+        #expect(
+            log.entries == [
+                "observerAdded loading=false", "requested loading=true", "newData(network) loading=false",
+                "requested loading=true", "newData(network) loading=false",
+            ])
 
         // One person, typed by the pipeline; then a 304 round trip carrying both validators.
         let john = people.child("1")
@@ -110,7 +111,9 @@ struct ResourcesServeTests {
 extension ResourcesServeTests {
     /// Starts `hammock serve` on the people example and returns it with its banner line.
     nonisolated static func serve(store: String) async throws -> (HammockProcess, String?) {
-        let process = try HammockProcess(["serve", "Examples/people.json", "--store", "sqlite:\(store)", "--port", "0", "--quiet"])
+        let process = try HammockProcess([
+            "serve", "Examples/people.json", "--store", "sqlite:\(store)", "--port", "0", "--quiet",
+        ])
         return (process, await process.firstLine { $0.hasPrefix("Hammock is serving") })
     }
 }

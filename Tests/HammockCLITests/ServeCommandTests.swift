@@ -1,14 +1,15 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import HammockJSON
 import HammockTesting
 import Synchronization
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 @Suite("hammock serve (end to end)", .serialized, .timeLimit(.minutes(2)))
 struct ServeCommandTests {
@@ -118,13 +119,24 @@ struct ServeCommandTests {
         return (directory, path)
     }
 
-    @Test("Configuration gaps exit 2 naming the file and key, before anything is served", arguments: [
-        (#"{"resources": [{"name": "tags", "fields": {"label": "string"}, "primaryKey": "slug"}]}"#, "resources[0].primaryKey: 'slug' is not a declared field"),
-        (#"{"resources": [{"name": "tags", "fields": {}}]}"#, "resources[0].fields: empty"),
-        (#"{"resources": [{"name": "tags", "fields": {"label": "string", "label": "integer"}}]}"#, "resources[0].fields.label: declared twice"),
-        (#"{"resources": []}"#, "resources: empty"),
-        (#"{"resources": [{"name": "people", "fields": {"a": "string"}}, {"name": "People", "fields": {"b": "string"}}]}"#, "differs from the resource 'people' only in case"),
-    ])
+    @Test(
+        "Configuration gaps exit 2 naming the file and key, before anything is served",
+        arguments: [
+            (
+                #"{"resources": [{"name": "tags", "fields": {"label": "string"}, "primaryKey": "slug"}]}"#,
+                "resources[0].primaryKey: 'slug' is not a declared field"
+            ),
+            (#"{"resources": [{"name": "tags", "fields": {}}]}"#, "resources[0].fields: empty"),
+            (
+                #"{"resources": [{"name": "tags", "fields": {"label": "string", "label": "integer"}}]}"#,
+                "resources[0].fields.label: declared twice"
+            ),
+            (#"{"resources": []}"#, "resources: empty"),
+            (
+                #"{"resources": [{"name": "people", "fields": {"a": "string"}}, {"name": "People", "fields": {"b": "string"}}]}"#,
+                "differs from the resource 'people' only in case"
+            ),
+        ])
     func configurationGaps(text: String, message: String) async throws {
         let (directory, path) = try temporaryConfig(text)
         let process = try HammockProcess(["serve", path, "--port", "0"])
@@ -139,7 +151,8 @@ struct ServeCommandTests {
         let missing = try HammockProcess(["serve", "/nonexistent/hammock.json"])
         #expect(await missing.exitStatus() == 2)
         let missingText = missing.errorOutput.withLock { $0 }
-        #expect(missingText.contains("/nonexistent/hammock.json: cannot read the file: No such file or directory"), "\(missingText)")
+        #expect(
+            missingText.contains("/nonexistent/hammock.json: cannot read the file: No such file or directory"), "\(missingText)")
         #expect(!missingText.contains("NSError") && !missingText.contains("Domain="))
 
         let badPort = try HammockProcess(["serve", "Examples/people.json", "--port", "-1"])
@@ -171,7 +184,9 @@ struct ServeCommandTests {
 
     @Test("Binding beyond loopback warns; an IPv6 address is printed in brackets")
     func binding() async throws {
-        let process = try HammockProcess(["serve", "Examples/people.json", "--store", "memory", "--host", "0.0.0.0", "--port", "0"])
+        let process = try HammockProcess([
+            "serve", "Examples/people.json", "--store", "memory", "--host", "0.0.0.0", "--port", "0",
+        ])
         let banner = await process.firstLine { $0.hasPrefix("Hammock is serving") }
         #expect(banner?.contains("http://0.0.0.0:") == true)
         #expect(await eventually { process.errorOutput.withLock { $0.contains("warning: listening on 0.0.0.0") } })

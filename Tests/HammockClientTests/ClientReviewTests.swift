@@ -75,7 +75,8 @@ struct ClientReviewTests {
     func conditional() async throws {
         let server = try await MockServer(resources: [Resource("people", fields: ["name": .string])])
         _ = await server.respond(to: MockRequest(.post, "/people", json: ["name": "ada"]))
-        let api = ReviewAPIClient(client: RestClient(baseURL: URL(string: "http://mock")!, transport: MockServerTransport(server: server)))
+        let api = ReviewAPIClient(
+            client: RestClient(baseURL: URL(string: "http://mock")!, transport: MockServerTransport(server: server)))
         let first = try await api.person(id: 1, etag: nil)
         #expect(first.value?.name == "ada" && !first.isNotModified)
         let tag = try #require(first.headerFields[.eTag])
@@ -104,15 +105,18 @@ struct ClientReviewTests {
         let decoded = try RestClient.defaultDecoder().decode(Stamp.self, from: Data(#"{"at":"2024-05-01T12:00:00.123Z"}"#.utf8))
         let encoded = String(decoding: try RestClient.defaultEncoder().encode(decoded), as: UTF8.self)
         #expect(encoded == #"{"at":"2024-05-01T12:00:00.123Z"}"#)
-        let whole = String(decoding: try RestClient.defaultEncoder().encode(Stamp(at: Date(timeIntervalSince1970: 0))), as: UTF8.self)
+        let whole = String(
+            decoding: try RestClient.defaultEncoder().encode(Stamp(at: Date(timeIntervalSince1970: 0))), as: UTF8.self)
         #expect(whole == #"{"at":"1970-01-01T00:00:00Z"}"#)
     }
 
-    @Test("A base URL with a query, user info or fragment is refused with the reason", arguments: [
-        ("https://api.example.com/v1?api_key=K", "has a query"),
-        ("https://user:secret@api.example.com/v1", "has user info"),
-        ("https://api.example.com/v1#top", "has a fragment"),
-    ])
+    @Test(
+        "A base URL with a query, user info or fragment is refused with the reason",
+        arguments: [
+            ("https://api.example.com/v1?api_key=K", "has a query"),
+            ("https://user:secret@api.example.com/v1", "has user info"),
+            ("https://api.example.com/v1#top", "has a fragment"),
+        ])
     func baseURLs(base: String, reason: String) async throws {
         let recorder = Recorder()
         let error = try await #require(throws: RestError.self) {
@@ -140,14 +144,16 @@ struct ClientReviewTests {
         #expect(recorder.count == 0)
     }
 
-    @Test("Content-Disposition: a quoted ; belongs to the name, and filename* wins", arguments: [
-        (#"attachment; filename="a; b.pdf""#, "a; b.pdf"),
-        (#"attachment; filename="quote\"d.txt""#, #"quote"d.txt"#),
-        (#"attachment; filename="plain.txt"; filename*=UTF-8''na%C3%AFve%20r%C3%A9sum%C3%A9.txt"#, "naïve résumé.txt"),
-        (#"attachment; filename*=iso-8859-1'en'%E9t%E9.txt"#, "été.txt"),
-        (#"attachment; filename="../../etc/passwd""#, "passwd"),
-        (#"attachment; filename*=UTF-8''%2E%2E"#, nil),
-    ])
+    @Test(
+        "Content-Disposition: a quoted ; belongs to the name, and filename* wins",
+        arguments: [
+            (#"attachment; filename="a; b.pdf""#, "a; b.pdf"),
+            (#"attachment; filename="quote\"d.txt""#, #"quote"d.txt"#),
+            (#"attachment; filename="plain.txt"; filename*=UTF-8''na%C3%AFve%20r%C3%A9sum%C3%A9.txt"#, "naïve résumé.txt"),
+            (#"attachment; filename*=iso-8859-1'en'%E9t%E9.txt"#, "été.txt"),
+            (#"attachment; filename="../../etc/passwd""#, "passwd"),
+            (#"attachment; filename*=UTF-8''%2E%2E"#, nil),
+        ])
     func contentDisposition(header: String, expected: String?) async throws {
         let recorder = Recorder(headers: [.contentDisposition: header], body: "x")
         let file = try await recorder.client().download(RequestBuilder(.get, "/file"))

@@ -110,7 +110,8 @@ struct GeneratedClientTests {
     @Test("CRUD, nested routes, forms, headers and error bodies in process")
     func inProcess() async throws {
         let server = try await Self.makeServer()
-        let api = PeopleAPIClient(client: RestClient(baseURL: URL(string: "http://mock")!, transport: MockServerTransport(server: server)))
+        let api = PeopleAPIClient(
+            client: RestClient(baseURL: URL(string: "http://mock")!, transport: MockServerTransport(server: server)))
         try await Self.exercise(api)
     }
 

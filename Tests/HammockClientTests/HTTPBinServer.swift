@@ -1,10 +1,11 @@
+import Foundation
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import Synchronization
 
 /// httpbin (from PyPI) under gunicorn on 127.0.0.1, a free port, for the duration of one test.
 /// `scripts/setup` installs it.
@@ -111,4 +112,3 @@ func withHTTPBin<T>(_ body: (URL) async throws -> T) async throws -> T {
         throw error
     }
 }
-

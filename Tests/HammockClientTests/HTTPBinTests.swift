@@ -49,7 +49,8 @@ protocol HTTPBin: Sendable {
     @GET("/delay/{seconds}")
     func delay(seconds: Int) async throws -> JSON
 
-    @GET("/response-headers?Content-Disposition=attachment%3B%20filename%3D%22..%2Freport.json%22&Content-Type=application%2Fjson")
+    @GET(
+        "/response-headers?Content-Disposition=attachment%3B%20filename%3D%22..%2Freport.json%22&Content-Type=application%2Fjson")
     func download() async throws -> DownloadedFile
 
     @GET("/anything")
@@ -65,7 +66,10 @@ struct HTTPBinTests {
         try await withHTTPBin { url in
             let echo = try await client(url).get(
                 q: "a+b c&d=e", tags: ["x", "y"], flag: true, missing: nil, at: Date(timeIntervalSince1970: 0))
-            #expect(echo["args"] == ["static": "yes", "q": "a+b c&d=e", "tags": ["x", "y"], "flag": "true", "at": "1970-01-01T00:00:00Z"])
+            #expect(
+                echo["args"] == [
+                    "static": "yes", "q": "a+b c&d=e", "tags": ["x", "y"], "flag": "true", "at": "1970-01-01T00:00:00Z",
+                ])
             #expect(echo["url"]?.stringValue?.contains("q=a%2Bb%20c%26d%3De") == true)
             #expect(echo["headers"]?["X-Static"] == "hammock")
         }

@@ -67,8 +67,10 @@ struct RequestBuildingTests {
         request.addQuery("since", Date(timeIntervalSince1970: 0))
         request.addQuery("ratio", 0.5)
         _ = try await recorder.client().send(request)
-        #expect(recorder.last?.request.path
-            == "/v1/search?type=repo&q=a%2Bb%20c%26d%3De%2Ff&sort=updated&page=2&draft=false&tag=x&tag=y%20z&since=1970-01-01T00%3A00%3A00Z&ratio=0.5")
+        #expect(
+            recorder.last?.request.path
+                == "/v1/search?type=repo&q=a%2Bb%20c%26d%3De%2Ff&sort=updated&page=2&draft=false&tag=x&tag=y%20z&since=1970-01-01T00%3A00%3A00Z&ratio=0.5"
+        )
     }
 
     @Test("Headers: defaults, overrides ignoring case, nil omitted, line breaks refused")
@@ -91,7 +93,10 @@ struct RequestBuildingTests {
             let error = try await #require(throws: RestError.self) {
                 _ = try await client.send(injected)
             }
-            guard case .invalidRequest(let message) = error.reason else { Issue.record("wrong reason"); return }
+            guard case .invalidRequest(let message) = error.reason else {
+                Issue.record("wrong reason")
+                return
+            }
             #expect(message.contains("line break"))
         }
         var badName = RequestBuilder(.get, "/user")
@@ -148,20 +153,21 @@ struct RequestBuildingTests {
         #expect(contentType.hasPrefix("multipart/form-data; boundary=hammock-"))
         let boundary = String(contentType.split(separator: "=", maxSplits: 1)[1])
         let text = try #require(recorder.last?.bodyText)
-        #expect(text == """
-            --\(boundary)\r
-            Content-Disposition: form-data; name="description"\r
-            \r
-            a "quoted" cat\r
-            --\(boundary)\r
-            Content-Disposition: form-data; name="photo"; filename="cat.jpg"\r
-            Content-Type: image/jpeg\r
-            \r
-            --hammock-fake-boundary\r
-            binary\u{0}\r
-            --\(boundary)--\r
+        #expect(
+            text == """
+                --\(boundary)\r
+                Content-Disposition: form-data; name="description"\r
+                \r
+                a "quoted" cat\r
+                --\(boundary)\r
+                Content-Disposition: form-data; name="photo"; filename="cat.jpg"\r
+                Content-Type: image/jpeg\r
+                \r
+                --hammock-fake-boundary\r
+                binary\u{0}\r
+                --\(boundary)--\r
 
-            """)
+                """)
         #expect(!String(decoding: data, as: UTF8.self).contains(boundary))
     }
 }

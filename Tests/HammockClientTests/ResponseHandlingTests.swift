@@ -8,7 +8,9 @@ struct ResponseHandlingTests {
     @Test("2xx bodies decode into the asked type; 204 and empty bodies are nil for optionals")
     func decoding() async throws {
         let repos = Recorder(body: #"[{"id":1,"name":"hammock"}]"#)
-        #expect(try await repos.client().send(RequestBuilder(.get, "/repos"), decoding: [Repo].self) == [Repo(id: 1, name: "hammock")])
+        #expect(
+            try await repos.client().send(RequestBuilder(.get, "/repos"), decoding: [Repo].self) == [Repo(id: 1, name: "hammock")]
+        )
         let empty = Recorder(status: .noContent, body: "")
         #expect(try await empty.client().sendOptional(RequestBuilder(.get, "/repo"), decoding: Repo.self) == nil)
         let withHeaders = Recorder(headers: [.eTag: "\"v1\""], body: #"{"id":2,"name":"x"}"#)
@@ -21,12 +23,16 @@ struct ResponseHandlingTests {
     @Test("A non-2xx status is an error carrying status, headers, body and the request")
     func unacceptableStatus() async throws {
         struct Problem: Decodable { var title: String }
-        let recorder = Recorder(status: .notFound, headers: [.contentType: "application/problem+json"], body: #"{"title":"Not Found"}"#)
+        let recorder = Recorder(
+            status: .notFound, headers: [.contentType: "application/problem+json"], body: #"{"title":"Not Found"}"#)
         do {
             let error = try await #require(throws: RestError.self) {
                 _ = try await recorder.client().send(RequestBuilder(.get, "/repos/42"), decoding: Repo.self)
             }
-            guard case .unacceptableStatus = error.reason else { Issue.record("wrong reason"); return }
+            guard case .unacceptableStatus = error.reason else {
+                Issue.record("wrong reason")
+                return
+            }
             #expect(error.status == .notFound && error.method == .get)
             #expect(error.url == "https://api.example.com/v1/repos/42")
             #expect(error.headerFields?[.contentType] == "application/problem+json")
@@ -46,7 +52,8 @@ struct ResponseHandlingTests {
         if case .decoding = decoding.reason {} else { Issue.record("expected decoding, got \(decoding.reason)") }
         #expect(decoding.status == .ok && decoding.body == Array(#"{"id":"one"}"#.utf8))
 
-        let failing = RestClient(baseURL: URL(string: "https://x")!, transport: MockTransport { _, _ in throw URLError(.cannotConnectToHost) })
+        let failing = RestClient(
+            baseURL: URL(string: "https://x")!, transport: MockTransport { _, _ in throw URLError(.cannotConnectToHost) })
         let transport = try await #require(throws: RestError.self) { try await failing.send(RequestBuilder(.get, "/")) }
         if case .transport(let underlying) = transport.reason {
             #expect((underlying as? URLError)?.code == .cannotConnectToHost)
@@ -56,7 +63,9 @@ struct ResponseHandlingTests {
         #expect(transport.status == nil)
 
         struct Unencodable: Encodable, Sendable {
-            func encode(to encoder: any Encoder) throws { throw EncodingError.invalidValue(self, .init(codingPath: [], debugDescription: "no")) }
+            func encode(to encoder: any Encoder) throws {
+                throw EncodingError.invalidValue(self, .init(codingPath: [], debugDescription: "no"))
+            }
         }
         var request = RequestBuilder(.post, "/x")
         request.setBody(Unencodable())
@@ -80,7 +89,10 @@ struct ResponseHandlingTests {
             _ = try await task.value
             Issue.record("expected cancellation")
         } catch let error as RestError {
-            guard case .cancelled = error.reason else { Issue.record("expected cancelled, got \(error.reason)"); return }
+            guard case .cancelled = error.reason else {
+                Issue.record("expected cancelled, got \(error.reason)")
+                return
+            }
         }
     }
 
@@ -92,7 +104,8 @@ struct ResponseHandlingTests {
         let first = TaggingBox(tag: "1", log: log)
         let second = TaggingBox(tag: "2", log: log)
         let recorder = Recorder()
-        _ = try await recorder.client(interceptors: [first, second, BearerAuthentication { "s3cret" }]).send(RequestBuilder(.get, "/"))
+        _ = try await recorder.client(interceptors: [first, second, BearerAuthentication { "s3cret" }]).send(
+            RequestBuilder(.get, "/"))
         #expect(log.entries.withLock { $0 } == ["→1", "→2", "←2", "←1"])
         #expect(recorder.last?.request.headerFields[.authorization] == "Bearer s3cret")
     }
@@ -141,8 +154,11 @@ struct ResponseHandlingTests {
     @Test("Logging redacts secrets in headers and query items")
     func redaction() {
         let fields: HTTPFields = [.authorization: "Bearer abc", .cookie: "id=1", .accept: "application/json"]
-        #expect(RequestLogging.redactedHeaderText(fields) == "Authorization: <redacted>; Cookie: <redacted>; Accept: application/json")
-        #expect(RequestLogging.redactedPath("/login?user=ada&access_token=xyz&apiKey=1&page=2")
-            == "/login?user=ada&access_token=<redacted>&apiKey=<redacted>&page=2")
+        #expect(
+            RequestLogging.redactedHeaderText(fields) == "Authorization: <redacted>; Cookie: <redacted>; Accept: application/json"
+        )
+        #expect(
+            RequestLogging.redactedPath("/login?user=ada&access_token=xyz&apiKey=1&page=2")
+                == "/login?user=ada&access_token=<redacted>&apiKey=<redacted>&page=2")
     }
 }

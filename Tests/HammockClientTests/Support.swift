@@ -31,7 +31,10 @@ final class Recorder: Sendable {
     var last: Sent? { sent.withLock { $0.last } }
     var count: Int { sent.withLock { $0.count } }
 
-    func client(_ base: String = "https://api.example.com/v1", interceptors: [any ClientInterceptor] = [], defaultHeaders: [String: String] = [:])
+    func client(
+        _ base: String = "https://api.example.com/v1", interceptors: [any ClientInterceptor] = [],
+        defaultHeaders: [String: String] = [:]
+    )
         -> RestClient
     {
         RestClient(baseURL: URL(string: base)!, transport: transport, interceptors: interceptors, defaultHeaders: defaultHeaders)
@@ -41,7 +44,10 @@ final class Recorder: Sendable {
 enum Sort: String, ParameterValue { case created, updated }
 
 /// An enum that does not declare ParameterValue: sent by raw value all the same.
-enum Direction: String, Sendable { case ascending = "asc", descending = "desc" }
+enum Direction: String, Sendable {
+    case ascending = "asc"
+    case descending = "desc"
+}
 
 struct Repo: Codable, Equatable, Sendable {
     var id: Int

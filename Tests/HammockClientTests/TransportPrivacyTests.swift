@@ -8,7 +8,8 @@ import Testing
 @Suite("URLSession transport: credentials and cookies on the wire", .timeLimit(.minutes(1)))
 struct TransportPrivacyTests {
     func client(_ port: Int, interceptors: [any ClientInterceptor] = []) -> RestClient {
-        RestClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!, transport: URLSessionTransport(), interceptors: interceptors)
+        RestClient(
+            baseURL: URL(string: "http://127.0.0.1:\(port)")!, transport: URLSessionTransport(), interceptors: interceptors)
     }
 
     @Test("A redirect to another origin drops Authorization and Cookie; one within the origin keeps them")

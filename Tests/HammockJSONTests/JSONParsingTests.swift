@@ -12,17 +12,19 @@ struct JSONParsingTests {
         #expect(try JSON(parsing: "-2.5E-3") == .double(-0.0025))
         #expect(try JSON(parsing: "9223372036854775807") == .integer(Int.max))
         #expect(try JSON(parsing: "-9223372036854775808") == .integer(Int.min))
-        #expect(try JSON(parsing: "9223372036854775808") == .double(9223372036854775808))
+        #expect(try JSON(parsing: "9223372036854775808") == .double(9_223_372_036_854_775_808))
         #expect(try JSON(parsing: "true") == .bool(true))
         #expect(try JSON(parsing: " false ") == .bool(false))
         #expect(try JSON(parsing: "null") == .null)
         #expect(try JSON(parsing: #""hi""#) == .string("hi"))
     }
 
-    @Test("Doubles round correctly on both the fast and slow paths", arguments: [
-        "0.1", "3.141592653589793", "1e22", "1e23", "2.2250738585072014e-308", "123456789012345678.5",
-        "0.000001", "-1.7976931348623157e308", "4.9e-324",
-    ])
+    @Test(
+        "Doubles round correctly on both the fast and slow paths",
+        arguments: [
+            "0.1", "3.141592653589793", "1e22", "1e23", "2.2250738585072014e-308", "123456789012345678.5",
+            "0.000001", "-1.7976931348623157e308", "4.9e-324",
+        ])
     func doubles(text: String) throws {
         let expected = try #require(Double(text))
         #expect(try JSON(parsing: text) == .double(expected))
@@ -71,33 +73,35 @@ struct JSONParsingTests {
         var testDescription: String { text }
     }
 
-    @Test("Malformed input reports the reason and byte offset", arguments: [
-        Failure(text: "", reason: .unexpectedEnd, offset: 0),
-        Failure(text: "  ", reason: .unexpectedEnd, offset: 2),
-        Failure(text: "[1,", reason: .unexpectedEnd, offset: 3),
-        Failure(text: "[1 2]", reason: .unexpectedByte(UInt8(ascii: "2")), offset: 3),
-        Failure(text: "[1,]", reason: .unexpectedByte(UInt8(ascii: "]")), offset: 3),
-        Failure(text: #"{"a" 1}"#, reason: .unexpectedByte(UInt8(ascii: "1")), offset: 5),
-        Failure(text: #"{"a":1,}"#, reason: .unexpectedByte(UInt8(ascii: "}")), offset: 7),
-        Failure(text: "{a:1}", reason: .unexpectedByte(UInt8(ascii: "a")), offset: 1),
-        Failure(text: "tru", reason: .invalidLiteral, offset: 0),
-        Failure(text: "nul1", reason: .invalidLiteral, offset: 0),
-        Failure(text: "01", reason: .invalidNumber, offset: 0),
-        Failure(text: "-", reason: .invalidNumber, offset: 0),
-        Failure(text: "1.", reason: .invalidNumber, offset: 0),
-        Failure(text: ".5", reason: .unexpectedByte(UInt8(ascii: ".")), offset: 0),
-        Failure(text: "1e", reason: .invalidNumber, offset: 0),
-        Failure(text: "+1", reason: .unexpectedByte(UInt8(ascii: "+")), offset: 0),
-        Failure(text: "1e999", reason: .invalidNumber, offset: 0),
-        Failure(text: #""\x""#, reason: .invalidEscape, offset: 1),
-        Failure(text: #""\u12G4""#, reason: .invalidUnicodeEscape, offset: 1),
-        Failure(text: #""\ud800""#, reason: .invalidUnicodeEscape, offset: 1),
-        Failure(text: #""\udc00""#, reason: .invalidUnicodeEscape, offset: 1),
-        Failure(text: "\"a\nb\"", reason: .controlCharacterInString, offset: 2),
-        Failure(text: #""abc"#, reason: .unexpectedEnd, offset: 4),
-        Failure(text: "[1] x", reason: .trailingCharacters, offset: 4),
-        Failure(text: "{} {}", reason: .trailingCharacters, offset: 3),
-    ])
+    @Test(
+        "Malformed input reports the reason and byte offset",
+        arguments: [
+            Failure(text: "", reason: .unexpectedEnd, offset: 0),
+            Failure(text: "  ", reason: .unexpectedEnd, offset: 2),
+            Failure(text: "[1,", reason: .unexpectedEnd, offset: 3),
+            Failure(text: "[1 2]", reason: .unexpectedByte(UInt8(ascii: "2")), offset: 3),
+            Failure(text: "[1,]", reason: .unexpectedByte(UInt8(ascii: "]")), offset: 3),
+            Failure(text: #"{"a" 1}"#, reason: .unexpectedByte(UInt8(ascii: "1")), offset: 5),
+            Failure(text: #"{"a":1,}"#, reason: .unexpectedByte(UInt8(ascii: "}")), offset: 7),
+            Failure(text: "{a:1}", reason: .unexpectedByte(UInt8(ascii: "a")), offset: 1),
+            Failure(text: "tru", reason: .invalidLiteral, offset: 0),
+            Failure(text: "nul1", reason: .invalidLiteral, offset: 0),
+            Failure(text: "01", reason: .invalidNumber, offset: 0),
+            Failure(text: "-", reason: .invalidNumber, offset: 0),
+            Failure(text: "1.", reason: .invalidNumber, offset: 0),
+            Failure(text: ".5", reason: .unexpectedByte(UInt8(ascii: ".")), offset: 0),
+            Failure(text: "1e", reason: .invalidNumber, offset: 0),
+            Failure(text: "+1", reason: .unexpectedByte(UInt8(ascii: "+")), offset: 0),
+            Failure(text: "1e999", reason: .invalidNumber, offset: 0),
+            Failure(text: #""\x""#, reason: .invalidEscape, offset: 1),
+            Failure(text: #""\u12G4""#, reason: .invalidUnicodeEscape, offset: 1),
+            Failure(text: #""\ud800""#, reason: .invalidUnicodeEscape, offset: 1),
+            Failure(text: #""\udc00""#, reason: .invalidUnicodeEscape, offset: 1),
+            Failure(text: "\"a\nb\"", reason: .controlCharacterInString, offset: 2),
+            Failure(text: #""abc"#, reason: .unexpectedEnd, offset: 4),
+            Failure(text: "[1] x", reason: .trailingCharacters, offset: 4),
+            Failure(text: "{} {}", reason: .trailingCharacters, offset: 3),
+        ])
     func malformed(failure: Failure) {
         #expect {
             try JSON(parsing: failure.text)

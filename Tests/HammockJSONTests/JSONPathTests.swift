@@ -3,35 +3,39 @@ import Testing
 
 @Suite("Paths")
 struct JSONPathTests {
-    @Test("The dotted grammar: keys, indices and their nesting", arguments: [
-        ("name", [JSONPath.Component.key("name")]),
-        ("attributes.name", [.key("attributes"), .key("name")]),
-        ("items[0].name", [.key("items"), .index(0), .key("name")]),
-        ("matrix[1][2]", [.key("matrix"), .index(1), .index(2)]),
-        ("[0]", [.index(0)]),
-        ("[3].a[10].b", [.index(3), .key("a"), .index(10), .key("b")]),
-        ("a b.ü", [.key("a b"), .key("ü")]),
-    ])
+    @Test(
+        "The dotted grammar: keys, indices and their nesting",
+        arguments: [
+            ("name", [JSONPath.Component.key("name")]),
+            ("attributes.name", [.key("attributes"), .key("name")]),
+            ("items[0].name", [.key("items"), .index(0), .key("name")]),
+            ("matrix[1][2]", [.key("matrix"), .index(1), .index(2)]),
+            ("[0]", [.index(0)]),
+            ("[3].a[10].b", [.index(3), .key("a"), .index(10), .key("b")]),
+            ("a b.ü", [.key("a b"), .key("ü")]),
+        ])
     func grammar(text: String, components: [JSONPath.Component]) throws {
         let path = try JSONPath(parsing: text)
         #expect(path.components == components)
         #expect(path.description == text)
     }
 
-    @Test("Invalid paths are rejected with the reason and offset", arguments: [
-        ("", JSONPathError.Reason.empty, 0),
-        ("a..b", .emptySegment, 2),
-        (".a", .emptySegment, 0),
-        ("a.", .emptySegment, 2),
-        ("a[1", .unbalancedBracket, 1),
-        ("a]", .unbalancedBracket, 1),
-        ("a[-1]", .negativeIndex, 2),
-        ("a[]", .invalidIndex, 1),
-        ("a[x]", .invalidIndex, 2),
-        ("a[1]b", .unexpectedCharacter, 4),
-        ("a.[0]", .emptySegment, 2),
-        ("a[99999999999999999999]", .invalidIndex, 20),
-    ])
+    @Test(
+        "Invalid paths are rejected with the reason and offset",
+        arguments: [
+            ("", JSONPathError.Reason.empty, 0),
+            ("a..b", .emptySegment, 2),
+            (".a", .emptySegment, 0),
+            ("a.", .emptySegment, 2),
+            ("a[1", .unbalancedBracket, 1),
+            ("a]", .unbalancedBracket, 1),
+            ("a[-1]", .negativeIndex, 2),
+            ("a[]", .invalidIndex, 1),
+            ("a[x]", .invalidIndex, 2),
+            ("a[1]b", .unexpectedCharacter, 4),
+            ("a.[0]", .emptySegment, 2),
+            ("a[99999999999999999999]", .invalidIndex, 20),
+        ])
     func invalid(text: String, reason: JSONPathError.Reason, offset: Int) throws {
         do {
             let error = try #require(throws: JSONPathError.self) {

@@ -13,7 +13,8 @@ struct IdentifiedModelTests {
 
     func make(_ updates: ModelUpdates) throws -> (IdentifiedModel<String, Product>, Recipe<Product>, Recorder, ObservationToken) {
         let recipe = try Recipes.restAPI()
-        let product = try IdentifiedModel<String, Product>(identifiedBy: "base_sku", ingredients: json, recipe: recipe, base: Product())
+        let product = try IdentifiedModel<String, Product>(
+            identifiedBy: "base_sku", ingredients: json, recipe: recipe, base: Product())
         let recorder = Recorder()
         let token = updates.observe { update in recorder.updates.withLock { $0.append(update) } }
         return (product, recipe, recorder, token)
@@ -33,13 +34,15 @@ struct IdentifiedModelTests {
         let recipe = try Recipes.restAPI()
         do {
             let error = try #require(throws: ModelError.self) {
-                _ = try IdentifiedModel<String, Product>(identifiedBy: "missing", ingredients: json, recipe: recipe, base: Product())
+                _ = try IdentifiedModel<String, Product>(
+                    identifiedBy: "missing", ingredients: json, recipe: recipe, base: Product())
             }
             #expect(error.kind == .identifier && error.path == "missing")
         }
         do {
             let error = try #require(throws: ModelError.self) {
-                _ = try IdentifiedModel<Int, Product>(identifiedBy: "base_sku", ingredients: json, recipe: recipe, base: Product())
+                _ = try IdentifiedModel<Int, Product>(
+                    identifiedBy: "base_sku", ingredients: json, recipe: recipe, base: Product())
             }
             #expect(error.kind == .identifier && error.expected == "an integer" && error.found == "string")
         }
@@ -83,7 +86,9 @@ struct IdentifiedModelTests {
         let updates = ModelUpdates()
         let (product, recipe, recorder, token) = try make(updates)
         defer { token.cancel() }
-        #expect(throws: ModelError.self) { try product.updated(with: ["offers": [["price": "free"]]], recipe: recipe, updates: updates) }
+        #expect(throws: ModelError.self) {
+            try product.updated(with: ["offers": [["price": "free"]]], recipe: recipe, updates: updates)
+        }
         #expect(recorder.count == 0 && product.price == 10)
     }
 

@@ -32,7 +32,8 @@ struct RecipeTests {
         var product = Product(sku: "keep")
         do {
             let error = try #require(throws: ModelError.self) {
-                try Oven.populate(&product, from: ["attributes": ["name": "changed"], "base_sku": nil], recipe: Recipes.restAPI())
+                try Oven.populate(
+                    &product, from: ["attributes": ["name": "changed"], "base_sku": nil], recipe: Recipes.restAPI())
             }
             #expect(error.kind == .mapping && error.field == "sku" && error.path == "base_sku")
             #expect(error.found == "null")
@@ -124,11 +125,12 @@ struct RecipeTests {
         let recipe = try Recipes.restAPI()
         let product = try Oven.baked(Product(), from: json, recipe: recipe)
         let ingredients = try recipe.decompose(product)
-        #expect(ingredients == [
-            "base_sku": "1209-3r47",
-            "attributes": ["name": "Hammock", "tags": ["garden", "summer"]],
-            "offers": [["price": 89.5]],
-        ])
+        #expect(
+            ingredients == [
+                "base_sku": "1209-3r47",
+                "attributes": ["name": "Hammock", "tags": ["garden", "summer"]],
+                "offers": [["price": 89.5]],
+            ])
         #expect(try Oven.baked(Product(), from: ingredients, recipe: recipe) == product)
         let unpriced = try recipe.decompose(Product(sku: "x"))
         #expect(unpriced[try JSONPath(parsing: "offers[0].price")] == .null)  // nil is written as null, not dropped
@@ -140,14 +142,16 @@ struct RecipeTests {
         var testDescription: String { paths.joined(separator: " + ") }
     }
 
-    @Test("Recipes that could not work are refused when made", arguments: [
-        InvalidRecipe(paths: ["key", "[0]"], message: "the root would have to be both an object and an array"),
-        InvalidRecipe(paths: ["a.b", "a[0]"], message: "'a' would have to be both an object and an array"),
-        InvalidRecipe(paths: ["x[0].y", "x[0][1]"], message: "'x[0]' would have to be both an object and an array"),
-        InvalidRecipe(paths: ["a", "a.b"], message: "'a' is the value of field 'f0' and a container for field 'f1'"),
-        InvalidRecipe(paths: ["a.b", "a"], message: "'a' is the value of field 'f1' and a container for other fields"),
-        InvalidRecipe(paths: ["a.b", "a.b"], message: "fields 'f0' and 'f1' share the path 'a.b'"),
-    ])
+    @Test(
+        "Recipes that could not work are refused when made",
+        arguments: [
+            InvalidRecipe(paths: ["key", "[0]"], message: "the root would have to be both an object and an array"),
+            InvalidRecipe(paths: ["a.b", "a[0]"], message: "'a' would have to be both an object and an array"),
+            InvalidRecipe(paths: ["x[0].y", "x[0][1]"], message: "'x[0]' would have to be both an object and an array"),
+            InvalidRecipe(paths: ["a", "a.b"], message: "'a' is the value of field 'f0' and a container for field 'f1'"),
+            InvalidRecipe(paths: ["a.b", "a"], message: "'a' is the value of field 'f1' and a container for other fields"),
+            InvalidRecipe(paths: ["a.b", "a.b"], message: "fields 'f0' and 'f1' share the path 'a.b'"),
+        ])
     func invalidRecipes(recipe: InvalidRecipe) {
         do {
             _ = try Recipe<JSON>(name: "Bad") {

@@ -46,13 +46,15 @@ struct TransformerTests {
         #expect(try Oven.baked(Listing(), from: back, recipe: recipe) == listing)
     }
 
-    @Test("Transformer failures name the field and the value", arguments: [
-        (["id": "forty-two"] as JSON, "id", "'forty-two' is not an integer"),
-        (["released_at": "yesterday"] as JSON, "released", "'yesterday' is not an ISO 8601 date"),
-        (["links": ["home": "not a url"]] as JSON, "homepage", "'not a url' is not an absolute URL"),
-        (["status": "lost"] as JSON, "status", "\"lost\" is not a valid Status"),
-        (["history": [["name": 1]]] as JSON, "previousOwners", "expected a string, found integer"),
-    ])
+    @Test(
+        "Transformer failures name the field and the value",
+        arguments: [
+            (["id": "forty-two"] as JSON, "id", "'forty-two' is not an integer"),
+            (["released_at": "yesterday"] as JSON, "released", "'yesterday' is not an ISO 8601 date"),
+            (["links": ["home": "not a url"]] as JSON, "homepage", "'not a url' is not an absolute URL"),
+            (["status": "lost"] as JSON, "status", "\"lost\" is not a valid Status"),
+            (["history": [["name": 1]]] as JSON, "previousOwners", "expected a string, found integer"),
+        ])
     func failures(json: JSON, field: String, message: String) throws {
         var listing = Listing()
         do {
@@ -123,7 +125,8 @@ struct TransformerTests {
             for _ in 0..<200 {
                 group.addTask {
                     var count = 0
-                    for name in 0..<20 where (try? registry.register(Transformer<Int>.integerFromString, named: "t\(name)")) != nil {
+                    for name in 0..<20
+                    where (try? registry.register(Transformer<Int>.integerFromString, named: "t\(name)")) != nil {
                         count += 1
                     }
                     return count

@@ -1,9 +1,9 @@
 import Foundation
+import HTTPTypes
 import HammockClient
 import HammockJSON
 import HammockResources
 import HammockTesting
-import HTTPTypes
 import Testing
 
 @MainActor
@@ -47,7 +47,8 @@ struct CacheTests {
 
     @Test("network data that arrives first is not replaced by a late cache read")
     func networkWins() async {
-        let cache = SlowCache(entity: CachedEntity(bytes: Array("{\"old\":true}".utf8), headerFields: [.contentType: "application/json"]))
+        let cache = SlowCache(
+            entity: CachedEntity(bytes: Array("{\"old\":true}".utf8), headerFields: [.contentType: "application/json"]))
         backend.setFallback(.json(["new": true]))
         let api = service(cache: cache)
         let profile = api.resource("/profile")
@@ -62,7 +63,8 @@ struct CacheTests {
         let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("hammock-cache-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let key = "http://api.test/profile"
-        let entry = CachedEntity(bytes: Array("{\"a\":1}".utf8), headerFields: [.contentType: "application/json", .eTag: "\"x\""])
+        let entry = CachedEntity(
+            bytes: Array("{\"a\":1}".utf8), headerFields: [.contentType: "application/json", .eTag: "\"x\""])
         try await FileEntityCache(directory: directory).writeEntity(entry, forKey: key)
         let reopened = try FileEntityCache(directory: directory)
         #expect(await reopened.readEntity(forKey: key) == entry)

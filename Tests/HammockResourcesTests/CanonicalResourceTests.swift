@@ -83,20 +83,22 @@ struct CanonicalResourceTests {
 
 @Suite("URL patterns")
 struct URLPatternTests {
-    @Test("single and double stars", arguments: [
-        ("/items/*", "/items/123", true),
-        ("/items/*", "/items/123/related", false),
-        ("/items/*", "/items", false),
-        ("/items/**", "/items/123/related", true),
-        ("/items/**", "/items", true),
-        ("/**", "/", true),
-        ("/**", "/anything/at/all", true),
-        ("/items/*/related", "/items/9/related", true),
-        ("/items/*/related", "/items/9/other", false),
-        ("items/*", "/items/7", true),
-        ("/user*", "/users", true),
-        ("/user*", "/users/1", false),
-    ])
+    @Test(
+        "single and double stars",
+        arguments: [
+            ("/items/*", "/items/123", true),
+            ("/items/*", "/items/123/related", false),
+            ("/items/*", "/items", false),
+            ("/items/**", "/items/123/related", true),
+            ("/items/**", "/items", true),
+            ("/**", "/", true),
+            ("/**", "/anything/at/all", true),
+            ("/items/*/related", "/items/9/related", true),
+            ("/items/*/related", "/items/9/other", false),
+            ("items/*", "/items/7", true),
+            ("/user*", "/users", true),
+            ("/user*", "/users/1", false),
+        ])
     func matching(pattern: String, path: String, expected: Bool) {
         #expect(URLPattern(pattern).matches(path) == expected)
     }

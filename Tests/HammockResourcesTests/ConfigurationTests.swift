@@ -1,8 +1,8 @@
 import Foundation
+import HTTPTypes
 import HammockClient
 import HammockResources
 import HammockTesting
-import HTTPTypes
 import Testing
 
 @MainActor

@@ -1,9 +1,9 @@
 import Foundation
+import HTTPTypes
 import HammockClient
 import HammockJSON
 import HammockResources
 import HammockTesting
-import HTTPTypes
 import Testing
 
 @MainActor
@@ -19,7 +19,8 @@ struct LoadingTests {
 
     @Test("a load stores the data with its metadata and tells observers in order")
     func load() async throws {
-        backend.setFallback(.json(["name": "Ada"], headers: [("ETag", "\"v1\""), ("Last-Modified", "Sun, 22 Nov 2026 05:00:00 GMT")]))
+        backend.setFallback(
+            .json(["name": "Ada"], headers: [("ETag", "\"v1\""), ("Last-Modified", "Sun, 22 Nov 2026 05:00:00 GMT")]))
         let profile = api.resource("/profile")
         let log = EventLog()
         let owner = Owner()
@@ -131,8 +132,9 @@ struct LoadingTests {
         api.configure { $0.retryTime = .seconds(5) }
         backend.script(
             .json(["name": "Ada"]),
-            .json(["title": "Unavailable", "detail": "The profile service is down for maintenance."], status: .serviceUnavailable,
-                  headers: [("Content-Type", "application/problem+json")]))
+            .json(
+                ["title": "Unavailable", "detail": "The profile service is down for maintenance."], status: .serviceUnavailable,
+                headers: [("Content-Type", "application/problem+json")]))
         let profile = api.resource("/profile")
         _ = await profile.load().response()
         clock.advance(by: .seconds(60))
@@ -265,9 +267,11 @@ struct LoadingTests {
         profile.wipe()
         #expect(profile.latestData == nil && profile.latestError == nil)
         #expect(!profile.isUpToDate)
-        #expect(log.events == [
-            .observerAdded, .requested, .newData(.network), .newData(.localOverride), .newData(.localOverride), .newData(.wipe),
-        ])
+        #expect(
+            log.events == [
+                .observerAdded, .requested, .newData(.network), .newData(.localOverride), .newData(.localOverride),
+                .newData(.wipe),
+            ])
         withExtendedLifetime(owner) {}
     }
 

@@ -1,9 +1,9 @@
 import Foundation
+import HTTPTypes
 import HammockClient
 import HammockJSON
 import HammockResources
 import HammockTesting
-import HTTPTypes
 import Testing
 
 struct ReviewPerson: Codable, Equatable, Sendable {

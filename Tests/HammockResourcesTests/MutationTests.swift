@@ -1,10 +1,10 @@
 import Foundation
+import HTTPTypes
 import HammockClient
 import HammockJSON
 import HammockResources
 import HammockServer
 import HammockTesting
-import HTTPTypes
 import Testing
 
 /// Resources against the mock server in process: real routing, validation, ETags and 304s, no socket.
@@ -102,9 +102,14 @@ struct MutationTests {
 
     @Test("Encodable bodies, and an unencodable one fails at once")
     func encodableBodies() async throws {
-        struct NewPerson: Encodable { var name: String; var age: Int }
+        struct NewPerson: Encodable {
+            var name: String
+            var age: Int
+        }
         struct Broken: Encodable {
-            func encode(to encoder: any Encoder) throws { throw EncodingError.invalidValue(0, .init(codingPath: [], debugDescription: "nope")) }
+            func encode(to encoder: any Encoder) throws {
+                throw EncodingError.invalidValue(0, .init(codingPath: [], debugDescription: "nope"))
+            }
         }
         let server = try await Self.makeServer()
         let api = Service(baseURL: "http://mock", transport: MockServerTransport(server: server), clock: ManualClock())

@@ -128,28 +128,33 @@ struct PipelineTests {
     func customStages() async {
         api.configure {
             $0.pipeline[.cleanup] = [.content(JSON.self) { json in json["payload"] ?? .null }]
-            $0.pipeline[.rawData] = [ResponseTransformer(contentTypes: ["application/json"]) { entity in
-                // Strip an anti-hijacking prefix before the JSON parser sees the bytes.
-                let prefix = Array(")]}'\n".utf8)
-                var entity = entity
-                if entity.bytes.starts(with: prefix) { entity.bytes.removeFirst(prefix.count) }
-                return entity
-            }]
+            $0.pipeline[.rawData] = [
+                ResponseTransformer(contentTypes: ["application/json"]) { entity in
+                    // Strip an anti-hijacking prefix before the JSON parser sees the bytes.
+                    let prefix = Array(")]}'\n".utf8)
+                    var entity = entity
+                    if entity.bytes.starts(with: prefix) { entity.bytes.removeFirst(prefix.count) }
+                    return entity
+                }
+            ]
         }
-        backend.setFallback(.init(headers: [("Content-Type", "application/json")], body: Array(")]}'\n{\"payload\": [1, 2]}".utf8)))
+        backend.setFallback(
+            .init(headers: [("Content-Type", "application/json")], body: Array(")]}'\n{\"payload\": [1, 2]}".utf8)))
         let guarded = api.resource("/guarded")
         _ = await guarded.load().response()
         #expect(guarded.latestData?.jsonContent == [1, 2])
     }
 
-    @Test("media type patterns", arguments: [
-        ("application/json", "*/json", true),
-        ("application/problem+json", "*/*+json", true),
-        ("application/json", "*/*+json", false),
-        ("text/html", "text/*", true),
-        ("image/png", "text/*", false),
-        ("anything/at-all", "*/*", true),
-    ])
+    @Test(
+        "media type patterns",
+        arguments: [
+            ("application/json", "*/json", true),
+            ("application/problem+json", "*/*+json", true),
+            ("application/json", "*/*+json", false),
+            ("text/html", "text/*", true),
+            ("image/png", "text/*", false),
+            ("anything/at-all", "*/*", true),
+        ])
     func mediaTypes(type: String, pattern: String, expected: Bool) {
         #expect(ResponseTransformer(contentTypes: [pattern]) { $0 }.accepts(type) == expected)
     }

@@ -1,9 +1,9 @@
 import Foundation
+import HTTPTypes
 import HammockClient
 import HammockJSON
 import HammockResources
 import HammockTesting
-import HTTPTypes
 import Testing
 
 /// Credentials and private data stay in their scope: configuration headers only under the base URL,
@@ -29,7 +29,10 @@ struct CredentialScopeTests {
         #expect(elsewhere?.headerFields[HTTPField.Name("X-Api-Key")!] == nil)
 
         // Same host, outside the base path; same host and path, another scheme or port: not under the base.
-        for url in ["https://api.example.com/v1beta/items/1", "http://api.example.com/v1/items/1", "https://api.example.com:8443/v1/items/1"] {
+        for url in [
+            "https://api.example.com/v1beta/items/1", "http://api.example.com/v1/items/1",
+            "https://api.example.com:8443/v1/items/1",
+        ] {
             _ = await api.resource(absoluteURL: url).load().response()
             #expect(backend.requests.last?.headerFields[.authorization] == nil, "\(url)")
         }
@@ -110,17 +113,20 @@ struct CacheSafetyTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hammock-cache-\(UUID().uuidString)")
         let cache = try FileEntityCache(directory: directory)
         let api = service(cache: cache)
-        backend.setFallback(.json(["ok": true], headers: [("Set-Cookie", "sid=secret"), ("Connection", "keep-alive"), ("ETag", "\"1\"")]))
+        backend.setFallback(
+            .json(["ok": true], headers: [("Set-Cookie", "sid=secret"), ("Connection", "keep-alive"), ("ETag", "\"1\"")]))
         let profile = api.resource("/profile")
         _ = await profile.load().response()
         await api.waitForCacheOperations()
         let stored = try #require(await cache.readEntity(forKey: profile.url.absoluteString))
         #expect(stored.headerFields[.setCookie] == nil && stored.headerFields[.connection] == nil)
         #expect(stored.headerFields[.eTag] == "\"1\"")
-        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: directory.path).first { $0.hasSuffix(".json") })
+        let name = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: directory.path).first { $0.hasSuffix(".json") })
         let file = directory.appendingPathComponent(name)
         let fileMode = try #require(try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? NSNumber)
-        let directoryMode = try #require(try FileManager.default.attributesOfItem(atPath: directory.path)[.posixPermissions] as? NSNumber)
+        let directoryMode = try #require(
+            try FileManager.default.attributesOfItem(atPath: directory.path)[.posixPermissions] as? NSNumber)
         #expect(fileMode.intValue & 0o777 == 0o600)
         #expect(directoryMode.intValue & 0o777 == 0o700)
     }

@@ -42,8 +42,12 @@ struct PropertyTests {
         var random = SplitMix64(seed: 20_261_122)
         let pieces = ["a", "b", "ab", "/", "*", "**", "x"]
         for _ in 0..<5_000 {
-            let pattern = "/" + (0..<Int.random(in: 1...5, using: &random)).map { _ in pieces.randomElement(using: &random) ?? "" }.joined()
-            let path = "/" + (0..<Int.random(in: 0...6, using: &random)).map { _ in ["a", "b", "x", "/"].randomElement(using: &random) ?? "" }.joined()
+            let pattern =
+                "/" + (0..<Int.random(in: 1...5, using: &random)).map { _ in pieces.randomElement(using: &random) ?? "" }.joined()
+            let path =
+                "/"
+                + (0..<Int.random(in: 0...6, using: &random)).map { _ in ["a", "b", "x", "/"].randomElement(using: &random) ?? ""
+                }.joined()
             #expect(URLPattern(pattern).matches(path) == Self.oracle(pattern, path), "pattern \(pattern), path \(path)")
         }
     }

@@ -55,7 +55,8 @@ struct RetryAndPollingTests {
     @Test("backoff delays grow, cap, and Retry-After can ask for longer")
     func delays() async {
         let policy = RetryBackoff(maximumAttempts: 6, initialDelay: .seconds(1), multiplier: 3, maximumDelay: .seconds(20))
-        #expect((1...5).map { policy.delay(afterAttempt: $0) } == [.seconds(1), .seconds(3), .seconds(9), .seconds(20), .seconds(20)])
+        #expect(
+            (1...5).map { policy.delay(afterAttempt: $0) } == [.seconds(1), .seconds(3), .seconds(9), .seconds(20), .seconds(20)])
         api.configure { $0.retry = RetryBackoff(maximumAttempts: 2, initialDelay: .seconds(1)) }
         backend.script(.json([:], status: .tooManyRequests, headers: [("Retry-After", "10")]), .json(["ok": true]))
         let request = api.resource("/limited").load()

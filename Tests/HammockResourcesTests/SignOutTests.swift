@@ -1,9 +1,9 @@
 import Foundation
+import HTTPTypes
 import HammockClient
 import HammockJSON
 import HammockResources
 import HammockTesting
-import HTTPTypes
 import Testing
 
 /// Sign-out signs out: every resource, every cache entry, and no write that lands afterwards.
@@ -19,7 +19,8 @@ struct SignOutTests {
     }
 
     func temporaryCache() throws -> FileEntityCache {
-        try FileEntityCache(directory: FileManager.default.temporaryDirectory.appendingPathComponent("hammock-signout-\(UUID().uuidString)"))
+        try FileEntityCache(
+            directory: FileManager.default.temporaryDirectory.appendingPathComponent("hammock-signout-\(UUID().uuidString)"))
     }
 
     @Test("wipeResources() removes the cached copy of resources no longer in memory; the next user never sees them")
@@ -74,7 +75,8 @@ struct SignOutTests {
     func writeBeforeWipe(size: Int) async throws {
         let cache = try temporaryCache()
         let api = service(cache: cache)
-        backend.setFallback(.init(headers: [("Content-Type", "application/octet-stream")], body: Array(repeating: 7, count: size)))
+        backend.setFallback(
+            .init(headers: [("Content-Type", "application/octet-stream")], body: Array(repeating: 7, count: size)))
         let feed = api.resource("/feed")
         _ = await feed.load().response()
         feed.wipe()

@@ -1,8 +1,8 @@
 import Foundation
+import HTTPTypes
 import HammockClient
 import HammockResources
 import HammockTesting
-import HTTPTypes
 import Testing
 
 /// URL building over random inputs: whatever way a resource is reached (a path, an absolute URL, a
@@ -50,7 +50,9 @@ struct URLBuildingPropertyTests {
     }
 
     static func randomPath(_ random: inout SplitMix64) -> String {
-        "/" + (0..<Int.random(in: 0...4, using: &random)).map { _ in segments.randomElement(using: &random) ?? "" }.joined(separator: "/")
+        "/"
+            + (0..<Int.random(in: 0...4, using: &random)).map { _ in segments.randomElement(using: &random) ?? "" }.joined(
+                separator: "/")
     }
 
     @Test("A configured header reaches a request only when its URL is under the base URL and matches the pattern")
@@ -64,7 +66,10 @@ struct URLBuildingPropertyTests {
         for round in 0..<60 {
             let baseText = Self.bases.randomElement(using: &random) ?? ""
             let base = try #require(Scope(baseText))
-            let pattern = "/" + (0..<Int.random(in: 1...4, using: &random)).map { _ in Self.patternPieces.randomElement(using: &random) ?? "" }.joined()
+            let pattern =
+                "/"
+                + (0..<Int.random(in: 1...4, using: &random)).map { _ in Self.patternPieces.randomElement(using: &random) ?? "" }
+                .joined()
             let api = Service(baseURL: baseText, transport: backend.transport, clock: ManualClock())
             api.configure { $0.headers[.authorization] = "Bearer secret" }
             api.configure(pattern) { $0.headers[scope] = "yes" }
@@ -82,8 +87,10 @@ struct URLBuildingPropertyTests {
                     resource = api.resource(absoluteURL: url)
                     how = "absoluteURL \(url)"
                 case 2:
-                    let name = (0..<Int.random(in: 1...2, using: &random)).map { _ in Self.segments.randomElement(using: &random) ?? "" }
-                        .joined(separator: "/")
+                    let name = (0..<Int.random(in: 1...2, using: &random)).map { _ in
+                        Self.segments.randomElement(using: &random) ?? ""
+                    }
+                    .joined(separator: "/")
                     resource = start.child(name)
                     how = "\(start.url).child(\(name))"
                 default:
@@ -91,7 +98,10 @@ struct URLBuildingPropertyTests {
                     switch Int.random(in: 0..<4, using: &random) {
                     case 0: href = String(Self.randomPath(&random).dropFirst())  // relative to the resource
                     case 1: href = Self.randomPath(&random)  // absolute path
-                    case 2: href = "//" + (["api.test", "other.test", "api.test:8080"].randomElement(using: &random) ?? "api.test") + Self.randomPath(&random)
+                    case 2:
+                        href =
+                            "//" + (["api.test", "other.test", "api.test:8080"].randomElement(using: &random) ?? "api.test")
+                            + Self.randomPath(&random)
                     default: href = (Self.hosts.randomElement(using: &random) ?? "") + Self.randomPath(&random)
                     }
                     resource = start.relative(href)
@@ -105,12 +115,14 @@ struct URLBuildingPropertyTests {
                     continue
                 }
                 let path = base.relativePath(of: sent)
-                #expect(!(sent.path ?? "").split(separator: "/").contains { $0 == "." || $0 == ".." }, "dot segments sent: \(how)")
+                #expect(
+                    !(sent.path ?? "").split(separator: "/").contains { $0 == "." || $0 == ".." }, "dot segments sent: \(how)")
                 if let path {
                     underBase += 1
                     #expect(sent.headerFields[.authorization] == "Bearer secret", "round \(round): \(how) is under \(baseText)")
                     let expected = PropertyTests.oracle(pattern, path)
-                    #expect((sent.headerFields[scope] != nil) == expected, "round \(round): \(how), pattern \(pattern), path \(path)")
+                    #expect(
+                        (sent.headerFields[scope] != nil) == expected, "round \(round): \(how), pattern \(pattern), path \(path)")
                 } else {
                     outside += 1
                     #expect(sent.headerFields[.authorization] == nil, "round \(round): \(how) left \(baseText) with the token")

@@ -33,7 +33,8 @@ struct BadInputTests {
 
     @Test("Malformed JSON is a 400 naming the position", arguments: StoreKind.allCases)
     func malformed(kind: StoreKind) async throws {
-        let problem = try await expectProblem(raw(.post, "/people", #"{"name": "x",}"#), status: .badRequest, detail: "byte 13", on: kind)
+        let problem = try await expectProblem(
+            raw(.post, "/people", #"{"name": "x",}"#), status: .badRequest, detail: "byte 13", on: kind)
         #expect(problem["offset"] == 13)
         _ = try await expectProblem(raw(.put, "/people/1", #"{"name": "#), status: .badRequest, on: kind)
         _ = try await expectProblem(raw(.post, "/people", ""), status: .badRequest, detail: "empty")
@@ -62,9 +63,11 @@ struct BadInputTests {
         _ = try await expectProblem(raw(.put, "/people/1", "{}"), status: .unprocessableContent)
     }
 
-    @Test("Integers out of the 64-bit range are a 422 in both directions, not a silent change", arguments: [
-        "-9223372036854775809", "9223372036854775808", "-1e19", "1e300", "123456789012345678901234567890",
-    ])
+    @Test(
+        "Integers out of the 64-bit range are a 422 in both directions, not a silent change",
+        arguments: [
+            "-9223372036854775809", "9223372036854775808", "-1e19", "1e300", "123456789012345678901234567890",
+        ])
     func integerRange(number: String) async throws {
         let problem = try await expectProblem(
             raw(.post, "/people", #"{"numberOfKids": \#(number)}"#), status: .unprocessableContent)
@@ -81,7 +84,8 @@ struct BadInputTests {
             #expect(try response.json()["numberOfKids"] == .integer(expected), "\(text)")
         }
         // Past 2^53 a double cannot say which integer was meant: write it without an exponent.
-        _ = try await expectProblem(raw(.post, "/people", #"{"numberOfKids": 1e17}"#), status: .unprocessableContent, detail: "2^53")
+        _ = try await expectProblem(
+            raw(.post, "/people", #"{"numberOfKids": 1e17}"#), status: .unprocessableContent, detail: "2^53")
     }
 
     @Test("A double below the smallest subnormal becomes zero, as in JavaScript; one beyond the largest is a 400")
@@ -124,10 +128,12 @@ struct BadInputTests {
         #expect(person?["shoeSize"] == nil)
     }
 
-    @Test("Unknown routes and keys are 404", arguments: [
-        "/nothing", "/people/1/2/3", "/people/abc", "/people/1/people", "//people", "people", "/people/9",
-        "/people/01", "/people/+1", "/people/1.0", "/people/-0", "/people/01/cars",
-    ])
+    @Test(
+        "Unknown routes and keys are 404",
+        arguments: [
+            "/nothing", "/people/1/2/3", "/people/abc", "/people/1/people", "//people", "people", "/people/9",
+            "/people/01", "/people/+1", "/people/1.0", "/people/-0", "/people/01/cars",
+        ])
     func unknownRoutes(path: String) async throws {
         _ = try await expectProblem(MockRequest(.get, path), status: .notFound)
     }
@@ -167,7 +173,8 @@ struct BadInputTests {
             body: Array("name=J%C3%BCrgen+Smith&numberOfKids=3&kilometersWalked=2.5&unknown=1".utf8))
         let response = await server.respond(to: form)
         #expect(response.status == .created)
-        #expect(try response.json() == ["id": 1, "name": "Jürgen Smith", "numberOfKids": 3, "kilometersWalked": 2.5, "avatar": nil])
+        #expect(
+            try response.json() == ["id": 1, "name": "Jürgen Smith", "numberOfKids": 3, "kilometersWalked": 2.5, "avatar": nil])
         _ = try await expectProblem(
             raw(.post, "/people", "numberOfKids=many", type: "application/x-www-form-urlencoded"), status: .unprocessableContent)
         _ = try await expectProblem(

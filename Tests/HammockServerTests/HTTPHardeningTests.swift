@@ -42,17 +42,19 @@ struct HTTPHardeningTests {
 
     func text(_ string: String) -> [UInt8] { Array(string.utf8) }
 
-    @Test("Requests the HTTP decoder rejects get a problem body, and the connection closes", arguments: [
-        ("BR@W / HTTP/1.1\r\nHost: x\r\n\r\n", 400),
-        ("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", 400),
-        ("POST /people HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nxx\r\n0\r\n\r\n", 400),
-        ("GET /peo\u{0}ple HTTP/1.1\r\nHost: x\r\n\r\n", 400),
-        ("GET / HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n", 400),
-        ("GET / HTTP/7.3\r\nHost: x\r\n\r\n", 400),
-        ("GET /people HTTP/1.1\r\n\r\n", 400),  // no Host
-        ("GET /people HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400),
-        ("GET * HTTP/1.1\r\nHost: x\r\n\r\n", 400),
-    ])
+    @Test(
+        "Requests the HTTP decoder rejects get a problem body, and the connection closes",
+        arguments: [
+            ("BR@W / HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", 400),
+            ("POST /people HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nxx\r\n0\r\n\r\n", 400),
+            ("GET /peo\u{0}ple HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+            ("GET / HTTP/1.1\r\nHost: x\r\nBad Header: y\r\n\r\n", 400),
+            ("GET / HTTP/7.3\r\nHost: x\r\n\r\n", 400),
+            ("GET /people HTTP/1.1\r\n\r\n", 400),  // no Host
+            ("GET /people HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400),
+            ("GET * HTTP/1.1\r\nHost: x\r\n\r\n", 400),
+        ])
     func malformed(request: String, status: Int) async throws {
         try await withServer { _, port in
             let response = try await rejection(text(request), port: port)
@@ -80,13 +82,16 @@ struct HTTPHardeningTests {
     func bodyTooLarge() async throws {
         try await withServer { server, port in
             let body = "{\"name\": \"" + String(repeating: "x", count: 100_000) + "\"}"
-            let declared = text("POST /people HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
+            let declared = text(
+                "POST /people HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+                    + body)
             let response = try await rejection(declared, port: port)
             #expect(response.status == 413 && response.json?["limit"] == 4096)
             // Chunked: no length up front, stopped once the limit is passed.
             let chunk = String(repeating: "y", count: 3000)
-            let chunked = text("POST /people HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
-                + "BB8\r\n\(chunk)\r\nBB8\r\n\(chunk)\r\n0\r\n\r\n")
+            let chunked = text(
+                "POST /people HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + "BB8\r\n\(chunk)\r\nBB8\r\n\(chunk)\r\n0\r\n\r\n")
             #expect(try await rejection(chunked, port: port).status == 413)
             #expect(await server.respond(to: MockRequest(.get, "/people")).body == Array("[]".utf8))  // nothing stored
         }
@@ -98,7 +103,8 @@ struct HTTPHardeningTests {
         try await withServer(limits: ConnectionLimits(lingerTimeout: .milliseconds(500))) { _, port in
             let huge = text("GET /people HTTP/1.1\r\nHost: x\r\nX-Big: " + String(repeating: "a", count: 1 << 20) + "\r\n\r\n")
             let body = String(repeating: "x", count: 200_000)
-            let tooLarge = text("POST /people HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
+            let tooLarge = text(
+                "POST /people HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body)
             for _ in 0..<20 {
                 for request in [huge, tooLarge] {
                     let connection = try RawConnection(port: port)
@@ -167,9 +173,11 @@ struct HTTPHardeningTests {
     func pipelining() async throws {
         try await withServer { _, port in
             let connection = try RawConnection(port: port)
-            let create = "POST /people HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 14\r\n\r\n{\"name\":\"ada\"}"
-            await connection.send(create + "GET /people/1 HTTP/1.1\r\nHost: x\r\n\r\nGET /nothing HTTP/1.1\r\nHost: x\r\n\r\n"
-                + "GET /people HTTP/1.1\r\nHost: x\r\n\r\nBR@W / HTTP/1.1\r\n\r\n")
+            let create =
+                "POST /people HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 14\r\n\r\n{\"name\":\"ada\"}"
+            await connection.send(
+                create + "GET /people/1 HTTP/1.1\r\nHost: x\r\n\r\nGET /nothing HTTP/1.1\r\nHost: x\r\n\r\n"
+                    + "GET /people HTTP/1.1\r\nHost: x\r\n\r\nBR@W / HTTP/1.1\r\n\r\n")
             let responses = await connection.readResponses(5)
             #expect(responses.map(\.status) == [201, 200, 404, 200, 400])
             #expect(responses[1].json?["name"] == "ada")
@@ -181,7 +189,9 @@ struct HTTPHardeningTests {
     func continueAndVersions() async throws {
         try await withServer { _, port in
             let connection = try RawConnection(port: port)
-            await connection.send("POST /people HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: 13\r\n\r\n")
+            await connection.send(
+                "POST /people HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: 13\r\n\r\n"
+            )
             #expect(await connection.readResponses(1, timeout: .seconds(5)).first?.status == 100)
             await connection.send("{\"name\":\"bo\"}")
             #expect(await connection.readResponses(1).first?.status == 201)

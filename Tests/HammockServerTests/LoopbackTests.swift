@@ -1,5 +1,5 @@
-import HammockTesting
 import HammockServer
+import HammockTesting
 import Testing
 
 /// The same server over a real socket on 127.0.0.1, port 0. Each test stops its server.
@@ -29,8 +29,9 @@ struct LoopbackTests {
             let created = try await client.send("POST", "/people", json: ["name": "john", "numberOfKids": 1])
             #expect(created.status == 201)
             #expect(created.header("Location") == "/people/1")
-            #expect(String(decoding: created.body, as: UTF8.self)
-                == #"{"id":1,"name":"john","numberOfKids":1,"kilometersWalked":null,"avatar":null}"#)
+            #expect(
+                String(decoding: created.body, as: UTF8.self)
+                    == #"{"id":1,"name":"john","numberOfKids":1,"kilometersWalked":null,"avatar":null}"#)
             #expect(try await client.send("GET", "/people").json == [created.json ?? nil])
             let updated = try await client.send("PUT", "/people/1", json: ["name": "jeff"])
             #expect(updated.status == 200 && updated.json?["name"] == "jeff" && updated.json?["numberOfKids"] == 1)
@@ -85,7 +86,8 @@ struct LoopbackTests {
         let acknowledged = try await withLiveServer(first) { client in
             var bodies: [JSON] = []
             for index in 1...20 {
-                let reply = try await client.send("POST", "/people", json: ["name": .string("p\(index)"), "numberOfKids": .integer(index)])
+                let reply = try await client.send(
+                    "POST", "/people", json: ["name": .string("p\(index)"), "numberOfKids": .integer(index)])
                 #expect(reply.status == 201)
                 bodies.append(reply.json ?? nil)
             }
@@ -130,10 +132,11 @@ struct LoopbackTests {
     func routeTable() async throws {
         let server = try await Fixtures.server(.sqlite)
         let table = server.routeTable.map { "\($0.methods) \($0.pattern)" }
-        #expect(table == [
-            "GET, POST /people", "GET, PUT, PATCH, DELETE /people/:id",
-            "GET, POST /cars", "GET, PUT, PATCH, DELETE /cars/:id", "GET, POST /people/:id/cars",
-        ])
+        #expect(
+            table == [
+                "GET, POST /people", "GET, PUT, PATCH, DELETE /people/:id",
+                "GET, POST /cars", "GET, PUT, PATCH, DELETE /cars/:id", "GET, POST /people/:id/cars",
+            ])
         try await withLiveServer(server) { client in
             let rows: [(String, String, JSON?, Int)] = [
                 ("POST", "/people", ["name": "ada"], 201),

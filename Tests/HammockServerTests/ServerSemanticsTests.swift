@@ -153,7 +153,8 @@ struct ServerSemanticsTests {
         let head = await server.respond(to: MockRequest(.head, "/people/1"))
         #expect(head.status == .ok && head.body.isEmpty)
         #expect(head.headerFields[.contentLength] == String(get.body.count))
-        let options = await server.respond(to: MockRequest(.options, "/people", headerFields: [.accessControlRequestHeaders: "X-Token"]))
+        let options = await server.respond(
+            to: MockRequest(.options, "/people", headerFields: [.accessControlRequestHeaders: "X-Token"]))
         #expect(options.status == .noContent)
         #expect(options.headerFields[.allow] == "GET, HEAD, POST, OPTIONS")
         #expect(options.headerFields[.accessControlAllowOrigin] == "*")
@@ -203,7 +204,9 @@ struct ServerSemanticsTests {
             }
         }
         await #expect(throws: SchemaError.self) {
-            try await MockServer(resources: [Resource("a", fields: [:], parents: ["b"]), Resource("b", fields: [:], parents: ["a"])])
+            try await MockServer(resources: [
+                Resource("a", fields: [:], parents: ["b"]), Resource("b", fields: [:], parents: ["a"]),
+            ])
         }
     }
 

@@ -225,9 +225,13 @@ struct StoreContractTests {
             let store = subject.store
             var transcript: [JSON] = []
             _ = try await store.createRecord(of: subject.categories, with: ["slug": "garden", "title": "G"])
-            transcript.append(.object(try await store.createRecord(of: subject.products, with: ["name": "h", "price": 1, "category_id": "garden"])))
-            transcript.append(.object(try await store.createRecord(of: subject.products, with: ["details": [1, "two"], "inStock": false])))
-            transcript.append(.object(try await store.updateRecord(of: subject.products, withKey: 2, with: ["price": 2.25]) ?? [:]))
+            transcript.append(
+                .object(
+                    try await store.createRecord(of: subject.products, with: ["name": "h", "price": 1, "category_id": "garden"])))
+            transcript.append(
+                .object(try await store.createRecord(of: subject.products, with: ["details": [1, "two"], "inStock": false])))
+            transcript.append(
+                .object(try await store.updateRecord(of: subject.products, withKey: 2, with: ["price": 2.25]) ?? [:]))
             transcript.append(.bool(try await store.deleteRecord(of: subject.categories, withKey: "garden")))
             transcript.append(.array(try await store.records(of: subject.products).map { .object($0) }))
             transcripts.append(transcript)
@@ -256,7 +260,9 @@ struct StoreContractTests {
         for path in ["/people", "/cars", "/categories", "/products"] {
             let before = served[path] ?? []
             let after = await second.send(.get, path).0.body
-            #expect(before == after, "\(path): \(String(decoding: before, as: UTF8.self)) vs \(String(decoding: after, as: UTF8.self))")
+            #expect(
+                before == after,
+                "\(path): \(String(decoding: before, as: UTF8.self)) vs \(String(decoding: after, as: UTF8.self))")
         }
     }
 }

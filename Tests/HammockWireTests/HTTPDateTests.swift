@@ -15,9 +15,11 @@ struct HTTPDateTests {
         #expect(HTTPDate.parse("Sun Nov 16 08:49:37 1994", now: now) == expected.addingTimeInterval(10 * 86_400))
     }
 
-    @Test("Formatting writes IMF-fixdate, and what it writes parses back", arguments: [
-        0, 784_111_777, 951_782_400, 1_700_000_000, -1, -62_135_596_800, 253_402_300_799,
-    ])
+    @Test(
+        "Formatting writes IMF-fixdate, and what it writes parses back",
+        arguments: [
+            0, 784_111_777, 951_782_400, 1_700_000_000, -1, -62_135_596_800, 253_402_300_799,
+        ])
     func roundTrip(seconds: Int) {
         let date = Date(timeIntervalSince1970: Double(seconds))
         let text = HTTPDate.format(date)
@@ -35,31 +37,33 @@ struct HTTPDateTests {
         #expect(HTTPDate.format(Date(timeIntervalSince1970: -1e300)) == "Mon, 01 Jan 0001 00:00:00 GMT")
     }
 
-    @Test("Dates that do not exist and numbers out of bounds are not dates", arguments: [
-        "Thu, 01 Jan 999999999999 00:00:00 GMT",  // the year that overflowed the day arithmetic
-        "Thu, 01 Jan -99999999999999999999 00:00:00 GMT",
-        "Sat, 31 Feb 2099 00:00:00 GMT",
-        "Wed, 29 Feb 2023 00:00:00 GMT",
-        "Mon, 31 Apr 2023 00:00:00 GMT",
-        "Mon, 00 Jan 2023 00:00:00 GMT",
-        "Mon, 01 Jan 2023 24:00:00 GMT",
-        "Mon, 01 Jan 2023 00:60:00 GMT",
-        "Mon, 01 Jan 2023 00:00:61 GMT",
-        "Mon, 1 Jan 2023 00:00:00 GMT",
-        "mon, 01 jan 2023 00:00:00 gmt",
-        "Mon, 01 Jan 2023 00:00:00 UTC",
-        "Mon, 01 Jan 2023 00:00:00 GMT ",
-        "Mon, 01 Jan 2023 00:00:00 GMTX",
-        "Mon,  01 Jan 2023 00:00:00 GMT",
-        "Monday, 31-Feb-23 00:00:00 GMT",
-        "Sun Nov  6 08:49:37 19944",
-        "Sun Nov 6 08:49:37 1994",
-        "Sun Nov   6 08:49:37 1994",
-        "Sun Feb 30 08:49:37 1994",
-        "",
-        "Sun, ",
-        "not a date",
-    ])
+    @Test(
+        "Dates that do not exist and numbers out of bounds are not dates",
+        arguments: [
+            "Thu, 01 Jan 999999999999 00:00:00 GMT",  // the year that overflowed the day arithmetic
+            "Thu, 01 Jan -99999999999999999999 00:00:00 GMT",
+            "Sat, 31 Feb 2099 00:00:00 GMT",
+            "Wed, 29 Feb 2023 00:00:00 GMT",
+            "Mon, 31 Apr 2023 00:00:00 GMT",
+            "Mon, 00 Jan 2023 00:00:00 GMT",
+            "Mon, 01 Jan 2023 24:00:00 GMT",
+            "Mon, 01 Jan 2023 00:60:00 GMT",
+            "Mon, 01 Jan 2023 00:00:61 GMT",
+            "Mon, 1 Jan 2023 00:00:00 GMT",
+            "mon, 01 jan 2023 00:00:00 gmt",
+            "Mon, 01 Jan 2023 00:00:00 UTC",
+            "Mon, 01 Jan 2023 00:00:00 GMT ",
+            "Mon, 01 Jan 2023 00:00:00 GMTX",
+            "Mon,  01 Jan 2023 00:00:00 GMT",
+            "Monday, 31-Feb-23 00:00:00 GMT",
+            "Sun Nov  6 08:49:37 19944",
+            "Sun Nov 6 08:49:37 1994",
+            "Sun Nov   6 08:49:37 1994",
+            "Sun Feb 30 08:49:37 1994",
+            "",
+            "Sun, ",
+            "not a date",
+        ])
     func invalid(text: String) {
         #expect(HTTPDate.parse(text, now: now) == nil)
     }

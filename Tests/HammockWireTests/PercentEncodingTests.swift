@@ -10,9 +10,11 @@ struct PercentEncodingTests {
         #expect(PercentEncoding.encode("café 🌴") == "caf%C3%A9%20%F0%9F%8C%B4")
     }
 
-    @Test("Decoding reads escapes in either case, and refuses malformed escapes and invalid UTF-8", arguments: [
-        ("caf%C3%A9", "café"), ("caf%c3%a9", "café"), ("a+b", "a+b"), ("%2F", "/"), ("", ""), ("%00", "\u{0}"),
-    ])
+    @Test(
+        "Decoding reads escapes in either case, and refuses malformed escapes and invalid UTF-8",
+        arguments: [
+            ("caf%C3%A9", "café"), ("caf%c3%a9", "café"), ("a+b", "a+b"), ("%2F", "/"), ("", ""), ("%00", "\u{0}"),
+        ])
     func decoding(text: String, expected: String) {
         #expect(PercentEncoding.decode(Substring(text)) == expected)
     }
@@ -34,7 +36,8 @@ struct PercentEncodingTests {
         var generator = SplitMix64(seed: 5)
         let alphabet = Array("aZ09-._~ +/%&=?#\u{0}\té€🌴\u{301}")
         for _ in 0..<2_000 {
-            let text = String((0..<Int.random(in: 0...24, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "a" })
+            let text = String(
+                (0..<Int.random(in: 0...24, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "a" })
             #expect(PercentEncoding.decode(Substring(PercentEncoding.encode(text))) == text)
             #expect(PercentEncoding.decodeForm(Array(PercentEncoding.encodeForm(text).utf8)[...]) == text)
         }

@@ -13,7 +13,9 @@ struct ConfigurationReader {
     func integer(_ value: JSON?, at path: String, in range: ClosedRange<Int>) throws(ConfigurationError) -> Int? {
         guard let value, !value.isNull else { return nil }
         guard case .integer(let number) = value else { throw fail(path, "expected an integer, found \(value.kindName)") }
-        guard range.contains(number) else { throw fail(path, "\(number) is out of range \(range.lowerBound)...\(range.upperBound)") }
+        guard range.contains(number) else {
+            throw fail(path, "\(number) is out of range \(range.lowerBound)...\(range.upperBound)")
+        }
         return number
     }
 
@@ -34,7 +36,9 @@ struct ConfigurationReader {
     func latency(_ value: JSON?) throws(ConfigurationError) -> Latency? {
         guard let value, !value.isNull else { return nil }
         guard case .object(let object) = value else { throw fail("latency", "expected {\"min\": seconds, \"max\": seconds}") }
-        for key in object.keys where key != "min" && key != "max" { throw fail("latency.\(key)", "unknown key; expected min and max") }
+        for key in object.keys where key != "min" && key != "max" {
+            throw fail("latency.\(key)", "unknown key; expected min and max")
+        }
         let minimum = try seconds(object["min"], at: "latency.min")
         let maximum = try object["max"] == nil ? minimum : seconds(object["max"], at: "latency.max")
         guard minimum <= maximum else { throw fail("latency", "min (\(minimum)) is greater than max (\(maximum))") }
@@ -71,7 +75,8 @@ struct ConfigurationReader {
     func resource(_ value: JSON, at path: String) throws(ConfigurationError) -> Resource {
         guard case .object(let object) = value else { throw fail(path, "expected an object, found \(value.kindName)") }
         for key in object.keys where !ServerConfiguration.resourceKeys.contains(key) {
-            throw fail("\(path).\(key)", "unknown key; expected one of \(ServerConfiguration.resourceKeys.joined(separator: ", "))")
+            throw fail(
+                "\(path).\(key)", "unknown key; expected one of \(ServerConfiguration.resourceKeys.joined(separator: ", "))")
         }
         guard let name = try string(object["name"], at: "\(path).name") else { throw fail("\(path).name", "missing") }
         guard case .object(let fieldsObject)? = object["fields"] else {
@@ -93,11 +98,14 @@ struct ConfigurationReader {
             // Naming an undeclared field would quietly give the resource a generated key of that name.
             throw fail(
                 "\(path).primaryKey",
-                "'\(primaryKey)' is not a declared field; declare it as a string or integer field, or leave primaryKey out for generated integer ids")
+                "'\(primaryKey)' is not a declared field; declare it as a string or integer field, or leave primaryKey out for generated integer ids"
+            )
         }
         var actions = Resource.Actions.all
         if let actionsValue = object["actions"] {
-            guard case .array(let names) = actionsValue else { throw fail("\(path).actions", "expected an array of action names") }
+            guard case .array(let names) = actionsValue else {
+                throw fail("\(path).actions", "expected an array of action names")
+            }
             actions = []
             for (index, nameValue) in names.enumerated() {
                 let known = Resource.Actions.names.map(\.0)
@@ -121,7 +129,8 @@ struct ConfigurationReader {
                     guard let parent = try string(link["resource"], at: "\(parentPath).resource") else {
                         throw fail("\(parentPath).resource", "missing")
                     }
-                    parents.append(Resource.Parent(parent, foreignKey: try string(link["foreignKey"], at: "\(parentPath).foreignKey")))
+                    parents.append(
+                        Resource.Parent(parent, foreignKey: try string(link["foreignKey"], at: "\(parentPath).foreignKey")))
                 default:
                     throw fail(parentPath, "expected a resource name or {\"resource\": name, \"foreignKey\": name}")
                 }

@@ -108,7 +108,8 @@ public struct ServerConfiguration: Sendable {
             if case .duplicateKey(let key) = error.reason {
                 throw fail(
                     error.path.appending(.key(key)).description,
-                    "declared twice in one object (line \(error.line), column \(error.column)); the second would replace the first")
+                    "declared twice in one object (line \(error.line), column \(error.column)); the second would replace the first"
+                )
             }
             throw fail(error.path.description, "not valid JSON: \(error.description)")
         }

@@ -1,5 +1,5 @@
-public import HammockJSON
 public import HTTPTypes
+public import HammockJSON
 
 /// An error that answers with an `application/problem+json` body (RFC 9457).
 ///

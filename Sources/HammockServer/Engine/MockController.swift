@@ -1,5 +1,5 @@
-public import HammockJSON
 public import HTTPTypes
+public import HammockJSON
 
 /// Carries out the five actions behind the routes of every resource.
 ///
@@ -77,7 +77,9 @@ public struct ActionRequest: Sendable {
     }
 
     /// A JSON response for one record, through the serializer.
-    public func respond(with record: JSONObject, status: HTTPResponse.Status = .ok, headerFields: HTTPFields = [:])
+    public func respond(
+        with record: JSONObject, status: HTTPResponse.Status = .ok, headerFields: HTTPFields = [:]
+    )
         -> MockResponse
     {
         MockResponse(status: status, headerFields: headerFields, json: serializer.serialize(record: record, of: schema.resource))

@@ -1,5 +1,5 @@
-public import HammockJSON
 public import HTTPTypes
+public import HammockJSON
 
 /// A request as the mock server sees it, whether it came over a socket or was handed in directly.
 ///

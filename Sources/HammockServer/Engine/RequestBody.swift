@@ -1,5 +1,5 @@
-import HammockJSON
 import HTTPTypes
+import HammockJSON
 import HammockWire
 
 /// How a request body was encoded, which decides how strictly field types are read.
@@ -29,7 +29,8 @@ enum RequestBody {
         default:
             throw HTTPProblem(
                 .unsupportedMediaType,
-                detail: "Content-Type '\(mediaType)' is not supported; send application/json or application/x-www-form-urlencoded")
+                detail: "Content-Type '\(mediaType)' is not supported; send application/json or application/x-www-form-urlencoded"
+            )
         }
     }
 
@@ -59,8 +60,9 @@ enum RequestBody {
 extension HTTPProblem {
     /// 413 Content Too Large.
     static func contentTooLarge(limit: Int) -> HTTPProblem {
-        HTTPProblem(.contentTooLarge, detail: "The body is larger than the limit of \(limit) bytes",
-                    extensions: ["limit": .integer(limit)])
+        HTTPProblem(
+            .contentTooLarge, detail: "The body is larger than the limit of \(limit) bytes",
+            extensions: ["limit": .integer(limit)])
     }
 }
 

@@ -87,7 +87,8 @@ struct ResourceRegistry: Sendable {
             if !item.isEmpty { rows.append((item.joined(separator: ", "), "/\(schema.name)/\(key)", schema.name)) }
             for foreignKey in schema.foreignKeys where !collection.isEmpty {
                 let parentKey = schemas[foreignKey.parent].map { ":\($0.key.name)" } ?? ":id"
-                rows.append((collection.joined(separator: ", "), "/\(foreignKey.parent)/\(parentKey)/\(schema.name)", schema.name))
+                rows.append(
+                    (collection.joined(separator: ", "), "/\(foreignKey.parent)/\(parentKey)/\(schema.name)", schema.name))
             }
         }
         return rows

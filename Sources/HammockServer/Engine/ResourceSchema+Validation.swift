@@ -1,5 +1,5 @@
-public import HammockJSON
 import HTTPTypes
+public import HammockJSON
 
 /// Why a value could not be converted to a field's type.
 struct ConversionError: Error {
@@ -21,7 +21,9 @@ extension ResourceSchema {
     /// Unknown members are ignored; a generated key is ignored on create. Each known member must have
     /// its column's type (`null` clears a field); form values are converted from their string form.
     /// - Throws: a 422 ``HTTPProblem`` listing every bad field, or saying that no known field was sent.
-    public func validate(_ parameters: JSONObject, encoding: BodyEncoding = .json, mode: WriteMode)
+    public func validate(
+        _ parameters: JSONObject, encoding: BodyEncoding = .json, mode: WriteMode
+    )
         throws(HTTPProblem) -> JSONObject
     {
         var values = JSONObject(minimumCapacity: columns.count)
@@ -87,7 +89,9 @@ extension ResourceSchema {
             guard number.magnitude <= 9_007_199_254_740_992 else {
                 return .failure(ConversionError("write integers beyond 2^53 without a fraction or exponent"))
             }
-            guard let exact = Int(exactly: number) else { return .failure(ConversionError("expected an integer, found \(number)")) }
+            guard let exact = Int(exactly: number) else {
+                return .failure(ConversionError("expected an integer, found \(number)"))
+            }
             return .success(.integer(exact))
         case (.float, .integer(let number)):
             return .success(.double(Double(number)))
@@ -95,7 +99,9 @@ extension ResourceSchema {
             guard Base64.decode(text) != nil else { return .failure(ConversionError("expected a base64 string")) }
             return .success(value)
         case (.date, .string(let text)):
-            guard ISO8601.isValid(text) else { return .failure(ConversionError("expected an ISO 8601 date or date-time, found '\(text)'")) }
+            guard ISO8601.isValid(text) else {
+                return .failure(ConversionError("expected an ISO 8601 date or date-time, found '\(text)'"))
+            }
             return .success(value)
         default:
             return .failure(ConversionError("expected \(type.expectation), found \(value.kindName)"))
@@ -111,7 +117,9 @@ extension ResourceSchema {
             guard let number = Int(text) else { return .failure(ConversionError("expected an integer, found '\(text)'")) }
             return .success(.integer(number))
         case .float:
-            guard let number = Double(text), number.isFinite else { return .failure(ConversionError("expected a number, found '\(text)'")) }
+            guard let number = Double(text), number.isFinite else {
+                return .failure(ConversionError("expected a number, found '\(text)'"))
+            }
             return .success(.double(number))
         case .boolean:
             switch text.lowercased() {

@@ -1,5 +1,5 @@
-public import HammockJSON
 public import HTTPTypes
+public import HammockJSON
 import HammockWire
 
 /// Where a request path leads: a collection, one record, or a parent's children (shallow nesting).

@@ -37,7 +37,8 @@ public struct Resource: Sendable, Hashable {
         actions: Actions = .all,
         parents: [Parent] = []
     ) {
-        self.init(name, fields: fields.map { Field($0.key, $0.value) }, primaryKey: primaryKey, actions: actions, parents: parents)
+        self.init(
+            name, fields: fields.map { Field($0.key, $0.value) }, primaryKey: primaryKey, actions: actions, parents: parents)
     }
 
     /// Creates a resource from an array of fields.

@@ -47,7 +47,8 @@ public struct ResourceSchema: Sendable, Hashable {
     /// Resolves `resource`; `parentKeyType` answers the key type of each parent.
     init(resolving resource: Resource, parentKeyType: (String) -> FieldType?) throws(SchemaError) {
         guard Self.isValidName(resource.name) else {
-            throw SchemaError(resource: resource.name, message: "the name must be a non-empty path segment without '/', '?', '#' or '%'")
+            throw SchemaError(
+                resource: resource.name, message: "the name must be a non-empty path segment without '/', '?', '#' or '%'")
         }
         var seen = Set<String>()
         for field in resource.fields {
@@ -60,7 +61,8 @@ public struct ResourceSchema: Sendable, Hashable {
             guard declared.type == .integer || declared.type == .string else {
                 throw SchemaError(
                     resource: resource.name,
-                    message: "the primary key '\(declared.name)' must be a string or integer field, not \(declared.type.rawValue)")
+                    message: "the primary key '\(declared.name)' must be a string or integer field, not \(declared.type.rawValue)"
+                )
             }
             key = Column(name: declared.name, type: declared.type)
             isKeyGenerated = false

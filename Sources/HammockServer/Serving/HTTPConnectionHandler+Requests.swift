@@ -12,8 +12,9 @@ extension HTTPConnectionHandler {
         if head.version == .http1_1 {
             let hosts = head.headers["host"]
             guard hosts.count == 1 else {
-                return .failure(.badRequest(
-                    hosts.isEmpty ? "An HTTP/1.1 request needs a Host header" : "A request may have only one Host header"))
+                return .failure(
+                    .badRequest(
+                        hosts.isEmpty ? "An HTTP/1.1 request needs a Host header" : "A request may have only one Host header"))
             }
         }
         guard let target = originForm(of: head.uri) else {

@@ -118,9 +118,11 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             fail(server.transportProblem(.contentTooLarge(limit: limit), for: request), version: head.version, context: context)
             return
         }
-        let expectsContinue = head.version == .http1_1
+        let expectsContinue =
+            head.version == .http1_1
             && head.headers.first(name: "expect").map { $0.lowercased() == "100-continue" } == true
-        receiving = Receiving(request: request, version: head.version, keepAlive: head.isKeepAlive, expectsContinue: expectsContinue)
+        receiving = Receiving(
+            request: request, version: head.version, keepAlive: head.isKeepAlive, expectsContinue: expectsContinue)
         if activity.phase == .idle { activity.enter(.reading) }
         sendContinueIfExpected(context: context)
     }
@@ -278,7 +280,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             context.close(promise: nil)
             return
         case .reading where now >= activity.since + TimeAmount(limits.requestTimeout):
-            let seconds = Double(limits.requestTimeout.components.seconds)
+            let seconds =
+                Double(limits.requestTimeout.components.seconds)
                 + Double(limits.requestTimeout.components.attoseconds) / 1e18
             let problem = HTTPProblem(
                 .requestTimeout, detail: "The request did not arrive in full within \(seconds) seconds",

@@ -1,3 +1,6 @@
+import Logging
+import NIOCore
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -5,8 +8,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Logging
-import NIOCore
 
 /// The listening socket, made here rather than by SwiftNIO's bootstrap so that the server knows its
 /// descriptor: when the process runs out of descriptors, only draining the accept queue stops the loop
@@ -88,7 +89,8 @@ final class DescriptorExhaustionHandler: ChannelInboundHandler, RemovableChannel
         if lastWarning.map({ now - $0 > .seconds(5) }) ?? true {
             lastWarning = now
             logger.warning(
-                "out of file descriptors: closed \(refused) waiting connection(s); raise the limit (ulimit -n) or close idle clients")
+                "out of file descriptors: closed \(refused) waiting connection(s); raise the limit (ulimit -n) or close idle clients"
+            )
         }
     }
 

@@ -1,3 +1,8 @@
+import NIOCore
+import NIOExtras
+import NIOHTTP1
+import NIOPosix
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -5,10 +10,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import NIOCore
-import NIOExtras
-import NIOHTTP1
-import NIOPosix
 
 /// The listening socket's life: idle, starting, running, stopping. One per ``MockServer``.
 ///
@@ -47,7 +48,8 @@ actor ServerLifecycle {
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(DescriptorExhaustionHandler(listening: listening, logger: logger))
+                    try channel.pipeline.syncOperations.addHandler(
+                        DescriptorExhaustionHandler(listening: listening, logger: logger))
                     try channel.pipeline.syncOperations.addHandler(quiescing.makeServerChannelHandler(channel: channel))
                 }
             }
@@ -133,7 +135,9 @@ extension MockServer {
     /// - Parameter limits: Timeouts and header limits for each connection.
     /// - Throws: ``MockServerError`` if already running or the address cannot be bound.
     @discardableResult
-    public func start(host: String = "127.0.0.1", port: Int = 8888, limits: ConnectionLimits = ConnectionLimits())
+    public func start(
+        host: String = "127.0.0.1", port: Int = 8888, limits: ConnectionLimits = ConnectionLimits()
+    )
         async throws -> Int
     {
         try await lifecycle.start(self, host: host, port: port, limits: limits)

@@ -29,7 +29,9 @@ public final class MemoryStore: MockStore {
 
     public func records(of schema: ResourceSchema) async throws -> [JSONObject] { try tables.records(of: schema) }
 
-    public func records(of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON)
+    public func records(
+        of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON
+    )
         async throws -> [JSONObject]
     {
         try tables.records(of: schema, where: foreignKey, is: parentKey)
@@ -49,7 +51,9 @@ public final class MemoryStore: MockStore {
         }
     }
 
-    public func updateRecord(of schema: ResourceSchema, withKey key: JSON, with values: JSONObject) async throws
+    public func updateRecord(
+        of schema: ResourceSchema, withKey key: JSON, with values: JSONObject
+    ) async throws
         -> JSONObject?
     {
         try tables.withLock { tables throws(StoreError) in
@@ -65,7 +69,9 @@ public final class MemoryStore: MockStore {
         }
     }
 
-    private static func insert(_ values: JSONObject, of schema: ResourceSchema, into tables: inout RecordTables)
+    private static func insert(
+        _ values: JSONObject, of schema: ResourceSchema, into tables: inout RecordTables
+    )
         throws(StoreError) -> JSONObject
     {
         try tables.mutate(schema) { table throws(StoreError) in

@@ -24,7 +24,9 @@ public protocol MockStore: Sendable {
     /// Every record, ordered by key.
     func records(of schema: ResourceSchema) async throws -> [JSONObject]
     /// The records whose foreign key equals `parentKey`, ordered by key.
-    func records(of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON)
+    func records(
+        of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON
+    )
         async throws -> [JSONObject]
     /// Stores a new record built from validated values and returns it.
     /// - Throws: ``StoreError/duplicateKey(_:)`` if a client-supplied key is taken.

@@ -97,7 +97,9 @@ struct RecordTables: Sendable {
     mutating func drop(_ schema: ResourceSchema) { tables.removeValue(forKey: schema.name) }
 
     /// Mutates one table in place (taken out of the dictionary so its storage is not copied).
-    mutating func mutate<Result>(_ schema: ResourceSchema, _ body: (inout RecordTable) throws(StoreError) -> Result)
+    mutating func mutate<Result>(
+        _ schema: ResourceSchema, _ body: (inout RecordTable) throws(StoreError) -> Result
+    )
         throws(StoreError) -> Result
     {
         guard var table = tables.removeValue(forKey: schema.name) else { throw StoreError.unknownResource(schema.name) }
@@ -145,7 +147,9 @@ final class LockedRecordTables: Sendable {
         try withLock { tables throws(StoreError) in try tables.table(schema).records }
     }
 
-    func records(of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON)
+    func records(
+        of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON
+    )
         throws(StoreError) -> [JSONObject]
     {
         try withLock { tables throws(StoreError) in try tables.table(schema).records(where: foreignKey.name, is: parentKey) }

@@ -92,7 +92,9 @@ public final class SQLiteStore: MockStore {
 
     public func records(of schema: ResourceSchema) async throws -> [JSONObject] { try mirror.records(of: schema) }
 
-    public func records(of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON)
+    public func records(
+        of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON
+    )
         async throws -> [JSONObject]
     {
         try mirror.records(of: schema, where: foreignKey, is: parentKey)
@@ -123,7 +125,9 @@ public final class SQLiteStore: MockStore {
         }
     }
 
-    public func updateRecord(of schema: ResourceSchema, withKey key: JSON, with values: JSONObject) async throws
+    public func updateRecord(
+        of schema: ResourceSchema, withKey key: JSON, with values: JSONObject
+    ) async throws
         -> JSONObject?
     {
         try await write { db in
@@ -223,7 +227,8 @@ extension SQLiteStore {
         for column in columns { arguments.append(try databaseValue(values[column.name] ?? .null, as: column.type)) }
         let names = columns.map { quote($0.name) }.joined(separator: ", ")
         let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-        let sql = columns.isEmpty
+        let sql =
+            columns.isEmpty
             ? "INSERT INTO \(quote(schema.name)) DEFAULT VALUES"
             : "INSERT INTO \(quote(schema.name)) (\(names)) VALUES (\(placeholders))"
         do {

@@ -1,6 +1,6 @@
+import HTTPTypes
 import HammockClient
 import HammockJSON
-import HTTPTypes
 import HammockResources
 import HammockTesting
 import Synchronization

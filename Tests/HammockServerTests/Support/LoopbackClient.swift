@@ -1,8 +1,9 @@
 import Foundation
+import HammockJSON
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import HammockJSON
 
 /// A minimal HTTP client for loopback tests (URLSession, no caching, no cookies, no redirects).
 struct LoopbackClient: Sendable {
@@ -29,7 +30,9 @@ struct LoopbackClient: Sendable {
 
     init(port: Int) { self.init(baseURL: "http://127.0.0.1:\(port)") }
 
-    func send(_ method: String, _ path: String, body: [UInt8]? = nil, contentType: String? = nil, headers: [String: String] = [:])
+    func send(
+        _ method: String, _ path: String, body: [UInt8]? = nil, contentType: String? = nil, headers: [String: String] = [:]
+    )
         async throws -> Reply
     {
         guard let url = URL(string: baseURL + path) else { throw URLError(.badURL) }

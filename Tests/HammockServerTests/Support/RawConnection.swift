@@ -1,11 +1,12 @@
+import Dispatch
+import Foundation
+import HammockJSON
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Dispatch
-import Foundation
-import HammockJSON
 
 /// A TCP connection that sends exactly the bytes a test gives, for requests no HTTP client would send.
 ///
@@ -143,7 +144,8 @@ struct RawResponse: Sendable {
             }
             var response = RawResponse(status: status, headers: headers, body: [])
             let bodyStart = headEnd.upperBound
-            let length = (100..<200).contains(status) || status == 204 || status == 304
+            let length =
+                (100..<200).contains(status) || status == 204 || status == 304
                 ? 0 : Int(response.header("Content-Length") ?? "0") ?? 0
             guard rest.endIndex - bodyStart >= length else { break }
             response.body = Array(rest[bodyStart..<bodyStart + length])

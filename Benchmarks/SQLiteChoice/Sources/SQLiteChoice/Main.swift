@@ -29,7 +29,8 @@ struct SQLiteChoice {
         let grdbInsert = try await microseconds(count) {
             for index in 0..<count {
                 try await pool.write { @Sendable db in
-                    try db.execute(sql: "INSERT INTO people (name, kids, km) VALUES (?, ?, ?)", arguments: ["p\(index)", index % 4, 1.5])
+                    try db.execute(
+                        sql: "INSERT INTO people (name, kids, km) VALUES (?, ?, ?)", arguments: ["p\(index)", index % 4, 1.5])
                 }
             }
         }
@@ -42,7 +43,9 @@ struct SQLiteChoice {
         let grdbRead = try await microseconds(count) {
             for index in 0..<count {
                 _ = try await pool.read { @Sendable db in
-                    let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, name, kids, km FROM people WHERE id = ?"), arguments: [index % count + 1])
+                    let row = try Row.fetchOne(
+                        db.cachedStatement(sql: "SELECT id, name, kids, km FROM people WHERE id = ?"),
+                        arguments: [index % count + 1])
                     return row?["name"] as String?
                 }
             }
@@ -50,7 +53,9 @@ struct SQLiteChoice {
         let grdbUnsafeRead = try await microseconds(count) {
             for index in 0..<count {
                 _ = try await pool.unsafeRead { @Sendable db in
-                    let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT id, name, kids, km FROM people WHERE id = ?"), arguments: [index % count + 1])
+                    let row = try Row.fetchOne(
+                        db.cachedStatement(sql: "SELECT id, name, kids, km FROM people WHERE id = ?"),
+                        arguments: [index % count + 1])
                     return row?["name"] as String?
                 }
             }
@@ -64,20 +69,23 @@ struct SQLiteChoice {
         let nioInsert = try await microseconds(count) {
             for index in 0..<count {
                 _ = try await connection.query(
-                    "INSERT INTO people (name, kids, km) VALUES (?, ?, ?)", [.text("p\(index)"), .integer(index % 4), .float(1.5)])
+                    "INSERT INTO people (name, kids, km) VALUES (?, ?, ?)",
+                    [.text("p\(index)"), .integer(index % 4), .float(1.5)])
             }
         }
         let nioBulk = try await microseconds(count) {
             _ = try await connection.query("BEGIN")
             for index in 0..<count {
                 _ = try await connection.query(
-                    "INSERT INTO people (name, kids, km) VALUES (?, ?, ?)", [.text("b\(index)"), .integer(index % 4), .float(2.5)])
+                    "INSERT INTO people (name, kids, km) VALUES (?, ?, ?)",
+                    [.text("b\(index)"), .integer(index % 4), .float(2.5)])
             }
             _ = try await connection.query("COMMIT")
         }
         let nioRead = try await microseconds(count) {
             for index in 0..<count {
-                let rows = try await connection.query("SELECT id, name, kids, km FROM people WHERE id = ?", [.integer(index % count + 1)])
+                let rows = try await connection.query(
+                    "SELECT id, name, kids, km FROM people WHERE id = ?", [.integer(index % count + 1)])
                 _ = rows.first?.column("name")?.string
             }
         }
@@ -86,7 +94,9 @@ struct SQLiteChoice {
         print("| operation (µs each, \(count) sequential) | GRDB 7.10.0 | sqlite-nio 1.13.2 | sqlite-nio / GRDB |")
         print("|---|---:|---:|---:|")
         func row(_ name: String, _ grdb: Double, _ nio: Double) {
-            print("| \(name) | \(String(format: "%.1f", grdb)) | \(String(format: "%.1f", nio)) | \(String(format: "%.2f", nio / grdb)) |")
+            print(
+                "| \(name) | \(String(format: "%.1f", grdb)) | \(String(format: "%.1f", nio)) | \(String(format: "%.2f", nio / grdb)) |"
+            )
         }
         row("point read by key (GRDB `read`)", grdbRead, nioRead)
         row("point read by key (GRDB `unsafeRead`)", grdbUnsafeRead, nioRead)
