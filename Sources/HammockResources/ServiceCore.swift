@@ -116,7 +116,8 @@ final class ServiceCore {
     /// DELETE) and the configured patterns, and reload the observed ones.
     func invalidateAfterMutation(of resource: Resource, method: HTTPRequest.Method, configuration: ResourceConfiguration) {
         let origin = Origin(resource.url)
-        let sameOrigin = liveResources.filter { Origin($0.url) == origin }
+        let live = liveResources  // pruned and sorted once per mutation
+        let sameOrigin = live.filter { Origin($0.url) == origin }
         func pathOf(_ other: Resource) -> String { relativePath(of: other.url) ?? other.url.path }
         let path = pathOf(resource)
         var touched: [Resource] = []
@@ -135,7 +136,7 @@ final class ServiceCore {
         }
         for pattern in configuration.alsoInvalidatesAfterMutation {
             let pattern = URLPattern(pattern)
-            touched += liveResources.filter { url($0.url, matches: pattern) }
+            touched += live.filter { url($0.url, matches: pattern) }
         }
         var seen: Set<ObjectIdentifier> = []
         for each in touched where seen.insert(ObjectIdentifier(each)).inserted {

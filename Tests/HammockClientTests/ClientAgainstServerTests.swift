@@ -80,14 +80,9 @@ struct ClientAgainstServerTests {
     @Test("CRUD over loopback through URLSessionTransport")
     func overLoopback() async throws {
         let server = try await Self.makeServer()
-        let port = try await server.start(port: 0)
-        do {
+        try await server.whileServing { port in
             try await Self.crud(RestClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!))
-        } catch {
-            await server.stop()
-            throw error
         }
-        await server.stop()
     }
 }
 

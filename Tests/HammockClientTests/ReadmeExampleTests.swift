@@ -1,6 +1,7 @@
 import Foundation
 import HammockClient
 import HammockServer
+import HammockTesting
 import Testing
 
 /// The README's client example, kept compiling and true: the same declarations, against the mock server
@@ -28,15 +29,15 @@ struct ReadmeClientExampleTests {
         let server = try await MockServer(resources: [
             MockResource("people", fields: ["name": .string, "numberOfKids": .integer])
         ])
-        let port = try await server.start(port: 0)
-        let baseURL = try #require(URL(string: "http://127.0.0.1:\(port)"))
-        // From the README (the server's port instead of 8888):
-        let people = PeopleClient(client: RestClient(baseURL: baseURL))
-        let john = try await people.create(person: Person(name: "john"))
-        // Checks:
-        #expect(john.name == "john")
-        let id = try #require(john.id)
-        #expect(try await people.person(id: id) == john)
-        await server.stop()
+        try await server.whileServing { port in
+            let baseURL = try #require(URL(string: "http://127.0.0.1:\(port)"))
+            // From the README (the server's port instead of 8888):
+            let people = PeopleClient(client: RestClient(baseURL: baseURL))
+            let john = try await people.create(person: Person(name: "john"))
+            // Checks:
+            #expect(john.name == "john")
+            let id = try #require(john.id)
+            #expect(try await people.person(id: id) == john)
+        }
     }
 }

@@ -47,13 +47,13 @@ struct ReadmeResourcesExampleTests {
     func observableResources() async throws {
         let server = try await MockServer(resources: [MockResource("people", fields: ["name": .string])])
         _ = await server.respond(to: MockRequest(.post, "/people", json: ["name": "john"]))
-        let port = try await server.start(port: 0)
-        let screen = Screen()
-        let john = screen.show(baseURL: "http://127.0.0.1:\(port)")
-        #expect(await eventually { screen.shown.last == Person(name: "john") })
-        #expect(screen.spinner.isHidden)
-        #expect(screen.errorLabel.text == nil)
-        withExtendedLifetime(john) {}
-        await server.stop()
+        try await server.whileServing { port in
+            let screen = Screen()
+            let john = screen.show(baseURL: "http://127.0.0.1:\(port)")
+            #expect(await eventually { screen.shown.last == Person(name: "john") })
+            #expect(screen.spinner.isHidden)
+            #expect(screen.errorLabel.text == nil)
+            withExtendedLifetime(john) {}
+        }
     }
 }

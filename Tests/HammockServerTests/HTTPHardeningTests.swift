@@ -14,14 +14,7 @@ struct HTTPHardeningTests {
         _ body: (MockServer, Int) async throws -> Void
     ) async throws {
         let server = try await MockServer(resources: [Fixtures.people], options: options)
-        let port = try await server.start(port: 0, limits: limits)
-        do {
-            try await body(server, port)
-        } catch {
-            await server.stop()
-            throw error
-        }
-        await server.stop()
+        try await server.whileServing(limits: limits) { port in try await body(server, port) }
     }
 
     /// Sends `request` on a new connection and returns the one response, checking that the server
