@@ -186,6 +186,7 @@ let package = Package(
                 "HammockModel",
                 "HammockTesting",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -2,18 +2,22 @@ public import Foundation
 import HTTPTypes
 import HammockJSON
 public import Logging
-import Synchronization
+package import Synchronization
 
 /// An embeddable REST server for resources you describe in a few lines.
 ///
 /// ```swift
 /// let people = Resource("people", fields: ["name": .string, "numberOfKids": .integer])
-/// let server = try await MockServer(resources: [people], store: SQLiteStore(path: "db.sqlite"))
-/// let port = try await server.start(port: 0)       // a real socket on 127.0.0.1
-/// // ... or without a socket, in process:
+/// let server = try await MockServer(resources: [people])
 /// let response = await server.respond(to: MockRequest(.post, "/people", json: ["name": "john"]))
-/// await server.stop()
 /// ```
+/// `import HammockHTTPServer` to serve it on a socket (`try await server.start(port: 0)`), and
+/// `import HammockSQLite` for a store that survives a restart.
+///
+/// A request passes through a pipeline: the server's middleware (request logging, simulated latency,
+/// CORS, problem mapping, `HEAD`, conditional requests), then yours (``MockMiddleware``), then the
+/// router, which asks each family of routes (``MockRoutes``; yours first, then the resources) for the
+/// request's path. The server itself only assembles that pipeline and owns its life.
 /// Resources, and serializers for them, can be added while the server runs.
 public final class MockServer: Sendable {
     /// Options that hold for the server's whole life.
@@ -49,18 +53,18 @@ public final class MockServer: Sendable {
     /// Where each request is logged (at `info`, one line per request).
     public let logger: Logger
 
-    let registry = Mutex(ResourceRegistry())
-    let timer: LatencyTimer
-    let random: @Sendable () -> Double
-    let lifecycle = ServerLifecycle()
+    let resources: ResourceRoutes
+    let router: MockRouter
+    let pipeline: MiddlewareChain
+    /// Raised while the server stops, to release responses held back by latency.
     let stopSignal = StopSignal()
-    let now: @Sendable () -> Date
-    /// When each resource last changed, for `Last-Modified`; resources not listed last changed at `createdAt`.
-    let modifications: Mutex<[String: Date]>
-    let createdAt: Date
+    /// Whatever serves this server on a socket (see HammockHTTPServer), told to stop by ``stop()``.
+    package let transport = Mutex<(any MockServerTransport)?>(nil)
 
     /// Creates a server and adds `resources` (in any order: parents are added before children).
     /// - Parameters:
+    ///   - routes: Families of routes of your own, asked before the resources'.
+    ///   - middleware: Your middleware, outermost first, inside the server's own (see ``MockMiddleware``).
     ///   - clock: The clock latency waits on; inject a test clock to control time.
     ///   - random: Uniform numbers in `0..<1` that pick each latency.
     ///   - now: The wall-clock time, for `Last-Modified`.
@@ -71,6 +75,8 @@ public final class MockServer: Sendable {
         controller: any MockController = CRUDController(),
         serializer: any MockSerializer = DefaultSerializer(),
         options: Options = Options(),
+        routes: [any MockRoutes] = [],
+        middleware: [any MockMiddleware] = [],
         clock: C = ContinuousClock(),
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
         now: @escaping @Sendable () -> Date = { Date() },
@@ -80,63 +86,70 @@ public final class MockServer: Sendable {
         self.controller = controller
         self.defaultSerializer = serializer
         self.options = options
-        self.timer = LatencyTimer(clock: clock)
-        self.random = random
-        self.now = now
-        self.createdAt = now()
-        self.modifications = Mutex([:])
         self.logger = logger
-        for resource in try Self.parentsFirst(resources) { try await addResource(resource) }
+        let resourceRoutes = ResourceRoutes(
+            store: store, controller: controller, serializer: serializer, maximumBodySize: options.maximumBodySize,
+            modifications: ModificationLog(now: now))
+        self.resources = resourceRoutes
+        let router = MockRouter(routes + [resourceRoutes])
+        self.router = router
+        var chain: [any MockMiddleware] = [LogMiddleware(logger: logger)]
+        if let latency = options.latency {
+            chain.append(
+                LatencyMiddleware(latency: latency, timer: LatencyTimer(clock: clock), random: random, stopSignal: stopSignal))
+        }
+        if options.allowsCrossOrigin { chain.append(CORSMiddleware()) }
+        chain += [ProblemMiddleware(logger: logger), HeadMiddleware(), ConditionalRequestMiddleware(now: now)]
+        self.pipeline = MiddlewareChain(chain + middleware, around: router.respond(to:))
+        for resource in try Resource.parentsFirst(resources) { try await addResource(resource) }
     }
 
     /// Adds a resource, creating its storage; its routes answer at once.
     /// - Throws: ``SchemaError`` if the name is taken, a parent is unknown, or the definition is invalid.
-    public func addResource(_ resource: Resource) async throws {
-        let schema = try registry.withLock { registry throws(SchemaError) in try registry.resolve(resource) }
-        try await store.addResource(schema)
-        try registry.withLock { registry throws(SchemaError) in
-            // Re-check: another task may have added the same name while the store worked.
-            _ = try registry.resolve(resource)
-            registry.insert(schema)
-        }
-    }
+    public func addResource(_ resource: Resource) async throws { try await resources.add(resource) }
+
+    /// Adds a family of routes while the server runs, asked before the others (`first`, the default) or
+    /// after them.
+    public func addRoutes(_ routes: any MockRoutes, first: Bool = true) { router.add(routes, first: first) }
 
     /// The schema of a served resource.
-    public func schema(named name: String) -> ResourceSchema? { registry.withLock { $0.schemas[name] } }
+    public func schema(named name: String) -> ResourceSchema? { resources.registry.withLock { $0.schemas[name] } }
 
     /// Every served resource, in the order added.
-    public var schemas: [ResourceSchema] { registry.withLock { $0.orderedSchemas } }
+    public var schemas: [ResourceSchema] { resources.registry.withLock { $0.orderedSchemas } }
 
     /// Uses `serializer` for `resource` from the next request on.
     public func setSerializer(_ serializer: any MockSerializer, for resource: String) {
-        registry.withLock { $0.serializers[resource] = serializer }
+        resources.registry.withLock { $0.serializers[resource] = serializer }
     }
 
     /// Goes back to the default serializer for `resource`.
     public func removeSerializer(for resource: String) {
-        _ = registry.withLock { $0.serializers.removeValue(forKey: resource) }
+        _ = resources.registry.withLock { $0.serializers.removeValue(forKey: resource) }
     }
 
-    /// The route table: methods, path pattern and resource, in the order resources were added.
-    public var routeTable: [(methods: String, pattern: String, resource: String)] { registry.withLock { $0.routeTable } }
+    /// The route table, derived from the routes themselves: your families of routes first, then each
+    /// resource's, in the order added.
+    public var routeTable: [RouteTableEntry] { router.routeTable }
 
-    /// Orders resources so every parent comes before its children.
-    static func parentsFirst(_ resources: [Resource]) throws(SchemaError) -> [Resource] {
-        var ordered: [Resource] = []
-        var placed = Set<String>()
-        var pending = resources
-        while !pending.isEmpty {
-            let names = Set(pending.map(\.name))
-            let ready = pending.filter { resource in
-                resource.parents.allSatisfy { placed.contains($0.resource) || !names.contains($0.resource) }
-            }
-            guard !ready.isEmpty else {
-                throw SchemaError(resource: pending.first?.name ?? "?", message: "parents form a cycle")
-            }
-            ordered += ready
-            placed.formUnion(ready.map(\.name))
-            pending.removeAll { resource in ready.contains { $0.name == resource.name } }
-        }
-        return ordered
+    /// Loads sample data into a resource.
+    ///
+    /// Each object is harvested: fields the resource declares are kept (values of the wrong type are
+    /// dropped), unknown members are ignored, and objects without any known field are skipped.
+    /// Generated keys are assigned anew; client-supplied keys must be present and not taken.
+    ///
+    /// ```swift
+    /// let report = try await server.addData(try JSON(parsing: fixture), for: "people")
+    /// print(report)   // loaded 120, skipped 2
+    /// ```
+    /// - Parameters:
+    ///   - data: An array of objects, or a single object.
+    ///   - progress: Called after each batch with the objects processed so far and the total.
+    /// - Throws: ``HTTPProblem`` (404) for an unknown resource, or the store's error.
+    @discardableResult
+    public func addData(
+        _ data: JSON, for resource: String, progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil
+    ) async throws -> LoadReport {
+        try await resources.addData(data, for: resource, progress: progress)
     }
 }

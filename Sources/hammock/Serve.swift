@@ -206,13 +206,15 @@ struct Routes: AsyncParsableCommand {
 }
 
 enum RouteTable {
-    static func render(_ rows: [(methods: String, pattern: String, resource: String)]) -> String {
+    static func render(_ rows: [RouteTableEntry]) -> String {
         let header = ("Verbs", "URI Pattern", "Resource")
-        let verbWidth = max(header.0.count, rows.map(\.methods.count).max() ?? 0)
+        let verbWidth = max(header.0.count, rows.map(\.methodList.count).max() ?? 0)
         let patternWidth = max(header.1.count, rows.map(\.pattern.count).max() ?? 0)
         func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: width - text.count) }
         var lines = ["\(pad(header.0, verbWidth))  \(pad(header.1, patternWidth))  \(header.2)"]
-        for row in rows { lines.append("\(pad(row.methods, verbWidth))  \(pad(row.pattern, patternWidth))  \(row.resource)") }
+        for row in rows {
+            lines.append("\(pad(row.methodList, verbWidth))  \(pad(row.pattern, patternWidth))  \(row.resource ?? "")")
+        }
         return lines.joined(separator: "\n")
     }
 }

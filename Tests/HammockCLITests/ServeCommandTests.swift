@@ -49,7 +49,7 @@ struct ServeCommandTests {
         let store = NSTemporaryDirectory() + "hammock-cli-\(UUID().uuidString).sqlite"
         let (process, url) = try await serve(["Examples/people.json", "--store", "sqlite:\(store)"])
         let routes = await process.firstLine { $0.contains("/people/:id/cars") }
-        #expect(routes?.hasPrefix("GET, POST") == true)
+        #expect(routes?.hasPrefix("GET, HEAD, POST") == true)
 
         let empty = try await send("GET", url + "/people")
         #expect(empty.status == 200 && empty.json == [])
@@ -235,7 +235,7 @@ struct ServeCommandTests {
         for await line in process.lines { lines.append(line) }
         #expect(await process.exitStatus() == 0)
         #expect(lines.first?.hasPrefix("Verbs") == true)
-        #expect(lines.contains { $0.hasPrefix("GET, PUT, PATCH, DELETE") && $0.contains("/people/:id ") })
+        #expect(lines.contains { $0.hasPrefix("GET, HEAD, PUT, PATCH, DELETE") && $0.contains("/people/:id ") })
         #expect(lines.contains { $0.contains("/people/:id/cars") && $0.hasSuffix("cars") })
         #expect(lines.count == 6)
     }

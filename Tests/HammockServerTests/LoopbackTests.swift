@@ -131,17 +131,19 @@ struct LoopbackTests {
     @Test("Every row of the route table answers over HTTP, and nothing else does")
     func routeTable() async throws {
         let server = try await Fixtures.server(.sqlite)
-        let table = server.routeTable.map { "\($0.methods) \($0.pattern)" }
+        let table = server.routeTable.map { "\($0.methodList) \($0.pattern)" }
         #expect(
             table == [
-                "GET, POST /people", "GET, PUT, PATCH, DELETE /people/:id",
-                "GET, POST /cars", "GET, PUT, PATCH, DELETE /cars/:id", "GET, POST /people/:id/cars",
+                "GET, HEAD, POST /people", "GET, HEAD, PUT, PATCH, DELETE /people/:id",
+                "GET, HEAD, POST /cars", "GET, HEAD, PUT, PATCH, DELETE /cars/:id", "GET, HEAD, POST /people/:id/cars",
             ])
         try await withLiveServer(server) { client in
             let rows: [(String, String, JSON?, Int)] = [
                 ("POST", "/people", ["name": "ada"], 201),
                 ("GET", "/people", nil, 200),
+                ("HEAD", "/people", nil, 200),
                 ("GET", "/people/1", nil, 200),
+                ("HEAD", "/people/1", nil, 200),
                 ("PUT", "/people/1", ["name": "ada l."], 200),
                 ("PATCH", "/people/1", ["numberOfKids": 2], 200),
                 ("POST", "/cars", ["name": "beetle"], 201),
@@ -151,6 +153,7 @@ struct LoopbackTests {
                 ("PATCH", "/cars/1", ["person_id": 1], 200),
                 ("POST", "/people/1/cars", ["name": "mini"], 201),
                 ("GET", "/people/1/cars", nil, 200),
+                ("HEAD", "/people/1/cars", nil, 200),
                 ("DELETE", "/cars/2", nil, 204),
                 ("DELETE", "/people/1", nil, 204),
                 ("PUT", "/people", ["name": "x"], 405),

@@ -57,7 +57,7 @@ struct ConfigurationReader {
         var registry = ResourceRegistry()
         let ordered: [Resource]
         do {
-            ordered = try MockServer.parentsFirst(resources)
+            ordered = try Resource.parentsFirst(resources)
         } catch {
             throw fail("resources", error.message)
         }

@@ -30,19 +30,3 @@ public struct Latency: Sendable, Hashable {
         minimum + (maximum - minimum) * min(max(unit, 0), 1)
     }
 }
-
-/// Holds responses until their target time, on an injected clock.
-struct LatencyTimer: Sendable {
-    /// Marks a request's arrival and returns a function that waits until `delay` after it.
-    let markArrival: @Sendable () -> @Sendable (Duration) async -> Void
-
-    init<C: Clock>(clock: C) where C.Duration == Duration {
-        markArrival = {
-            let arrival = clock.now
-            return { delay in
-                // Cancellation (a client that went away) ends the wait early; nothing else to do.
-                try? await clock.sleep(until: arrival.advanced(by: delay), tolerance: nil)
-            }
-        }
-    }
-}

@@ -17,6 +17,10 @@ public struct MockRequest: Sendable {
     public var headerFields: HTTPFields
     /// The body bytes.
     public var body: [UInt8]
+    /// Set by an HTTP transport that refused the request before it reached the engine (a body over the
+    /// limit, a request that could not be parsed): the router answers with the problem, and the rest of
+    /// the pipeline treats the answer like any other.
+    package var rejection: Rejection?
 
     /// Creates a request; a `?` in `target` starts the query.
     public init(_ method: HTTPRequest.Method, _ target: String, headerFields: HTTPFields = [:], body: [UInt8] = []) {
@@ -30,6 +34,16 @@ public struct MockRequest: Sendable {
         }
         self.headerFields = headerFields
         self.body = body
+    }
+}
+
+extension MockRequest {
+    /// Why a transport refused a request, for ``MockServer/respond(to:rejectedWith:)``.
+    package struct Rejection: Sendable {
+        /// The answer.
+        package var problem: HTTPProblem
+        /// The request could not be read at all; its method and path are placeholders.
+        package var isUnreadable: Bool
     }
 }
 

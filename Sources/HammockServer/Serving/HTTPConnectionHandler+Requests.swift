@@ -1,5 +1,4 @@
 import HTTPTypes
-import Logging
 import NIOHTTP1
 
 extension HTTPConnectionHandler {
@@ -64,17 +63,5 @@ extension HTTPConnectionHandler {
         default:
             return .badRequest("The request could not be parsed as HTTP/1.1")
         }
-    }
-}
-
-extension MockServer {
-    /// A problem the HTTP layer answers by itself (before or instead of the engine), with the same CORS
-    /// headers and log line as the engine's answers.
-    func transportProblem(_ problem: HTTPProblem, for request: MockRequest?) -> MockResponse {
-        var response = problem.response
-        if options.allowsCrossOrigin { Self.addCrossOriginFields(to: &response, for: request ?? MockRequest(.get, "/")) }
-        let line = request.map { "\($0.method.rawValue) \($0.path)" } ?? "(unparsable request)"
-        logger.info("\(line) \(response.status.code)")
-        return response
     }
 }

@@ -25,8 +25,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// What the connection owes the client, in the order the requests came.
     enum Work {
         case request(MockRequest, version: HTTPVersion, keepAlive: Bool)
-        /// An error response after which the connection closes.
-        case failure(MockResponse, version: HTTPVersion)
+        /// A request refused with a problem (or no request at all), after which the connection closes.
+        case failure(MockRequest?, HTTPProblem, version: HTTPVersion)
     }
 
     let server: MockServer
@@ -92,7 +92,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             guard let current = receiving else { return }
             let limit = server.options.maximumBodySize
             guard current.request.body.count + buffer.readableBytes <= limit else {
-                fail(server.transportProblem(.contentTooLarge(limit: limit), for: current.request), context: context)
+                fail(.contentTooLarge(limit: limit), request: current.request, context: context)
                 return
             }
             receiving?.request.body.append(contentsOf: buffer.readableBytesView)
@@ -109,13 +109,13 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         switch Self.makeRequest(from: head) {
         case .success(let made): request = made
         case .failure(let problem):
-            fail(server.transportProblem(problem, for: nil), version: head.version, context: context)
+            fail(problem, request: nil, version: head.version, context: context)
             return
         }
         let limit = server.options.maximumBodySize
         if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > limit {
             // Refused before a byte of the body is read; the client is told not to send it.
-            fail(server.transportProblem(.contentTooLarge(limit: limit), for: request), version: head.version, context: context)
+            fail(.contentTooLarge(limit: limit), request: request, version: head.version, context: context)
             return
         }
         let expectsContinue =
@@ -133,15 +133,20 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             context.close(promise: nil)  // the connection itself failed
             return
         }
-        fail(server.transportProblem(Self.problem(for: parserError), for: nil), context: context)
+        fail(Self.problem(for: parserError), request: nil, context: context)
     }
 
-    /// Ends the input with an error response, written after the responses owed before it.
-    func fail(_ response: MockResponse, version: HTTPVersion = .http1_1, context: ChannelHandlerContext) {
+    /// Ends the input with a problem response (through the server's pipeline, like any answer), written
+    /// after the responses owed before it.
+    func fail(
+        _ problem: HTTPProblem, request: MockRequest?, version: HTTPVersion = .http1_1, context: ChannelHandlerContext
+    ) {
         isInputDone = true
         let version = receiving?.version ?? version
         receiving = nil
-        queue.append(.failure(response, version: version))
+        // No more request timeouts: what is left is answering, then lingering.
+        if activity.phase != .lingering { activity.enter(.responding) }
+        queue.append(.failure(request, problem, version: version))
         startNext(context: context)
     }
 
@@ -188,9 +193,15 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
                     self.closeAfterFlush(context: context)
                 }
             }
-        case .failure(let response, let version):
-            write(response, version: version, keepAlive: false, context: context)
-            linger(context: context)
+        case .failure(let request, let problem, let version):
+            let server = self.server
+            let promise = context.eventLoop.makePromise(of: MockResponse.self)
+            promise.completeWithTask { await server.respond(to: request, rejectedWith: problem) }
+            promise.futureResult.assumeIsolated().whenSuccess { response in
+                self.isResponding = false
+                self.write(response, version: version, keepAlive: false, context: context)
+                self.linger(context: context)
+            }
         }
     }
 
@@ -286,7 +297,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             let problem = HTTPProblem(
                 .requestTimeout, detail: "The request did not arrive in full within \(seconds) seconds",
                 extensions: ["timeout": .double(seconds)])
-            fail(server.transportProblem(problem, for: receiving?.request), context: context)
+            fail(problem, request: receiving?.request, context: context)
         default:
             break
         }

@@ -2,6 +2,7 @@ import NIOCore
 import NIOExtras
 import NIOHTTP1
 import NIOPosix
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -17,7 +18,7 @@ import Darwin
 /// decoder and encoder, and ``HTTPConnectionHandler``. When the process runs out of descriptors,
 /// waiting connections are closed instead of retried in a loop, and stopping closes the listener,
 /// lets each connection finish the responses it owes, and waits for every socket to close.
-actor ServerLifecycle {
+actor ServerLifecycle: MockServerTransport {
     enum State {
         case idle
         case starting
@@ -134,6 +135,10 @@ extension MockServer {
     /// ```
     /// - Parameter limits: Timeouts and header limits for each connection.
     /// - Throws: ``MockServerError`` if already running or the address cannot be bound.
+    ///
+    /// ``MockServer/stop()`` stops listening, lets each connection finish the responses it owes, and
+    /// returns when every connection is closed; responses still held back by simulated latency are sent
+    /// at once. A stopped server can start again.
     @discardableResult
     public func start(
         host: String = "127.0.0.1", port: Int = 8888, limits: ConnectionLimits = ConnectionLimits()
@@ -145,16 +150,19 @@ extension MockServer {
 
     /// The port the server listens on, while it runs.
     public var port: Int? {
-        get async { await lifecycle.port }
+        get async {
+            guard let lifecycle = transport.withLock({ $0 }) as? ServerLifecycle else { return nil }
+            return await lifecycle.port
+        }
     }
 
-    /// Stops listening, lets each connection finish the responses it owes, and returns when every
-    /// connection is closed; responses still held back by simulated latency are sent at once. Calling
-    /// it on a stopped server does nothing.
-    public func stop() async {
-        // Responses held back by simulated latency go out now, so stopping never waits out a delay.
-        stopSignal.raise()
-        await lifecycle.stop()
-        stopSignal.lower()
+    /// The server's listener, made on first use; one per server, so a second `start` is refused.
+    var lifecycle: ServerLifecycle {
+        transport.withLock { transport in
+            if let existing = transport as? ServerLifecycle { return existing }
+            let made = ServerLifecycle()
+            transport = made
+            return made
+        }
     }
 }

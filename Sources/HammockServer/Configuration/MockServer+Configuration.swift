@@ -12,6 +12,8 @@ extension MockServer {
         store: any MockStore,
         controller: any MockController = CRUDController(),
         serializer: any MockSerializer = DefaultSerializer(),
+        routes: [any MockRoutes] = [],
+        middleware: [any MockMiddleware] = [],
         logger: Logger = Logger(label: "Hammock", factory: { _ in SwiftLogNoOpLogHandler() })
     ) async throws {
         let options = Options(
@@ -20,7 +22,7 @@ extension MockServer {
             allowsCrossOrigin: configuration.allowsCrossOrigin ?? true)
         try await self.init(
             resources: configuration.resources, store: store, controller: controller, serializer: serializer,
-            options: options, clock: ContinuousClock(), logger: logger)
+            options: options, routes: routes, middleware: middleware, clock: ContinuousClock(), logger: logger)
     }
 
     /// Loads the configuration's `data` section if every resource is still empty, so a restart with a

@@ -1,4 +1,5 @@
-public import HammockJSON
+import HammockJSON
+import Synchronization
 
 /// What ``MockServer/addData(_:for:progress:)`` did with the objects it was given.
 ///
@@ -28,26 +29,14 @@ public struct LoadReport: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-extension MockServer {
-    /// Loads sample data into a resource.
-    ///
-    /// Each object is harvested: fields the resource declares are kept (values of the wrong type are
-    /// dropped), unknown members are ignored, and objects without any known field are skipped.
-    /// Generated keys are assigned anew; client-supplied keys must be present and not taken.
-    ///
-    /// ```swift
-    /// let report = try await server.addData(try JSON(parsing: fixture), for: "people")
-    /// print(report)   // loaded 120, skipped 2
-    /// ```
-    /// - Parameters:
-    ///   - data: An array of objects, or a single object.
-    ///   - progress: Called after each batch with the objects processed so far and the total.
-    /// - Throws: ``HTTPProblem`` (404) for an unknown resource, or the store's error.
-    @discardableResult
-    public func addData(
+extension ResourceRoutes {
+    /// Loads sample data into a resource; see ``MockServer/addData(_:for:progress:)``.
+    func addData(
         _ data: JSON, for resource: String, progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil
     ) async throws -> LoadReport {
-        guard let schema = schema(named: resource) else { throw HTTPProblem.notFound("No resource named '\(resource)'") }
+        guard let schema = registry.withLock({ $0.schemas[resource] }) else {
+            throw HTTPProblem.notFound("No resource named '\(resource)'")
+        }
         let objects: [JSON] = data.arrayValue ?? [data]
         var report = LoadReport(loaded: 0, skipped: 0, droppedValues: 0)
         var batch: [JSONObject] = []
@@ -73,7 +62,7 @@ extension MockServer {
                 progress?(index + 1, objects.count)
             }
         }
-        if report.loaded > 0 { recordModification(of: schema) }
+        if report.loaded > 0 { modifications.record(schema) }
         return report
     }
 

@@ -31,11 +31,12 @@ struct ResourceRegistry: Sendable {
     /// The schemas in the order they were added.
     var orderedSchemas: [ResourceSchema] { order.compactMap { schemas[$0] } }
 
-    /// Resolves a request path (without query) to a route.
-    func route(forPath path: String) throws(HTTPProblem) -> Route {
+    /// Resolves a request path (without query) to a route; `nil` for a path that names no resource.
+    /// - Throws: ``HTTPProblem`` 400 for a malformed percent-encoding, 404 for a key of the wrong form.
+    func route(forPath path: String) throws(HTTPProblem) -> Route? {
         var segments = path.split(separator: "/", omittingEmptySubsequences: false)
         // A leading slash gives an empty first segment; a trailing slash an empty last one.
-        guard segments.first?.isEmpty == true else { throw HTTPProblem.notFound("No route for '\(path)'") }
+        guard segments.first?.isEmpty == true else { return nil }
         segments.removeFirst()
         if segments.count > 1, segments.last?.isEmpty == true { segments.removeLast() }
         var decoded: [String] = []
@@ -43,12 +44,10 @@ struct ResourceRegistry: Sendable {
             guard let value = PercentEncoding.decode(segment) else {
                 throw HTTPProblem.badRequest("The path '\(path)' has a malformed percent-encoding")
             }
-            guard !value.isEmpty else { throw HTTPProblem.notFound("No route for '\(path)'") }
+            guard !value.isEmpty else { return nil }
             decoded.append(value)
         }
-        guard let first = decoded.first, let schema = schemas[first] else {
-            throw HTTPProblem.notFound("No route for '\(path)'")
-        }
+        guard let first = decoded.first, let schema = schemas[first] else { return nil }
         switch decoded.count {
         case 1:
             return .collection(schema)
@@ -59,36 +58,39 @@ struct ResourceRegistry: Sendable {
             return .item(schema, key: key)
         case 3:
             guard let child = schemas[decoded[2]], let foreignKey = child.foreignKey(toParent: schema.name) else {
-                throw HTTPProblem.notFound("No route for '\(path)'")
+                return nil
             }
             guard let key = schema.key(fromPathSegment: decoded[1]) else {
                 throw HTTPProblem.notFound("No \(schema.name) with \(schema.key.name) '\(decoded[1])'")
             }
             return .children(child, parent: schema, parentKey: key, foreignKey: foreignKey)
         default:
-            throw HTTPProblem.notFound("No route for '\(path)'")
+            return nil
         }
     }
 
-    /// Every route pattern with its methods, for the start-up banner.
-    var routeTable: [(methods: String, pattern: String, resource: String)] {
-        var rows: [(String, String, String)] = []
+    /// Every route pattern with the methods its ``Route`` allows, in the order resources were added.
+    var routeTable: [RouteTableEntry] {
+        var rows: [RouteTableEntry] = []
         for schema in orderedSchemas {
-            let actions = schema.resource.actions
+            // A sample key: the methods depend on the route's kind, never on the key.
+            let sample = JSON.string("")
             let key = ":\(schema.key.name)"
-            var collection: [String] = []
-            if actions.contains(.list) { collection.append("GET") }
-            if actions.contains(.create) { collection.append("POST") }
-            if !collection.isEmpty { rows.append((collection.joined(separator: ", "), "/\(schema.name)", schema.name)) }
-            var item: [String] = []
-            if actions.contains(.show) { item.append("GET") }
-            if actions.contains(.update) { item += ["PUT", "PATCH"] }
-            if actions.contains(.delete) { item.append("DELETE") }
-            if !item.isEmpty { rows.append((item.joined(separator: ", "), "/\(schema.name)/\(key)", schema.name)) }
-            for foreignKey in schema.foreignKeys where !collection.isEmpty {
-                let parentKey = schemas[foreignKey.parent].map { ":\($0.key.name)" } ?? ":id"
+            let collection = Route.collection(schema).allowedMethods
+            if !collection.isEmpty {
+                rows.append(RouteTableEntry(methods: collection, pattern: "/\(schema.name)", resource: schema.name))
+            }
+            let item = Route.item(schema, key: sample).allowedMethods
+            if !item.isEmpty {
+                rows.append(RouteTableEntry(methods: item, pattern: "/\(schema.name)/\(key)", resource: schema.name))
+            }
+            for foreignKey in schema.foreignKeys {
+                guard let parent = schemas[foreignKey.parent] else { continue }
+                let children = Route.children(schema, parent: parent, parentKey: sample, foreignKey: foreignKey).allowedMethods
+                guard !children.isEmpty else { continue }
                 rows.append(
-                    (collection.joined(separator: ", "), "/\(foreignKey.parent)/\(parentKey)/\(schema.name)", schema.name))
+                    RouteTableEntry(
+                        methods: children, pattern: "/\(parent.name)/:\(parent.key.name)/\(schema.name)", resource: schema.name))
             }
         }
         return rows

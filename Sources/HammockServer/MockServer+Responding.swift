@@ -1,0 +1,49 @@
+import HTTPTypes
+import Synchronization
+
+extension MockServer {
+    /// Answers a request without any socket: the same pipeline (routing, validation, storage,
+    /// serializers, controller, latency, CORS, conditional requests) as over HTTP. Never throws: every
+    /// failure becomes a problem response.
+    ///
+    /// ```swift
+    /// let created = await server.respond(to: MockRequest(.post, "/people", json: ["name": "john"]))
+    /// #expect(created.status == .created)
+    /// ```
+    public func respond(to request: MockRequest) async -> MockResponse {
+        do {
+            return try await pipeline.respond(request)
+        } catch {
+            // The problem middleware maps every error; this is only reached if that changes.
+            return HTTPProblem(.internalServerError, detail: String(describing: error)).response
+        }
+    }
+
+    /// Answers a request a transport refused before the engine saw it (a body over the limit, headers
+    /// that could not be parsed, a request too slow to arrive) with `problem`, through the same pipeline,
+    /// so it gets the same CORS headers, latency and log line as every other answer.
+    /// - Parameter request: The request as far as it was read; `nil` if nothing of it could be.
+    package func respond(to request: MockRequest?, rejectedWith problem: HTTPProblem) async -> MockResponse {
+        var rejected = request ?? MockRequest(.get, "/")
+        rejected.body = []
+        rejected.rejection = MockRequest.Rejection(problem: problem, isUnreadable: request == nil)
+        return await respond(to: rejected)
+    }
+
+    /// Stops whatever serves the server on a socket, if anything does, and releases every response held
+    /// back by simulated latency; returns when the transport has closed every connection. Calling it on
+    /// a stopped server does nothing.
+    public func stop() async {
+        stopSignal.raise()
+        let transport = self.transport.withLock { $0 }
+        await transport?.stop()
+        stopSignal.lower()
+    }
+}
+
+/// What serves a ``MockServer`` outside the process (HammockHTTPServer's HTTP/1.1 listener), so that
+/// ``MockServer/stop()`` can stop it without the engine depending on it.
+package protocol MockServerTransport: Sendable {
+    /// Stops serving; returns when every connection is closed.
+    func stop() async
+}

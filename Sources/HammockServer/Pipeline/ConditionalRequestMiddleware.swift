@@ -1,0 +1,73 @@
+import Foundation
+import HTTPTypes
+import HammockWire
+
+/// Validators on successful `GET` and `HEAD` responses, and 304 Not Modified for requests that already
+/// hold the current representation (RFC 9110 §8.8 and §13).
+///
+/// Every such response gets a strong `ETag` of its bytes (unless it has one). `Last-Modified` comes
+/// from the handler: resource routes set it from the ``ModificationLog``.
+struct ConditionalRequestMiddleware: MockMiddleware {
+    let now: @Sendable () -> Date
+
+    func handle(_ request: MockRequest, next: (MockRequest) async throws -> MockResponse) async throws -> MockResponse {
+        var response = try await next(request)
+        guard request.method == .get || request.method == .head, response.status == .ok else { return response }
+        let tag = response.headerFields[.eTag] ?? Self.entityTag(of: response.body)
+        response.headerFields[.eTag] = tag
+        let notModified: Bool
+        if let ifNoneMatch = request.headerFields[.ifNoneMatch] {
+            // `If-None-Match` wins over `If-Modified-Since` when both are sent.
+            notModified = Self.matches(ifNoneMatch, tag)
+        } else if let ifModifiedSince = request.headerFields[.ifModifiedSince],
+            let lastModified = response.headerFields[.lastModified]
+        {
+            let now = self.now()
+            if let since = HTTPDate.parse(ifModifiedSince, now: now), let modified = HTTPDate.parse(lastModified, now: now) {
+                notModified = modified <= since
+            } else {
+                notModified = false
+            }
+        } else {
+            notModified = false
+        }
+        guard notModified else { return response }
+        response.status = .notModified
+        response.body = []
+        response.headerFields[.contentLength] = nil
+        response.headerFields[.contentType] = nil
+        return response
+    }
+
+    /// A strong entity tag of the representation's bytes: a 64-bit multiply-xorshift hash taken eight
+    /// bytes at a time (fast on long lists; an ETag needs spread, not cryptographic strength).
+    static func entityTag(of body: [UInt8]) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(body.count)
+        body.withUnsafeBytes { raw in
+            var index = 0
+            while index + 8 <= raw.count {
+                hash = (hash ^ raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) &* 0x9E37_79B9_7F4A_7C15
+                hash ^= hash >> 29
+                index += 8
+            }
+            while index < raw.count {
+                hash = (hash ^ UInt64(raw[index])) &* 0x0000_0100_0000_01B3
+                index += 1
+            }
+        }
+        hash ^= hash >> 32
+        let hex = String(hash, radix: 16)
+        return "\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\""
+    }
+
+    /// Weak comparison (RFC 9110 §8.8.3.2) against a list of tags, or `*`.
+    static func matches(_ header: String, _ tag: String) -> Bool {
+        for candidate in header.split(separator: ",") {
+            var value = candidate.trimmingCharacters(in: .whitespaces)
+            if value == "*" { return true }
+            if value.hasPrefix("W/") { value.removeFirst(2) }
+            if value == tag { return true }
+        }
+        return false
+    }
+}

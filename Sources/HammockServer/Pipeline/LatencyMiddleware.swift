@@ -1,0 +1,39 @@
+/// Holds each response until a random time in ``Latency``'s range has passed since its request
+/// arrived, or until the server stops, whichever comes first.
+struct LatencyMiddleware: MockMiddleware {
+    let latency: Latency
+    let timer: LatencyTimer
+    let random: @Sendable () -> Double
+    let stopSignal: StopSignal
+
+    func handle(_ request: MockRequest, next: (MockRequest) async throws -> MockResponse) async throws -> MockResponse {
+        let waitUntil = timer.markArrival()
+        // Outside the problem mapping: by now every error is a response.
+        let response = try await next(request)
+        let delay = latency.delay(forUnit: random())
+        let stopSignal = self.stopSignal
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await waitUntil(delay) }
+            group.addTask { await stopSignal.wait() }
+            await group.next()
+            group.cancelAll()
+        }
+        return response
+    }
+}
+
+/// Holds responses until their target time, on an injected clock.
+struct LatencyTimer: Sendable {
+    /// Marks a request's arrival and returns a function that waits until `delay` after it.
+    let markArrival: @Sendable () -> @Sendable (Duration) async -> Void
+
+    init<C: Clock>(clock: C) where C.Duration == Duration {
+        markArrival = {
+            let arrival = clock.now
+            return { delay in
+                // Cancellation (a client that went away) ends the wait early; nothing else to do.
+                try? await clock.sleep(until: arrival.advanced(by: delay), tolerance: nil)
+            }
+        }
+    }
+}

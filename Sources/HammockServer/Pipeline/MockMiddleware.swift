@@ -1,0 +1,49 @@
+/// A step every request passes through on its way to the router, and every response on its way back.
+///
+/// Middleware sees the request first and may answer it itself, change it, or hand it on with `next`;
+/// it then sees whatever came back (or was thrown) and may change that. Errors thrown here or further
+/// in become problem responses, with the server's CORS headers and log line like any other answer.
+///
+/// ```swift
+/// /// Answers every request with 503 while a flag is set, as a maintenance window would.
+/// struct Maintenance: MockMiddleware {
+///     let isDown: @Sendable () -> Bool
+///
+///     func handle(
+///         _ request: MockRequest, next: (MockRequest) async throws -> MockResponse
+///     ) async throws -> MockResponse {
+///         guard !isDown() else { throw HTTPProblem(.serviceUnavailable, detail: "Back soon") }
+///         var response = try await next(request)
+///         response.headerFields[HTTPField.Name("X-Served-By")!] = "mock"
+///         return response
+///     }
+/// }
+/// let server = try await MockServer(resources: [people], middleware: [Maintenance(isDown: { false })])
+/// ```
+///
+/// Your middleware runs inside the server's own, in the order given, closest to the router:
+/// request logging, simulated latency, CORS, problem mapping, `HEAD`, conditional requests
+/// (`ETag`, `Last-Modified`, 304), then yours, then the router. So a response you return for a `GET`
+/// gets validators and 304s, a `HEAD` of it loses its body, and a problem you throw is logged and
+/// delayed like the rest.
+public protocol MockMiddleware: Sendable {
+    /// Answers `request`, usually by calling `next` and adjusting what it returns.
+    func handle(_ request: MockRequest, next: (MockRequest) async throws -> MockResponse) async throws -> MockResponse
+}
+
+/// Middleware composed around a final responder once, when the server is assembled.
+struct MiddlewareChain: Sendable {
+    typealias Responder = @Sendable (MockRequest) async throws -> MockResponse
+
+    let respond: Responder
+
+    /// `middleware[0]` is outermost: it sees the request first and the response last.
+    init(_ middleware: [any MockMiddleware], around responder: @escaping Responder) {
+        var next = responder
+        for step in middleware.reversed() {
+            let inner = next
+            next = { request in try await step.handle(request, next: inner) }
+        }
+        respond = next
+    }
+}

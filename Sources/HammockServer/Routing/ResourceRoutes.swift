@@ -1,0 +1,92 @@
+import Foundation
+import HTTPTypes
+import HammockJSON
+import HammockWire
+import Synchronization
+
+/// The routes of every resource (`/people`, `/people/:id`, `/people/:id/cars`), answered by the
+/// controller with the store and the resource's serializer.
+///
+/// Besides the controller's work, a route here decodes create and update bodies, sets `Last-Modified`
+/// on what it lists and shows, and records in the ``ModificationLog`` what a successful change touched.
+final class ResourceRoutes: MockRoutes {
+    let registry = Mutex(ResourceRegistry())
+    let store: any MockStore
+    let controller: any MockController
+    let defaultSerializer: any MockSerializer
+    let maximumBodySize: Int
+    let modifications: ModificationLog
+
+    init(
+        store: any MockStore, controller: any MockController, serializer: any MockSerializer, maximumBodySize: Int,
+        modifications: ModificationLog
+    ) {
+        self.store = store
+        self.controller = controller
+        self.defaultSerializer = serializer
+        self.maximumBodySize = maximumBodySize
+        self.modifications = modifications
+    }
+
+    /// Adds a resource, creating its storage; its routes answer at once.
+    func add(_ resource: Resource) async throws {
+        let schema = try registry.withLock { registry throws(SchemaError) in try registry.resolve(resource) }
+        try await store.addResource(schema)
+        try registry.withLock { registry throws(SchemaError) in
+            // Re-check: another task may have added the same name while the store worked.
+            _ = try registry.resolve(resource)
+            registry.insert(schema)
+        }
+    }
+
+    var routeTable: [RouteTableEntry] { registry.withLock { $0.routeTable } }
+
+    func endpoint(for request: MockRequest) throws -> MockEndpoint? {
+        let found = try registry.withLock {
+            registry throws(HTTPProblem) -> (Route, any MockSerializer, [String: ResourceSchema])? in
+            guard let route = try registry.route(forPath: request.path) else { return nil }
+            return (route, registry.serializers[route.schema.name] ?? defaultSerializer, registry.schemas)
+        }
+        guard let (route, serializer, schemas) = found else { return nil }
+        return MockEndpoint(methods: route.allowedMethods) { request in
+            try await self.respond(to: request, route: route, serializer: serializer, schemas: schemas)
+        }
+    }
+
+    func respond(
+        to request: MockRequest, route: Route, serializer: any MockSerializer, schemas: [String: ResourceSchema]
+    ) async throws -> MockResponse {
+        // The router only hands over methods the route allows, and each of those has an action.
+        guard let action = route.action(for: request.method) else {
+            throw HTTPProblem.methodNotAllowed(request.method, allowed: route.allowedMethods)
+        }
+        var parameters: JSONObject?
+        var encoding = BodyEncoding.json
+        if action == .create || action == .update {
+            let (body, bodyEncoding) = try RequestBody.decode(request, limit: maximumBodySize)
+            parameters = try serializer.parameters(fromBody: body, for: route.schema.resource)
+            encoding = bodyEncoding
+        }
+        let actionRequest = ActionRequest(
+            schema: route.schema, route: route, request: request, parameters: parameters, bodyEncoding: encoding,
+            store: store, serializer: serializer, schemas: schemas)
+        var response: MockResponse
+        switch action {
+        case .index: response = try await controller.index(actionRequest)
+        case .show: response = try await controller.show(actionRequest)
+        case .create: response = try await controller.create(actionRequest)
+        case .update: response = try await controller.update(actionRequest)
+        case .destroy: response = try await controller.destroy(actionRequest)
+        }
+        if action == .index || action == .show {
+            if response.status == .ok {
+                let modified = modifications.lastModified(of: route)
+                response.headerFields[.lastModified] = HTTPDate.format(
+                    Date(timeIntervalSince1970: modified.timeIntervalSince1970.rounded(.down)))
+            }
+        } else if (200...299).contains(response.status.code) {
+            modifications.record(route.schema, cascadingTo: action == .destroy ? Array(schemas.values) : [])
+        }
+        return response
+    }
+}
