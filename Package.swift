@@ -14,6 +14,8 @@ let package = Package(
     products: [
         .library(name: "HammockJSON", targets: ["HammockJSON"]),
         .library(name: "HammockServer", targets: ["HammockServer"]),
+        .library(name: "HammockHTTPServer", targets: ["HammockHTTPServer"]),
+        .library(name: "HammockSQLite", targets: ["HammockSQLite"]),
         .library(name: "HammockModel", targets: ["HammockModel"]),
         .library(name: "HammockClient", targets: ["HammockClient"]),
         .library(name: "HammockAsyncHTTPClient", targets: ["HammockAsyncHTTPClient"]),
@@ -21,7 +23,6 @@ let package = Package(
         .library(name: "HammockTesting", targets: ["HammockTesting"]),
         .library(name: "HammockTestSupport", targets: ["HammockTestSupport"]),
         .executable(name: "hammock", targets: ["hammock"]),
-        .executable(name: "hammock-tour", targets: ["HammockTour"]),
     ],
     dependencies: [
         // Lower bounds are the versions the suite runs against; anything newer within the major version
@@ -111,8 +112,9 @@ let package = Package(
             name: "HammockTesting", dependencies: ["HammockClient", "HammockServer", "HammockTestSupport"],
             swiftSettings: swiftSettings),
 
-        // The mock REST server: resources, routing, controllers, serializers, stores, HTTP serving
-        // (a SwiftNIO HTTP/1.1 pipeline of its own).
+        // The mock REST server's engine: resources, the pipeline (middleware, router, routes),
+        // controllers, serializers, the memory store, configuration files, in-process `respond(to:)`.
+        // No SwiftNIO, no SQLite: an app's tests that use the mock in process build only this.
         .target(
             name: "HammockServer",
             dependencies: [
@@ -120,7 +122,17 @@ let package = Package(
                 "HammockWire",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // Serving the engine over HTTP/1.1 on a socket: a SwiftNIO pipeline of Hammock's own.
+        .target(
+            name: "HammockHTTPServer",
+            dependencies: [
+                "HammockServer",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -129,11 +141,20 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The SQLite store (GRDB): records that survive a restart.
+        .target(
+            name: "HammockSQLite",
+            dependencies: ["HammockServer", "HammockJSON", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings
+        ),
+
         // The thin command-line front end: `hammock serve CONFIG`.
         .executableTarget(
             name: "hammock",
             dependencies: [
                 "HammockServer",
+                "HammockHTTPServer",
+                "HammockSQLite",
                 "HammockJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -142,10 +163,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // `swift run hammock-tour`: the four parts talking to each other; run by the CLI tests.
+        // `swift run hammock-tour`: the four parts talking to each other; run by the CLI tests. No product:
+        // an executable target of the root package can be run here, and a package that depends on
+        // Hammock never sees it.
         .executableTarget(
-            name: "HammockTour",
-            dependencies: ["HammockServer", "HammockClient", "HammockResources", "HammockModel", "HammockJSON"],
+            name: "hammock-tour",
+            dependencies: [
+                "HammockServer", "HammockHTTPServer", "HammockClient", "HammockResources", "HammockModel", "HammockJSON",
+            ],
             path: "Examples/Tour",
             swiftSettings: swiftSettings
         ),
@@ -154,12 +179,16 @@ let package = Package(
         .testTarget(name: "HammockWireTests", dependencies: ["HammockWire"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HammockClientTests",
-            dependencies: ["HammockClient", "HammockTesting", "HammockTestSupport", "HammockServer", "HammockJSON"],
+            dependencies: [
+                "HammockClient", "HammockTesting", "HammockTestSupport", "HammockServer", "HammockHTTPServer", "HammockJSON",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "HammockAsyncHTTPClientTests",
-            dependencies: ["HammockAsyncHTTPClient", "HammockClient", "HammockServer", "HammockTestSupport"],
+            dependencies: [
+                "HammockAsyncHTTPClient", "HammockClient", "HammockServer", "HammockHTTPServer", "HammockTestSupport",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -173,7 +202,8 @@ let package = Package(
         .testTarget(
             name: "HammockResourcesTests",
             dependencies: [
-                "HammockResources", "HammockTesting", "HammockServer", "HammockClient", "HammockJSON", "HammockModel",
+                "HammockResources", "HammockTesting", "HammockServer", "HammockHTTPServer", "HammockClient", "HammockJSON",
+                "HammockModel",
             ],
             swiftSettings: swiftSettings
         ),
@@ -182,6 +212,8 @@ let package = Package(
             name: "HammockServerTests",
             dependencies: [
                 "HammockServer",
+                "HammockHTTPServer",
+                "HammockSQLite",
                 "HammockJSON",
                 "HammockModel",
                 "HammockTesting",
@@ -192,7 +224,7 @@ let package = Package(
         ),
         .testTarget(
             name: "HammockCLITests",
-            dependencies: ["hammock", "HammockTour", "HammockJSON", "HammockClient", "HammockResources", "HammockTesting"],
+            dependencies: ["hammock", "hammock-tour", "HammockJSON", "HammockClient", "HammockResources", "HammockTesting"],
             swiftSettings: swiftSettings
         ),
     ]
@@ -211,6 +243,8 @@ if Context.environment["HAMMOCK_BENCHMARKS"] != nil {
                 "HammockJSON",
                 "HammockModel",
                 "HammockServer",
+                "HammockHTTPServer",
+                "HammockSQLite",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -223,7 +257,7 @@ if Context.environment["HAMMOCK_BENCHMARKS"] != nil {
         // release build never compiles swift-syntax for the macro.
         .executableTarget(
             name: "HammockClientBenchmarks",
-            dependencies: ["HammockClient", "HammockTesting", "HammockServer"],
+            dependencies: ["HammockClient", "HammockTesting", "HammockServer", "HammockHTTPServer"],
             path: "Benchmarks/HammockClientBenchmarks",
             swiftSettings: swiftSettings
         ),
@@ -231,7 +265,9 @@ if Context.environment["HAMMOCK_BENCHMARKS"] != nil {
         // `scripts/bench resources`: observable resources against hand-written baselines.
         .executableTarget(
             name: "HammockResourcesBenchmarks",
-            dependencies: ["HammockResources", "HammockClient", "HammockJSON", "HammockTesting", "HammockServer"],
+            dependencies: [
+                "HammockResources", "HammockClient", "HammockJSON", "HammockTesting", "HammockServer", "HammockHTTPServer",
+            ],
             path: "Benchmarks/HammockResourcesBenchmarks",
             swiftSettings: swiftSettings
         ),
@@ -250,7 +286,7 @@ if Context.environment["HAMMOCK_FUZZ"] != nil {
         ("fuzz-json", "FuzzJSON", "JSON", ["HammockJSON"]),
         ("fuzz-http-dates", "FuzzHTTPDates", "HTTPDates", ["HammockWire"]),
         ("fuzz-paths", "FuzzPaths", "Paths", ["HammockWire"]),
-        ("fuzz-request-bodies", "FuzzRequestBodies", "RequestBodies", ["HammockServer", "HammockJSON"]),
+        ("fuzz-request-bodies", "FuzzRequestBodies", "RequestBodies", ["HammockServer", "HammockSQLite", "HammockJSON"]),
         ("fuzz-configuration", "FuzzConfiguration", "Configuration", ["HammockServer"]),
         ("fuzz-url-patterns", "FuzzURLPatterns", "URLPatterns", ["HammockWire"]),
     ]

@@ -1,5 +1,6 @@
 import Foundation
 import HammockClient
+import HammockHTTPServer
 import HammockJSON
 import HammockModel
 import HammockResources

@@ -6,6 +6,7 @@ import HammockServer
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
+import HammockSQLite
 #endif
 
 /// Request bodies through the in-process server, on both stores at once. For any body: never a 5xx;

@@ -35,15 +35,15 @@ extension MockServer {
     /// a stopped server does nothing.
     public func stop() async {
         stopSignal.raise()
-        let transport = self.transport.withLock { $0 }
-        await transport?.stop()
+        let listener = self.listener.withLock { $0 }
+        await listener?.stop()
         stopSignal.lower()
     }
 }
 
 /// What serves a ``MockServer`` outside the process (HammockHTTPServer's HTTP/1.1 listener), so that
 /// ``MockServer/stop()`` can stop it without the engine depending on it.
-package protocol MockServerTransport: Sendable {
+package protocol MockServerListener: Sendable {
     /// Stops serving; returns when every connection is closed.
     func stop() async
 }

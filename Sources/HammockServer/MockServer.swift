@@ -58,8 +58,8 @@ public final class MockServer: Sendable {
     let pipeline: MiddlewareChain
     /// Raised while the server stops, to release responses held back by latency.
     let stopSignal = StopSignal()
-    /// Whatever serves this server on a socket (see HammockHTTPServer), told to stop by ``stop()``.
-    package let transport = Mutex<(any MockServerTransport)?>(nil)
+    /// What serves this server on a socket (HammockHTTPServer), told to stop by ``stop()``.
+    package let listener = Mutex<(any MockServerListener)?>(nil)
 
     /// Creates a server and adds `resources` (in any order: parents are added before children).
     /// - Parameters:

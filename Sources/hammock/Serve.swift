@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import HammockHTTPServer
+import HammockSQLite
 import HammockServer
 import Logging
 import UnixSignals

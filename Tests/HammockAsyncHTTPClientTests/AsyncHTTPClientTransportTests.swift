@@ -1,6 +1,7 @@
 import Foundation
 import HammockAsyncHTTPClient
 import HammockClient
+import HammockHTTPServer
 import HammockServer
 import HammockTestSupport
 import Synchronization

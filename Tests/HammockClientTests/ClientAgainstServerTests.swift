@@ -1,5 +1,6 @@
 import Foundation
 import HammockClient
+import HammockHTTPServer
 import HammockServer
 import HammockTesting
 import Testing

@@ -1,4 +1,6 @@
 import Foundation
+import HammockHTTPServer
+import HammockSQLite
 import HammockServer
 import Synchronization
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import HammockSQLite
 import HammockServer
 import Synchronization
 import Testing

@@ -1,4 +1,5 @@
 import Foundation
+import HammockHTTPServer
 import HammockServer
 import HammockTesting
 import Logging

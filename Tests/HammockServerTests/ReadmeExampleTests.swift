@@ -1,3 +1,5 @@
+import HammockHTTPServer
+import HammockSQLite
 import HammockServer
 import Testing
 

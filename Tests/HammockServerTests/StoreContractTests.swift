@@ -1,3 +1,4 @@
+import HammockSQLite
 import HammockServer
 import Testing
 

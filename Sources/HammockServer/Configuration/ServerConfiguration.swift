@@ -4,7 +4,7 @@ public import HammockJSON
 ///
 /// ```swift
 /// let location = try StoreLocation(parsing: "sqlite:db.sqlite")   // or "memory"
-/// let store = try location.makeStore()
+/// let store = try location.makeStore()   // with HammockSQLite
 /// ```
 public enum StoreLocation: Sendable, Hashable, CustomStringConvertible {
     /// In memory: gone when the process ends.
@@ -20,14 +20,6 @@ public enum StoreLocation: Sendable, Hashable, CustomStringConvertible {
             self = .sqlite(path: String(text.dropFirst("sqlite:".count)))
         } else {
             return nil
-        }
-    }
-
-    /// Opens the store.
-    public func makeStore() throws -> any MockStore {
-        switch self {
-        case .memory: MemoryStore()
-        case .sqlite(let path): try SQLiteStore(path: path)
         }
     }
 
@@ -139,13 +131,5 @@ public struct ServerConfiguration: Sendable {
         latency = try reader.latency(object["latency"])
         resources = try reader.resources(object["resources"])
         data = try reader.data(object["data"], resources: resources)
-    }
-
-    /// The connection limits the file asks for, on top of the defaults.
-    public var connectionLimits: ConnectionLimits {
-        var limits = ConnectionLimits()
-        if let idleTimeout { limits.idleTimeout = .milliseconds(Int64(idleTimeout * 1000)) }
-        if let requestTimeout { limits.requestTimeout = .milliseconds(Int64(requestTimeout * 1000)) }
-        return limits
     }
 }

@@ -59,7 +59,7 @@ enum RequestBody {
 
 extension HTTPProblem {
     /// 413 Content Too Large.
-    static func contentTooLarge(limit: Int) -> HTTPProblem {
+    package static func contentTooLarge(limit: Int) -> HTTPProblem {
         HTTPProblem(
             .contentTooLarge, detail: "The body is larger than the limit of \(limit) bytes",
             extensions: ["limit": .integer(limit)])

@@ -1,20 +1,20 @@
 import Foundation
 
 /// Base64 as blobs travel in JSON.
-enum Base64 {
-    static func decode(_ text: String) -> [UInt8]? {
+package enum Base64 {
+    package static func decode(_ text: String) -> [UInt8]? {
         Data(base64Encoded: text).map { [UInt8]($0) }
     }
 
-    static func encode(_ bytes: [UInt8]) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         Data(bytes).base64EncodedString()
     }
 }
 
 /// A strict check of the ISO 8601 forms dates take in bodies:
 /// `YYYY-MM-DD`, optionally followed by `THH:MM[:SS[.fraction]]` and `Z` or `±HH:MM`.
-enum ISO8601 {
-    static func isValid(_ text: String) -> Bool {
+package enum ISO8601 {
+    package static func isValid(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         var index = 0
         func digits(_ count: Int, max: Int) -> Bool {

@@ -1,25 +1,25 @@
-import HammockJSON
+package import HammockJSON
 import Synchronization
 
 /// One resource's records in memory, ordered by key. Shared by ``MemoryStore`` and the read mirror of
 /// ``SQLiteStore``, so both answer reads with the same code.
-struct RecordTable: Sendable {
-    var schema: ResourceSchema
-    private(set) var rows: [JSON: JSONObject] = [:]
+package struct RecordTable: Sendable {
+    package var schema: ResourceSchema
+    package private(set) var rows: [JSON: JSONObject] = [:]
     /// Keys in ascending order.
-    private(set) var order: [JSON] = []
+    package private(set) var order: [JSON] = []
     /// The highest generated key handed out, so keys are never reused.
-    var lastGeneratedKey = 0
+    package var lastGeneratedKey = 0
 
-    init(schema: ResourceSchema) { self.schema = schema }
+    package init(schema: ResourceSchema) { self.schema = schema }
 
-    var count: Int { order.count }
+    package var count: Int { order.count }
 
-    func record(withKey key: JSON) -> JSONObject? { rows[key] }
+    package func record(withKey key: JSON) -> JSONObject? { rows[key] }
 
-    var records: [JSONObject] { order.compactMap { rows[$0] } }
+    package var records: [JSONObject] { order.compactMap { rows[$0] } }
 
-    func records(where foreignKey: String, is parentKey: JSON) -> [JSONObject] {
+    package func records(where foreignKey: String, is parentKey: JSON) -> [JSONObject] {
         order.compactMap { key in
             guard let row = rows[key], row[foreignKey] == parentKey else { return nil }
             return row
@@ -27,7 +27,7 @@ struct RecordTable: Sendable {
     }
 
     /// Inserts a complete record under `key` (which must be free).
-    mutating func insert(_ record: JSONObject, key: JSON) {
+    package mutating func insert(_ record: JSONObject, key: JSON) {
         rows[key] = record
         if case .integer(let number) = key { lastGeneratedKey = max(lastGeneratedKey, number) }
         if let last = order.last, !keyPrecedes(last, key) {
@@ -38,7 +38,7 @@ struct RecordTable: Sendable {
     }
 
     /// Merges values into the record with `key`; the key itself never changes.
-    mutating func merge(_ values: JSONObject, intoKey key: JSON) -> JSONObject? {
+    package mutating func merge(_ values: JSONObject, intoKey key: JSON) -> JSONObject? {
         guard var row = rows.removeValue(forKey: key) else { return nil }
         for column in schema.columns.dropFirst() {
             if let value = values[column.name] { row[column.name] = column.normalized(value) }
@@ -47,14 +47,14 @@ struct RecordTable: Sendable {
         return row
     }
 
-    mutating func remove(key: JSON) -> Bool {
+    package mutating func remove(key: JSON) -> Bool {
         guard rows.removeValue(forKey: key) != nil else { return false }
         order.remove(at: position(of: key))
         return true
     }
 
     /// Sets `foreignKey` to null wherever it equals `parentKey`.
-    mutating func orphan(foreignKey: String, of parentKey: JSON) {
+    package mutating func orphan(foreignKey: String, of parentKey: JSON) {
         for key in order where rows[key]?[foreignKey] == parentKey {
             rows[key]?[foreignKey] = .null
         }
@@ -72,16 +72,16 @@ struct RecordTable: Sendable {
 }
 
 /// Record tables by resource name, with the operations both stores need under their lock.
-struct RecordTables: Sendable {
+package struct RecordTables: Sendable {
     private var tables: [String: RecordTable] = [:]
 
-    func table(_ schema: ResourceSchema) throws(StoreError) -> RecordTable {
+    package func table(_ schema: ResourceSchema) throws(StoreError) -> RecordTable {
         guard let table = tables[schema.name] else { throw StoreError.unknownResource(schema.name) }
         return table
     }
 
     /// Adds a table, or updates the schema of an existing one (its records stay).
-    mutating func add(_ schema: ResourceSchema) {
+    package mutating func add(_ schema: ResourceSchema) {
         if tables[schema.name] != nil {
             tables[schema.name]?.schema = schema
         } else {
@@ -89,15 +89,15 @@ struct RecordTables: Sendable {
         }
     }
 
-    mutating func replace(_ table: RecordTable) { tables[table.schema.name] = table }
+    package mutating func replace(_ table: RecordTable) { tables[table.schema.name] = table }
 
     /// The schemas of every table.
-    var schemas: [ResourceSchema] { tables.values.map(\.schema) }
+    package var schemas: [ResourceSchema] { tables.values.map(\.schema) }
 
-    mutating func drop(_ schema: ResourceSchema) { tables.removeValue(forKey: schema.name) }
+    package mutating func drop(_ schema: ResourceSchema) { tables.removeValue(forKey: schema.name) }
 
     /// Mutates one table in place (taken out of the dictionary so its storage is not copied).
-    mutating func mutate<Result>(
+    package mutating func mutate<Result>(
         _ schema: ResourceSchema, _ body: (inout RecordTable) throws(StoreError) -> Result
     )
         throws(StoreError) -> Result
@@ -108,7 +108,7 @@ struct RecordTables: Sendable {
     }
 
     /// Orphans the children of the deleted record `key` of `schema` in every table that points at it.
-    mutating func orphanChildren(of schema: ResourceSchema, key: JSON) {
+    package mutating func orphanChildren(of schema: ResourceSchema, key: JSON) {
         for name in Array(tables.keys) {
             guard var child = tables.removeValue(forKey: name) else { continue }
             for foreignKey in child.schema.foreignKeys where foreignKey.parent == schema.name {
@@ -119,7 +119,7 @@ struct RecordTables: Sendable {
     }
 
     /// The children (resource, foreign key) that point at `schema`.
-    func children(of schema: ResourceSchema) -> [(ResourceSchema, ResourceSchema.ForeignKey)] {
+    package func children(of schema: ResourceSchema) -> [(ResourceSchema, ResourceSchema.ForeignKey)] {
         tables.values.flatMap { table in
             table.schema.foreignKeys.filter { $0.parent == schema.name }.map { (table.schema, $0) }
         }
@@ -127,27 +127,31 @@ struct RecordTables: Sendable {
 }
 
 /// Record tables behind one lock, with the read operations both stores answer the same way.
-final class LockedRecordTables: Sendable {
+package final class LockedRecordTables: Sendable {
     private let tables = Mutex(RecordTables())
 
+    package init() {}
+
     /// Runs `body` with exclusive access. Keep it short: no suspension is possible inside.
-    func withLock<Result, Failure: Error>(_ body: (inout RecordTables) throws(Failure) -> Result) throws(Failure) -> Result {
+    package func withLock<Result, Failure: Error>(
+        _ body: (inout RecordTables) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
         try tables.withLock { tables throws(Failure) in try body(&tables) }
     }
 
-    func count(of schema: ResourceSchema) throws(StoreError) -> Int {
+    package func count(of schema: ResourceSchema) throws(StoreError) -> Int {
         try withLock { tables throws(StoreError) in try tables.table(schema).count }
     }
 
-    func record(of schema: ResourceSchema, withKey key: JSON) throws(StoreError) -> JSONObject? {
+    package func record(of schema: ResourceSchema, withKey key: JSON) throws(StoreError) -> JSONObject? {
         try withLock { tables throws(StoreError) in try tables.table(schema).record(withKey: key) }
     }
 
-    func records(of schema: ResourceSchema) throws(StoreError) -> [JSONObject] {
+    package func records(of schema: ResourceSchema) throws(StoreError) -> [JSONObject] {
         try withLock { tables throws(StoreError) in try tables.table(schema).records }
     }
 
-    func records(
+    package func records(
         of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON
     )
         throws(StoreError) -> [JSONObject]

@@ -1,4 +1,5 @@
 import Foundation
+import HammockSQLite
 import HammockServer
 
 enum StoreKind: String, CaseIterable, Sendable, CustomStringConvertible {

@@ -18,7 +18,7 @@ import Darwin
 /// decoder and encoder, and ``HTTPConnectionHandler``. When the process runs out of descriptors,
 /// waiting connections are closed instead of retried in a loop, and stopping closes the listener,
 /// lets each connection finish the responses it owes, and waits for every socket to close.
-actor ServerLifecycle: MockServerTransport {
+actor ServerLifecycle: MockServerListener {
     enum State {
         case idle
         case starting
@@ -151,17 +151,17 @@ extension MockServer {
     /// The port the server listens on, while it runs.
     public var port: Int? {
         get async {
-            guard let lifecycle = transport.withLock({ $0 }) as? ServerLifecycle else { return nil }
+            guard let lifecycle = listener.withLock({ $0 }) as? ServerLifecycle else { return nil }
             return await lifecycle.port
         }
     }
 
     /// The server's listener, made on first use; one per server, so a second `start` is refused.
     var lifecycle: ServerLifecycle {
-        transport.withLock { transport in
-            if let existing = transport as? ServerLifecycle { return existing }
+        listener.withLock { listener in
+            if let existing = listener as? ServerLifecycle { return existing }
             let made = ServerLifecycle()
-            transport = made
+            listener = made
             return made
         }
     }

@@ -1,0 +1,2 @@
+// `import HammockHTTPServer` is enough to describe resources and serve them over HTTP.
+@_exported public import HammockServer
