@@ -19,7 +19,7 @@ enum HTTPBenchmark {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
 
-        let people = Resource(
+        let people = MockResource(
             "people", fields: ["name": .string, "numberOfKids": .integer, "kilometersWalked": .float, "avatar": .blob])
         let store: any MockStore = storeName == "memory" ? MemoryStore() : try SQLiteStore(path: directory + "bench.sqlite")
         let mock = try await MockServer(resources: [people], store: store)

@@ -52,7 +52,7 @@ struct ClientBench {
     static func main() async throws {
         let arguments = CommandLine.arguments
         let calls = arguments.firstIndex(of: "--calls").flatMap { Int(arguments[$0 + 1]) } ?? 2000
-        let people = Resource("people", fields: ["name": .string, "numberOfKids": .integer])
+        let people = MockResource("people", fields: ["name": .string, "numberOfKids": .integer])
         let server = try await MockServer(resources: [people])
         try await server.addData(
             .array((1...100).map { ["name": .string("person \($0)"), "numberOfKids": .integer($0 % 4)] }), for: "people")

@@ -15,14 +15,14 @@ import HammockSQLite
 @main
 struct FuzzTarget {
     static let resources = [
-        Resource(
+        MockResource(
             "people",
             fields: [
                 "name": .string, "age": .integer, "height": .float, "active": .boolean, "avatar": .blob, "born": .date,
                 "extra": .json,
             ]),
-        Resource("categories", fields: ["slug": .string, "title": .string], primaryKey: "slug"),
-        Resource("cars", fields: ["name": .string], parents: ["people"]),
+        MockResource("categories", fields: ["slug": .string, "title": .string], primaryKey: "slug"),
+        MockResource("cars", fields: ["name": .string], parents: ["people"]),
     ]
 
     /// A memory server and an SQLite server, each with person 1.

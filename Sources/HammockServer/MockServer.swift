@@ -7,7 +7,7 @@ package import Synchronization
 /// An embeddable REST server for resources you describe in a few lines.
 ///
 /// ```swift
-/// let people = Resource("people", fields: ["name": .string, "numberOfKids": .integer])
+/// let people = MockResource("people", fields: ["name": .string, "numberOfKids": .integer])
 /// let server = try await MockServer(resources: [people])
 /// let response = await server.respond(to: MockRequest(.post, "/people", json: ["name": "john"]))
 /// ```
@@ -70,7 +70,7 @@ public final class MockServer: Sendable {
     ///   - now: The wall-clock time, for `Last-Modified`.
     /// - Throws: ``SchemaError`` for a resource that cannot be served, or the store's error.
     public init<C: Clock>(
-        resources: [Resource] = [],
+        resources: [MockResource] = [],
         store: any MockStore = MemoryStore(),
         controller: any MockController = CRUDController(),
         serializer: any MockSerializer = DefaultSerializer(),
@@ -101,12 +101,12 @@ public final class MockServer: Sendable {
         if options.allowsCrossOrigin { chain.append(CORSMiddleware()) }
         chain += [ProblemMiddleware(logger: logger), HeadMiddleware(), ConditionalRequestMiddleware(now: now)]
         self.pipeline = MiddlewareChain(chain + middleware, around: router.respond(to:))
-        for resource in try Resource.parentsFirst(resources) { try await addResource(resource) }
+        for resource in try MockResource.parentsFirst(resources) { try await addResource(resource) }
     }
 
     /// Adds a resource, creating its storage; its routes answer at once.
     /// - Throws: ``SchemaError`` if the name is taken, a parent is unknown, or the definition is invalid.
-    public func addResource(_ resource: Resource) async throws { try await resources.add(resource) }
+    public func addResource(_ resource: MockResource) async throws { try await resources.add(resource) }
 
     /// Adds a family of routes while the server runs, asked before the others (`first`, the default) or
     /// after them.

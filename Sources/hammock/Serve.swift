@@ -209,7 +209,7 @@ struct Routes: AsyncParsableCommand {
 
 enum RouteTable {
     static func render(_ rows: [RouteTableEntry]) -> String {
-        let header = ("Verbs", "URI Pattern", "Resource")
+        let header = ("Verbs", "URI Pattern", "MockResource")
         let verbWidth = max(header.0.count, rows.map(\.methodList.count).max() ?? 0)
         let patternWidth = max(header.1.count, rows.map(\.pattern.count).max() ?? 0)
         func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: width - text.count) }

@@ -41,7 +41,9 @@ protocol People: Sendable {
 struct AsyncHTTPClientTransportTests {
     @Test("A generated client over AsyncHTTPClient against the mock server on loopback")
     func crud() async throws {
-        let server = try await MockServer(resources: [Resource("people", fields: ["name": .string, "numberOfKids": .integer])])
+        let server = try await MockServer(resources: [
+            MockResource("people", fields: ["name": .string, "numberOfKids": .integer])
+        ])
         let port = try await server.start(port: 0)
         do {
             let api = PeopleClient(
@@ -72,7 +74,7 @@ struct AsyncHTTPClientTransportTests {
     @Test("Cancelling the task cancels the request")
     func cancellation() async throws {
         let server = try await MockServer(
-            resources: [Resource("people", fields: ["name": .string])],
+            resources: [MockResource("people", fields: ["name": .string])],
             options: MockServer.Options(latency: Latency(.seconds(30)...(.seconds(30)))))
         let port = try await server.start(port: 0)
         let api = PeopleClient(
@@ -95,7 +97,7 @@ struct AsyncHTTPClientTransportTests {
 
     @Test("Progress reports reach a listening task: the head with its length, then the bytes so far")
     func progressReports() async throws {
-        let server = try await MockServer(resources: [Resource("people", fields: ["name": .string])])
+        let server = try await MockServer(resources: [MockResource("people", fields: ["name": .string])])
         try await server.addData(.array((1...500).map { ["name": .string("person \($0) with a longer name")] }), for: "people")
         let port = try await server.start(port: 0)
         let events = EventRecorder()

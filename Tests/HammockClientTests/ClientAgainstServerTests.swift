@@ -15,7 +15,7 @@ struct ClientAgainstServerTests {
     }
 
     static func makeServer() async throws -> MockServer {
-        let people = Resource("people", fields: ["name": .string, "numberOfKids": .integer])
+        let people = MockResource("people", fields: ["name": .string, "numberOfKids": .integer])
         return try await MockServer(resources: [people])
     }
 
@@ -57,7 +57,7 @@ struct ClientAgainstServerTests {
 
     @Test("Cancelling a call through MockServerTransport ends in .cancelled, as on every other transport")
     func inProcessCancellation() async throws {
-        let people = Resource("people", fields: ["name": .string])
+        let people = MockResource("people", fields: ["name": .string])
         let server = try await MockServer(
             resources: [people], options: MockServer.Options(latency: Latency(.seconds(60)...(.seconds(60)))))
         let client = RestClient(baseURL: URL(string: "http://mock")!, transport: MockServerTransport(server: server))

@@ -73,7 +73,7 @@ struct ClientReviewTests {
 
     @Test("A 304 to a conditional request is .notModified, not an error (against the mock server's ETags)")
     func conditional() async throws {
-        let server = try await MockServer(resources: [Resource("people", fields: ["name": .string])])
+        let server = try await MockServer(resources: [MockResource("people", fields: ["name": .string])])
         _ = await server.respond(to: MockRequest(.post, "/people", json: ["name": "ada"]))
         let api = ReviewAPIClient(
             client: RestClient(baseURL: URL(string: "http://mock")!, transport: MockServerTransport(server: server)))

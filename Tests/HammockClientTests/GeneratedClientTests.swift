@@ -69,8 +69,8 @@ protocol PeopleAPI: Sendable {
 @Suite("Generated clients against the mock server")
 struct GeneratedClientTests {
     static func makeServer() async throws -> MockServer {
-        let people = Resource("people", fields: ["name": .string, "numberOfKids": .integer])
-        let cars = Resource("cars", fields: ["name": .string], parents: ["people"])
+        let people = MockResource("people", fields: ["name": .string, "numberOfKids": .integer])
+        let cars = MockResource("cars", fields: ["name": .string], parents: ["people"])
         return try await MockServer(resources: [people, cars])
     }
 

@@ -110,12 +110,12 @@ struct BadInputTests {
         #expect(await server.send(.post, "/categories", json: ["slug": " "]).0.status == .created)  // a space is a key
     }
 
-    @Test("Resource names that differ only in case are refused")
+    @Test("MockResource names that differ only in case are refused")
     func namesDifferingInCase() async throws {
         let server = try await Fixtures.server(resources: [Fixtures.people])
-        await #expect(throws: SchemaError.self) { try await server.addResource(Resource("People", fields: ["x": .string])) }
+        await #expect(throws: SchemaError.self) { try await server.addResource(MockResource("People", fields: ["x": .string])) }
         await #expect(throws: SchemaError.self) {
-            try await MockServer(resources: [Fixtures.people, Resource("PEOPLE", fields: ["x": .string])])
+            try await MockServer(resources: [Fixtures.people, MockResource("PEOPLE", fields: ["x": .string])])
         }
         #expect(server.schemas.map(\.name) == ["people"])
     }

@@ -84,8 +84,9 @@ struct DataLoadingTests {
         #expect(configuration.latency == Latency(minimumSeconds: 0.2, maximumSeconds: 0.5))
         #expect(configuration.maximumBodySize == 2048 && configuration.allowsCrossOrigin == false)
         #expect(configuration.resources.map(\.name) == ["people", "cars"])  // parents first
-        #expect(configuration.resources[0].fields == [Resource.Field("handle", .string), Resource.Field("age", .integer)])
-        #expect(configuration.resources[1].parents == [Resource.Parent("people", foreignKey: "owner")])
+        #expect(
+            configuration.resources[0].fields == [MockResource.Field("handle", .string), MockResource.Field("age", .integer)])
+        #expect(configuration.resources[1].parents == [MockResource.Parent("people", foreignKey: "owner")])
         #expect(configuration.resources[1].actions == .readOnly)
         #expect(configuration.data.map(\.resource) == ["people", "cars"])
     }

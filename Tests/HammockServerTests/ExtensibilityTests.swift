@@ -5,11 +5,11 @@ import Testing
 
 /// Wraps records in an envelope and reads bodies from a `data` member.
 struct EnvelopeSerializer: MockSerializer {
-    func serialize(record: JSONObject, of resource: Resource) -> JSON { ["data": .object(record)] }
-    func serialize(collection records: [JSONObject], of resource: Resource) -> JSON {
+    func serialize(record: JSONObject, of resource: MockResource) -> JSON { ["data": .object(record)] }
+    func serialize(collection records: [JSONObject], of resource: MockResource) -> JSON {
         ["data": .array(records.map { .object($0) }), "count": .integer(records.count)]
     }
-    func parameters(fromBody body: JSONObject, for resource: Resource) throws -> JSONObject {
+    func parameters(fromBody body: JSONObject, for resource: MockResource) throws -> JSONObject {
         guard case .object(let inner)? = body["data"] else {
             throw HTTPProblem.badRequest("wrap the fields in a data member")
         }
@@ -19,7 +19,7 @@ struct EnvelopeSerializer: MockSerializer {
 
 /// Renames one field on the way out only.
 struct RenamingSerializer: MockSerializer {
-    func serialize(record: JSONObject, of resource: Resource) -> JSON {
+    func serialize(record: JSONObject, of resource: MockResource) -> JSON {
         var renamed = record
         renamed["fullName"] = renamed.removeValue(forKey: "name")
         return .object(renamed)

@@ -10,8 +10,8 @@ struct ReadmeExampleTests {
     func mockServerInSwift() async throws {
         let directory = TemporaryDirectory.make()
         // From the README:
-        let people = Resource("people", fields: ["name": .string, "numberOfKids": .integer])
-        let cars = Resource("cars", fields: ["name": .string, "color": .string], parents: ["people"])
+        let people = MockResource("people", fields: ["name": .string, "numberOfKids": .integer])
+        let cars = MockResource("cars", fields: ["name": .string, "color": .string], parents: ["people"])
 
         let server = try await MockServer(resources: [people, cars], store: SQLiteStore(path: directory + "db.sqlite"))
         let port = try await server.start(port: 0)

@@ -128,7 +128,7 @@ struct ServerSemanticsTests {
 
     @Test("Allowed actions limit the routes; others answer 405 with Allow")
     func actions() async throws {
-        let readOnly = Resource("notes", fields: ["text": .string], actions: .readOnly)
+        let readOnly = MockResource("notes", fields: ["text": .string], actions: .readOnly)
         let server = try await Fixtures.server(resources: [readOnly])
         let (response, problem) = await server.send(.post, "/notes", json: ["text": "x"])
         #expect(response.status == .methodNotAllowed)
@@ -164,7 +164,7 @@ struct ServerSemanticsTests {
 
     @Test("A preflight lists only the methods the route allows")
     func preflightMethods() async throws {
-        let readOnly = Resource("notes", fields: ["text": .string], actions: .readOnly)
+        let readOnly = MockResource("notes", fields: ["text": .string], actions: .readOnly)
         let server = try await Fixtures.server(resources: [Fixtures.people, readOnly])
         let item = await server.respond(to: MockRequest(.options, "/people/1"))
         #expect(item.headerFields[.accessControlAllowMethods] == "GET, HEAD, PUT, PATCH, DELETE, OPTIONS")
@@ -187,12 +187,15 @@ struct ServerSemanticsTests {
 
     @Test("Bad resource definitions are refused with a reason")
     func schemaErrors() async throws {
-        let cases: [(Resource, String)] = [
-            (Resource("a/b", fields: ["x": .string]), "non-empty path segment"),
-            (Resource("things", fields: ["x": .string], primaryKey: "x2", parents: ["nowhere"]), "not a known resource"),
-            (Resource("things", fields: ["key": .float], primaryKey: "key"), "must be a string or integer"),
-            (Resource("things", fields: ["person_id": .string], parents: ["people"]), "clashes"),
-            (Resource("things", fields: [Resource.Field("x", .string), Resource.Field("x", .integer)]), "declared twice"),
+        let cases: [(MockResource, String)] = [
+            (MockResource("a/b", fields: ["x": .string]), "non-empty path segment"),
+            (MockResource("things", fields: ["x": .string], primaryKey: "x2", parents: ["nowhere"]), "not a known resource"),
+            (MockResource("things", fields: ["key": .float], primaryKey: "key"), "must be a string or integer"),
+            (MockResource("things", fields: ["person_id": .string], parents: ["people"]), "clashes"),
+            (
+                MockResource("things", fields: [MockResource.Field("x", .string), MockResource.Field("x", .integer)]),
+                "declared twice"
+            ),
         ]
         for (resource, message) in cases {
             let server = try await Fixtures.server(resources: [Fixtures.people])
@@ -205,19 +208,27 @@ struct ServerSemanticsTests {
         }
         await #expect(throws: SchemaError.self) {
             try await MockServer(resources: [
-                Resource("a", fields: [:], parents: ["b"]), Resource("b", fields: [:], parents: ["a"]),
+                MockResource("a", fields: [:], parents: ["b"]), MockResource("b", fields: [:], parents: ["a"]),
             ])
         }
     }
 
     @Test("Foreign key names come from the singular parent name, or are given")
     func foreignKeyNames() {
-        #expect(Resource.Parent("people").foreignKey == "person_id")
-        #expect(Resource.Parent("categories").foreignKey == "category_id")
-        #expect(Resource.Parent("boxes").foreignKey == "box_id")
-        #expect(Resource.Parent("addresses").foreignKey == "address_id")
-        #expect(Resource.Parent("cars").foreignKey == "car_id")
-        #expect(Resource.Parent("status").foreignKey == "status_id")
-        #expect(Resource.Parent("people", foreignKey: "owner").foreignKey == "owner")
+        #expect(MockResource.Parent("people").foreignKey == "person_id")
+        #expect(MockResource.Parent("categories").foreignKey == "category_id")
+        #expect(MockResource.Parent("boxes").foreignKey == "box_id")
+        #expect(MockResource.Parent("addresses").foreignKey == "address_id")
+        #expect(MockResource.Parent("cars").foreignKey == "car_id")
+        #expect(MockResource.Parent("status").foreignKey == "status_id")
+        #expect(MockResource.Parent("people", foreignKey: "owner").foreignKey == "owner")
+    }
+
+    @available(*, deprecated, message: "uses the deprecated name on purpose")
+    @Test("The old name Resource still defines a server resource, for one release")
+    func oldName() async throws {
+        let notes: Resource = Resource("notes", fields: ["text": .string])
+        let server = try await MockServer(resources: [notes])
+        #expect(await server.respond(to: MockRequest(.post, "/notes", json: ["text": "hi"])).status == .created)
     }
 }

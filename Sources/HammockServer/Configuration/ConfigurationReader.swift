@@ -45,19 +45,19 @@ struct ConfigurationReader {
         return Latency(minimumSeconds: minimum, maximumSeconds: maximum)
     }
 
-    func resources(_ value: JSON?) throws(ConfigurationError) -> [Resource] {
+    func resources(_ value: JSON?) throws(ConfigurationError) -> [MockResource] {
         guard let value else { throw fail("resources", "missing; list at least one resource") }
         guard case .array(let elements) = value else { throw fail("resources", "expected an array of resources") }
         guard !elements.isEmpty else { throw fail("resources", "empty; list at least one resource") }
-        var resources: [Resource] = []
+        var resources: [MockResource] = []
         for (index, element) in elements.enumerated() {
             resources.append(try resource(element, at: "resources[\(index)]"))
         }
         // Resolve them as a server would, so definition mistakes point at the file.
         var registry = ResourceRegistry()
-        let ordered: [Resource]
+        let ordered: [MockResource]
         do {
-            ordered = try Resource.parentsFirst(resources)
+            ordered = try MockResource.parentsFirst(resources)
         } catch {
             throw fail("resources", error.message)
         }
@@ -72,7 +72,7 @@ struct ConfigurationReader {
         return ordered
     }
 
-    func resource(_ value: JSON, at path: String) throws(ConfigurationError) -> Resource {
+    func resource(_ value: JSON, at path: String) throws(ConfigurationError) -> MockResource {
         guard case .object(let object) = value else { throw fail(path, "expected an object, found \(value.kindName)") }
         for key in object.keys where !ServerConfiguration.resourceKeys.contains(key) {
             throw fail(
@@ -82,7 +82,7 @@ struct ConfigurationReader {
         guard case .object(let fieldsObject)? = object["fields"] else {
             throw fail("\(path).fields", "expected an object mapping field names to types")
         }
-        var fields: [Resource.Field] = []
+        var fields: [MockResource.Field] = []
         for (fieldName, typeValue) in fieldsObject {
             let typeNames = FieldType.allCases.map(\.rawValue).joined(separator: ", ")
             guard case .string(let typeName) = typeValue else {
@@ -91,7 +91,7 @@ struct ConfigurationReader {
             guard let type = FieldType(rawValue: typeName) ?? Self.typeAliases[typeName] else {
                 throw fail("\(path).fields.\(fieldName)", "unknown type '\(typeName)'; use one of \(typeNames)")
             }
-            fields.append(Resource.Field(fieldName, type))
+            fields.append(MockResource.Field(fieldName, type))
         }
         let primaryKey = try string(object["primaryKey"], at: "\(path).primaryKey") ?? "id"
         if object["primaryKey"] != nil, !fields.contains(where: { $0.name == primaryKey }) {
@@ -101,36 +101,36 @@ struct ConfigurationReader {
                 "'\(primaryKey)' is not a declared field; declare it as a string or integer field, or leave primaryKey out for generated integer ids"
             )
         }
-        var actions = Resource.Actions.all
+        var actions = MockResource.Actions.all
         if let actionsValue = object["actions"] {
             guard case .array(let names) = actionsValue else {
                 throw fail("\(path).actions", "expected an array of action names")
             }
             actions = []
             for (index, nameValue) in names.enumerated() {
-                let known = Resource.Actions.names.map(\.0)
+                let known = MockResource.Actions.names.map(\.0)
                 guard case .string(let actionName) = nameValue,
-                    let action = Resource.Actions.names.first(where: { $0.0 == actionName.lowercased() })?.1
+                    let action = MockResource.Actions.names.first(where: { $0.0 == actionName.lowercased() })?.1
                 else {
                     throw fail("\(path).actions[\(index)]", "unknown action; use \(known.joined(separator: ", "))")
                 }
                 actions.insert(action)
             }
         }
-        var parents: [Resource.Parent] = []
+        var parents: [MockResource.Parent] = []
         if let parentsValue = object["parents"] {
             guard case .array(let elements) = parentsValue else { throw fail("\(path).parents", "expected an array") }
             for (index, element) in elements.enumerated() {
                 let parentPath = "\(path).parents[\(index)]"
                 switch element {
                 case .string(let parent):
-                    parents.append(Resource.Parent(parent))
+                    parents.append(MockResource.Parent(parent))
                 case .object(let link):
                     guard let parent = try string(link["resource"], at: "\(parentPath).resource") else {
                         throw fail("\(parentPath).resource", "missing")
                     }
                     parents.append(
-                        Resource.Parent(parent, foreignKey: try string(link["foreignKey"], at: "\(parentPath).foreignKey")))
+                        MockResource.Parent(parent, foreignKey: try string(link["foreignKey"], at: "\(parentPath).foreignKey")))
                 default:
                     throw fail(parentPath, "expected a resource name or {\"resource\": name, \"foreignKey\": name}")
                 }
@@ -139,14 +139,14 @@ struct ConfigurationReader {
         if fields.isEmpty && parents.isEmpty {
             throw fail("\(path).fields", "empty; declare at least one field, or the resource can never be written")
         }
-        return Resource(name, fields: fields, primaryKey: primaryKey, actions: actions, parents: parents)
+        return MockResource(name, fields: fields, primaryKey: primaryKey, actions: actions, parents: parents)
     }
 
     static let typeAliases: [String: FieldType] = [
         "int": .integer, "number": .float, "double": .float, "bool": .boolean, "text": .string, "datetime": .date,
     ]
 
-    func data(_ value: JSON?, resources: [Resource]) throws(ConfigurationError) -> [(resource: String, records: JSON)] {
+    func data(_ value: JSON?, resources: [MockResource]) throws(ConfigurationError) -> [(resource: String, records: JSON)] {
         guard let value, !value.isNull else { return [] }
         guard case .object(let object) = value else { throw fail("data", "expected an object mapping resource names to arrays") }
         var sets: [(String, JSON)] = []

@@ -63,7 +63,7 @@ public struct ServerConfiguration: Sendable {
     /// Seconds a client may take to send one whole request.
     public var requestTimeout: Double?
     /// The resources, parents before children.
-    public var resources: [Resource]
+    public var resources: [MockResource]
     /// Sample data by resource name, loaded into an empty store.
     public var data: [(resource: String, records: JSON)]
 

@@ -7,7 +7,7 @@ public import HammockJSON
 ///
 /// ```swift
 /// struct Enveloped: MockSerializer {
-///     func serialize(collection records: [JSONObject], of resource: Resource) -> JSON {
+///     func serialize(collection records: [JSONObject], of resource: MockResource) -> JSON {
 ///         ["data": .array(records.map { .object($0) }), "count": .integer(records.count)]
 ///     }
 /// }
@@ -16,24 +16,24 @@ public import HammockJSON
 /// ```
 public protocol MockSerializer: Sendable {
     /// The body for one record (show, create, update).
-    func serialize(record: JSONObject, of resource: Resource) -> JSON
+    func serialize(record: JSONObject, of resource: MockResource) -> JSON
     /// The body for a list of records (index, nested index).
-    func serialize(collection records: [JSONObject], of resource: Resource) -> JSON
+    func serialize(collection records: [JSONObject], of resource: MockResource) -> JSON
     /// The parameters a create or update body stands for. Throw an ``HTTPProblem`` to reject it.
-    func parameters(fromBody body: JSONObject, for resource: Resource) throws -> JSONObject
+    func parameters(fromBody body: JSONObject, for resource: MockResource) throws -> JSONObject
 }
 
 extension MockSerializer {
     /// The record unchanged.
-    public func serialize(record: JSONObject, of resource: Resource) -> JSON { .object(record) }
+    public func serialize(record: JSONObject, of resource: MockResource) -> JSON { .object(record) }
 
     /// The records as an array, unchanged.
-    public func serialize(collection records: [JSONObject], of resource: Resource) -> JSON {
+    public func serialize(collection records: [JSONObject], of resource: MockResource) -> JSON {
         .array(records.map { .object($0) })
     }
 
     /// The body unchanged.
-    public func parameters(fromBody body: JSONObject, for resource: Resource) throws -> JSONObject { body }
+    public func parameters(fromBody body: JSONObject, for resource: MockResource) throws -> JSONObject { body }
 }
 
 /// The serializer that changes nothing: records go out as stored, bodies come in as sent.

@@ -1,7 +1,7 @@
 /// The type of a resource field, which decides what a request may send and how a store keeps it.
 ///
 /// ```swift
-/// let people = Resource("people", fields: ["name": .string, "born": .date, "avatar": .blob])
+/// let people = MockResource("people", fields: ["name": .string, "born": .date, "avatar": .blob])
 /// ```
 public enum FieldType: String, Sendable, Hashable, CaseIterable {
     /// A JSON string.
@@ -20,11 +20,11 @@ public enum FieldType: String, Sendable, Hashable, CaseIterable {
     case json
 }
 
-extension Resource {
+extension MockResource {
     /// One declared field of a resource.
     ///
     /// ```swift
-    /// let notes = Resource("notes", fields: [Resource.Field("text", .string), Resource.Field("pinned", .boolean)])
+    /// let notes = MockResource("notes", fields: [MockResource.Field("text", .string), MockResource.Field("pinned", .boolean)])
     /// ```
     public struct Field: Sendable, Hashable {
         /// The field's name, as it appears in request and response bodies.

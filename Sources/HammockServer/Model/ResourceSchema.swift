@@ -1,6 +1,6 @@
 public import HammockJSON
 
-/// A ``Resource`` resolved against the resources it refers to: every stored column with its type.
+/// A ``MockResource`` resolved against the resources it refers to: every stored column with its type.
 ///
 /// Stores receive schemas, not bare resources, so they know the type of each foreign key and which
 /// resources are children of which. Records are objects with the schema's columns in order:
@@ -31,7 +31,7 @@ public struct ResourceSchema: Sendable, Hashable {
     }
 
     /// The resource as declared.
-    public let resource: Resource
+    public let resource: MockResource
     /// The primary key column.
     public let key: Column
     /// Whether the server generates the key (an integer that is never reused).
@@ -45,7 +45,7 @@ public struct ResourceSchema: Sendable, Hashable {
     public var name: String { resource.name }
 
     /// Resolves `resource`; `parentKeyType` answers the key type of each parent.
-    init(resolving resource: Resource, parentKeyType: (String) -> FieldType?) throws(SchemaError) {
+    init(resolving resource: MockResource, parentKeyType: (String) -> FieldType?) throws(SchemaError) {
         guard Self.isValidName(resource.name) else {
             throw SchemaError(
                 resource: resource.name, message: "the name must be a non-empty path segment without '/', '?', '#' or '%'")
@@ -133,7 +133,7 @@ extension ResourceSchema.Column {
 /// A resource definition that cannot be served, with the reason.
 ///
 /// ```swift
-/// do { try await server.addResource(Resource("cars", fields: [:], parents: ["boats"])) }
+/// do { try await server.addResource(MockResource("cars", fields: [:], parents: ["boats"])) }
 /// catch let error as SchemaError { print(error) }   // resource 'cars': the parent 'boats' is not a known resource
 /// ```
 public struct SchemaError: Error, Sendable, Hashable, CustomStringConvertible {

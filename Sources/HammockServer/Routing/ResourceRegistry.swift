@@ -9,7 +9,7 @@ struct ResourceRegistry: Sendable {
     var serializers: [String: any MockSerializer] = [:]
 
     /// Resolves a resource against those already present.
-    func resolve(_ resource: Resource) throws(SchemaError) -> ResourceSchema {
+    func resolve(_ resource: MockResource) throws(SchemaError) -> ResourceSchema {
         guard schemas[resource.name] == nil else {
             throw SchemaError(resource: resource.name, message: "a resource with this name already exists")
         }

@@ -29,7 +29,7 @@ final class ResourceRoutes: MockRoutes {
     }
 
     /// Adds a resource, creating its storage; its routes answer at once.
-    func add(_ resource: Resource) async throws {
+    func add(_ resource: MockResource) async throws {
         let schema = try registry.withLock { registry throws(SchemaError) in try registry.resolve(resource) }
         try await store.addResource(schema)
         try registry.withLock { registry throws(SchemaError) in

@@ -30,18 +30,18 @@ extension String {
 }
 
 enum Fixtures {
-    static let people = Resource(
+    static let people = MockResource(
         "people", fields: ["name": .string, "numberOfKids": .integer, "kilometersWalked": .float, "avatar": .blob])
-    static let cars = Resource("cars", fields: ["name": .string, "color": .string], parents: ["people"])
-    static let categories = Resource(
+    static let cars = MockResource("cars", fields: ["name": .string, "color": .string], parents: ["people"])
+    static let categories = MockResource(
         "categories", fields: ["slug": .string, "title": .string], primaryKey: "slug")
-    static let products = Resource(
+    static let products = MockResource(
         "products",
         fields: ["name": .string, "price": .float, "inStock": .boolean, "releasedOn": .date, "details": .json],
         parents: ["categories"])
 
     static func server(
-        _ kind: StoreKind = .memory, resources: [Resource] = [people, cars],
+        _ kind: StoreKind = .memory, resources: [MockResource] = [people, cars],
         options: MockServer.Options = MockServer.Options()
     ) async throws -> MockServer {
         try await MockServer(resources: resources, store: kind.makeStore(), options: options)

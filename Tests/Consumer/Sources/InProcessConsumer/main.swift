@@ -3,7 +3,7 @@
 // no SwiftNIO, Hummingbird, GRDB or swift-syntax module was compiled for it.
 import HammockServer
 
-let people = Resource("people", fields: ["name": .string])
+let people = MockResource("people", fields: ["name": .string])
 let server = try await MockServer(resources: [people])
 let created = await server.respond(to: MockRequest(.post, "/people", json: ["name": "ada"]))
 let listed = await server.respond(to: MockRequest(.get, "/people"))

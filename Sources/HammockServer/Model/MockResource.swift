@@ -3,15 +3,15 @@
 /// The server derives routes, validation and storage from it:
 ///
 /// ```swift
-/// let people = Resource("people", fields: ["name": .string, "numberOfKids": .integer])
-/// let cars = Resource("cars", fields: ["name": .string, "color": .string], parents: ["people"])
+/// let people = MockResource("people", fields: ["name": .string, "numberOfKids": .integer])
+/// let cars = MockResource("cars", fields: ["name": .string, "color": .string], parents: ["people"])
 /// // GET/POST /people, GET/PUT/PATCH/DELETE /people/:id,
 /// // GET/POST /cars, GET/PUT/PATCH/DELETE /cars/:id, GET/POST /people/:id/cars (foreign key person_id)
 /// ```
 ///
 /// The primary key defaults to `id`, a generated integer. Naming a declared `string` or `integer`
 /// field as the primary key makes it a client-supplied key instead.
-public struct Resource: Sendable, Hashable {
+public struct MockResource: Sendable, Hashable {
     /// The name, used as the first path segment (`people` in `/people/1`).
     public var name: String
     /// The declared fields, in the order responses list them.
@@ -60,7 +60,7 @@ public struct Resource: Sendable, Hashable {
     public func field(named name: String) -> Field? { fields.first { $0.name == name } }
 }
 
-extension Resource {
+extension MockResource {
     /// The actions a resource's routes allow.
     public struct Actions: OptionSet, Sendable, Hashable {
         /// The raw bits.
@@ -107,13 +107,7 @@ extension Resource {
     }
 }
 
-/// The server's ``Resource`` under a name no other Hammock module uses: `HammockResources` has a
-/// `Resource` too (the client-side observable one), so a file that imports both, a test of an app
-/// against the mock server say, can write:
-///
-/// ```swift
-/// let people = MockResource("people", fields: ["name": .string])
-/// let server = try await MockServer(resources: [people])
-/// let list = Service(baseURL: "http://mock", transport: MockServerTransport(server: server)).resource("/people")
-/// ```
-public typealias MockResource = Resource
+/// The old name of ``MockResource``, which `HammockResources.Resource` (the client-side observable
+/// resource) shares: a file that imports both could not say which it meant.
+@available(*, deprecated, renamed: "MockResource", message: "the server's resource is MockResource; Resource is the client's")
+public typealias Resource = MockResource
