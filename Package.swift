@@ -56,6 +56,7 @@ let package = Package(
         .macro(
             name: "HammockClientMacros",
             dependencies: [
+                "HammockWire",
                 .product(name: "SwiftSyntax", package: "swift-syntax"),
                 .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
                 .product(name: "SwiftDiagnostics", package: "swift-syntax"),
@@ -176,7 +177,8 @@ let package = Package(
         ),
 
         .testTarget(name: "HammockJSONTests", dependencies: ["HammockJSON"], swiftSettings: swiftSettings),
-        .testTarget(name: "HammockWireTests", dependencies: ["HammockWire"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HammockWireTests", dependencies: ["HammockWire", "HammockTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HammockClientTests",
             dependencies: [

@@ -1,4 +1,5 @@
 public import Foundation
+import HammockWire
 
 /// A response body saved to a file, for methods declared to return one.
 ///

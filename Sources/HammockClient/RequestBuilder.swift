@@ -200,19 +200,7 @@ extension RequestBuilder {
 
     /// Static query text with what RFC 3986 does not allow in a query percent-encoded; `%XX` escapes
     /// already there are kept.
-    static func encodeQueryText(_ text: Substring) -> String {
-        var output = ""
-        for byte in text.utf8 {
-            let allowed = PercentEncoding.isUnreserved(byte) || "!$&'()*+,;=:@/?%".utf8.contains(byte)
-            if allowed {
-                output.unicodeScalars.append(Unicode.Scalar(byte))
-            } else {
-                let hex = Array("0123456789ABCDEF".utf8)
-                output += "%" + String(UnicodeScalar(hex[Int(byte >> 4)])) + String(UnicodeScalar(hex[Int(byte & 0xF)]))
-            }
-        }
-        return output
-    }
+    static func encodeQueryText(_ text: Substring) -> String { PercentEncoding.encodeQueryText(text) }
 
     /// The header fields, checked: names must be tokens and values free of line breaks.
     func resolvedHeaderFields(defaults: [(String, String?)]) throws(RequestProblem) -> HTTPFields {
@@ -229,21 +217,6 @@ extension RequestBuilder {
             fields[fieldName] = value
         }
         return fields
-    }
-}
-
-/// `{name}` placeholders in a template's text.
-enum Placeholders {
-    /// The placeholder names in order; `nil` if a `{` is never closed.
-    static func find(in text: some StringProtocol) -> [String]? {
-        var names: [String] = []
-        var rest = Substring(text)
-        while let open = rest.firstIndex(of: "{") {
-            guard let close = rest[open...].firstIndex(of: "}") else { return nil }
-            names.append(String(rest[rest.index(after: open)..<close]))
-            rest = rest[rest.index(after: close)...]
-        }
-        return names
     }
 }
 

@@ -1,3 +1,4 @@
+import HammockWire
 import SwiftDiagnostics
 import SwiftParser
 import SwiftSyntax
@@ -266,19 +267,7 @@ struct MethodGenerator {
 }
 
 /// `{name}` placeholders in templates and header values.
-enum Placeholders {
-    /// The placeholder names in order; `nil` if a `{` is never closed.
-    static func find(in text: String) -> [String]? {
-        var names: [String] = []
-        var rest = Substring(text)
-        while let open = rest.firstIndex(of: "{") {
-            guard let close = rest[open...].firstIndex(of: "}") else { return nil }
-            names.append(String(rest[rest.index(after: open)..<close]))
-            rest = rest[rest.index(after: close)...]
-        }
-        return names
-    }
-
+extension Placeholders {
     /// A Swift string literal with each placeholder replaced by the parameter's text.
     static func interpolate(_ text: String, names: [String: String]) -> String {
         var output = ""

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HammockClient
+import HammockWire
 
 /// What the network said, before the resource records it.
 enum NetworkOutcome: Sendable {

@@ -98,9 +98,7 @@ enum ResourceURL {
         }
         var path = components.percentEncodedPath
         while path.hasSuffix("/") { path.removeLast() }
-        var allowed = CharacterSet.urlPathAllowed
-        allowed.remove(charactersIn: "?#;%")
-        let encoded = segments.map { String($0).addingPercentEncoding(withAllowedCharacters: allowed) ?? "" }
+        let encoded = segments.map { PercentEncoding.encodePathSegment(String($0)) }
         components.percentEncodedPath = path + "/" + encoded.joined(separator: "/")
         components.percentEncodedQuery = nil
         return components.url ?? invalid(url.absoluteString + "/" + name)

@@ -31,6 +31,33 @@ package enum PercentEncoding {
     /// For `application/x-www-form-urlencoded` bodies: like ``encode(_:)`` but a space is `+`.
     package static func encodeForm(_ text: String) -> String { encode(text, spaceAsPlus: true) }
 
+    /// For one path segment where RFC 3986 allows it as is: unreserved characters and the sub-delimiters,
+    /// `:` and `@` stay (`a:b@c` stays), anything else, `/`, `;`, `%`, `?` and `#` included, is escaped.
+    /// The resources' child URLs use it, so `resource("/items/a:b")` and `child("a:b")` are one URL.
+    package static func encodePathSegment(_ text: String) -> String {
+        encode(text) { isUnreserved($0) || "!$&'()*+,=:@".utf8.contains($0) }
+    }
+
+    /// Query text written by hand (a template's static query): what a query may hold stays, `%XX`
+    /// escapes already there included; anything else (spaces, braces, non-ASCII) is escaped.
+    package static func encodeQueryText(_ text: some StringProtocol) -> String {
+        encode(String(text)) { isUnreserved($0) || "!$&'()*+,;=:@/?%".utf8.contains($0) }
+    }
+
+    /// Escapes every byte of `text`'s UTF-8 that `keeps` refuses.
+    static func encode(_ text: String, keeping keeps: (UInt8) -> Bool) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            if keeps(byte) {
+                output.append(byte)
+            } else {
+                output += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
     static func encode(_ text: String, spaceAsPlus: Bool) -> String {
         var output: [UInt8] = []
         output.reserveCapacity(text.utf8.count)

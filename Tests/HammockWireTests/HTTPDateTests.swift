@@ -1,4 +1,5 @@
 import Foundation
+import HammockTestSupport
 import HammockWire
 import Testing
 

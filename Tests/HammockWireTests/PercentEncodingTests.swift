@@ -1,3 +1,5 @@
+import Foundation
+import HammockTestSupport
 import HammockWire
 import Testing
 
@@ -40,6 +42,47 @@ struct PercentEncodingTests {
                 (0..<Int.random(in: 0...24, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "a" })
             #expect(PercentEncoding.decode(Substring(PercentEncoding.encode(text))) == text)
             #expect(PercentEncoding.decodeForm(Array(PercentEncoding.encodeForm(text).utf8)[...]) == text)
+        }
+    }
+}
+
+@Suite("Percent-encoding: path segments and hand-written query text")
+struct PercentEncodingVariantTests {
+    @Test("A path segment keeps what RFC 3986 allows in one, and escapes / ; % ? # and the rest")
+    func pathSegments() {
+        #expect(PercentEncoding.encodePathSegment("a:b@c!$&'()*+,=") == "a:b@c!$&'()*+,=")
+        #expect(PercentEncoding.encodePathSegment("a/b;c%d?e#f g") == "a%2Fb%3Bc%25d%3Fe%23f%20g")
+        #expect(PercentEncoding.encodePathSegment("café") == "caf%C3%A9")
+    }
+
+    @Test("A path segment is encoded as Foundation's urlPathAllowed without ?#;% encoded it (property, seeded)")
+    func pathSegmentsMatchFoundation() {
+        // The resources' child URLs used Foundation; the shared encoder must not change a single URL.
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "/?#;%")
+        var generator = SplitMix64(seed: 21)
+        let alphabet = Array("aZ09-._~ !$&'()*+,;=:@?#%[]{}|\\^`\"<>\u{0}\té€🌴\u{301}")
+        for _ in 0..<3_000 {
+            let text = String(
+                (0..<Int.random(in: 0...16, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "a" })
+            #expect(PercentEncoding.encodePathSegment(text) == text.addingPercentEncoding(withAllowedCharacters: allowed))
+            #expect(PercentEncoding.decode(Substring(PercentEncoding.encodePathSegment(text))) == text)
+        }
+    }
+
+    @Test("Query text keeps escapes already there and what a query may hold, and escapes the rest")
+    func queryText() {
+        #expect(PercentEncoding.encodeQueryText("q=a%20b&sort=name:asc/x?y") == "q=a%20b&sort=name:asc/x?y")
+        #expect(PercentEncoding.encodeQueryText("q=a b{c}é") == "q=a%20b%7Bc%7D%C3%A9")
+        var generator = SplitMix64(seed: 22)
+        let alphabet = Array("aZ09-._~ !$&'()*+,;=:@/?{}|^\"<>é🌴")
+        let kept = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+,;=:@/?%".utf8)
+        for _ in 0..<2_000 {
+            let text = String(
+                (0..<Int.random(in: 0...16, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "a" })
+            let encoded = PercentEncoding.encodeQueryText(text)
+            #expect(encoded.utf8.allSatisfy(kept.contains))
+            #expect(PercentEncoding.decode(Substring(encoded)) == text)  // no % in the alphabet: nothing was kept as an escape
         }
     }
 }

@@ -1,3 +1,4 @@
+import HammockTestSupport
 import HammockWire
 import Testing
 
@@ -25,18 +26,5 @@ struct URLPatternTests {
         let doubles = String(repeating: "/**", count: 40) + "/end"
         #expect(!URLPattern(doubles).matches(String(repeating: "/seg", count: 500)))
         #expect(URLPattern(doubles).matches(String(repeating: "/seg", count: 500) + "/end"))
-    }
-}
-
-/// SplitMix64: a small seeded generator, so random tests repeat.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

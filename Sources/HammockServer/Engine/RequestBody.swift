@@ -34,10 +34,8 @@ enum RequestBody {
         }
     }
 
-    static func mediaTypeName(_ value: String) -> String {
-        let name = value.split(separator: ";", maxSplits: 1).first ?? ""
-        return String(name).trimmingSpaces().lowercased()
-    }
+    /// The media type of a `Content-Type` value, lowercased, without parameters.
+    static func mediaTypeName(_ value: String) -> String { HeaderValue(parsing: value).value.lowercased() }
 
     static func decodeJSON(_ body: [UInt8]) throws(HTTPProblem) -> JSONObject {
         guard !body.isEmpty else { throw HTTPProblem.badRequest("The request body is empty; send a JSON object") }
@@ -63,15 +61,6 @@ extension HTTPProblem {
         HTTPProblem(
             .contentTooLarge, detail: "The body is larger than the limit of \(limit) bytes",
             extensions: ["limit": .integer(limit)])
-    }
-}
-
-extension String {
-    func trimmingSpaces() -> String {
-        var slice = Substring(self)
-        while let first = slice.first, first == " " || first == "\t" { slice.removeFirst() }
-        while let last = slice.last, last == " " || last == "\t" { slice.removeLast() }
-        return String(slice)
     }
 }
 

@@ -1,5 +1,4 @@
 import Foundation
-import HammockWire
 
 /// A header value taken apart at its parameters: `text/plain; charset="utf-8"` is `text/plain` with
 /// `charset` = `utf-8`. Names are lowercased. Quoted values are unquoted, with their backslash escapes

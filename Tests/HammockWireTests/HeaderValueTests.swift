@@ -1,0 +1,56 @@
+import Foundation
+import HammockTestSupport
+import HammockWire
+import Testing
+
+@Suite("Header values and placeholders")
+struct HeaderValueTests {
+    @Test(
+        "A media type is the part before the first ; outside quotes, parameters are unquoted",
+        arguments: [
+            ("application/json", "application/json", [String]()),
+            (" Application/JSON ; charset=UTF-8", "Application/JSON", ["charset=UTF-8"]),
+            ("text/plain; charset=\"utf-8\"", "text/plain", ["charset=utf-8"]),
+            ("attachment; filename=\"a; b.pdf\"; size=3", "attachment", ["filename=a; b.pdf", "size=3"]),
+            ("attachment; filename=\"say \\\"hi\\\".txt\"", "attachment", ["filename=say \"hi\".txt"]),
+            ("", "", []),
+            (";;", "", []),
+        ])
+    func parsing(text: String, value: String, parameters: [String]) {
+        let parsed = HeaderValue(parsing: text)
+        #expect(parsed.value == value)
+        #expect(parsed.parameters.map { "\($0.name)=\($0.value)" } == parameters)
+    }
+
+    @Test("Any parameter value, quoted with escapes, reads back whole (property, seeded)")
+    func quotedValuesRoundTrip() {
+        var generator = SplitMix64(seed: 31)
+        let alphabet = Array("aZ09 ;=\"\\,/é")
+        for _ in 0..<2_000 {
+            let value = String(
+                (0..<Int.random(in: 0...12, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "a" })
+            let quoted =
+                "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+            let parsed = HeaderValue(parsing: "text/plain; name=\(quoted); other=1")
+            #expect(parsed.value == "text/plain")
+            #expect(parsed.parameter("name") == value)
+            #expect(parsed.parameter("other") == "1")
+        }
+    }
+
+    @Test("RFC 8187 extended values decode UTF-8 and Latin-1, and refuse anything else")
+    func extendedValues() {
+        #expect(HeaderValue.extendedValue("UTF-8''na%C3%AFve.txt") == "naïve.txt")
+        #expect(HeaderValue.extendedValue("iso-8859-1'en'na%EFve.txt") == "naïve.txt")
+        #expect(HeaderValue.extendedValue("utf-16''x") == nil)
+        #expect(HeaderValue.extendedValue("UTF-8''%zz") == nil)
+    }
+
+    @Test("Placeholders are found in order; an unclosed brace is nil")
+    func placeholders() {
+        #expect(Placeholders.find(in: "/users/{id}/repos?sort={order}") == ["id", "order"])
+        #expect(Placeholders.find(in: "/plain") == [])
+        #expect(Placeholders.find(in: "/users/{id") == nil)
+        #expect(Placeholders.find(in: "{a}{a}") == ["a", "a"])
+    }
+}
