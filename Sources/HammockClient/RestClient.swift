@@ -27,8 +27,9 @@ public struct RestClient: Sendable {
     public let makeEncoder: @Sendable () -> JSONEncoder
     /// Makes the decoder for responses.
     public let makeDecoder: @Sendable () -> JSONDecoder
+    /// The transport with its interceptors, without the base URL: what ``perform(_:body:)`` uses.
+    public let intercepted: InterceptedTransport
     let base: Base
-    let chain: @Sendable (HTTPRequest, [UInt8]?) async throws -> (HTTPResponse, [UInt8])
 
     /// Creates a client.
     public init(
@@ -46,7 +47,7 @@ public struct RestClient: Sendable {
         self.makeEncoder = makeEncoder
         self.makeDecoder = makeDecoder
         self.base = Base(baseURL)
-        self.chain = Self.makeChain(transport: transport, interceptors: interceptors)
+        self.intercepted = InterceptedTransport(transport, interceptors: interceptors)
     }
 
     /// Sorted keys and ISO 8601 dates in UTC, with milliseconds when there are any (as JavaScript
@@ -93,7 +94,7 @@ public struct RestClient: Sendable {
         let responseBody: [UInt8]
         do {
             try Task.checkCancellation()
-            (response, responseBody) = try await chain(head, body)
+            (response, responseBody) = try await intercepted.send(head, body: body)
         } catch is CancellationError {
             throw failure(.cancelled)
         } catch let error as RestError {
@@ -121,7 +122,7 @@ public struct RestClient: Sendable {
     /// let (response, body) = try await client.perform(head, body: nil)
     /// ```
     public func perform(_ request: HTTPRequest, body: [UInt8]?) async throws -> (HTTPResponse, [UInt8]) {
-        try await chain(request, body)
+        try await intercepted.send(request, body: body)
     }
 
     /// Sends `request` and decodes a 2xx body as `T`.
@@ -298,21 +299,5 @@ public struct RestClient: Sendable {
             if components.fragment != nil { return "the base URL '\(text)' has a fragment" }
             return nil
         }
-    }
-
-    /// The interceptors wrapped around the transport, built once.
-    static func makeChain(
-        transport: any HTTPTransport, interceptors: [any ClientInterceptor]
-    )
-        -> @Sendable (HTTPRequest, [UInt8]?) async throws -> (HTTPResponse, [UInt8])
-    {
-        var next: @Sendable (HTTPRequest, [UInt8]?) async throws -> (HTTPResponse, [UInt8]) = { request, body in
-            try await transport.send(request, body: body)
-        }
-        for interceptor in interceptors.reversed() {
-            let inner = next
-            next = { request, body in try await interceptor.intercept(request, body: body, next: inner) }
-        }
-        return next
     }
 }

@@ -26,7 +26,7 @@ struct RequestPlan: Sendable {
 
     /// Sends the request (retrying as configured, through the client's ``RetryPolicy``), and runs the
     /// response through the pipeline. Runs off the main actor.
-    func execute(client: RestClient, clock: ServiceClock) async -> NetworkOutcome {
+    func execute(transport: InterceptedTransport, clock: ServiceClock) async -> NetworkOutcome {
         guard let head = makeHead() else {
             if let (text, reason) = ResourceURL.invalidParts(url) {
                 return .failure(
@@ -41,7 +41,7 @@ struct RequestPlan: Sendable {
         let bytes: [UInt8]
         do {
             try Task.checkCancellation()
-            let send: ClientInterceptor.Next = { head, body in try await client.perform(head, body: body) }
+            let send: ClientInterceptor.Next = { head, body in try await transport.send(head, body: body) }
             let call: ClientInterceptor.Next =
                 retry.map { retry in
                     let policy = clock.retryPolicy(retry)

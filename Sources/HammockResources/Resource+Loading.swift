@@ -124,10 +124,10 @@ extension Resource {
         if isLoad { loadRequests.append(request) }
         allRequests.append(request)
         if isLoad { notifyObservers(.requested) }
-        let client = core.client
+        let transport = core.transport
         let clock = core.clock
         request.task = Task {
-            let outcome = await plan.execute(client: client, clock: clock)
+            let outcome = await plan.execute(transport: transport, clock: clock)
             self.finish(request, with: outcome, configuration: configuration)
         }
         return request

@@ -34,8 +34,16 @@ public final class Service {
 
     /// The URL `resource(_:)` paths are relative to; `nil` if the text given was not a URL.
     public var baseURL: URL? { core.baseURL }
-    /// The client whose interceptors and transport carry every request.
-    public var client: RestClient { core.client }
+    /// The transport and interceptors that carry every request.
+    public var transport: InterceptedTransport { core.transport }
+
+    /// A client for the service's base URL with the service's transport and interceptors.
+    @available(*, deprecated, message: "use transport; a service without a valid base URL has no client")
+    public var client: RestClient {
+        RestClient(
+            baseURL: baseURL ?? URL(fileURLWithPath: "/"), transport: core.transport.transport,
+            interceptors: core.transport.interceptors)
+    }
 
     /// How many unobserved, idle resources the service keeps before it releases the least recently
     /// used ones. Observed resources and resources with requests in flight are never released, and a
@@ -67,8 +75,8 @@ public final class Service {
         interceptors: [any ClientInterceptor] = [],
         clock: some Clock<Duration> = ContinuousClock()
     ) {
-        let client = RestClient(baseURL: baseURL ?? URL(fileURLWithPath: "/"), transport: transport, interceptors: interceptors)
-        core = ServiceCore(baseURL: baseURL, client: client, clock: ServiceClock(clock))
+        core = ServiceCore(
+            baseURL: baseURL, transport: InterceptedTransport(transport, interceptors: interceptors), clock: ServiceClock(clock))
         core.handle = self
     }
 

@@ -3,7 +3,7 @@ import HTTPTypes
 import HammockClient
 import HammockWire
 
-/// What a service's resources share: the base URL, the client, the clock, the configuration rules, the
+/// What a service's resources share: the base URL, the transport with its interceptors, the clock, the configuration rules, the
 /// table of canonical resources and the caches. Resources hold it, not the ``Service`` object, so that
 /// the service object and its resources form no reference cycle: dropping the last reference to the
 /// ``Service`` releases the resources it kept for reuse, and resources that someone still holds keep
@@ -13,7 +13,7 @@ final class ServiceCore {
     let baseURL: URL?
     /// Why the base URL cannot be used, if it cannot (a query, user info, a fragment).
     let baseProblem: String?
-    let client: RestClient
+    let transport: InterceptedTransport
     let clock: ServiceClock
     var configurationRules: [Service.ConfigurationRule] = []
     var configurationGeneration = 0
@@ -31,10 +31,10 @@ final class ServiceCore {
     /// The service object users hold, while they hold it.
     weak var handle: Service?
 
-    init(baseURL: URL?, client: RestClient, clock: ServiceClock) {
+    init(baseURL: URL?, transport: InterceptedTransport, clock: ServiceClock) {
         self.baseURL = baseURL
         self.baseProblem = baseURL.flatMap(ResourceURL.problem(withBase:))
-        self.client = client
+        self.transport = transport
         self.clock = clock
     }
 
