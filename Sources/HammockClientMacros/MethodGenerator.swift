@@ -212,7 +212,7 @@ struct MethodGenerator {
         if lines.count == 1 { lines[0] = "let" + lines[0].dropFirst(3) }  // nothing to add: no `var` warning
 
         // Sending and the result.
-        let send = Self.sendExpression(for: function.signature.returnClause?.type, client: client, request: builder)
+        let send = Self.sendExpression(client: client, request: builder)
         if let errorBody {
             lines.append(
                 "do {\n    \(send)\n} catch {\n    throw \(client).attachingErrorBody(to: error, as: \(errorBody).self)\n}")
@@ -233,36 +233,11 @@ struct MethodGenerator {
             """
     }
 
-    /// The statement that sends the request and produces the method's result.
-    static func sendExpression(for returnType: TypeSyntax?, client: String = "client", request: String = "request") -> String {
-        guard let returnType else { return "_ = try await \(client).send(\(request))" }
-        let text = returnType.trimmedDescription
-        if text == "Void" || text == "()" { return "_ = try await \(client).send(\(request))" }
-        if text == "Data" || text == "Foundation.Data" { return "return Data(try await \(client).send(\(request)).body)" }
-        if text == "DownloadedFile" || text == "HammockClient.DownloadedFile" {
-            return "return try await \(client).download(\(request))"
-        }
-        if let optional = returnType.as(OptionalTypeSyntax.self) {
-            return
-                "return try await \(client).sendOptional(\(request), decoding: \(optional.wrappedType.trimmedDescription).self)"
-        }
-        if let identifier = returnType.as(IdentifierTypeSyntax.self), let arguments = identifier.genericArgumentClause?.arguments,
-            arguments.count == 1, let argument = arguments.first
-        {
-            if identifier.name.text == "Optional" {
-                return
-                    "return try await \(client).sendOptional(\(request), decoding: \(argument.argument.trimmedDescription).self)"
-            }
-            if identifier.name.text == "Response" {
-                return
-                    "return try await \(client).sendForResponse(\(request), decoding: \(argument.argument.trimmedDescription).self)"
-            }
-            if identifier.name.text == "ConditionalResponse" {
-                return
-                    "return try await \(client).sendConditional(\(request), decoding: \(argument.argument.trimmedDescription).self)"
-            }
-        }
-        return "return try await \(client).send(\(request), decoding: \(text).self)"
+    /// The statement that sends the request and produces the method's result: always the same call,
+    /// whose overloads on `RestClient` are chosen by the method's return type (so a typealias works,
+    /// and the macro never has to read the type's spelling).
+    static func sendExpression(client: String = "client", request: String = "request") -> String {
+        "return try await \(client).result(of: \(request))"
     }
 }
 

@@ -63,7 +63,7 @@ struct APIMacroTests {
                     var request = RequestBuilder(.get, "/users/{user}/repos")
                     request.setPathValue(user, for: "user")
                     request.addQuery("sort", sort)
-                    return try await client.send(request, decoding: [Repo].self)
+                    return try await client.result(of: request)
                 }
 
                 func createIssue(owner: String, repo: String, issue: NewIssue) async throws -> Issue {
@@ -71,14 +71,14 @@ struct APIMacroTests {
                     request.setPathValue(owner, for: "owner")
                     request.setPathValue(repo, for: "repo")
                     request.setBody(issue)
-                    return try await client.send(request, decoding: Issue.self)
+                    return try await client.result(of: request)
                 }
 
                 func me(etag: String?) async throws -> Response<User> {
                     var request = RequestBuilder(.get, "/user")
                     request.setHeader("Accept", "application/vnd.github+json")
                     request.setHeader("If-None-Match", etag)
-                    return try await client.sendForResponse(request, decoding: User.self)
+                    return try await client.result(of: request)
                 }
 
                 func token(grant_type: String, username: String, password: String) async throws -> Token {
@@ -86,14 +86,14 @@ struct APIMacroTests {
                     request.addFormField("grant_type", grant_type)
                     request.addFormField("username", username)
                     request.addFormField("password", password)
-                    return try await client.send(request, decoding: Token.self)
+                    return try await client.result(of: request)
                 }
 
                 func upload(description: String, photo: FilePart) async throws {
                     var request = RequestBuilder(.post, "/upload")
                     request.addPart("description", description)
                     request.addPart("photo", photo)
-                    _ = try await client.send(request)
+                    return try await client.result(of: request)
                 }
             }
             """
@@ -152,7 +152,7 @@ struct APIMacroTests {
                     request.addQuery("page", page)
                     request.addQuery("tags", tags)
                     do {
-                        return try await client.sendOptional(request, decoding: [Item].self)
+                        return try await client.result(of: request)
                     } catch {
                         throw client.attachingErrorBody(to: error, as: APIError.self)
                     }
@@ -166,7 +166,7 @@ struct APIMacroTests {
                     }
                     request.setPathValue(id, for: "id")
                     do {
-                        _ = try await client.send(request)
+                        return try await client.result(of: request)
                     } catch {
                         throw client.attachingErrorBody(to: error, as: APIError.self)
                     }
@@ -181,7 +181,7 @@ struct APIMacroTests {
                     request.setPathValue(id, for: "id")
                     request.setPathValue(format, for: "format")
                     do {
-                        return Data(try await client.send(request).body)
+                        return try await client.result(of: request)
                     } catch {
                         throw client.attachingErrorBody(to: error, as: APIError.self)
                     }
@@ -192,7 +192,7 @@ struct APIMacroTests {
                     request.setHeader("User-Agent", "Hammock")
                     request.setPathValue(id, for: "id")
                     do {
-                        return try await client.download(request)
+                        return try await client.result(of: request)
                     } catch {
                         throw client.attachingErrorBody(to: error, as: APIError.self)
                     }
@@ -207,7 +207,7 @@ struct APIMacroTests {
                     request.setPathValue(id, for: "id")
                     request.setBody(changes)
                     do {
-                        return try await client.sendOptional(request, decoding: Item.self)
+                        return try await client.result(of: request)
                     } catch {
                         throw client.attachingErrorBody(to: error, as: APIError.self)
                     }
@@ -281,7 +281,7 @@ struct APIMacroTests {
 
                 func list() async throws -> [User] {
                     let request = RequestBuilder(.get, "/users")
-                    return try await client.send(request, decoding: [User].self)
+                    return try await client.result(of: request)
                 }
             }
             """
@@ -365,7 +365,7 @@ struct APIMacroTests {
                 func user(id: Int) async throws -> User {
                     var request = RequestBuilder(.get, "/users/{id}")
                     request.setPathValue(id, for: "id")
-                    return try await client.send(request, decoding: User.self)
+                    return try await client.result(of: request)
                 }
             }
             """
@@ -460,7 +460,7 @@ struct APIMacroTests {
                         request.setHeader("X-Pair", "\(id.parameterStrings.joined(separator: ", "))-\(id.parameterStrings.joined(separator: ", "))")
                     }
                     request.setPathValue(id, for: "id")
-                    return try await client.send(request, decoding: Item.self)
+                    return try await client.result(of: request)
                 }
             }
             """#
@@ -502,14 +502,14 @@ struct APIMacroTests {
                     var request = RequestBuilder(.get, "/search?q={query}")
                     request.setQueryValue(query, for: "query")
                     request.addQuery("page", page)
-                    return try await client.send(request, decoding: [Hit].self)
+                    return try await client.result(of: request)
                 }
 
                 func create(client: String, request: NewThing) async throws -> Thing {
                     var __macro_local_7requestfMu_ = RequestBuilder(.post, "/things/{client}")
                     __macro_local_7requestfMu_.setPathValue(client, for: "client")
                     __macro_local_7requestfMu_.setBody(request)
-                    return try await self.client.send(__macro_local_7requestfMu_, decoding: Thing.self)
+                    return try await self.client.result(of: __macro_local_7requestfMu_)
                 }
             }
             """#
