@@ -180,10 +180,12 @@ let package = Package(
         .testTarget(
             name: "HammockWireTests", dependencies: ["HammockWire", "HammockTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "HammockClientTests",
-            dependencies: [
-                "HammockClient", "HammockTesting", "HammockTestSupport", "HammockServer", "HammockHTTPServer", "HammockJSON",
-            ],
+            name: "HammockClientTests", dependencies: ["HammockClient", "HammockTestSupport", "HammockJSON"],
+            swiftSettings: swiftSettings),
+        // The client against the mock server, in process and over loopback: the parts tested against each other.
+        .testTarget(
+            name: "HammockClientServerTests",
+            dependencies: ["HammockClient", "HammockTesting", "HammockServer", "HammockHTTPServer", "HammockJSON"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -218,7 +220,7 @@ let package = Package(
                 "HammockSQLite",
                 "HammockJSON",
                 "HammockModel",
-                "HammockTesting",
+                "HammockTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ],

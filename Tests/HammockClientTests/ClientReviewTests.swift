@@ -1,7 +1,5 @@
 import Foundation
 import HammockClient
-import HammockServer
-import HammockTesting
 import Testing
 
 struct NewThing: Codable, Equatable, Sendable {
@@ -24,10 +22,6 @@ protocol ReviewAPI: Sendable {
 
     @GET("/things/{client}")
     func thing(client: String) async throws -> NewThing
-
-    @Headers(["If-None-Match": "{etag}"])
-    @GET("/people/{id}")
-    func person(id: Int, etag: String?) async throws -> ConditionalResponse<Person>
 
     @POST("/upload")
     @Body("bytes")
@@ -69,22 +63,6 @@ struct ClientReviewTests {
         #expect(recorder.last?.bodyText == #"{"name":"made"}"#)
         _ = try await api.thing(client: "acme")
         #expect(recorder.last?.request.path == "/v1/things/acme")
-    }
-
-    @Test("A 304 to a conditional request is .notModified, not an error (against the mock server's ETags)")
-    func conditional() async throws {
-        let server = try await MockServer(resources: [MockResource("people", fields: ["name": .string])])
-        _ = await server.respond(to: MockRequest(.post, "/people", json: ["name": "ada"]))
-        let api = ReviewAPIClient(
-            client: RestClient(baseURL: URL(string: "http://mock")!, transport: MockServerTransport(server: server)))
-        let first = try await api.person(id: 1, etag: nil)
-        #expect(first.value?.name == "ada" && !first.isNotModified)
-        let tag = try #require(first.headerFields[.eTag])
-        let second = try await api.person(id: 1, etag: tag)
-        #expect(second.isNotModified && second.value == nil)
-        #expect(second.headerFields[.eTag] == tag)
-        _ = await server.respond(to: MockRequest(.patch, "/people/1", json: ["name": "ada l."]))
-        #expect(try await api.person(id: 1, etag: tag).value?.name == "ada l.")
     }
 
     @Test("Data and [UInt8] bodies are sent as bytes, with their own or the declared Content-Type")

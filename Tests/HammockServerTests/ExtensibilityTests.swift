@@ -1,5 +1,5 @@
 import HammockServer
-import HammockTesting
+import HammockTestSupport
 import Synchronization
 import Testing
 

@@ -1,7 +1,7 @@
 import Foundation
 import HammockHTTPServer
 import HammockServer
-import HammockTesting
+import HammockTestSupport
 import Testing
 
 /// What the HTTP layer does with requests no well-behaved client sends, over real sockets: every

@@ -1,7 +1,7 @@
 import HammockHTTPServer
 import HammockSQLite
 import HammockServer
-import HammockTesting
+import HammockTestSupport
 import Testing
 
 /// The same server over a real socket on 127.0.0.1, port 0. Each test stops its server.

@@ -1,7 +1,7 @@
 import Foundation
 import HammockHTTPServer
 import HammockServer
-import HammockTesting
+import HammockTestSupport
 import Logging
 import Synchronization
 import Testing

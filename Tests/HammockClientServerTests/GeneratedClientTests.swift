@@ -3,6 +3,7 @@ import HammockClient
 import HammockHTTPServer
 import HammockServer
 import HammockTesting
+import Synchronization
 import Testing
 
 struct Person: Codable, Equatable, Sendable {
@@ -21,6 +22,14 @@ struct Problem: Decodable, Sendable, Equatable {
     var title: String
     var status: Int
     var detail: String?
+}
+
+enum Sort: String, ParameterValue { case created, updated }
+
+/// An enum that does not declare ParameterValue: sent by raw value all the same.
+enum Direction: String, Sendable {
+    case ascending = "asc"
+    case descending = "desc"
 }
 
 /// The mock server's people example, declared once and implemented by the macro.
@@ -131,19 +140,49 @@ struct GeneratedClientTests {
 
     @Test("The generated client sends exactly what the protocol declares")
     func wire() async throws {
-        let recorder = Recorder(body: #"{"id":3,"name":"x"}"#)
-        let api = PeopleAPIClient(client: recorder.client("http://api.test/v2"))
+        let sent = Mutex<[(HTTPRequest, [UInt8]?)]>([])
+        let transport = MockTransport { request, body in
+            sent.withLock { $0.append((request, body)) }
+            return (HTTPResponse(status: .ok), Array(#"{"id":3,"name":"x"}"#.utf8))
+        }
+        let api = PeopleAPIClient(
+            client: RestClient(baseURL: try #require(URL(string: "http://api.test/v2")), transport: transport))
+        var last: HTTPRequest? { sent.withLock { $0.last?.0 } }
         _ = try await api.personWithHeaders(id: 3, trace: "t-1")
-        let sent = try #require(recorder.last?.request)
-        #expect(sent.method == .get && sent.path == "/v2/people/3")
-        #expect(sent.headerFields[.accept] == "application/json")
-        #expect(sent.headerFields[HTTPField.Name("X-Trace")!] == "t-1")
+        let first = try #require(last)
+        #expect(first.method == .get && first.path == "/v2/people/3")
+        #expect(first.headerFields[.accept] == "application/json")
+        #expect(first.headerFields[HTTPField.Name("X-Trace")!] == "t-1")
         _ = try await api.personWithHeaders(id: 3, trace: nil)
-        #expect(recorder.last?.request.headerFields[HTTPField.Name("X-Trace")!] == nil)
+        #expect(last?.headerFields[HTTPField.Name("X-Trace")!] == nil)
         _ = try await api.sorted(id: 3, direction: .descending, also: [.ascending], sort: .created)
-        #expect(recorder.last?.request.path == "/v2/people/3?direction=desc&also=asc&sort=created")
+        #expect(last?.path == "/v2/people/3?direction=desc&also=asc&sort=created")
         _ = try await api.createFromForm(name: "a+b c", numberOfKids: 2)
-        #expect(recorder.last?.bodyText == "name=a%2Bb+c&numberOfKids=2")
-        #expect(recorder.last?.request.headerFields[.contentType] == "application/x-www-form-urlencoded")
+        #expect(sent.withLock { $0.last?.1 }.map { String(decoding: $0, as: UTF8.self) } == "name=a%2Bb+c&numberOfKids=2")
+        #expect(last?.headerFields[.contentType] == "application/x-www-form-urlencoded")
     }
+
+    @Test("A 304 to a conditional request is .notModified, not an error (against the mock server's ETags)")
+    func conditional() async throws {
+        let server = try await MockServer(resources: [MockResource("people", fields: ["name": .string])])
+        _ = await server.respond(to: MockRequest(.post, "/people", json: ["name": "ada"]))
+        let api = ConditionalAPIClient(
+            client: RestClient(baseURL: try #require(URL(string: "http://mock")), transport: MockServerTransport(server: server)))
+        let first = try await api.person(id: 1, etag: nil)
+        #expect(first.value?.name == "ada" && !first.isNotModified)
+        let tag = try #require(first.headerFields[.eTag])
+        let second = try await api.person(id: 1, etag: tag)
+        #expect(second.isNotModified && second.value == nil)
+        #expect(second.headerFields[.eTag] == tag)
+        _ = await server.respond(to: MockRequest(.patch, "/people/1", json: ["name": "ada l."]))
+        #expect(try await api.person(id: 1, etag: tag).value?.name == "ada l.")
+    }
+}
+
+/// A conditional GET, as a generated method.
+@API
+protocol ConditionalAPI: Sendable {
+    @Headers(["If-None-Match": "{etag}"])
+    @GET("/people/{id}")
+    func person(id: Int, etag: String?) async throws -> ConditionalResponse<Person>
 }
