@@ -303,3 +303,9 @@ if Context.environment["HAMMOCK_FUZZ"] != nil {
         package.products.append(.executable(name: fuzz.product, targets: [fuzz.target]))
     }
 }
+
+// Documentation, built only by `scripts/docs` (HAMMOCK_DOCS=1): the DocC plugin is no dependency an app
+// that depends on Hammock resolves.
+if Context.environment["HAMMOCK_DOCS"] != nil {
+    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"))
+}

@@ -3,7 +3,7 @@ import NIOCore
 import NIOHTTP1
 
 /// Serves one HTTP/1.1 connection: turns decoded request parts into ``MockRequest``s, answers them in
-/// order through ``MockServer/respond(to:)``, and enforces ``ConnectionLimits``.
+/// order through `MockServer.respond(to:)`, and enforces ``ConnectionLimits``.
 ///
 /// Every way a connection can end leads to its socket being closed: a request the decoder rejects
 /// gets a problem response, then the connection lingers (output closed, input read and discarded)

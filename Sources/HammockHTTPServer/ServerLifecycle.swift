@@ -12,7 +12,7 @@ import Musl
 import Darwin
 #endif
 
-/// The listening socket's life: idle, starting, running, stopping. One per ``MockServer``.
+/// The listening socket's life: idle, starting, running, stopping. One per `MockServer`.
 ///
 /// Connections are served by a SwiftNIO pipeline of our own: a byte tap for timeouts, NIO's HTTP/1.1
 /// decoder and encoder, and ``HTTPConnectionHandler``. When the process runs out of descriptors,
@@ -136,7 +136,7 @@ extension MockServer {
     /// - Parameter limits: Timeouts and header limits for each connection.
     /// - Throws: ``MockServerError`` if already running or the address cannot be bound.
     ///
-    /// ``MockServer/stop()`` stops listening, lets each connection finish the responses it owes, and
+    /// `MockServer.stop()` stops listening, lets each connection finish the responses it owes, and
     /// returns when every connection is closed; responses still held back by simulated latency are sent
     /// at once. A stopped server can start again.
     @discardableResult

@@ -1,6 +1,6 @@
 public import HammockJSON
 
-/// A value that converts to and from ``JSON`` without a transformer.
+/// A value that converts to and from `JSON` without a transformer.
 ///
 /// `String`, `Bool`, `Int`, `Double`, `JSON`, and optionals, arrays and string-keyed dictionaries of
 /// them conform. Conform your own types to use them in a ``Field`` directly:

@@ -10,7 +10,7 @@ public import HammockJSON
 /// print(profile.latestData?.etag ?? "no validator")
 /// ```
 /// The content's type depends on the pipeline: bytes (`[UInt8]`) by default, a `String` for `text/*`,
-/// ``JSON`` for JSON media types, and your model if you configure one.
+/// `JSON` for JSON media types, and your model if you configure one.
 public struct Entity: Sendable {
     /// The content after the response pipeline.
     public var content: any Sendable

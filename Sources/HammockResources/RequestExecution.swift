@@ -24,7 +24,7 @@ struct RequestPlan: Sendable {
     /// Where the transport's progress reports go.
     var tracker: TransferTracker?
 
-    /// Sends the request (retrying as configured, through the client's ``RetryPolicy``), and runs the
+    /// Sends the request (retrying as configured, through the client's `RetryPolicy`), and runs the
     /// response through the pipeline. Runs off the main actor.
     func execute(transport: InterceptedTransport, clock: ServiceClock) async -> NetworkOutcome {
         guard let head = makeHead() else {

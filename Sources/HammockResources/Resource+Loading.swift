@@ -58,7 +58,7 @@ extension Resource {
     ///     .onFailure { error in showAlert(error.userMessage) }
     /// ```
     /// The response goes through the pipeline's raw, decoding and parsing stages (so a JSON answer is
-    /// ``JSON``), never through the model stage, which describes the resource's representation rather
+    /// `JSON`), never through the model stage, which describes the resource's representation rather
     /// than what a mutation answers. HEAD, 204 and 205 responses are left as bytes.
     @discardableResult
     public func request(_ method: HTTPRequest.Method, json: JSON, headers: HTTPFields = [:]) -> ResourceRequest {
@@ -230,7 +230,7 @@ extension Resource {
     }
 
     /// Replaces the data's content, keeping its content type and headers (JSON when there was no data).
-    /// The entity's bytes become the content's when it is ``JSON`` or a `String`, and empty otherwise,
+    /// The entity's bytes become the content's when it is `JSON` or a `String`, and empty otherwise,
     /// so `text` never shows the old body.
     ///
     /// ```swift

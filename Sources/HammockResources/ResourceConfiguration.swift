@@ -22,7 +22,7 @@ public struct ResourceConfiguration: Sendable {
     /// Turns response bytes into content.
     public var pipeline = ResponsePipeline()
     /// Retries a failed load (a transport failure, 429, 502, 503 or 504) before reporting an error, through
-    /// the client's ``RetryPolicy`` on the service's clock. Off by default.
+    /// the client's `RetryPolicy` on the service's clock. Off by default.
     public var retry: RetryBackoff?
     /// While a resource has observers, reload it this often (conditionally, so unchanged data costs a 304).
     public var pollingInterval: Duration?

@@ -115,7 +115,7 @@ public final class ResourceRequest {
 
     /// How far along it is, from 0 to 1, and 1 once it is done. Until the response head arrives it is
     /// an estimate from the service's typical latency and the bytes to move (the request body and the
-    /// resource's previous response). Transports that report progress (``TransferProgress``:
+    /// resource's previous response). Transports that report progress (`TransferProgress`:
     /// AsyncHTTPClient, the mock server in process) then move it by the body bytes received against
     /// `Content-Length`.
     public var progress: Double {

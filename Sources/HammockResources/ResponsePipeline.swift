@@ -8,8 +8,8 @@
 ///     $0.pipeline[.parsing].append(.content(JSON.self) { json in json["payload"] ?? .null })
 /// }
 /// ```
-/// Stages run in order: raw data, decoding (bytes → text), parsing (→ ``JSON``), model (→ your types),
-/// cleanup. The standard pipeline decodes `text/*` to `String` and parses JSON media types to ``JSON``;
+/// Stages run in order: raw data, decoding (bytes → text), parsing (→ `JSON`), model (→ your types),
+/// cleanup. The standard pipeline decodes `text/*` to `String` and parses JSON media types to `JSON`;
 /// the model stage is empty until you configure it. Error bodies go through the transformers that say
 /// ``ResponseTransformer/appliesToErrors`` (text and JSON), so errors carry the server's message.
 public struct ResponsePipeline: Sendable {
@@ -34,7 +34,7 @@ public struct ResponsePipeline: Sendable {
     /// An empty pipeline: content stays bytes.
     public static var empty: ResponsePipeline { ResponsePipeline(empty: ()) }
 
-    /// The standard pipeline: text to `String`, JSON to ``JSON``.
+    /// The standard pipeline: text to `String`, JSON to `JSON`.
     public init() {
         self[.decoding] = [.text]
         self[.parsing] = [.json]

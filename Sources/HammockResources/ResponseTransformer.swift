@@ -87,7 +87,7 @@ extension ResponseTransformer {
         return entity
     }
 
-    /// JSON media types (`application/json`, `*/*+json`) become ``JSON``. An empty body stays bytes.
+    /// JSON media types (`application/json`, `*/*+json`) become `JSON`. An empty body stays bytes.
     public static let json = ResponseTransformer(contentTypes: ["*/json", "*/*+json"], appliesToErrors: true) { entity in
         guard !entity.bytes.isEmpty else { return entity }
         var entity = entity

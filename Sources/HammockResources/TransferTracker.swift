@@ -2,7 +2,7 @@ import HammockClient
 import Synchronization
 
 /// What the transport said about one request's transfer, stamped with the service's time. Written by
-/// the transport's task through ``TransferProgress``, read by ``ResourceRequest/progress``. A retried
+/// the transport's task through `TransferProgress`, read by ``ResourceRequest/progress``. A retried
 /// attempt starts again at its own response head.
 final class TransferTracker: Sendable {
     struct State: Sendable {

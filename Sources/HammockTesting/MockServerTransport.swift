@@ -1,7 +1,7 @@
 public import HammockClient
 public import HammockServer
 
-/// A transport that hands requests straight to a ``MockServer``, without a socket: the same routing,
+/// A transport that hands requests straight to a `MockServer`, without a socket: the same routing,
 /// validation, storage and latency as over HTTP, at the cost of a function call.
 ///
 /// ```swift

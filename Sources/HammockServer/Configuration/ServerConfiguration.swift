@@ -58,7 +58,7 @@ public struct ServerConfiguration: Sendable {
     /// Whether CORS headers are sent.
     public var allowsCrossOrigin: Bool?
     /// Seconds a connection may stay idle (`idleTimeout`), and may take to send one request
-    /// (`requestTimeout`); ``ConnectionLimits``' defaults when absent.
+    /// (`requestTimeout`); `ConnectionLimits`' defaults when absent.
     public var idleTimeout: Double?
     /// Seconds a client may take to send one whole request.
     public var requestTimeout: Double?

@@ -5,7 +5,7 @@ public import HammockJSON
 /// Records are objects holding a schema's columns in order (see ``ResourceSchema/makeRecord(key:values:)``).
 /// A store generates integer keys that are never reused, lists records ordered by key, and when a parent
 /// is deleted sets its children's foreign keys to `null`, all in one atomic step per call.
-/// ``MemoryStore`` and ``SQLiteStore`` behave identically; a custom store (a JSON file, a remote service)
+/// ``MemoryStore`` and `SQLiteStore` behave identically; a custom store (a JSON file, a remote service)
 /// implements the same calls:
 ///
 /// ```swift
