@@ -54,7 +54,7 @@ struct ConfigurationReader {
             resources.append(try resource(element, at: "resources[\(index)]"))
         }
         // Resolve them as a server would, so definition mistakes point at the file.
-        var registry = ResourceRegistry()
+        var catalog = SchemaCatalog()
         let ordered: [MockResource]
         do {
             ordered = try MockResource.parentsFirst(resources)
@@ -63,7 +63,7 @@ struct ConfigurationReader {
         }
         for resource in ordered {
             do {
-                registry.insert(try registry.resolve(resource))
+                catalog.insert(try catalog.resolve(resource))
             } catch {
                 let index = resources.firstIndex { $0.name == resource.name } ?? 0
                 throw fail("resources[\(index)]", error.description)

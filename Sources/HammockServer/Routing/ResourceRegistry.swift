@@ -1,35 +1,17 @@
 import HammockJSON
 import HammockWire
 
-/// The resources a server serves, resolved into schemas, with the route lookup over them.
+/// The resources a server serves, with their serializers and the route lookup over them.
 struct ResourceRegistry: Sendable {
-    private(set) var schemas: [String: ResourceSchema] = [:]
-    /// Names in the order they were added, for route tables.
-    private(set) var order: [String] = []
+    private(set) var catalog = SchemaCatalog()
     var serializers: [String: any MockSerializer] = [:]
 
-    /// Resolves a resource against those already present.
-    func resolve(_ resource: MockResource) throws(SchemaError) -> ResourceSchema {
-        guard schemas[resource.name] == nil else {
-            throw SchemaError(resource: resource.name, message: "a resource with this name already exists")
-        }
-        // SQLite table names ignore case, so names that differ only in case would share a table.
-        let folded = resource.name.lowercased()
-        if let existing = order.first(where: { $0.lowercased() == folded }) {
-            throw SchemaError(
-                resource: resource.name,
-                message: "the name differs from the resource '\(existing)' only in case; names must differ in more than case")
-        }
-        return try ResourceSchema(resolving: resource) { schemas[$0]?.key.type }
-    }
+    var schemas: [String: ResourceSchema] { catalog.schemas }
+    var orderedSchemas: [ResourceSchema] { catalog.orderedSchemas }
 
-    mutating func insert(_ schema: ResourceSchema) {
-        schemas[schema.name] = schema
-        order.append(schema.name)
-    }
+    func resolve(_ resource: MockResource) throws(SchemaError) -> ResourceSchema { try catalog.resolve(resource) }
 
-    /// The schemas in the order they were added.
-    var orderedSchemas: [ResourceSchema] { order.compactMap { schemas[$0] } }
+    mutating func insert(_ schema: ResourceSchema) { catalog.insert(schema) }
 
     /// Resolves a request path (without query) to a route; `nil` for a path that names no resource.
     /// - Throws: ``HTTPProblem`` 400 for a malformed percent-encoding, 404 for a key of the wrong form.

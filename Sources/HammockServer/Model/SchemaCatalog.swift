@@ -1,0 +1,33 @@
+import HammockJSON
+
+/// Resources resolved into schemas, each against those before it: names are unique (also ignoring
+/// case), parents must be known. The server's registry and the configuration reader both use it, so a
+/// file is checked exactly as a server would check its resources.
+struct SchemaCatalog: Sendable {
+    private(set) var schemas: [String: ResourceSchema] = [:]
+    /// Names in the order they were added, for route tables.
+    private(set) var order: [String] = []
+
+    /// Resolves a resource against those already present.
+    func resolve(_ resource: MockResource) throws(SchemaError) -> ResourceSchema {
+        guard schemas[resource.name] == nil else {
+            throw SchemaError(resource: resource.name, message: "a resource with this name already exists")
+        }
+        // SQLite table names ignore case, so names that differ only in case would share a table.
+        let folded = resource.name.lowercased()
+        if let existing = order.first(where: { $0.lowercased() == folded }) {
+            throw SchemaError(
+                resource: resource.name,
+                message: "the name differs from the resource '\(existing)' only in case; names must differ in more than case")
+        }
+        return try ResourceSchema(resolving: resource) { schemas[$0]?.key.type }
+    }
+
+    mutating func insert(_ schema: ResourceSchema) {
+        schemas[schema.name] = schema
+        order.append(schema.name)
+    }
+
+    /// The schemas in the order they were added.
+    var orderedSchemas: [ResourceSchema] { order.compactMap { schemas[$0] } }
+}
