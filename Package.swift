@@ -180,7 +180,10 @@ let package = Package(
         .testTarget(
             name: "HammockWireTests", dependencies: ["HammockWire", "HammockTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "HammockClientTests", dependencies: ["HammockClient", "HammockTestSupport", "HammockJSON"],
+            name: "HammockClientTests",
+            dependencies: [
+                "HammockClient", "HammockTestSupport", "HammockJSON", .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
             swiftSettings: swiftSettings),
         // The client against the mock server, in process and over loopback: the parts tested against each other.
         .testTarget(
@@ -207,7 +210,7 @@ let package = Package(
             name: "HammockResourcesTests",
             dependencies: [
                 "HammockResources", "HammockTesting", "HammockServer", "HammockHTTPServer", "HammockClient", "HammockJSON",
-                "HammockModel",
+                "HammockModel", .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -228,7 +231,10 @@ let package = Package(
         ),
         .testTarget(
             name: "HammockCLITests",
-            dependencies: ["hammock", "hammock-tour", "HammockJSON", "HammockClient", "HammockResources", "HammockTesting"],
+            dependencies: [
+                "hammock", "hammock-tour", "HammockJSON", "HammockClient", "HammockResources", "HammockTesting",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
             swiftSettings: swiftSettings
         ),
     ]
@@ -251,6 +257,7 @@ if Context.environment["HAMMOCK_BENCHMARKS"] != nil {
                 "HammockSQLite",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/HammockBenchmarks",
