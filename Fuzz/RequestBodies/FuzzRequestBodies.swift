@@ -1,12 +1,12 @@
 import FuzzSupport
 import HammockJSON
+import HammockSQLite
 import HammockServer
 
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
-import HammockSQLite
 #endif
 
 /// Request bodies through the in-process server, on both stores at once. For any body: never a 5xx;
