@@ -56,6 +56,24 @@ package struct HeaderValue: Sendable {
         return output
     }
 
+    /// The media type of a `Content-Type` value, lowercased, without parameters or surrounding spaces:
+    /// `Application/JSON ; charset=utf-8` is `application/json`. A media type holds no quotes, so the first
+    /// `;` ends it; this reads bytes and allocates only the result, for servers that ask on every request.
+    package static func mediaType(of text: String) -> String {
+        let utf8 = text.utf8
+        var start = utf8.startIndex
+        var end = utf8.firstIndex(of: UInt8(ascii: ";")) ?? utf8.endIndex
+        while start < end, utf8[start] == UInt8(ascii: " ") || utf8[start] == UInt8(ascii: "\t") { utf8.formIndex(after: &start) }
+        while start < end {
+            let last = utf8.index(before: end)
+            guard utf8[last] == UInt8(ascii: " ") || utf8[last] == UInt8(ascii: "\t") else { break }
+            end = last
+        }
+        var bytes = Array(utf8[start..<end])
+        for index in bytes.indices where bytes[index] &- UInt8(ascii: "A") < 26 { bytes[index] |= 0x20 }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// The first parameter called `name` (lowercase).
     package func parameter(_ name: String) -> String? {
         parameters.first { $0.name == name }?.value

@@ -38,6 +38,23 @@ struct HeaderValueTests {
         }
     }
 
+    @Test("The fast media type reading agrees with the full parse, lowercased (property, seeded)")
+    func mediaTypes() {
+        #expect(HeaderValue.mediaType(of: " Application/JSON ; charset=UTF-8") == "application/json")
+        #expect(HeaderValue.mediaType(of: "text/plain") == "text/plain")
+        #expect(HeaderValue.mediaType(of: "") == "")
+        #expect(HeaderValue.mediaType(of: "\tTEXT/Ü+json\t;x") == "text/Ü+json")  // ASCII letters only are folded
+        var generator = SplitMix64(seed: 33)
+        let alphabet = Array("aZ/+-. \t;=\"xY")
+        for _ in 0..<3_000 {
+            let type = String(
+                (0..<Int.random(in: 0...12, using: &generator)).map { _ in alphabet.randomElement(using: &generator) ?? "a" }
+            ).replacingOccurrences(of: "\"", with: "")
+            let text = type + "; charset=\"a;b\""
+            #expect(HeaderValue.mediaType(of: text) == HeaderValue(parsing: text).value.lowercased())
+        }
+    }
+
     @Test("RFC 8187 extended values decode UTF-8 and Latin-1, and refuse anything else")
     func extendedValues() {
         #expect(HeaderValue.extendedValue("UTF-8''na%C3%AFve.txt") == "naïve.txt")

@@ -38,12 +38,18 @@ public struct MockRequest: Sendable {
 }
 
 extension MockRequest {
-    /// Why a transport refused a request, for ``MockServer/respond(to:rejectedWith:)``.
-    package struct Rejection: Sendable {
+    /// Why a transport refused a request, for ``MockServer/respond(to:rejectedWith:)``. A class, so that
+    /// the request every middleware passes on stays small: only refused requests carry one.
+    package final class Rejection: Sendable {
         /// The answer.
-        package var problem: HTTPProblem
+        package let problem: HTTPProblem
         /// The request could not be read at all; its method and path are placeholders.
-        package var isUnreadable: Bool
+        package let isUnreadable: Bool
+
+        package init(problem: HTTPProblem, isUnreadable: Bool) {
+            self.problem = problem
+            self.isUnreadable = isUnreadable
+        }
     }
 }
 

@@ -35,7 +35,7 @@ enum RequestBody {
     }
 
     /// The media type of a `Content-Type` value, lowercased, without parameters.
-    static func mediaTypeName(_ value: String) -> String { HeaderValue(parsing: value).value.lowercased() }
+    static func mediaTypeName(_ value: String) -> String { HeaderValue.mediaType(of: value) }
 
     static func decodeJSON(_ body: [UInt8]) throws(HTTPProblem) -> JSONObject {
         guard !body.isEmpty else { throw HTTPProblem.badRequest("The request body is empty; send a JSON object") }
