@@ -100,21 +100,13 @@ struct GeneratedClientTests {
         #expect(try await api.cars(of: 2) == [car])
         #expect(try JSON(parsing: [UInt8](try await api.raw(id: 2)))["name"] == "ada lovelace")
         try await api.delete(id: 1)
-        do {
-            _ = try await api.person(id: 1)
-            Issue.record("expected a 404")
-        } catch let error as RestError {
-            #expect(error.status == .notFound)
-            #expect(error.errorBody(as: Problem.self) == Problem(title: "Not Found", status: 404, detail: "No people with id 1"))
-            #expect(error.description.hasPrefix("GET "))
-            #expect(error.description.contains("/people/1: 404 Not Found"))
-        }
-        do {
-            _ = try await api.update(id: 2, changes: ["numberOfKids": "two"])
-            Issue.record("expected a 422")
-        } catch let error as RestError {
-            #expect(error.errorBody(as: Problem.self)?.status == 422)
-        }
+        let missing = try await #require(throws: RestError.self) { try await api.person(id: 1) }
+        #expect(missing.status == .notFound)
+        #expect(missing.errorBody(as: Problem.self) == Problem(title: "Not Found", status: 404, detail: "No people with id 1"))
+        #expect(missing.description.hasPrefix("GET "))
+        #expect(missing.description.contains("/people/1: 404 Not Found"))
+        let invalid = try await #require(throws: RestError.self) { try await api.update(id: 2, changes: ["numberOfKids": "two"]) }
+        #expect(invalid.errorBody(as: Problem.self)?.status == 422)
     }
 
     @Test("CRUD, nested routes, forms, headers and error bodies in process")
@@ -128,14 +120,10 @@ struct GeneratedClientTests {
     @Test("The same over loopback with URLSession")
     func overLoopback() async throws {
         let server = try await Self.makeServer()
-        let port = try await server.start(port: 0)
-        do {
-            try await Self.exercise(PeopleAPIClient(client: RestClient(baseURL: URL(string: "http://127.0.0.1:\(port)")!)))
-        } catch {
-            await server.stop()
-            throw error
+        try await server.whileServing { port in
+            let base = try #require(URL(string: "http://127.0.0.1:\(port)"))
+            try await Self.exercise(PeopleAPIClient(client: RestClient(baseURL: base)))
         }
-        await server.stop()
     }
 
     @Test("The generated client sends exactly what the protocol declares")
