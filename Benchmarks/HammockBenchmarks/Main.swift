@@ -1,6 +1,9 @@
 import Foundation
 
-/// `hammock-bench [json|model|http|all] [--seconds N] [--connections N] [--rounds N] [--memory]`
+/// `hammock-bench [json|model|engine|http|all] [--seconds N] [--connections N] [--rounds N] [--store memory|sqlite]`
+///
+/// JSON and model mapping print speeds against Foundation's; HTTP prints CPU time per request against
+/// bare SwiftNIO (see `HTTPBenchmark`).
 @main
 struct Bench {
     static func main() async throws {
@@ -10,14 +13,23 @@ struct Bench {
             guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return fallback }
             return Int(arguments[index + 1]) ?? fallback
         }
+        let store = arguments.firstIndex(of: "--store").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
         var rows: [Row] = []
         if which == "json" || which == "all" { rows += try JSONBenchmark.run(rounds: option("--rounds", 5)) }
         if which == "model" || which == "all" { rows += try ModelBenchmark.run(rounds: option("--rounds", 5)) }
-        if which == "http" || which == "all" {
-            let stores = arguments.contains("--memory") ? ["sqlite", "memory"] : ["sqlite"]
-            rows += try await HTTPBenchmark.run(
-                seconds: option("--seconds", 5), connections: option("--connections", 32), storeNames: stores)
+        if !rows.isEmpty { printRows(rows) }
+        if which == "engine" || which == "all" {
+            try await EngineBenchmark.run(rounds: option("--rounds", 5), iterations: option("--iterations", 100_000))
         }
+        if which == "http" || which == "all" {
+            try await HTTPBenchmark.run(
+                HTTPBenchmark.Options(
+                    seconds: option("--seconds", 5), connections: option("--connections", 32), rounds: option("--rounds", 3),
+                    storeNames: store.map { [$0] } ?? ["memory", "sqlite"]))
+        }
+    }
+
+    static func printRows(_ rows: [Row]) {
         print("| benchmark | Hammock | baseline | ratio |")
         print("|---|---:|---:|---:|")
         for row in rows {

@@ -1,35 +1,52 @@
 import Foundation
 
-/// Runs wrk against a URL and reads its requests per second.
+/// What one wrk run measured.
+struct WrkResult {
+    var requests: Int
+    var requestsPerSecond: Double
+}
+
+/// Runs wrk against a URL (`-t1`, keep-alive connections) and reads how many requests it made.
+///
+/// wrk writes to a temporary file, read once it has exited: no thread of the cooperative pool waits
+/// on a pipe for the length of the run (there are two on this machine).
 enum Wrk {
-    static func requestsPerSecond(url: String, seconds: Int, connections: Int, script: String? = nil) async throws -> Double {
+    static func run(url: String, seconds: Int, connections: Int, script: String? = nil) async throws -> WrkResult {
+        let outputPath = NSTemporaryDirectory() + "hammock-wrk-\(UUID().uuidString).txt"
+        guard FileManager.default.createFile(atPath: outputPath, contents: nil),
+            let output = FileHandle(forWritingAtPath: outputPath)
+        else { throw BenchmarkError("cannot create \(outputPath)") }
+        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        var arguments = ["wrk", "-t1", "-c\(connections)", "-d\(seconds)s", "--latency"]
+        var arguments = ["wrk", "-t1", "-c\(connections)", "-d\(seconds)s"]
         if let script { arguments += ["-s", script] }
         process.arguments = arguments + [url]
-        let output = Pipe()
         process.standardOutput = output
-        process.standardError = FileHandle.standardError
+        process.standardError = output
         let finished = AsyncStream<Void>.makeStream()
         process.terminationHandler = { _ in
             finished.continuation.yield()
             finished.continuation.finish()
         }
         try process.run()
-        let reader = Task.detached { output.fileHandleForReading.readDataToEndOfFile() }
         for await _ in finished.stream { break }
-        let text = String(decoding: await reader.value, as: UTF8.self)
+        try output.close()
+        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        let lines = text.split(separator: "\n")
         guard process.terminationStatus == 0,
-            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("Requests/sec:") }),
-            let value = Double(line.split(separator: " ").last ?? "")
+            let rateLine = lines.first(where: { $0.hasPrefix("Requests/sec:") }),
+            let rate = Double(rateLine.split(separator: " ").last ?? ""),
+            let countLine = lines.first(where: { $0.contains(" requests in ") }),
+            let count = Int(countLine.split(separator: " ").first ?? "")
         else {
             throw BenchmarkError("wrk failed for \(url):\n\(text)")
         }
-        if let errors = text.split(separator: "\n").first(where: { $0.contains("Non-2xx") || $0.contains("Socket errors") }) {
+        if let errors = lines.first(where: { $0.contains("Non-2xx") || $0.contains("Socket errors") }) {
             FileHandle.standardError.write(Data("warning: \(url): \(errors)\n".utf8))
         }
-        return value
+        return WrkResult(requests: count, requestsPerSecond: rate)
     }
 }
 
