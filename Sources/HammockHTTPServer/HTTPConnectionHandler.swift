@@ -42,11 +42,25 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// A `read()` held back while a response is pending (pipelined requests wait in the socket).
     private var hasWithheldRead = false
     private var timer: Scheduled<Void>?
+    /// Where the engine answers this connection's requests: its own event loop.
+    private var executor: EventLoopTaskExecutor?
 
     init(server: MockServer, limits: ConnectionLimits, activity: ConnectionActivity) {
         self.server = server
         self.limits = limits
         self.activity = activity
+    }
+
+    /// Answers `request` through the engine on this connection's event loop, then calls `done` there.
+    func respond(
+        context: ChannelHandlerContext, _ answer: @escaping @Sendable () async -> MockResponse,
+        then done: @escaping (MockResponse) -> Void
+    ) {
+        let executor = self.executor ?? EventLoopTaskExecutor(context.eventLoop)
+        self.executor = executor
+        let promise = context.eventLoop.makePromise(of: MockResponse.self)
+        Task(executorPreference: executor) { promise.succeed(await answer()) }
+        promise.futureResult.assumeIsolated().whenSuccess(done)
     }
 
     // MARK: Lifecycle
@@ -153,8 +167,11 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     // MARK: Output
 
     func read(context: ChannelHandlerContext) {
-        // While a response is pending, pipelined requests wait in the socket, not in memory.
-        if isResponding && activity.phase != .lingering {
+        // While a response is pending and another request waits behind it, further pipelined requests
+        // wait in the socket, not in memory. One answer in progress alone does not hold reads back: a
+        // client that waits for its answer sends nothing meanwhile, and withholding the read would cost
+        // two `epoll_ctl` calls per request (interest dropped, then restored).
+        if isResponding && !queue.isEmpty && activity.phase != .lingering {
             hasWithheldRead = true
             return
         }
@@ -181,9 +198,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         case .request(let request, let version, let keepAlive):
             if activity.phase != .lingering { activity.enter(.responding) }
             let server = self.server
-            let promise = context.eventLoop.makePromise(of: MockResponse.self)
-            promise.completeWithTask { await server.respond(to: request) }
-            promise.futureResult.assumeIsolated().whenSuccess { response in
+            respond(context: context, { await server.respond(to: request) }) { response in
                 self.isResponding = false
                 let keepAlive = keepAlive && !self.isQuiescing && response.headerFields[.connection] != "close"
                 self.write(response, version: version, keepAlive: keepAlive, context: context)
@@ -195,9 +210,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             }
         case .failure(let request, let problem, let version):
             let server = self.server
-            let promise = context.eventLoop.makePromise(of: MockResponse.self)
-            promise.completeWithTask { await server.respond(to: request, rejectedWith: problem) }
-            promise.futureResult.assumeIsolated().whenSuccess { response in
+            respond(context: context, { await server.respond(to: request, rejectedWith: problem) }) { response in
                 self.isResponding = false
                 self.write(response, version: version, keepAlive: false, context: context)
                 self.linger(context: context)
