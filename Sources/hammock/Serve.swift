@@ -61,7 +61,9 @@ struct Serve: AsyncParsableCommand {
             Self.printError("hammock: \(error)")
             throw ExitCode(1)
         }
-        var logger = Logger(label: "hammock", factory: { StreamLogHandler.standardOutput(label: $0) })
+        // A line per request, written by a thread of its own: a request never waits for the terminal.
+        let logOutput = BufferedLogOutput.standardOutput
+        var logger = Logger(label: "hammock", factory: { BufferedLogHandler(label: $0, output: logOutput) })
         logger.logLevel = quiet ? .warning : .info
         let server: MockServer
         let reports: [(resource: String, report: LoadReport)]
@@ -99,8 +101,10 @@ struct Serve: AsyncParsableCommand {
                     + "read and change the data, and CORS lets any web page call it. Use --host 127.0.0.1 to stay local.")
         }
         for await _ in signals { break }
+        await logOutput.flush()
         Self.printLine("stopping")
         await server.stop()
+        await logOutput.flush()
     }
 
     /// After a failed start: closes an SQLite store, and removes its file if this run created it, so
