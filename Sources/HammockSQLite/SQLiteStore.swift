@@ -100,6 +100,20 @@ public final class SQLiteStore: MockStore {
         try mirror.records(of: schema, where: foreignKey, is: parentKey)
     }
 
+    public func storedRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> StoredRecord? {
+        try mirror.storedRecord(of: schema, withKey: key)
+    }
+
+    public func storedRecords(of schema: ResourceSchema) async throws -> [StoredRecord] {
+        try mirror.storedRecords(of: schema)
+    }
+
+    public func storedRecords(
+        of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON
+    ) async throws -> [StoredRecord] {
+        try mirror.storedRecords(of: schema, where: foreignKey, is: parentKey)
+    }
+
     public func createRecord(of schema: ResourceSchema, with values: JSONObject) async throws -> JSONObject {
         try await write { db in
             let record = try Self.insert(values, of: schema, in: db)

@@ -189,6 +189,44 @@ struct StoreContractTests {
         #expect(try await store.deleteRecord(of: subject.people, withKey: 1) == false)
     }
 
+    @Test(
+        "Stored JSON is the serialization of the stored fields after every kind of write, never an older version",
+        arguments: StoreKind.allCases)
+    func storedJSON(kind: StoreKind) async throws {
+        let subject = try await Subject(kind)
+        let store = subject.store
+        let foreignKey = try #require(subject.cars.foreignKey(toParent: "people"))
+        /// Every record's bytes against a fresh serialization of what `records` returns.
+        func check(_ moment: Comment) async throws {
+            for schema in [subject.people, subject.cars] {
+                let stored = try await store.storedRecords(of: schema)
+                #expect(stored.map(\.fields) == (try await store.records(of: schema)), moment)
+                #expect(stored.map(\.json) == stored.map { JSON.object($0.fields).serialized() }, moment)
+                for record in stored {
+                    let key = try #require(record.fields[schema.key.name])
+                    #expect(try await store.storedRecord(of: schema, withKey: key) == record, moment)
+                }
+            }
+            let children = try await store.storedRecords(of: subject.cars, where: foreignKey, is: 1)
+            #expect(children.map(\.fields) == (try await store.records(of: subject.cars, where: foreignKey, is: 1)), moment)
+        }
+        _ = try await store.createRecord(of: subject.people, with: ["name": "ada", "numberOfKids": 1])
+        _ = try await store.createRecords(of: subject.people, with: [["name": "bob"], ["name": "cy"]])
+        _ = try await store.createRecord(of: subject.cars, with: ["name": "beetle", "person_id": 1])
+        _ = try await store.createRecord(of: subject.cars, with: ["name": "mini", "person_id": 2])
+        try await check("after creating")
+        _ = try await store.updateRecord(of: subject.people, withKey: 1, with: ["name": "Ada \"L\" 🌴", "numberOfKids": 2])
+        let updated = try #require(try await store.storedRecord(of: subject.people, withKey: 1))
+        #expect(String(decoding: updated.json, as: UTF8.self).contains("Ada \\\"L\\\" 🌴"))
+        try await check("after updating")
+        #expect(try await store.deleteRecord(of: subject.people, withKey: 2))
+        // Deleting the parent orphans its car: the car's bytes must say so too.
+        let orphan = try #require(try await store.storedRecord(of: subject.cars, withKey: 2))
+        #expect(orphan.fields["person_id"] == .null)
+        #expect(String(decoding: orphan.json, as: UTF8.self).contains("\"person_id\":null"))
+        try await check("after deleting a parent")
+    }
+
     @Test("Bulk creation stores all records", arguments: StoreKind.allCases)
     func bulk(kind: StoreKind) async throws {
         let subject = try await Subject(kind)

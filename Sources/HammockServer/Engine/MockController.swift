@@ -89,6 +89,14 @@ public struct ActionRequest: Sendable {
     public func respond(withCollection records: [JSONObject]) -> MockResponse {
         MockResponse(json: serializer.serialize(collection: records, of: schema.resource))
     }
+
+    /// The default serializer writes records as they are stored: their stored bytes are the answer.
+    var servesStoredJSON: Bool { serializer is DefaultSerializer }
+
+    /// A JSON response of bytes already serialized.
+    func respond(withJSON body: [UInt8]) -> MockResponse {
+        MockResponse(status: .ok, headerFields: [.contentType: "application/json; charset=utf-8"], body: body)
+    }
 }
 
 /// The default controller: create, read, update and delete against the store.
@@ -106,13 +114,27 @@ public struct CRUDController: MockController {
             guard try await store.record(of: parent, withKey: parentKey) != nil else {
                 throw HTTPProblem.notFound(Self.missing(parent, parentKey))
             }
+            if request.servesStoredJSON {
+                let stored = try await store.storedRecords(of: schema, where: foreignKey, is: parentKey)
+                return request.respond(withJSON: StoredRecord.jsonArray(stored))
+            }
             return request.respond(withCollection: try await store.records(of: schema, where: foreignKey, is: parentKey))
+        }
+        if request.servesStoredJSON {
+            // A page is the records' stored bytes joined: nothing is serialized on a read.
+            return request.respond(withJSON: StoredRecord.jsonArray(try await store.storedRecords(of: request.schema)))
         }
         return request.respond(withCollection: try await store.records(of: request.schema))
     }
 
     public func show(_ request: ActionRequest) async throws -> MockResponse {
         let key = try Self.requireKey(request)
+        if request.servesStoredJSON {
+            guard let stored = try await request.store.storedRecord(of: request.schema, withKey: key) else {
+                throw HTTPProblem.notFound(Self.missing(request.schema, key))
+            }
+            return request.respond(withJSON: stored.json)
+        }
         guard let record = try await request.store.record(of: request.schema, withKey: key) else {
             throw HTTPProblem.notFound(Self.missing(request.schema, key))
         }

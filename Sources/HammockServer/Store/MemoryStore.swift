@@ -37,6 +37,20 @@ public final class MemoryStore: MockStore {
         try tables.records(of: schema, where: foreignKey, is: parentKey)
     }
 
+    public func storedRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> StoredRecord? {
+        try tables.storedRecord(of: schema, withKey: key)
+    }
+
+    public func storedRecords(of schema: ResourceSchema) async throws -> [StoredRecord] {
+        try tables.storedRecords(of: schema)
+    }
+
+    public func storedRecords(
+        of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON
+    ) async throws -> [StoredRecord] {
+        try tables.storedRecords(of: schema, where: foreignKey, is: parentKey)
+    }
+
     public func createRecord(of schema: ResourceSchema, with values: JSONObject) async throws -> JSONObject {
         try tables.withLock { tables throws(StoreError) in try Self.insert(values, of: schema, into: &tables) }
     }

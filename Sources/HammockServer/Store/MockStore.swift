@@ -28,6 +28,15 @@ public protocol MockStore: Sendable {
         of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON
     )
         async throws -> [JSONObject]
+    /// The record with `key` and its serialized JSON. A store that keeps the bytes with each record
+    /// (both of Hammock's do) serves lists without serializing; the default serializes on each call.
+    func storedRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> StoredRecord?
+    /// Every record with its serialized JSON, ordered by key.
+    func storedRecords(of schema: ResourceSchema) async throws -> [StoredRecord]
+    /// The records whose foreign key equals `parentKey`, with their serialized JSON, ordered by key.
+    func storedRecords(
+        of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON
+    ) async throws -> [StoredRecord]
     /// Stores a new record built from validated values and returns it.
     /// - Throws: ``StoreError/duplicateKey(_:)`` if a client-supplied key is taken.
     func createRecord(of schema: ResourceSchema, with values: JSONObject) async throws -> JSONObject
@@ -40,6 +49,20 @@ public protocol MockStore: Sendable {
 }
 
 extension MockStore {
+    public func storedRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> StoredRecord? {
+        try await record(of: schema, withKey: key).map(StoredRecord.init)
+    }
+
+    public func storedRecords(of schema: ResourceSchema) async throws -> [StoredRecord] {
+        try await records(of: schema).map(StoredRecord.init)
+    }
+
+    public func storedRecords(
+        of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON
+    ) async throws -> [StoredRecord] {
+        try await records(of: schema, where: foreignKey, is: parentKey).map(StoredRecord.init)
+    }
+
     /// Stores records one by one; stores with transactions do better.
     public func createRecords(of schema: ResourceSchema, with values: [JSONObject]) async throws -> Int {
         for record in values { _ = try await createRecord(of: schema, with: record) }

@@ -5,7 +5,7 @@ import Synchronization
 /// ``SQLiteStore``, so both answer reads with the same code.
 package struct RecordTable: Sendable {
     package var schema: ResourceSchema
-    package private(set) var rows: [JSON: JSONObject] = [:]
+    package private(set) var rows: [JSON: StoredRecord] = [:]
     /// Keys in ascending order.
     package private(set) var order: [JSON] = []
     /// The highest generated key handed out, so keys are never reused.
@@ -15,20 +15,28 @@ package struct RecordTable: Sendable {
 
     package var count: Int { order.count }
 
-    package func record(withKey key: JSON) -> JSONObject? { rows[key] }
+    package func record(withKey key: JSON) -> JSONObject? { rows[key]?.fields }
 
-    package var records: [JSONObject] { order.compactMap { rows[$0] } }
+    package func storedRecord(withKey key: JSON) -> StoredRecord? { rows[key] }
+
+    package var records: [JSONObject] { order.compactMap { rows[$0]?.fields } }
+
+    package var storedRecords: [StoredRecord] { order.compactMap { rows[$0] } }
 
     package func records(where foreignKey: String, is parentKey: JSON) -> [JSONObject] {
+        storedRecords(where: foreignKey, is: parentKey).map(\.fields)
+    }
+
+    package func storedRecords(where foreignKey: String, is parentKey: JSON) -> [StoredRecord] {
         order.compactMap { key in
-            guard let row = rows[key], row[foreignKey] == parentKey else { return nil }
+            guard let row = rows[key], row.fields[foreignKey] == parentKey else { return nil }
             return row
         }
     }
 
     /// Inserts a complete record under `key` (which must be free).
     package mutating func insert(_ record: JSONObject, key: JSON) {
-        rows[key] = record
+        rows[key] = StoredRecord(record)
         if case .integer(let number) = key { lastGeneratedKey = max(lastGeneratedKey, number) }
         if let last = order.last, !keyPrecedes(last, key) {
             order.insert(key, at: position(of: key))
@@ -39,11 +47,11 @@ package struct RecordTable: Sendable {
 
     /// Merges values into the record with `key`; the key itself never changes.
     package mutating func merge(_ values: JSONObject, intoKey key: JSON) -> JSONObject? {
-        guard var row = rows.removeValue(forKey: key) else { return nil }
+        guard var row = rows.removeValue(forKey: key)?.fields else { return nil }
         for column in schema.columns.dropFirst() {
             if let value = values[column.name] { row[column.name] = column.normalized(value) }
         }
-        rows[key] = row
+        rows[key] = StoredRecord(row)
         return row
     }
 
@@ -55,8 +63,10 @@ package struct RecordTable: Sendable {
 
     /// Sets `foreignKey` to null wherever it equals `parentKey`.
     package mutating func orphan(foreignKey: String, of parentKey: JSON) {
-        for key in order where rows[key]?[foreignKey] == parentKey {
-            rows[key]?[foreignKey] = .null
+        for key in order {
+            guard var row = rows[key]?.fields, row[foreignKey] == parentKey else { continue }
+            row[foreignKey] = .null
+            rows[key] = StoredRecord(row)
         }
     }
 
@@ -157,5 +167,23 @@ package final class LockedRecordTables: Sendable {
         throws(StoreError) -> [JSONObject]
     {
         try withLock { tables throws(StoreError) in try tables.table(schema).records(where: foreignKey.name, is: parentKey) }
+    }
+
+    package func storedRecord(of schema: ResourceSchema, withKey key: JSON) throws(StoreError) -> StoredRecord? {
+        try withLock { tables throws(StoreError) in try tables.table(schema).storedRecord(withKey: key) }
+    }
+
+    package func storedRecords(of schema: ResourceSchema) throws(StoreError) -> [StoredRecord] {
+        try withLock { tables throws(StoreError) in try tables.table(schema).storedRecords }
+    }
+
+    package func storedRecords(
+        of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON
+    )
+        throws(StoreError) -> [StoredRecord]
+    {
+        try withLock { tables throws(StoreError) in
+            try tables.table(schema).storedRecords(where: foreignKey.name, is: parentKey)
+        }
     }
 }
