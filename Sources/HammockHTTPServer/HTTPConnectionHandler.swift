@@ -11,8 +11,9 @@ import NIOHTTP1
 /// 408 the same way; an idle connection is closed after the idle timeout.
 final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundIn = HTTPServerResponsePart
-    typealias OutboundOut = HTTPServerResponsePart
+    typealias OutboundIn = ByteBuffer
+    /// Responses leave as bytes this handler writes itself (see `write`), not as parts for NIO's encoder.
+    typealias OutboundOut = ByteBuffer
 
     /// A request whose head has arrived and whose body is arriving.
     struct Receiving {
@@ -218,37 +219,59 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         }
     }
 
+    /// Writes a response as one buffer: status line, header fields, framing headers, body; one write
+    /// and one flush. HTTPTypes has already made every name a token and every value free of CR, LF and
+    /// NUL, so the fields are written as they are.
     func write(_ response: MockResponse, version: HTTPVersion, keepAlive: Bool, context: ChannelHandlerContext) {
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(response.headerFields.count + 2)
-        for field in response.headerFields where field.name != .connection {
-            headers.add(name: field.name.rawName, value: field.value)
-        }
         let code = Int(response.status.code)
+        var size = 64 + response.body.count
+        for field in response.headerFields { size += field.name.rawName.utf8.count + field.value.utf8.count + 4 }
+        var buffer = context.channel.allocator.buffer(capacity: size)
+        Self.writeStatusLine(version: version, status: response.status, into: &buffer)
+        for field in response.headerFields where field.name != .connection {
+            buffer.writeString(field.name.rawName)
+            buffer.writeStaticString(": ")
+            buffer.writeString(field.value)
+            buffer.writeStaticString("\r\n")
+        }
         // RFC 9110 §8.6: no Content-Length on 1xx and 204; a 304's, if any, is the engine's.
         if code >= 200 && code != 204 && code != 304 && response.headerFields[.contentLength] == nil {
-            headers.add(name: "Content-Length", value: String(response.body.count))
+            buffer.writeStaticString("Content-Length: ")
+            buffer.writeString(String(response.body.count))
+            buffer.writeStaticString("\r\n")
         }
         if !keepAlive {
-            headers.add(name: "Connection", value: "close")
+            buffer.writeStaticString("Connection: close\r\n")
         } else if version == .http1_0 {
-            headers.add(name: "Connection", value: "keep-alive")
+            buffer.writeStaticString("Connection: keep-alive\r\n")
         }
-        let status = HTTPResponseStatus(statusCode: code, reasonPhrase: response.status.reasonPhrase)
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: status, headers: headers))), promise: nil)
-        if !response.body.isEmpty {
-            let body = context.channel.allocator.buffer(bytes: response.body)
-            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        buffer.writeStaticString("\r\n")
+        buffer.writeBytes(response.body)
+        context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+    }
+
+    /// `HTTP/1.1 200 OK`: the request's version (1.0 or 1.1; the decoder accepts no other), the code and
+    /// its reason phrase.
+    static func writeStatusLine(version: HTTPVersion, status: HTTPResponse.Status, into buffer: inout ByteBuffer) {
+        if version.major == 1 && version.minor == 0 {
+            buffer.writeStaticString("HTTP/1.0 ")
+        } else {
+            buffer.writeStaticString("HTTP/1.1 ")
         }
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        buffer.writeString(String(status.code))
+        buffer.writeStaticString(" ")
+        buffer.writeString(status.reasonPhrase)
+        buffer.writeStaticString("\r\n")
     }
 
     /// `100 Continue` for a request that asked for it, once every earlier response is written.
     func sendContinueIfExpected(context: ChannelHandlerContext) {
         guard !isResponding, queue.isEmpty, let current = receiving, current.expectsContinue else { return }
         receiving?.expectsContinue = false
-        let head = HTTPResponseHead(version: current.version, status: .continue)
-        context.writeAndFlush(wrapOutboundOut(.head(head)), promise: nil)
+        var buffer = context.channel.allocator.buffer(capacity: 32)
+        Self.writeStatusLine(version: current.version, status: .continue, into: &buffer)
+        buffer.writeStaticString("\r\n")
+        context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
     }
 
     func closeAfterFlush(context: ChannelHandlerContext) {

@@ -15,7 +15,7 @@ import Darwin
 /// The listening socket's life: idle, starting, running, stopping. One per `MockServer`.
 ///
 /// Connections are served by a SwiftNIO pipeline of our own: a byte tap for timeouts, NIO's HTTP/1.1
-/// decoder and encoder, and ``HTTPConnectionHandler``. When the process runs out of descriptors,
+/// decoder, and ``HTTPConnectionHandler``, which writes responses as bytes itself. When the process runs out of descriptors,
 /// waiting connections are closed instead of retried in a loop, and stopping closes the listener,
 /// lets each connection finish the responses it owes, and waits for every socket to close.
 actor ServerLifecycle: MockServerListener {
@@ -92,7 +92,6 @@ actor ServerLifecycle: MockServerListener {
         decoderLimits.maxHeaderFieldCount = limits.maximumHeaderFields
         let activity = ConnectionActivity(now: .now())
         try pipeline.addHandler(RequestStartTap(activity: activity))
-        try pipeline.addHandler(HTTPResponseEncoder(configuration: .init()))
         try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(limitConfiguration: decoderLimits)))
         try pipeline.addHandler(HTTPConnectionHandler(server: server, limits: limits, activity: activity))
     }

@@ -163,6 +163,37 @@ struct HTTPHardeningTests {
         }
     }
 
+    @Test("A response's head is written as HTTP/1.1 frames it: status line, the fields once each, Content-Length, no chunking")
+    func responseFraming() async throws {
+        try await withServer { server, port in
+            _ = await server.respond(to: MockRequest(.post, "/people", json: ["name": "ada"]))
+            let connection = try RawConnection(port: port)
+            await connection.send(
+                "GET /people/1 HTTP/1.1\r\nHost: x\r\n\r\nHEAD /people/1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let (bytes, closed) = await connection.readUntilClosed()
+            #expect(closed)
+            let text = String(decoding: bytes, as: UTF8.self)
+            let headEnd = try #require(text.range(of: "\r\n\r\n"))
+            let lines = text[..<headEnd.lowerBound].components(separatedBy: "\r\n")
+            #expect(lines.first == "HTTP/1.1 200 OK")
+            let names = lines.dropFirst().compactMap { $0.split(separator: ":").first.map { $0.lowercased() } }
+            #expect(names.count == Set(names).count, "a field written twice: \(names)")
+            #expect(!names.contains("transfer-encoding") && !names.contains("connection"))
+            let length = try #require(
+                lines.first { $0.lowercased().hasPrefix("content-length: ") }.flatMap { Int($0.dropFirst(16)) })
+            let bodyAndRest = Array(text[headEnd.upperBound...].utf8)
+            let body = try #require(try JSON(parsing: Array(bodyAndRest.prefix(length))).objectValue)
+            #expect(body["name"] == "ada")
+            #expect(length == JSON.object(body).serialized().count)
+            // HEAD: the same Content-Length, no body, and the connection closes as asked.
+            let head = String(decoding: bodyAndRest.dropFirst(length), as: UTF8.self)
+            #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n"))
+            #expect(head.contains("\r\nContent-Length: \(length)\r\n"))
+            #expect(head.contains("\r\nConnection: close\r\n"))
+            #expect(text.hasSuffix("\r\n\r\n"))
+        }
+    }
+
     @Test("Pipelined requests are answered in order on one connection, errors included")
     func pipelining() async throws {
         try await withServer { _, port in
