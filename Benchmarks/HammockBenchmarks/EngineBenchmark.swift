@@ -5,7 +5,8 @@ import HammockServer
 /// What a request costs before the transport adds its share; the figure to profile
 /// (`perf record -g hammock-bench engine`).
 enum EngineBenchmark {
-    static func run(rounds: Int, iterations: Int) async throws {
+    /// - Parameter only: Runs only the request at this index (for a profile of one kind of request).
+    static func run(rounds: Int, iterations: Int, only: Int? = nil) async throws {
         let mock = try await HTTPBenchmark.makeMock(storeName: "memory", directory: NSTemporaryDirectory())
         let patch: JSON = ["numberOfKids": 3]
         let cases: [(String, MockRequest)] = [
@@ -17,7 +18,7 @@ enum EngineBenchmark {
         print("\n### The engine in process (memory store), best of \(rounds) rounds of \(iterations)\n")
         print("| request | µs per request |")
         print("|---|---:|")
-        for (name, request) in cases {
+        for (index, (name, request)) in cases.enumerated() where only == nil || only == index {
             var best = Double.infinity
             for _ in 0..<rounds {
                 let start = ContinuousClock.now

@@ -19,7 +19,9 @@ struct Bench {
         if which == "model" || which == "all" { rows += try ModelBenchmark.run(rounds: option("--rounds", 5)) }
         if !rows.isEmpty { printRows(rows) }
         if which == "engine" || which == "all" {
-            try await EngineBenchmark.run(rounds: option("--rounds", 5), iterations: option("--iterations", 100_000))
+            try await EngineBenchmark.run(
+                rounds: option("--rounds", 5), iterations: option("--iterations", 100_000),
+                only: arguments.contains("--only") ? option("--only", 0) : nil)
         }
         if which == "http" || which == "all" {
             try await HTTPBenchmark.run(

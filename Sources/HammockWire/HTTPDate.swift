@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 /// HTTP dates (RFC 9110 §5.6.7), without shared formatters: what the server writes in `Last-Modified`
 /// and reads from `If-Modified-Since`, and what the client reads from `Retry-After`.
@@ -24,6 +25,17 @@ public enum HTTPDate {
         let lowest = -62_135_596_800.0  // 0001-01-01T00:00:00Z
         let interval = date.timeIntervalSince1970
         let seconds = Int(interval.isNaN ? 0 : min(max(interval, lowest), limit).rounded(.down))
+        // A server stamps many responses with the same second: format each second once.
+        if let cached = lastFormatted.withLock({ $0.seconds == seconds ? $0.text : nil }) { return cached }
+        let text = format(seconds: seconds)
+        lastFormatted.withLock { $0 = (seconds, text) }
+        return text
+    }
+
+    /// The most recently formatted second.
+    private static let lastFormatted = Mutex<(seconds: Int, text: String)>((Int.min, ""))
+
+    static func format(seconds: Int) -> String {
         let dayNumber = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - dayNumber * 86_400
         let (year, month, day) = civil(fromDays: dayNumber)

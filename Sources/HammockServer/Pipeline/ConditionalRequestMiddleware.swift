@@ -7,14 +7,23 @@ import HammockWire
 ///
 /// Every such response gets a strong `ETag` of its bytes (unless it has one). `Last-Modified` comes
 /// from the handler: resource routes set it from the ``ModificationLog``.
-struct ConditionalRequestMiddleware: MockMiddleware {
+struct ConditionalRequestMiddleware: OutcomeStep {
     let now: @Sendable () -> Date
 
-    func handle(_ request: MockRequest, next: (MockRequest) async throws -> MockResponse) async throws -> MockResponse {
-        var response = try await next(request)
-        guard request.method == .get || request.method == .head, response.status == .ok else { return response }
-        let tag = response.headerFields[.eTag] ?? Self.entityTag(of: response.body)
-        response.headerFields[.eTag] = tag
+    func finish(_ outcome: Result<MockResponse, any Error>, for request: MockRequest) -> Result<MockResponse, any Error> {
+        guard request.method == .get || request.method == .head else { return outcome }
+        return mapResponse(outcome) { response in validate(&response, for: request) }
+    }
+
+    func validate(_ response: inout MockResponse, for request: MockRequest) {
+        guard response.status == .ok else { return }
+        let tag: String
+        if let given = response.headerFields[.eTag] {
+            tag = given
+        } else {
+            tag = Self.entityTag(of: response.body)
+            response.headerFields.append(HTTPField(name: .eTag, value: tag))
+        }
         let notModified: Bool
         if let ifNoneMatch = request.headerFields[.ifNoneMatch] {
             // `If-None-Match` wins over `If-Modified-Since` when both are sent.
@@ -31,12 +40,11 @@ struct ConditionalRequestMiddleware: MockMiddleware {
         } else {
             notModified = false
         }
-        guard notModified else { return response }
+        guard notModified else { return }
         response.status = .notModified
         response.body = []
         response.headerFields[.contentLength] = nil
         response.headerFields[.contentType] = nil
-        return response
     }
 
     /// A strong entity tag of the representation's bytes: a 64-bit multiply-xorshift hash taken eight

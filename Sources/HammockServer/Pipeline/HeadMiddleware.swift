@@ -2,12 +2,12 @@ import HTTPTypes
 
 /// `HEAD` is answered like `GET` without the body: handlers produce the full representation (so its
 /// `ETag` is the `GET`'s), and this takes the body off, keeping its length in `Content-Length`.
-struct HeadMiddleware: MockMiddleware {
-    func handle(_ request: MockRequest, next: (MockRequest) async throws -> MockResponse) async throws -> MockResponse {
-        var response = try await next(request)
-        guard request.method == .head else { return response }
-        response.headerFields[.contentLength] = String(response.body.count)
-        response.body = []
-        return response
+struct HeadMiddleware: OutcomeStep {
+    func finish(_ outcome: Result<MockResponse, any Error>, for request: MockRequest) -> Result<MockResponse, any Error> {
+        guard request.method == .head else { return outcome }
+        return mapResponse(outcome) { response in
+            response.headerFields[.contentLength] = String(response.body.count)
+            response.body = []
+        }
     }
 }

@@ -37,12 +37,36 @@ struct MiddlewareChain: Sendable {
 
     let respond: Responder
 
-    /// `middleware[0]` is outermost: it sees the request first and the response last.
+    /// `middleware[0]` is outermost: it sees the request first and the response last. Adjacent
+    /// ``OutcomeStep``s share one frame.
     init(_ middleware: [any MockMiddleware], around responder: @escaping Responder) {
         var next = responder
-        for step in middleware.reversed() {
+        var index = middleware.count - 1
+        while index >= 0 {
             let inner = next
-            next = { request in try await step.handle(request, next: inner) }
+            guard middleware[index] is any OutcomeStep else {
+                let step = middleware[index]
+                next = { request in try await step.handle(request, next: inner) }
+                index -= 1
+                continue
+            }
+            // The run of outcome steps that ends here, innermost first: the order they see the outcome in.
+            var run: [any OutcomeStep] = []
+            while index >= 0, let step = middleware[index] as? any OutcomeStep {
+                run.append(step)
+                index -= 1
+            }
+            let steps = run
+            next = { request in
+                var outcome: Result<MockResponse, any Error>
+                do {
+                    outcome = .success(try await inner(request))
+                } catch {
+                    outcome = .failure(error)
+                }
+                for step in steps { outcome = step.finish(outcome, for: request) }
+                return try outcome.get()
+            }
         }
         respond = next
     }

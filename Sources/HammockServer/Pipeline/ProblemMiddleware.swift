@@ -2,20 +2,19 @@ import Logging
 
 /// Turns every error thrown further in into a response: an ``HTTPProblem`` answers as itself, a store
 /// failure or anything else as a 500 problem, logged at `error`. Nothing is thrown past it.
-struct ProblemMiddleware: MockMiddleware {
+struct ProblemMiddleware: OutcomeStep {
     let logger: Logger
 
-    func handle(_ request: MockRequest, next: (MockRequest) async throws -> MockResponse) async throws -> MockResponse {
-        do {
-            return try await next(request)
-        } catch let problem as HTTPProblem {
-            return problem.response
-        } catch let error as StoreError {
+    func finish(_ outcome: Result<MockResponse, any Error>, for request: MockRequest) -> Result<MockResponse, any Error> {
+        switch outcome {
+        case .success: return outcome
+        case .failure(let problem as HTTPProblem): return .success(problem.response)
+        case .failure(let error as StoreError):
             logger.error("store failure: \(error)")
-            return HTTPProblem(.internalServerError, detail: "The store failed: \(error.description)").response
-        } catch {
+            return .success(HTTPProblem(.internalServerError, detail: "The store failed: \(error.description)").response)
+        case .failure(let error):
             logger.error("request failed: \(error)")
-            return HTTPProblem(.internalServerError, detail: String(describing: error)).response
+            return .success(HTTPProblem(.internalServerError, detail: String(describing: error)).response)
         }
     }
 }

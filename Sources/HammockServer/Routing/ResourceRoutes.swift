@@ -81,8 +81,12 @@ final class ResourceRoutes: MockRoutes {
         if action == .index || action == .show {
             if response.status == .ok {
                 let modified = modifications.lastModified(of: route)
-                response.headerFields[.lastModified] = HTTPDate.format(
-                    Date(timeIntervalSince1970: modified.timeIntervalSince1970.rounded(.down)))
+                let stamp = HTTPDate.format(Date(timeIntervalSince1970: modified.timeIntervalSince1970.rounded(.down)))
+                if response.headerFields[.lastModified] == nil {
+                    response.headerFields.append(HTTPField(name: .lastModified, value: stamp))
+                } else {
+                    response.headerFields[.lastModified] = stamp
+                }
             }
         } else if (200...299).contains(response.status.code) {
             modifications.record(route.schema, cascadingTo: action == .destroy ? Array(schemas.values) : [])

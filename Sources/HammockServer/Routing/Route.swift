@@ -29,28 +29,38 @@ public enum Route: Sendable, Hashable {
     /// The methods this route answers, given the resource's allowed actions, in a fixed order.
     public var allowedMethods: [HTTPRequest.Method] {
         let actions = schema.resource.actions
-        var methods: [HTTPRequest.Method] = []
         switch self {
         case .collection, .children:
+            if actions.isSuperset(of: [.list, .create]) { return Self.collectionMethods }
+            var methods: [HTTPRequest.Method] = []
             if actions.contains(.list) { methods += [.get, .head] }
             if actions.contains(.create) { methods.append(.post) }
+            return methods
         case .item:
+            if actions.isSuperset(of: [.show, .update, .delete]) { return Self.itemMethods }
+            var methods: [HTTPRequest.Method] = []
             if actions.contains(.show) { methods += [.get, .head] }
             if actions.contains(.update) { methods += [.put, .patch] }
             if actions.contains(.delete) { methods.append(.delete) }
+            return methods
         }
-        return methods
     }
+
+    /// Every method of a collection and of an item, built once rather than on each request.
+    static let collectionMethods: [HTTPRequest.Method] = [.get, .head, .post]
+    static let itemMethods: [HTTPRequest.Method] = [.get, .head, .put, .patch, .delete]
 
     /// The controller action for `method`, if the route allows it.
     public func action(for method: HTTPRequest.Method) -> Action? {
-        guard allowedMethods.contains(method) else { return nil }
+        let actions = schema.resource.actions
         switch (self, method) {
-        case (.collection, .post), (.children, .post): return .create
-        case (.collection, _), (.children, _): return .index
-        case (.item, .get), (.item, .head): return .show
-        case (.item, .delete): return .destroy
-        case (.item, _): return .update
+        case (.collection, .get), (.collection, .head), (.children, .get), (.children, .head):
+            return actions.contains(.list) ? .index : nil
+        case (.collection, .post), (.children, .post): return actions.contains(.create) ? .create : nil
+        case (.item, .get), (.item, .head): return actions.contains(.show) ? .show : nil
+        case (.item, .put), (.item, .patch): return actions.contains(.update) ? .update : nil
+        case (.item, .delete): return actions.contains(.delete) ? .destroy : nil
+        default: return nil
         }
     }
 
