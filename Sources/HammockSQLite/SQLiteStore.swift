@@ -23,6 +23,8 @@ import Synchronization
 /// ```
 public final class SQLiteStore: MockStore {
     let pool: DatabasePool
+    /// Concurrent writes, committed together.
+    let writes: GroupCommit
     /// The records of every added resource, mirrored in memory for reads.
     let mirror = LockedRecordTables()
 
@@ -56,6 +58,8 @@ public final class SQLiteStore: MockStore {
             lock.release()
             throw StoreError.storageFailure("cannot open \(path): \(error)")
         }
+        let mirror = self.mirror
+        writes = GroupCommit(pool: pool) { db in Self.reloadMirror(mirror, from: db) }
     }
 
     /// Closes the database and gives up the claim on its file, so another store may open it. Later
@@ -183,21 +187,23 @@ public final class SQLiteStore: MockStore {
 }
 
 extension SQLiteStore {
-    /// Runs a write transaction on the serialized writer. If it fails, the mirror is reloaded from
-    /// the file, since the mirror may hold changes of a transaction that did not commit.
+    /// Runs a write in the next group transaction (see ``GroupCommit``). If it fails, the mirror is
+    /// reloaded from the file, since the mirror may hold changes of a transaction that did not commit.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
-            return try await pool.write(body)
+            return try await writes.write(body)
+        } catch let error as StoreError {
+            throw error
         } catch {
-            try? await reloadMirror()
-            if let error = error as? StoreError { throw error }
             throw StoreError.storageFailure(String(describing: error))
         }
     }
 
-    func reloadMirror() async throws {
+    /// Replaces the mirror with what the database holds. Runs on the writer (no write in flight), so
+    /// nothing committed meanwhile can be lost from the mirror.
+    static func reloadMirror(_ mirror: LockedRecordTables, from db: Database) {
         let schemas = mirror.withLock { tables in tables.schemas }
-        let tables = try await pool.read { db in try schemas.map { try Self.loadTable($0, from: db) } }
+        guard let tables = try? schemas.map({ try loadTable($0, from: db) }) else { return }
         mirror.withLock { mirror in for table in tables { mirror.replace(table) } }
     }
 

@@ -113,6 +113,50 @@ struct StoreContractTests {
         #expect(String(decoding: after.0, as: UTF8.self).contains(#""a\u0000b""#))
     }
 
+    @Test("Concurrent SQLite writes commit in groups: each succeeds or fails alone, and what succeeded is on disk")
+    func groupCommit() async throws {
+        let path = TemporaryDirectory.make() + "group.sqlite"
+        let store = try SQLiteStore(path: path)
+        let server = try await MockServer(resources: [Fixtures.people, Fixtures.categories], store: store)
+        let categories = try #require(server.schema(named: "categories"))
+        let people = try #require(server.schema(named: "people"))
+        _ = try await store.createRecord(of: categories, with: ["slug": "taken", "title": "first"])
+        // 60 writes at once: 20 creates with a taken key, 40 that must all land; updates interleaved.
+        let outcomes = await withTaskGroup(of: (Int, Bool).self) { group in
+            for index in 0..<60 {
+                group.addTask {
+                    do {
+                        if index % 3 == 0 {
+                            _ = try await store.createRecord(of: categories, with: ["slug": "taken", "title": .string("again \(index)")])
+                        } else {
+                            _ = try await store.createRecord(of: people, with: ["name": .string("p\(index)")])
+                        }
+                        return (index, true)
+                    } catch StoreError.duplicateKey {
+                        return (index, false)
+                    } catch {
+                        Issue.record("write \(index) failed with \(error)")
+                        return (index, false)
+                    }
+                }
+            }
+            var outcomes: [Int: Bool] = [:]
+            for await (index, succeeded) in group { outcomes[index] = succeeded }
+            return outcomes
+        }
+        #expect(outcomes.filter { $0.value }.keys.sorted() == (0..<60).filter { $0 % 3 != 0 })
+        #expect(try await store.count(of: people) == 40)
+        #expect(try await store.record(of: categories, withKey: "taken")?["title"] == "first")
+        let served = try await store.storedRecords(of: people)
+        try store.close()
+        // Acknowledged means committed: a fresh store on the file holds every one of them.
+        let reopened = try SQLiteStore(path: path)
+        let again = try await MockServer(resources: [Fixtures.people, Fixtures.categories], store: reopened)
+        let peopleAgain = try #require(again.schema(named: "people"))
+        #expect(try await reopened.storedRecords(of: peopleAgain) == served)
+        try reopened.close()
+    }
+
     @Test("A second store on a file that a live store holds is refused, until the first closes")
     func oneStorePerFile() async throws {
         let directory = TemporaryDirectory.make()

@@ -1,0 +1,117 @@
+import GRDB
+import Synchronization
+
+/// Group commit: the writes that wait while one transaction commits go into the next transaction
+/// together, each in a savepoint of its own, and each is acknowledged only once that transaction has
+/// committed.
+///
+/// Every create or update is its own transaction otherwise: a `BEGIN`, a WAL append of the touched
+/// pages and a `COMMIT` per request, and a hop to GRDB's writer queue per request. Under concurrent
+/// writes the batch grows with the queue and the cost per write falls; a lone write waits for nothing.
+///
+/// - Fair: a batch is everything submitted when the writer takes it, run in submission order; what
+///   arrives meanwhile goes into the next one, so no write waits behind more than one batch.
+/// - Independent: a write that fails (a taken key) rolls back its own savepoint and fails alone.
+/// - Durable: nobody hears of success before `COMMIT` returns; if the commit fails, every write of
+///   the batch fails.
+final class GroupCommit: Sendable {
+    /// A submitted write: runs in its savepoint and says what to tell its caller once the
+    /// transaction's fate is known.
+    struct Pending: Sendable {
+        let perform: @Sendable (Database) -> Completion
+        /// Fails the write without running it (its transaction could not begin).
+        let abandon: @Sendable (any Error) -> Void
+    }
+
+    /// What a write's caller hears after the transaction: `committed` if it commits, `rolledBack`
+    /// with the commit's error if not.
+    struct Completion {
+        let committed: () -> Void
+        let rolledBack: (any Error) -> Void
+        /// The write failed in a way that may have left what the store mirrors of the database ahead of
+        /// it (anything but a taken key, which is refused before anything is touched).
+        let needsResync: Bool
+    }
+
+    struct State: ~Copyable {
+        var pending: [Pending] = []
+        var isDraining = false
+    }
+
+    let pool: DatabasePool
+    let state = Mutex(State())
+    /// Called on the writer, after a batch in which a write failed or that did not commit, to bring
+    /// what the store mirrors back to what the database holds.
+    let resync: @Sendable (Database) -> Void
+
+    init(pool: DatabasePool, resync: @escaping @Sendable (Database) -> Void) {
+        self.pool = pool
+        self.resync = resync
+    }
+
+    /// Runs `body` in the next group transaction and returns its result once that has committed.
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let pending = Pending { db in
+                do {
+                    var value: T?
+                    try db.inSavepoint {
+                        value = try body(db)
+                        return .commit
+                    }
+                    guard let value else {
+                        throw DatabaseError(message: "a write ended without a result")
+                    }
+                    return Completion(
+                        committed: { continuation.resume(returning: value) },
+                        rolledBack: { continuation.resume(throwing: $0) }, needsResync: false)
+                } catch {
+                    let refused: Bool
+                    if case StoreError.duplicateKey? = error as? StoreError { refused = true } else { refused = false }
+                    return Completion(
+                        committed: { continuation.resume(throwing: error) },
+                        rolledBack: { _ in continuation.resume(throwing: error) }, needsResync: !refused)
+                }
+            } abandon: { error in
+                continuation.resume(throwing: error)
+            }
+            let start = state.withLock { state -> Bool in
+                state.pending.append(pending)
+                guard !state.isDraining else { return false }
+                state.isDraining = true
+                return true
+            }
+            if start { pool.asyncWriteWithoutTransaction { db in self.drain(db) } }
+        }
+    }
+
+    /// On GRDB's writer: one transaction per batch until nothing waits.
+    private func drain(_ db: Database) {
+        while true {
+            let batch = state.withLock { state -> [Pending] in
+                guard !state.pending.isEmpty else {
+                    state.isDraining = false
+                    return []
+                }
+                defer { state.pending = [] }
+                return state.pending
+            }
+            guard !batch.isEmpty else { return }
+            var completions: [Completion] = []
+            completions.reserveCapacity(batch.count)
+            do {
+                try db.inTransaction(.immediate) {
+                    for write in batch { completions.append(write.perform(db)) }
+                    return .commit
+                }
+                if completions.contains(where: \.needsResync) { resync(db) }
+                for completion in completions { completion.committed() }
+            } catch {
+                // The transaction did not commit: none of the batch happened.
+                resync(db)
+                for completion in completions { completion.rolledBack(error) }
+                for write in batch.dropFirst(completions.count) { write.abandon(error) }
+            }
+        }
+    }
+}
