@@ -127,7 +127,8 @@ struct StoreContractTests {
                 group.addTask {
                     do {
                         if index % 3 == 0 {
-                            _ = try await store.createRecord(of: categories, with: ["slug": "taken", "title": .string("again \(index)")])
+                            let again: JSONObject = ["slug": "taken", "title": .string("again \(index)")]
+                            _ = try await store.createRecord(of: categories, with: again)
                         } else {
                             _ = try await store.createRecord(of: people, with: ["name": .string("p\(index)")])
                         }
