@@ -80,6 +80,10 @@ struct JSONParser: ~Copyable {
     var depth = 0
     /// Scratch space for strings with escapes, reused across strings.
     var scratch: [UInt8] = []
+    /// The elements and members of the arrays and objects being parsed, innermost last: each container
+    /// is built with one allocation of its final size, instead of growing an array member by member.
+    var values: [JSON] = []
+    var keys: [String] = []
 
     init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int, rejectsDuplicateKeys: Bool = false) {
         self.bytes = bytes
@@ -161,20 +165,23 @@ struct JSONParser: ~Copyable {
     mutating func parseArray() throws(JSONParsingError) -> JSON {
         try enter()
         position += 1  // [
-        var elements: [JSON] = []
         skipWhitespace()
         if position < bytes.count && bytes[position] == UInt8(ascii: "]") {
             position += 1
             depth -= 1
-            return .array(elements)
+            return .array([])
         }
+        let base = values.count
+        var index = 0
         while true {
             skipWhitespace()
             do {
-                elements.append(try parseValue())
+                values.append(try parseValue())
             } catch {
-                throw error.nested(in: .index(elements.count))
+                // Counted here: a failed element may have left its own members on the stack.
+                throw error.nested(in: .index(index))
             }
+            index += 1
             skipWhitespace()
             guard position < bytes.count else { throw error(.unexpectedEnd) }
             switch bytes[position] {
@@ -182,22 +189,31 @@ struct JSONParser: ~Copyable {
             case UInt8(ascii: "]"):
                 position += 1
                 depth -= 1
+                let elements = Array(values[base...])
+                values.removeSubrange(base...)
                 return .array(elements)
             case let byte: throw error(.unexpectedByte(byte))
             }
         }
     }
 
+    /// Objects up to this many members are gathered on the stacks, with duplicates found by a linear
+    /// scan; a larger one moves into a `JSONObject`, whose index finds them.
+    static let stackedMemberLimit = 16
+
     mutating func parseObject() throws(JSONParsingError) -> JSON {
         try enter()
         position += 1  // {
-        var object = JSONObject()
         skipWhitespace()
         if position < bytes.count && bytes[position] == UInt8(ascii: "}") {
             position += 1
             depth -= 1
-            return .object(object)
+            return .object(JSONObject())
         }
+        let keyBase = keys.count
+        let valueBase = values.count
+        /// Set once the object outgrows the stacks.
+        var large: JSONObject?
         while true {
             skipWhitespace()
             guard position < bytes.count else { throw error(.unexpectedEnd) }
@@ -216,11 +232,21 @@ struct JSONParser: ~Copyable {
                 throw error.nested(in: .key(key))
             }
             // Duplicate keys: the last one wins, at the position of the first (unless they are refused).
-            if object.count < 8 && !object._keys.contains(key) {
-                object.appendNew(key, value)
+            if large != nil {
+                if rejectsDuplicateKeys && large?[key] != nil { throw error(.duplicateKey(key), at: keyOffset) }
+                large?[key] = value
+            } else if let existing = keys[keyBase...].firstIndex(of: key) {
+                if rejectsDuplicateKeys { throw error(.duplicateKey(key), at: keyOffset) }
+                values[valueBase + (existing - keyBase)] = value
+            } else if keys.count - keyBase < Self.stackedMemberLimit {
+                keys.append(key)
+                values.append(value)
             } else {
-                if rejectsDuplicateKeys && object[key] != nil { throw error(.duplicateKey(key), at: keyOffset) }
+                var object = JSONObject(uniqueKeys: Array(keys[keyBase...]), values: Array(values[valueBase...]))
+                keys.removeSubrange(keyBase...)
+                values.removeSubrange(valueBase...)
                 object[key] = value
+                large = object
             }
             skipWhitespace()
             guard position < bytes.count else { throw error(.unexpectedEnd) }
@@ -229,6 +255,10 @@ struct JSONParser: ~Copyable {
             case UInt8(ascii: "}"):
                 position += 1
                 depth -= 1
+                if let large { return .object(large) }
+                let object = JSONObject(uniqueKeys: Array(keys[keyBase...]), values: Array(values[valueBase...]))
+                keys.removeSubrange(keyBase...)
+                values.removeSubrange(valueBase...)
                 return .object(object)
             case let byte: throw error(.unexpectedByte(byte))
             }

@@ -18,17 +18,18 @@ extension JSON {
     /// ```
     /// Non-finite doubles, which JSON cannot express, are written as `null`.
     public func serialized(options: WritingOptions = []) -> [UInt8] {
-        var output: [UInt8] = []
-        output.reserveCapacity(64)
+        var output = JSONByteWriter(capacity: 256)
         var writer = JSONWriter(options: options)
         writer.write(self, into: &output)
-        return output
+        return output.finish()
     }
 
     /// Appends the serialized bytes of this value to `output`.
     public func serialize(into output: inout [UInt8], options: WritingOptions = []) {
+        var bytes = JSONByteWriter(capacity: 256)
         var writer = JSONWriter(options: options)
-        writer.write(self, into: &output)
+        writer.write(self, into: &bytes)
+        bytes.finish(into: &output)
     }
 
     /// This value as a JSON string.
@@ -39,26 +40,32 @@ extension JSON {
 
 struct JSONWriter {
     let options: JSON.WritingOptions
+    let isPretty: Bool
     var indentation = 0
 
-    init(options: JSON.WritingOptions) { self.options = options }
+    init(options: JSON.WritingOptions) {
+        self.options = options
+        isPretty = options.contains(.prettyPrinted)
+    }
 
-    mutating func write(_ value: JSON, into output: inout [UInt8]) {
+    mutating func write(_ value: JSON, into output: inout JSONByteWriter) {
         switch value {
-        case .null: append("null", to: &output)
-        case .bool(let flag): append(flag ? "true" : "false", to: &output)
-        case .integer(let number): Self.writeInteger(number, into: &output)
+        case .null: output.append("null")
+        case .bool(let flag): output.append(flag ? "true" : "false")
+        case .integer(let number): output.appendInteger(number)
         case .double(let number):
             if number.isFinite {
                 if let exact = Int(exactly: number), abs(number) < 1e15, number != 0 || number.sign == .plus {
                     // Keep the decimal point so the value reads back as a double.
-                    Self.writeInteger(exact, into: &output)
-                    append(".0", to: &output)
+                    output.appendInteger(exact)
+                    output.append(".0")
                 } else {
-                    output.append(contentsOf: number.description.utf8)
+                    // Up to 15 bytes, Swift keeps the text inline: no allocation for most numbers.
+                    var text = number.description
+                    text.withUTF8 { output.append($0) }
                 }
             } else {
-                append("null", to: &output)
+                output.append("null")
             }
         case .string(let string): Self.writeString(string, into: &output)
         case .array(let elements): writeArray(elements, into: &output)
@@ -66,12 +73,14 @@ struct JSONWriter {
         }
     }
 
-    mutating func writeArray(_ elements: [JSON], into output: inout [UInt8]) {
-        guard !elements.isEmpty else { return append("[]", to: &output) }
+    mutating func writeArray(_ elements: [JSON], into output: inout JSONByteWriter) {
+        guard !elements.isEmpty else { return output.append("[]") }
         output.append(UInt8(ascii: "["))
         indentation += 1
-        for (index, element) in elements.enumerated() {
-            if index > 0 { output.append(UInt8(ascii: ",")) }
+        var first = true
+        for element in elements {
+            if !first { output.append(UInt8(ascii: ",")) }
+            first = false
             newline(&output)
             write(element, into: &output)
         }
@@ -80,22 +89,20 @@ struct JSONWriter {
         output.append(UInt8(ascii: "]"))
     }
 
-    mutating func writeObject(_ object: JSONObject, into output: inout [UInt8]) {
-        guard !object.isEmpty else { return append("{}", to: &output) }
+    mutating func writeObject(_ object: JSONObject, into output: inout JSONByteWriter) {
+        guard !object.isEmpty else { return output.append("{}") }
         output.append(UInt8(ascii: "{"))
         indentation += 1
-        var order = Array(object._keys.indices)
         if options.contains(.sortedKeys) {
-            order.sort { object._keys[$0].utf8.lexicographicallyPrecedes(object._keys[$1].utf8) }
-        }
-        let pretty = options.contains(.prettyPrinted)
-        for (count, index) in order.enumerated() {
-            if count > 0 { output.append(UInt8(ascii: ",")) }
-            newline(&output)
-            Self.writeString(object._keys[index], into: &output)
-            output.append(UInt8(ascii: ":"))
-            if pretty { output.append(UInt8(ascii: " ")) }
-            write(object._values[index], into: &output)
+            let order = object._keys.indices.sorted { object._keys[$0].utf8.lexicographicallyPrecedes(object._keys[$1].utf8) }
+            for (count, index) in order.enumerated() {
+                writeMember(object._keys[index], object._values[index], isFirst: count == 0, into: &output)
+            }
+        } else {
+            // Stored order: no index array to build.
+            for index in 0..<object._keys.count {
+                writeMember(object._keys[index], object._values[index], isFirst: index == 0, into: &output)
+            }
         }
         indentation -= 1
         newline(&output)
@@ -103,47 +110,40 @@ struct JSONWriter {
     }
 
     @inline(__always)
-    func newline(_ output: inout [UInt8]) {
-        guard options.contains(.prettyPrinted) else { return }
-        output.append(UInt8(ascii: "\n"))
-        for _ in 0..<indentation { output.append(contentsOf: [0x20, 0x20]) }
+    mutating func writeMember(_ key: String, _ value: JSON, isFirst: Bool, into output: inout JSONByteWriter) {
+        if !isFirst { output.append(UInt8(ascii: ",")) }
+        newline(&output)
+        Self.writeString(key, into: &output)
+        output.append(UInt8(ascii: ":"))
+        if isPretty { output.append(UInt8(ascii: " ")) }
+        write(value, into: &output)
     }
 
     @inline(__always)
-    func append(_ literal: StaticString, to output: inout [UInt8]) {
-        output.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    func newline(_ output: inout JSONByteWriter) {
+        guard isPretty else { return }
+        output.append(UInt8(ascii: "\n"))
+        for _ in 0..<indentation { output.append("  ") }
     }
 
-    static func writeInteger(_ value: Int, into output: inout [UInt8]) {
-        if value >= 0 && value < 10 {
-            output.append(UInt8(ascii: "0") &+ UInt8(value))
-            return
-        }
-        // Write digits backwards into a stack buffer; magnitude handles Int.min.
-        var magnitude = value.magnitude
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buffer in
-            var index = 20
-            repeat {
-                index -= 1
-                buffer[index] = UInt8(ascii: "0") &+ UInt8(magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
-            if value < 0 { output.append(UInt8(ascii: "-")) }
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[index..<20]))
-        }
+    static let hexDigits: StaticString = "0123456789abcdef"
+
+    /// Whether a byte must be escaped in a JSON string: control characters, quote, backslash.
+    @inline(__always)
+    static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
     }
 
-    static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
-
-    static func writeString(_ string: String, into output: inout [UInt8]) {
-        output.append(UInt8(ascii: "\""))
+    static func writeString(_ string: String, into output: inout JSONByteWriter) {
         var string = string
         string.withUTF8 { bytes in
+            output.reserve(bytes.count + 2)
+            output.appendReserved(UInt8(ascii: "\""))
             var runStart = 0
             for index in 0..<bytes.count {
                 let byte = bytes[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                if runStart < index { output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index])) }
+                guard needsEscape(byte) else { continue }
+                if runStart < index { output.append(UnsafeBufferPointer(rebasing: bytes[runStart..<index])) }
                 runStart = index + 1
                 output.append(UInt8(ascii: "\\"))
                 switch byte {
@@ -155,15 +155,16 @@ struct JSONWriter {
                 case 0x08: output.append(UInt8(ascii: "b"))
                 case 0x0C: output.append(UInt8(ascii: "f"))
                 default:
-                    output.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
-                    output.append(hexDigits[Int(byte >> 4)])
-                    output.append(hexDigits[Int(byte & 0x0F)])
+                    output.append("u00")
+                    let hex = hexDigits.utf8Start
+                    output.append(hex[Int(byte >> 4)])
+                    output.append(hex[Int(byte & 0x0F)])
                 }
             }
             if runStart < bytes.count {
-                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
+                output.append(UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
             }
+            output.append(UInt8(ascii: "\""))
         }
-        output.append(UInt8(ascii: "\""))
     }
 }

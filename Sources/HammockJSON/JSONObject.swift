@@ -85,6 +85,15 @@ public struct JSONObject: Sendable {
         }
     }
 
+    /// An object of keys known to be distinct, with their values (the parser's path).
+    @usableFromInline
+    init(uniqueKeys keys: [String], values: [JSON]) {
+        _keys = keys
+        _values = values
+        index = nil
+        if keys.count > Self.indexThreshold { rebuildIndex() }
+    }
+
     /// Removes `key` and returns its value, if it was present.
     @discardableResult
     public mutating func removeValue(forKey key: String) -> JSON? {
