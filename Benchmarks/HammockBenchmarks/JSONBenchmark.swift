@@ -43,30 +43,50 @@ enum JSONBenchmark {
         return best
     }
 
+    /// Times each body once per round, in turn, and keeps each one's best: a slow spell of a shared
+    /// machine then hurts subject and baseline alike instead of whichever ran during it.
+    static func interleaved(rounds: Int, _ bodies: [() throws -> Void]) throws -> [Double] {
+        var best = [Double](repeating: .infinity, count: bodies.count)
+        for _ in 0..<rounds {
+            for (index, body) in bodies.enumerated() {
+                best[index] = min(best[index], try self.best(rounds: 1, body))
+            }
+        }
+        return best
+    }
+
     static func run(rounds: Int) throws -> [Row] {
         let bytes = makeDocument(megabytes: 5)
         let data = Data(bytes)
         let megabytes = Double(bytes.count) / 1_000_000
         var sink = 0
 
-        let hammockParse = try best(rounds: rounds) { sink &+= try JSON(parsing: bytes).arrayValue?.count ?? 0 }
-        let serializationParse = try best(rounds: rounds) {
-            sink &+= (try JSONSerialization.jsonObject(with: data) as? [Any])?.count ?? 0
-        }
-        let decoderParse = try best(rounds: rounds) { sink &+= try JSONDecoder().decode([Person].self, from: data).count }
-
         let value = try JSON(parsing: bytes)
         let foundationValue = try JSONSerialization.jsonObject(with: data)
         let people = try JSONDecoder().decode([Person].self, from: data)
-        let hammockWrite = best(rounds: rounds) { sink &+= value.serialized().count }
-        let serializationWrite = try best(rounds: rounds) {
-            sink &+= try JSONSerialization.data(withJSONObject: foundationValue).count
+        func measure() throws -> [Double] {
+            try interleaved(
+                rounds: rounds,
+                [
+                    { sink &+= try JSON(parsing: bytes).arrayValue?.count ?? 0 },
+                    { sink &+= (try JSONSerialization.jsonObject(with: data) as? [Any])?.count ?? 0 },
+                    { sink &+= try JSONDecoder().decode([Person].self, from: data).count },
+                    { sink &+= value.serialized().count },
+                    { sink &+= try JSONSerialization.data(withJSONObject: foundationValue).count },
+                    { sink &+= try JSONEncoder().encode(people).count },
+                ])
         }
-        let encoderWrite = try best(rounds: rounds) { sink &+= try JSONEncoder().encode(people).count }
+        // Before and after the Python peer, so that it runs between two measurements of ours.
+        let first = try measure()
+        let python = PythonJSONPeer.run()
+        let second = try measure()
+        let times = zip(first, second).map { min($0, $1) }
+        let (hammockParse, serializationParse, decoderParse) = (times[0], times[1], times[2])
+        let (hammockWrite, serializationWrite, encoderWrite) = (times[3], times[4], times[5])
         precondition(sink != 42, "keeps the work alive")
 
         func mbps(_ seconds: Double) -> Double { megabytes / seconds }
-        return [
+        var rows = [
             Row(
                 name: "parse \(String(format: "%.1f", megabytes)) MB: HammockJSON vs JSONSerialization",
                 value: mbps(hammockParse), baseline: mbps(serializationParse), unit: "MB/s"),
@@ -80,6 +100,56 @@ enum JSONBenchmark {
                 name: "serialize: HammockJSON vs JSONEncoder (Codable structs)",
                 value: mbps(hammockWrite), baseline: mbps(encoderWrite), unit: "MB/s"),
         ]
+        for (label, rate, isParse) in [
+            ("parse: HammockJSON vs CPython json.loads", python["cpython json.loads"], true),
+            ("parse: HammockJSON vs orjson.loads", python["orjson.loads"], true),
+            ("serialize: HammockJSON vs orjson.dumps", python["orjson.dumps"], false),
+        ] {
+            guard let rate else { continue }
+            rows.append(
+                Row(name: label, value: mbps(isParse ? hammockParse : hammockWrite), baseline: rate, unit: "MB/s"))
+        }
+        return rows
+    }
+}
+
+/// `pyjson.py` from the peers directory (`HAMMOCK_PEERS`, else `../shared/peers`): CPython's json and
+/// orjson on a document of the same shape, best of 5 each. A yardstick outside the project; skipped
+/// with a note when it is not there.
+enum PythonJSONPeer {
+    static func run() -> [String: Double] {
+        let peers = ProcessInfo.processInfo.environment["HAMMOCK_PEERS"] ?? "../shared/peers"
+        let script = peers + "/pyjson.py"
+        guard FileManager.default.fileExists(atPath: script) else {
+            FileHandle.standardError.write(Data("note: no \(script); the Python JSON rows are left out\n".utf8))
+            return [:]
+        }
+        let outputPath = NSTemporaryDirectory() + "hammock-pyjson-\(UUID().uuidString).txt"
+        FileManager.default.createFile(atPath: outputPath, contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: outputPath) }
+        guard let output = FileHandle(forWritingAtPath: outputPath) else { return [:] }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", script]
+        process.standardOutput = output
+        do {
+            try process.run()
+        } catch {
+            return [:]
+        }
+        // A synchronous benchmark on the main thread: waiting here blocks no pool thread.
+        process.waitUntilExit()
+        try? output.close()
+        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        var rates: [String: Double] = [:]
+        for line in text.split(separator: "\n") {
+            // `orjson.loads: 68.5 MB/s`
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = String(line[..<colon])
+            let rest = line[line.index(after: colon)...].split(separator: " ")
+            if let rate = rest.first.flatMap({ Double($0) }) { rates[name] = rate }
+        }
+        return rates
     }
 }
 

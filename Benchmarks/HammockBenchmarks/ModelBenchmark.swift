@@ -42,14 +42,19 @@ enum ModelBenchmark {
         }
         var sink = 0
         let megabytes = Double(bytes.count) / 1_000_000
-        let mapped = try JSONBenchmark.best(rounds: rounds) {
-            guard case .array(let elements) = try JSON(parsing: bytes) else { return }
-            var models: [Item] = []
-            models.reserveCapacity(elements.count)
-            for element in elements { models.append(try Oven.baked(Item(), from: element, recipe: recipe)) }
-            sink &+= models.count
-        }
-        let decoded = try JSONBenchmark.best(rounds: rounds) { sink &+= try JSONDecoder().decode([Item].self, from: data).count }
+        let times = try JSONBenchmark.interleaved(
+            rounds: rounds,
+            [
+                {
+                    guard case .array(let elements) = try JSON(parsing: bytes) else { return }
+                    var models: [Item] = []
+                    models.reserveCapacity(elements.count)
+                    for element in elements { models.append(try Oven.baked(Item(), from: element, recipe: recipe)) }
+                    sink &+= models.count
+                },
+                { sink &+= try JSONDecoder().decode([Item].self, from: data).count },
+            ])
+        let (mapped, decoded) = (times[0], times[1])
         precondition(sink != 42, "keeps the work alive")
         return [
             Row(
