@@ -210,6 +210,31 @@ struct HTTPHardeningTests {
         }
     }
 
+    /// Waits before answering `/slow`; everything else goes straight on.
+    struct SlowPath: MockMiddleware {
+        func handle(_ request: MockRequest, next: (MockRequest) async throws -> MockResponse) async throws -> MockResponse {
+            if request.path == "/slow" { try await Task.sleep(for: .milliseconds(100)) }
+            return try await next(request)
+        }
+    }
+
+    @Test("Thousands of pipelined requests queued behind a slow one are answered in order, without deep recursion")
+    func pipelinedBehindSlow() async throws {
+        let server = try await MockServer(resources: [Fixtures.people], middleware: [SlowPath()])
+        _ = await server.respond(to: MockRequest(.post, "/people", json: ["name": "ada"]))
+        try await server.whileServing { port in
+            let connection = try RawConnection(port: port)
+            let count = 3000
+            var text = "GET /slow HTTP/1.1\r\nHost: x\r\n\r\n"
+            for _ in 0..<count { text += "GET /people/1 HTTP/1.1\r\nHost: x\r\n\r\n" }
+            await connection.send(text)
+            let responses = await connection.readResponses(count + 1, timeout: .seconds(30))
+            #expect(responses.count == count + 1)
+            #expect(responses.first?.status == 404)
+            #expect(responses.dropFirst().allSatisfy { $0.status == 200 })
+        }
+    }
+
     @Test("Expect: 100-continue gets 100 before the body; HTTP/1.0 closes unless asked to keep alive")
     func continueAndVersions() async throws {
         try await withServer { _, port in
@@ -237,15 +262,28 @@ struct HTTPHardeningTests {
         }
     }
 
+    /// Says when a request reaches the middleware chain.
+    struct Arrival: MockMiddleware {
+        let continuation: AsyncStream<Void>.Continuation
+
+        func handle(_ request: MockRequest, next: (MockRequest) async throws -> MockResponse) async throws -> MockResponse {
+            continuation.yield()
+            return try await next(request)
+        }
+    }
+
     @Test("Stopping lets requests in flight finish, then closes every connection")
     func gracefulStop() async throws {
         let options = MockServer.Options(latency: Latency(.milliseconds(200)...(.milliseconds(200))))
-        let server = try await MockServer(resources: [Fixtures.people], options: options)
+        let arrivals = AsyncStream<Void>.makeStream()
+        let server = try await MockServer(
+            resources: [Fixtures.people], options: options, middleware: [Arrival(continuation: arrivals.continuation)])
         let port = try await server.start(port: 0)
         let busy = try RawConnection(port: port)
         await busy.send("GET /people HTTP/1.1\r\nHost: x\r\n\r\n")
         let idle = try RawConnection(port: port)
-        try await Task.sleep(for: .milliseconds(50))
+        // Stop once the request is in the server's hands (not after a guess at how long that takes).
+        for await _ in arrivals.stream { break }
         await server.stop()
         let (bytes, closed) = await busy.readUntilClosed()
         #expect(RawResponse.parse(bytes).first?.status == 200)
