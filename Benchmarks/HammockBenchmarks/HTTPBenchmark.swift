@@ -18,6 +18,8 @@ enum HTTPBenchmark {
         var connections: Int
         var rounds: Int
         var storeNames: [String]
+        /// Other `hammock` binaries (an older build) measured beside this one's in the serve table.
+        var compare: [String] = []
     }
 
     /// A server to measure: where it listens, and how much CPU it has used so far.
@@ -168,12 +170,20 @@ enum HTTPBenchmark {
         defer {
             for (process, _) in servers where process.isRunning { process.interrupt() }
         }
-        for (name, flags) in [("hammock serve --quiet", ["--quiet"]), ("hammock serve", [String]())] {
+        var runs: [(name: String, binary: URL, flags: [String])] = []
+        for path in options.compare {
+            let binary = URL(fileURLWithPath: path)
+            runs.append(("\(path) serve --quiet", binary, ["--quiet"]))
+            runs.append(("\(path) serve", binary, []))
+        }
+        runs.append(("hammock serve --quiet", executable, ["--quiet"]))
+        runs.append(("hammock serve", executable, []))
+        for (name, binary, flags) in runs {
             let logPath = directory + "serve-\(servers.count).log"
             FileManager.default.createFile(atPath: logPath, contents: nil)
             guard let log = FileHandle(forWritingAtPath: logPath) else { throw BenchmarkError("cannot write \(logPath)") }
             let process = Process()
-            process.executableURL = executable
+            process.executableURL = binary
             process.arguments = ["serve", configurationPath, "--port", "0", "--store", "memory"] + flags
             process.standardOutput = log
             process.standardError = log

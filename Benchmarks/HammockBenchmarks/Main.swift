@@ -1,6 +1,7 @@
 import Foundation
 
-/// `hammock-bench [json|model|engine|http|all] [--seconds N] [--connections N] [--rounds N] [--store memory|sqlite]`
+/// `hammock-bench [json|model|engine|http|all] [--seconds N] [--connections N] [--rounds N] [--store memory|sqlite]
+/// [--compare OTHER_HAMMOCK_BINARY]`
 ///
 /// JSON and model mapping print speeds against Foundation's; HTTP prints CPU time per request against
 /// bare SwiftNIO (see `HTTPBenchmark`).
@@ -27,7 +28,9 @@ struct Bench {
             try await HTTPBenchmark.run(
                 HTTPBenchmark.Options(
                     seconds: option("--seconds", 5), connections: option("--connections", 32), rounds: option("--rounds", 3),
-                    storeNames: store.map { [$0] } ?? ["memory", "sqlite"]))
+                    storeNames: store.map { [$0] } ?? ["memory", "sqlite"],
+                    compare: arguments.indices.filter { arguments[$0] == "--compare" && $0 + 1 < arguments.count }
+                        .map { arguments[$0 + 1] }))
         }
     }
 
