@@ -27,20 +27,34 @@ public struct BufferedLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        var merged = metadata
-        if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
-        if let explicit = event.metadata { merged.merge(explicit) { _, new in new } }
-        if let error = event.error {
-            merged["error.message"] = "\(error)"
-            merged["error.type"] = "\(String(reflecting: type(of: error)))"
+        var metadataText = ""
+        let provided = metadataProvider?.get() ?? [:]
+        if !metadata.isEmpty || !provided.isEmpty || event.metadata?.isEmpty == false || event.error != nil {
+            var merged = metadata
+            merged.merge(provided) { _, new in new }
+            if let explicit = event.metadata { merged.merge(explicit) { _, new in new } }
+            if let error = event.error {
+                merged["error.message"] = "\(error)"
+                merged["error.type"] = "\(String(reflecting: type(of: error)))"
+            }
+            metadataText = " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         }
-        var line = "\(event.level)"
-        if !label.isEmpty { line += " " + label }
-        line += ":"
-        if !merged.isEmpty {
-            line += " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        // The pieces go into the output's buffer as they are: no line is assembled as a String first.
+        let label = self.label
+        let message = event.message.description
+        let source = event.source
+        output.appendLine { line in
+            line.append(contentsOf: event.level.rawValue.utf8)
+            if !label.isEmpty {
+                line.append(UInt8(ascii: " "))
+                line.append(contentsOf: label.utf8)
+            }
+            line.append(UInt8(ascii: ":"))
+            line.append(contentsOf: metadataText.utf8)
+            line.append(contentsOf: " [".utf8)
+            line.append(contentsOf: source.utf8)
+            line.append(contentsOf: "] ".utf8)
+            line.append(contentsOf: message.utf8)
         }
-        line += " [\(event.source)] \(event.message)"
-        output.appendLine(line)
     }
 }

@@ -71,31 +71,30 @@ public final class BufferedLogOutput: Sendable {
 
     /// Appends one line: the current local time, `text`, a newline. Never waits for the destination.
     public func appendLine(_ text: String) {
-        var text = text
-        text.withUTF8 { appendLine(timestamped: true, $0) }
+        appendLine { $0.append(contentsOf: text.utf8) }
     }
 
-    /// Appends `bytes` and a newline, after the current local time when `timestamped`.
-    func appendLine(timestamped: Bool, _ bytes: UnsafeBufferPointer<UInt8>) {
-        let now = timestamped ? time(nil) : 0
+    /// Appends one line: the current local time, a space, what `write` appends, a newline. `write` runs
+    /// under the output's lock and must not block.
+    func appendLine(_ write: (inout [UInt8]) -> Void) {
+        let now = time(nil)
         let wakeWriter = state.withLock { state -> Bool in
-            if timestamped && (state.second != now || state.timestamp.isEmpty) {
+            guard !state.isClosed else { return false }
+            if state.second != now || state.timestamp.isEmpty {
                 state.second = now
                 state.timestamp = Self.format(now)
             }
-            let size = (timestamped ? state.timestamp.count + 1 : 0) + bytes.count + 1
-            guard !state.isClosed else { return false }
-            guard state.buffer.count + size <= capacity else {
+            let start = state.buffer.count
+            state.buffer.append(contentsOf: state.timestamp)
+            state.buffer.append(UInt8(ascii: " "))
+            write(&state.buffer)
+            state.buffer.append(UInt8(ascii: "\n"))
+            guard state.buffer.count <= capacity else {
+                state.buffer.removeSubrange(start...)
                 state.dropped += 1
                 return false
             }
-            if timestamped {
-                state.buffer.append(contentsOf: state.timestamp)
-                state.buffer.append(UInt8(ascii: " "))
-            }
-            state.buffer.append(contentsOf: bytes)
-            state.buffer.append(UInt8(ascii: "\n"))
-            state.appended += size
+            state.appended += state.buffer.count - start
             guard state.writerIsWaiting else { return false }
             state.writerIsWaiting = false
             return true
