@@ -26,6 +26,9 @@
 /// (`ETag`, `Last-Modified`, 304), then yours, then the router. So a response you return for a `GET`
 /// gets validators and 304s, a `HEAD` of it loses its body, and a problem you throw is logged and
 /// delayed like the rest.
+///
+/// Served over HTTP (`HammockHTTPServer`), middleware runs on the event loop of the request's
+/// connection: `await` what takes time instead of blocking on it.
 public protocol MockMiddleware: Sendable {
     /// Answers `request`, usually by calling `next` and adjusting what it returns.
     func handle(_ request: MockRequest, next: (MockRequest) async throws -> MockResponse) async throws -> MockResponse
