@@ -49,6 +49,10 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// its loop take the next request, instead of calling `startNext` again: no recursion, however
     /// many requests a client pipelines.
     private var isStarting = false
+    /// Pipelined requests answered one after another without the loop going back to its sockets.
+    private var answeredInARow = 0
+    /// After this many, the next pipelined request waits for the loop's next turn (see `continueAfter`).
+    static let pipelineBurst = 16
     /// Where the engine answers this connection's requests: its own event loop.
     private var executor: EventLoopTaskExecutor?
 
@@ -216,7 +220,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
                     let keepAlive = keepAlive && !self.isQuiescing && response.headerFields[.connection] != "close"
                     self.write(response, version: version, keepAlive: keepAlive, context: context)
                     if keepAlive {
-                        self.startNext(context: context)
+                        self.continueAfterAnswer(context: context)
                     } else {
                         self.closeAfterFlush(context: context)
                     }
@@ -229,6 +233,25 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
                     self.linger(context: context)
                 }
             }
+        }
+    }
+
+    /// Starts the next queued request, or, after a burst of pipelined answers, lets the loop serve its
+    /// other connections first. The engine answers on the event loop, and each answer is a task: a
+    /// client that pipelines thousands of requests would otherwise keep the loop in its task phase
+    /// for the whole pipeline, and the timers of other connections would fire before their reads.
+    func continueAfterAnswer(context: ChannelHandlerContext) {
+        answeredInARow += 1
+        guard answeredInARow >= Self.pipelineBurst, !queue.isEmpty else {
+            if queue.isEmpty { answeredInARow = 0 }
+            startNext(context: context)
+            return
+        }
+        answeredInARow = 0
+        // A timer a millisecond ahead is not due in this task phase: the loop polls its sockets first.
+        context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(1)) {
+            guard context.channel.isActive else { return }
+            self.startNext(context: context)
         }
     }
 
