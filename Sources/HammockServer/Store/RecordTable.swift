@@ -19,13 +19,7 @@ package struct RecordTable: Sendable {
 
     package func storedRecord(withKey key: JSON) -> StoredRecord? { rows[key] }
 
-    package var records: [JSONObject] { order.compactMap { rows[$0]?.fields } }
-
     package var storedRecords: [StoredRecord] { order.compactMap { rows[$0] } }
-
-    package func records(where foreignKey: String, is parentKey: JSON) -> [JSONObject] {
-        storedRecords(where: foreignKey, is: parentKey).map(\.fields)
-    }
 
     package func storedRecords(where foreignKey: String, is parentKey: JSON) -> [StoredRecord] {
         order.compactMap { key in
@@ -153,12 +147,13 @@ package final class LockedRecordTables: Sendable {
         try withLock { tables throws(StoreError) in try tables.table(schema).count }
     }
 
+    // The plain reads are the stored ones without their bytes, mapped outside the lock.
     package func record(of schema: ResourceSchema, withKey key: JSON) throws(StoreError) -> JSONObject? {
-        try withLock { tables throws(StoreError) in try tables.table(schema).record(withKey: key) }
+        try storedRecord(of: schema, withKey: key)?.fields
     }
 
     package func records(of schema: ResourceSchema) throws(StoreError) -> [JSONObject] {
-        try withLock { tables throws(StoreError) in try tables.table(schema).records }
+        try storedRecords(of: schema).map(\.fields)
     }
 
     package func records(
@@ -166,7 +161,7 @@ package final class LockedRecordTables: Sendable {
     )
         throws(StoreError) -> [JSONObject]
     {
-        try withLock { tables throws(StoreError) in try tables.table(schema).records(where: foreignKey.name, is: parentKey) }
+        try storedRecords(of: schema, where: foreignKey, is: parentKey).map(\.fields)
     }
 
     package func storedRecord(of schema: ResourceSchema, withKey key: JSON) throws(StoreError) -> StoredRecord? {
