@@ -176,7 +176,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        .testTarget(name: "HammockJSONTests", dependencies: ["HammockJSON"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HammockJSONTests", dependencies: ["HammockJSON", "HammockTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "HammockWireTests", dependencies: ["HammockWire", "HammockTestSupport"], swiftSettings: swiftSettings),
         .testTarget(

@@ -82,8 +82,27 @@ struct JSONParser: ~Copyable {
     var scratch: [UInt8] = []
     /// The elements and members of the arrays and objects being parsed, innermost last: each container
     /// is built with one allocation of its final size, instead of growing an array member by member.
-    var values: [JSON] = []
-    var keys: [String] = []
+    var values = ParserStack<JSON>()
+    var keys = ParserStack<String>()
+    /// The keys of the last object closed at each depth (up to `shapeDepths`). Arrays of records repeat
+    /// one set of keys: an object whose keys match its predecessor's shares that array, so its keys need
+    /// neither an allocation nor a duplicate check.
+    var shapes: [Shape?] = []
+
+    /// The keys of an object, and whether each key's raw bytes are its value (no quote, backslash or
+    /// control character), so the next object's keys can be compared without decoding them.
+    struct Shape {
+        var keys: [String]
+        var isPlain: Bool
+
+        init(keys: [String]) {
+            self.keys = keys
+            isPlain = keys.allSatisfy { key in
+                key.utf8.allSatisfy { $0 >= 0x20 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+            }
+        }
+    }
+    static let shapeDepths = 16
 
     init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int, rejectsDuplicateKeys: Bool = false) {
         self.bytes = bytes
@@ -176,7 +195,7 @@ struct JSONParser: ~Copyable {
         while true {
             skipWhitespace()
             do {
-                values.append(try parseValue())
+                values.push(try parseValue())
             } catch {
                 // Counted here: a failed element may have left its own members on the stack.
                 throw error.nested(in: .index(index))
@@ -189,9 +208,7 @@ struct JSONParser: ~Copyable {
             case UInt8(ascii: "]"):
                 position += 1
                 depth -= 1
-                let elements = Array(values[base...])
-                values.removeSubrange(base...)
-                return .array(elements)
+                return .array(values.popArray(from: base))
             case let byte: throw error(.unexpectedByte(byte))
             }
         }
@@ -212,6 +229,14 @@ struct JSONParser: ~Copyable {
         }
         let keyBase = keys.count
         let valueBase = values.count
+        let shapeSlot = depth < Self.shapeDepths ? depth : nil
+        if let shapeSlot, shapes.count <= shapeSlot {
+            shapes.append(contentsOf: repeatElement(nil, count: shapeSlot + 1 - shapes.count))
+        }
+        /// The previous object's keys at this depth, while this one's keys have followed them in order;
+        /// `matched` of them so far, kept off the key stack.
+        var shape: Shape? = shapeSlot.flatMap { shapes[$0] }
+        var matched = 0
         /// Set once the object outgrows the stacks.
         var large: JSONObject?
         while true {
@@ -219,7 +244,12 @@ struct JSONParser: ~Copyable {
             guard position < bytes.count else { throw error(.unexpectedEnd) }
             guard bytes[position] == UInt8(ascii: "\"") else { throw error(.unexpectedByte(bytes[position])) }
             let keyOffset = position
-            let key = try parseString()
+            let key: String
+            if let known = shape, known.isPlain, matched < known.keys.count, skipKey(matching: known.keys[matched]) {
+                key = known.keys[matched]
+            } else {
+                key = try parseString()
+            }
             skipWhitespace()
             guard position < bytes.count else { throw error(.unexpectedEnd) }
             guard bytes[position] == UInt8(ascii: ":") else { throw error(.unexpectedByte(bytes[position])) }
@@ -231,20 +261,41 @@ struct JSONParser: ~Copyable {
             } catch {
                 throw error.nested(in: .key(key))
             }
+            if let known = shape?.keys {
+                if matched < known.count && known[matched] == key {
+                    // The shape's keys are unique, so a key that follows it is no duplicate.
+                    values.push(value)
+                    matched += 1
+                    skipWhitespace()
+                    guard position < bytes.count else { throw error(.unexpectedEnd) }
+                    switch bytes[position] {
+                    case UInt8(ascii: ","):
+                        position += 1
+                        continue
+                    case UInt8(ascii: "}"):
+                        position += 1
+                        depth -= 1
+                        let objectKeys = matched == known.count ? known : Array(known[..<matched])
+                        return .object(JSONObject(uniqueKeys: objectKeys, values: values.popArray(from: valueBase)))
+                    case let byte: throw error(.unexpectedByte(byte))
+                    }
+                }
+                // The keys part ways: the ones matched so far go on the stack, and the usual checks resume.
+                keys.push(contentsOf: known[..<matched])
+                shape = nil
+            }
             // Duplicate keys: the last one wins, at the position of the first (unless they are refused).
             if large != nil {
                 if rejectsDuplicateKeys && large?[key] != nil { throw error(.duplicateKey(key), at: keyOffset) }
                 large?[key] = value
-            } else if let existing = keys[keyBase...].firstIndex(of: key) {
+            } else if let existing = keys.firstIndex(from: keyBase, where: { $0 == key }) {
                 if rejectsDuplicateKeys { throw error(.duplicateKey(key), at: keyOffset) }
                 values[valueBase + (existing - keyBase)] = value
             } else if keys.count - keyBase < Self.stackedMemberLimit {
-                keys.append(key)
-                values.append(value)
+                keys.push(key)
+                values.push(value)
             } else {
-                var object = JSONObject(uniqueKeys: Array(keys[keyBase...]), values: Array(values[valueBase...]))
-                keys.removeSubrange(keyBase...)
-                values.removeSubrange(valueBase...)
+                var object = JSONObject(uniqueKeys: keys.popArray(from: keyBase), values: values.popArray(from: valueBase))
                 object[key] = value
                 large = object
             }
@@ -255,10 +306,9 @@ struct JSONParser: ~Copyable {
             case UInt8(ascii: "}"):
                 position += 1
                 depth -= 1
-                if let large { return .object(large) }
-                let object = JSONObject(uniqueKeys: Array(keys[keyBase...]), values: Array(values[valueBase...]))
-                keys.removeSubrange(keyBase...)
-                values.removeSubrange(valueBase...)
+                let object =
+                    large ?? JSONObject(uniqueKeys: keys.popArray(from: keyBase), values: values.popArray(from: valueBase))
+                if let shapeSlot { shapes[shapeSlot] = Shape(keys: object.keys) }
                 return .object(object)
             case let byte: throw error(.unexpectedByte(byte))
             }

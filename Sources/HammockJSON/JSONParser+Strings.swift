@@ -4,7 +4,17 @@ extension JSONParser {
         position += 1  // opening quote
         let start = position
         var isASCII = true
-        // Fast path: no escapes. Scan to the closing quote.
+        // Fast path: no escapes. Eight bytes at a time while none of them needs a look (a quote, a
+        // backslash, a control character), then byte by byte to the closing quote.
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while bytes.count - position >= 8 {
+                let word = raw.loadUnaligned(fromByteOffset: position, as: UInt64.self)
+                if Self.needsALook(word) { break }
+                if word & Self.highBits != 0 { isASCII = false }
+                position += 8
+            }
+        }
         while position < bytes.count {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
@@ -20,16 +30,60 @@ extension JSONParser {
         throw error(.unexpectedEnd)
     }
 
+    static let lowBits: UInt64 = 0x0101_0101_0101_0101
+    static let highBits: UInt64 = 0x8080_8080_8080_8080
+
+    /// Whether any byte of `word` is a quote, a backslash or below 0x20. A byte is zero in `word ^ c`
+    /// exactly where it equals `c`, and `(v - 0x01…) & ~v & 0x80…` is non-zero when some byte of `v` is
+    /// zero; bytes with the high bit set never count, so UTF-8 continuation bytes pass.
+    @inline(__always)
+    static func needsALook(_ word: UInt64) -> Bool {
+        let quote = word ^ (lowBits &* UInt64(UInt8(ascii: "\"")))
+        let backslash = word ^ (lowBits &* UInt64(UInt8(ascii: "\\")))
+        let hasQuote = (quote &- lowBits) & ~quote
+        let hasBackslash = (backslash &- lowBits) & ~backslash
+        let hasControl = (word &- lowBits &* 0x20) & ~word
+        return (hasQuote | hasBackslash | hasControl) & highBits != 0
+    }
+
     func makeString(
         _ slice: UnsafeBufferPointer<UInt8>, isASCII: Bool, start: Int
     ) throws(JSONParsingError)
         -> String
     {
-        if isASCII { return String(decoding: slice, as: UTF8.self) }
-        guard let string = String(validating: slice, as: UTF8.self) else {
-            throw error(.invalidUTF8, at: start + Self.firstInvalidUTF8Offset(slice))
-        }
+        var string = String(decoding: slice, as: UTF8.self)
+        if isASCII { return string }
+        // Decoding replaces what is not UTF-8 with U+FFFD, so the bytes come back unchanged exactly when
+        // they were valid. (`String(validating:as:)` is generic over the encoding and, unspecialized,
+        // looks up type metadata on every call.)
+        let intact = string.withUTF8 { decoded in Self.sameBytes(decoded, slice) }
+        guard intact else { throw error(.invalidUTF8, at: start + Self.firstInvalidUTF8Offset(slice)) }
         return string
+    }
+
+    @inline(__always)
+    static func sameBytes(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard left.count == right.count else { return false }
+        var offset = 0
+        while offset < left.count {
+            if left[offset] != right[offset] { return false }
+            offset += 1
+        }
+        return true
+    }
+
+    /// Steps over a key whose bytes are exactly `expected`'s, quotes included, and says whether it did.
+    /// Only for keys with no quote, backslash or control character, whose raw bytes are their value.
+    @inline(__always)
+    mutating func skipKey(matching expected: String) -> Bool {
+        let length = expected.utf8.count
+        guard bytes.count - position >= length + 2, bytes[position + length + 1] == UInt8(ascii: "\"") else {
+            return false
+        }
+        let raw = UnsafeBufferPointer(rebasing: bytes[(position + 1)..<(position + 1 + length)])
+        let equal = expected.utf8.withContiguousStorageIfAvailable { wanted in Self.sameBytes(raw, wanted) } ?? false
+        if equal { position += length + 2 }
+        return equal
     }
 
     /// Continues a string after its first backslash, decoding escapes into the scratch buffer.
