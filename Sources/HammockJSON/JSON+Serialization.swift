@@ -77,12 +77,11 @@ struct JSONWriter {
         guard !elements.isEmpty else { return output.append("[]") }
         output.append(UInt8(ascii: "["))
         indentation += 1
-        var first = true
-        for element in elements {
-            if !first { output.append(UInt8(ascii: ",")) }
-            first = false
+        // Elements by index, not by iterator: the iterator hands out copies, a retain and a release each.
+        for index in elements.indices {
+            if index != 0 { output.append(UInt8(ascii: ",")) }
             newline(&output)
-            write(element, into: &output)
+            write(elements[index], into: &output)
         }
         indentation -= 1
         newline(&output)
@@ -135,36 +134,52 @@ struct JSONWriter {
     }
 
     static func writeString(_ string: String, into output: inout JSONByteWriter) {
-        var string = string
-        string.withUTF8 { bytes in
-            output.reserve(bytes.count + 2)
+        // Native strings lend their bytes without a copy; others (bridged ones) are made contiguous.
+        let written: Void? = string.utf8.withContiguousStorageIfAvailable { writeString(bytes: $0, into: &output) }
+        guard written == nil else { return }
+        var copy = string
+        copy.withUTF8 { writeString(bytes: $0, into: &output) }
+    }
+
+    static func writeString(bytes: UnsafeBufferPointer<UInt8>, into output: inout JSONByteWriter) {
+        output.reserve(bytes.count + 2)
+        output.appendReserved(UInt8(ascii: "\""))
+        if ByteScan.isPlain(bytes) {
+            // Most strings: copied as they are.
+            output.appendReserved(bytes)
             output.appendReserved(UInt8(ascii: "\""))
-            var runStart = 0
-            for index in 0..<bytes.count {
-                let byte = bytes[index]
-                guard needsEscape(byte) else { continue }
-                if runStart < index { output.append(UnsafeBufferPointer(rebasing: bytes[runStart..<index])) }
-                runStart = index + 1
-                output.append(UInt8(ascii: "\\"))
-                switch byte {
-                case UInt8(ascii: "\""): output.append(UInt8(ascii: "\""))
-                case UInt8(ascii: "\\"): output.append(UInt8(ascii: "\\"))
-                case 0x0A: output.append(UInt8(ascii: "n"))
-                case 0x0D: output.append(UInt8(ascii: "r"))
-                case 0x09: output.append(UInt8(ascii: "t"))
-                case 0x08: output.append(UInt8(ascii: "b"))
-                case 0x0C: output.append(UInt8(ascii: "f"))
-                default:
-                    output.append("u00")
-                    let hex = hexDigits.utf8Start
-                    output.append(hex[Int(byte >> 4)])
-                    output.append(hex[Int(byte & 0x0F)])
-                }
-            }
-            if runStart < bytes.count {
-                output.append(UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
-            }
-            output.append(UInt8(ascii: "\""))
+            return
         }
+        var runStart = 0
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            guard needsEscape(byte) else {
+                index += 1
+                continue
+            }
+            if runStart < index { output.append(UnsafeBufferPointer(rebasing: bytes[runStart..<index])) }
+            index += 1
+            runStart = index
+            output.append(UInt8(ascii: "\\"))
+            switch byte {
+            case UInt8(ascii: "\""): output.append(UInt8(ascii: "\""))
+            case UInt8(ascii: "\\"): output.append(UInt8(ascii: "\\"))
+            case 0x0A: output.append(UInt8(ascii: "n"))
+            case 0x0D: output.append(UInt8(ascii: "r"))
+            case 0x09: output.append(UInt8(ascii: "t"))
+            case 0x08: output.append(UInt8(ascii: "b"))
+            case 0x0C: output.append(UInt8(ascii: "f"))
+            default:
+                output.append("u00")
+                let hex = hexDigits.utf8Start
+                output.append(hex[Int(byte >> 4)])
+                output.append(hex[Int(byte & 0x0F)])
+            }
+        }
+        if runStart < bytes.count {
+            output.append(UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
+        }
+        output.append(UInt8(ascii: "\""))
     }
 }

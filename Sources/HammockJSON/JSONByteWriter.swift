@@ -45,6 +45,14 @@ struct JSONByteWriter: ~Copyable {
         count += 1
     }
 
+    /// Appends bytes after `reserve` made room for them.
+    @inline(__always)
+    mutating func appendReserved(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard let source = bytes.baseAddress else { return }
+        (base + count).update(from: source, count: bytes.count)
+        count += bytes.count
+    }
+
     @inline(__always)
     mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let source = bytes.baseAddress, !bytes.isEmpty else { return }

@@ -10,8 +10,8 @@ extension JSONParser {
             let raw = UnsafeRawPointer(base)
             while bytes.count - position >= 8 {
                 let word = raw.loadUnaligned(fromByteOffset: position, as: UInt64.self)
-                if Self.needsALook(word) { break }
-                if word & Self.highBits != 0 { isASCII = false }
+                if ByteScan.needsALook(word) { break }
+                if word & ByteScan.highBits != 0 { isASCII = false }
                 position += 8
             }
         }
@@ -28,22 +28,6 @@ extension JSONParser {
             position += 1
         }
         throw error(.unexpectedEnd)
-    }
-
-    static let lowBits: UInt64 = 0x0101_0101_0101_0101
-    static let highBits: UInt64 = 0x8080_8080_8080_8080
-
-    /// Whether any byte of `word` is a quote, a backslash or below 0x20. A byte is zero in `word ^ c`
-    /// exactly where it equals `c`, and `(v - 0x01…) & ~v & 0x80…` is non-zero when some byte of `v` is
-    /// zero; bytes with the high bit set never count, so UTF-8 continuation bytes pass.
-    @inline(__always)
-    static func needsALook(_ word: UInt64) -> Bool {
-        let quote = word ^ (lowBits &* UInt64(UInt8(ascii: "\"")))
-        let backslash = word ^ (lowBits &* UInt64(UInt8(ascii: "\\")))
-        let hasQuote = (quote &- lowBits) & ~quote
-        let hasBackslash = (backslash &- lowBits) & ~backslash
-        let hasControl = (word &- lowBits &* 0x20) & ~word
-        return (hasQuote | hasBackslash | hasControl) & highBits != 0
     }
 
     func makeString(

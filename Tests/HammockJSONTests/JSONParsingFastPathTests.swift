@@ -117,3 +117,20 @@ struct JSONParsingFastPathTests {
         }
     }
 }
+
+@Suite("Serialization: fast paths")
+struct JSONSerializationFastPathTests {
+    @Test("A character that needs escaping is escaped at every offset of a string, and plain text is copied")
+    func escapesAtEveryOffset() throws {
+        for offset in 0..<24 {
+            let prefix = String(repeating: "a", count: offset)
+            let suffix = String(repeating: "é", count: (24 - offset) / 2)
+            for (character, escaped) in [("\"", #"\""#), ("\\", #"\\"#), ("\n", #"\n"#), ("\u{01}", #"\u0001"#)] {
+                let value = JSON.string(prefix + character + suffix)
+                #expect(value.serializedString() == "\"" + prefix + escaped + suffix + "\"")
+                #expect(try JSON(parsing: value.serialized()) == value)
+            }
+            #expect(JSON.string(prefix + suffix).serializedString() == "\"\(prefix)\(suffix)\"")
+        }
+    }
+}
