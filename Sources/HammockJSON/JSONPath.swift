@@ -167,6 +167,8 @@ public struct JSONPathError: Error, Sendable, Hashable, CustomStringConvertible 
 extension JSON {
     /// The value at `path`, or `nil` if any step is missing or of the wrong kind.
     public subscript(path: JSONPath) -> JSON? {
+        // One key, the usual path of a recipe's field: no copy of the value to walk from.
+        if path.components.count == 1, case .key(let key) = path.components[0] { return self[key] }
         var current = self
         for component in path.components {
             switch component {
