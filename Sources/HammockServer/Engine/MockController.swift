@@ -109,6 +109,37 @@ public struct CRUDController: MockController {
     public init() {}
 
     public func index(_ request: ActionRequest) async throws -> MockResponse {
+        let query = try ListQuery(parsing: request.request.query, for: request.schema)
+        guard query.isEmpty else { return try await Self.index(request, query: query) }
+        var response = try await Self.wholeList(request)
+        if !query.ignored.isEmpty { response.headerFields.append(contentsOf: query.responseFields(total: 0, path: "")) }
+        return response
+    }
+
+    /// A list with filters, a search, an order or a page.
+    static func index(_ request: ActionRequest, query: ListQuery) async throws -> MockResponse {
+        let store = request.store
+        let schema = request.schema
+        let records: [StoredRecord]
+        if case .children(_, let parent, let parentKey, let foreignKey) = request.route {
+            guard try await store.record(of: parent, withKey: parentKey) != nil else {
+                throw HTTPProblem.notFound(Self.missing(parent, parentKey))
+            }
+            records = try await store.storedRecords(of: schema, where: foreignKey, is: parentKey)
+        } else {
+            records = try await store.storedRecords(of: schema)
+        }
+        let (page, total) = query.apply(to: records, schema: schema)
+        var response =
+            request.servesStoredJSON
+            ? request.respond(withJSON: StoredRecord.jsonArray(page))
+            : request.respond(withCollection: page.map(\.fields))
+        response.headerFields.append(contentsOf: query.responseFields(total: total, path: request.request.path))
+        return response
+    }
+
+    /// The whole list in key order: the stored bytes joined, or the records through the serializer.
+    static func wholeList(_ request: ActionRequest) async throws -> MockResponse {
         let store = request.store
         if case .children(let schema, let parent, let parentKey, let foreignKey) = request.route {
             guard try await store.record(of: parent, withKey: parentKey) != nil else {

@@ -4,6 +4,9 @@ import HTTPTypes
 /// read from any origin, and a preflight (`OPTIONS`, answered by the router with the route's `Allow`)
 /// is granted the route's own methods. An unknown route has no `Allow`, so its preflight fails.
 struct CORSMiddleware: OutcomeStep {
+    /// The response headers a browser script may read, besides the always-readable ones.
+    static let exposedHeaders = "Location, ETag, Last-Modified, Link, X-Total-Count, X-Hammock-Ignored-Query"
+
     func finish(_ outcome: Result<MockResponse, any Error>, for request: MockRequest) -> Result<MockResponse, any Error> {
         mapResponse(outcome) { response in addHeaders(to: &response, for: request) }
     }
@@ -17,9 +20,9 @@ struct CORSMiddleware: OutcomeStep {
             response.headerFields[.accessControlAllowOrigin] = "*"
         }
         if response.headerFields[.accessControlExposeHeaders] == nil {
-            response.headerFields.append(HTTPField(name: .accessControlExposeHeaders, value: "Location, ETag, Last-Modified"))
+            response.headerFields.append(HTTPField(name: .accessControlExposeHeaders, value: Self.exposedHeaders))
         } else {
-            response.headerFields[.accessControlExposeHeaders] = "Location, ETag, Last-Modified"
+            response.headerFields[.accessControlExposeHeaders] = Self.exposedHeaders
         }
         if request.method == .options {
             response.headerFields[.accessControlAllowMethods] = response.headerFields[.allow]

@@ -1,0 +1,169 @@
+import HammockJSON
+
+extension ListQuery {
+    /// The records that pass the filters and the search, in the asked order, cut to the window; and how
+    /// many passed before the cut. `records` come in key order, as stores list them.
+    public func apply(to records: [StoredRecord], schema: ResourceSchema) -> (page: [StoredRecord], total: Int) {
+        var matching = records
+        if !filters.isEmpty || search != nil {
+            let matcher = Matcher(query: self, schema: schema)
+            matching = records.filter { matcher.matches($0.fields) }
+        }
+        if !sort.isEmpty {
+            let keyName = schema.key.name
+            let keys = sort
+            matching.sort { left, right in
+                for key in keys {
+                    let order = Self.compare(left.fields[key.field] ?? .null, right.fields[key.field] ?? .null)
+                    if order != 0 { return key.isDescending ? order > 0 : order < 0 }
+                }
+                return Self.compare(left.fields[keyName] ?? .null, right.fields[keyName] ?? .null) < 0
+            }
+        }
+        let total = matching.count
+        guard let bounds = window.map({ Self.bounds(of: $0, total: total) }) else { return (matching, total) }
+        return (Array(matching[bounds]), total)
+    }
+
+    /// The positions a window covers among `total` records (empty past the end).
+    static func bounds(of window: Window, total: Int) -> Range<Int> {
+        let start: Int
+        let end: Int
+        switch window {
+        case .page(let number, let size):
+            let (offset, overflow) = (number - 1).multipliedReportingOverflow(by: size)
+            start = overflow ? total : min(offset, total)
+            end = min(start + min(size, total), total)
+        case .range(let first, let last):
+            start = min(first, total)
+            end = max(start, min(last ?? total, total))
+        }
+        return start..<end
+    }
+
+    /// The order of two values of one field: `null` first, numbers by value, strings by their UTF-8
+    /// bytes (as keys are ordered), `false` before `true`; -1, 0 or 1.
+    static func compare(_ left: JSON, _ right: JSON) -> Int {
+        switch (left, right) {
+        case (.null, .null): return 0
+        case (.null, _): return -1
+        case (_, .null): return 1
+        case (.integer(let a), .integer(let b)): return a < b ? -1 : (a == b ? 0 : 1)
+        case (.string(let a), .string(let b)): return compareBytes(a, b)
+        case (.bool(let a), .bool(let b)): return a == b ? 0 : (a ? 1 : -1)
+        default:
+            if let a = left.doubleValue, let b = right.doubleValue { return a < b ? -1 : (a == b ? 0 : 1) }
+            // Values of different kinds (in a json field): by kind, then by their text.
+            let (a, b) = (left.kindName, right.kindName)
+            if a != b { return compareBytes(a, b) }
+            return compareBytes(left.serializedString(options: .sortedKeys), right.serializedString(options: .sortedKeys))
+        }
+    }
+
+    static func compareBytes(_ left: String, _ right: String) -> Int {
+        if left.utf8.elementsEqual(right.utf8) { return 0 }
+        return left.utf8.lexicographicallyPrecedes(right.utf8) ? -1 : 1
+    }
+
+    /// The filters and search, prepared once per request.
+    struct Matcher {
+        struct Prepared {
+            var field: String
+            var comparison: Operator
+            var values: [JSON]
+            /// For `_like`: each value lowercased, split at `%` (one part: a substring).
+            var patterns: [[[UInt8]]]
+        }
+
+        let filters: [Prepared]
+        let searchText: [UInt8]?
+        let searchFields: [String]
+
+        init(query: ListQuery, schema: ResourceSchema) {
+            filters = query.filters.map { filter in
+                let patterns =
+                    filter.comparison == .like
+                    ? filter.values.map { value in
+                        (value.stringValue ?? "").lowercased().split(separator: "%", omittingEmptySubsequences: false)
+                            .map { Array($0.utf8) }
+                    } : []
+                return Prepared(field: filter.field, comparison: filter.comparison, values: filter.values, patterns: patterns)
+            }
+            searchText = query.search.map { Array($0.lowercased().utf8) }
+            searchFields = schema.columns.filter { $0.type == .string }.map(\.name)
+        }
+
+        func matches(_ record: JSONObject) -> Bool {
+            for filter in filters where !Self.passes(record[filter.field] ?? .null, filter) { return false }
+            if let searchText {
+                return searchFields.contains { field in
+                    guard case .string(let text) = record[field] else { return false }
+                    return TextMatch.contains(Array(text.lowercased().utf8), searchText)
+                }
+            }
+            return true
+        }
+
+        static func passes(_ value: JSON, _ filter: Prepared) -> Bool {
+            switch filter.comparison {
+            case .equal: return filter.values.contains { ListQuery.compare(value, $0) == 0 && sameNullness(value, $0) }
+            case .notEqual: return filter.values.allSatisfy { ListQuery.compare(value, $0) != 0 || !sameNullness(value, $0) }
+            case .null: return filter.values.allSatisfy { $0.boolValue == value.isNull }
+            case .like:
+                guard case .string(let text) = value else { return false }
+                let lowered = Array(text.lowercased().utf8)
+                return filter.patterns.contains { TextMatch.matches(lowered, pattern: $0) }
+            case .greater, .greaterOrEqual, .less, .lessOrEqual:
+                guard !value.isNull else { return false }
+                return filter.values.allSatisfy { bound in
+                    let order = ListQuery.compare(value, bound)
+                    switch filter.comparison {
+                    case .greater: return order > 0
+                    case .greaterOrEqual: return order >= 0
+                    case .less: return order < 0
+                    default: return order <= 0
+                    }
+                }
+            }
+        }
+
+        /// Equal order is equal value only when both are null or neither is.
+        static func sameNullness(_ left: JSON, _ right: JSON) -> Bool { left.isNull == right.isNull }
+    }
+}
+
+/// Byte-wise text matching for `q` and `_like`, on lowercased UTF-8.
+enum TextMatch {
+    /// Whether `needle` occurs in `haystack` from `start`; its position after the match if so.
+    static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
+        if needle.isEmpty { return start }
+        guard haystack.count - start >= needle.count else { return nil }
+        var position = start
+        while position <= haystack.count - needle.count {
+            if haystack[position] == needle[0] {
+                var offset = 1
+                while offset < needle.count && haystack[position + offset] == needle[offset] { offset += 1 }
+                if offset == needle.count { return position + needle.count }
+            }
+            position += 1
+        }
+        return nil
+    }
+
+    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool { find(needle, in: haystack, from: 0) != nil }
+
+    /// `parts` of a pattern split at `%`: one part is a substring; otherwise the first part is a prefix,
+    /// the last a suffix, and the ones between occur in order.
+    static func matches(_ text: [UInt8], pattern parts: [[UInt8]]) -> Bool {
+        guard let first = parts.first else { return true }
+        if parts.count == 1 { return contains(text, first) }
+        guard text.starts(with: first) else { return false }
+        var position = first.count
+        for part in parts.dropFirst().dropLast() {
+            guard let after = find(part, in: text, from: position) else { return false }
+            position = after
+        }
+        let last = parts[parts.count - 1]
+        return text.count - position >= last.count && text.suffix(last.count).elementsEqual(last)
+    }
+}

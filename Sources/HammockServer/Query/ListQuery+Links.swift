@@ -1,0 +1,57 @@
+public import HTTPTypes
+import HammockWire
+
+extension HTTPField.Name {
+    /// `X-Total-Count`: how many records matched before a page was cut.
+    public static let totalCount = HTTPField.Name("X-Total-Count")!
+    /// `X-Hammock-Ignored-Query`: the query parameters that named no field and no option.
+    public static let ignoredQuery = HTTPField.Name("X-Hammock-Ignored-Query")!
+    /// `Link` (RFC 8288).
+    public static let link = HTTPField.Name("Link")!
+}
+
+extension ListQuery {
+    /// The header fields of a list answer: the total and `Link` to the first, previous, next and last
+    /// pages when a window was asked for, and the ignored parameters when there are any.
+    public func responseFields(total: Int, path: String) -> HTTPFields {
+        var fields = HTTPFields()
+        if let window {
+            fields[.totalCount] = String(total)
+            if let links = links(for: window, total: total, path: path) { fields[.link] = links }
+        }
+        if !ignored.isEmpty { fields[.ignoredQuery] = ignored.joined(separator: ", ") }
+        return fields
+    }
+
+    func links(for window: Window, total: Int, path: String) -> String? {
+        var targets: [(rel: String, parameters: [(String, Int)])] = []
+        switch window {
+        case .page(let number, let size):
+            let last = max(1, (total + size - 1) / size)
+            let page = { (number: Int) in [("_page", number), ("_per_page", size)] }
+            targets.append(("first", page(1)))
+            if number > 1 { targets.append(("prev", page(min(number - 1, last)))) }
+            if number < last { targets.append(("next", page(number + 1))) }
+            targets.append(("last", page(last)))
+        case .range(let start, let end):
+            guard let end, end > start else { return nil }
+            let size = end - start
+            let range = { (first: Int) in
+                [("_start", first), self.rangeUsesEnd ? ("_end", first + size) : ("_limit", size)]
+            }
+            let lastStart = total == 0 ? 0 : (total - 1) / size * size
+            targets.append(("first", range(0)))
+            if start > 0 { targets.append(("prev", range(max(0, min(start - size, lastStart))))) }
+            if start + size < total { targets.append(("next", range(start + size))) }
+            targets.append(("last", range(lastStart)))
+        }
+        // The other parameters are kept, in their order, as the client sent them.
+        let kept = items.filter { !Self.windowParameters.contains($0.name) }.map {
+            PercentEncoding.encodeForm($0.name) + "=" + PercentEncoding.encodeForm($0.value)
+        }
+        return targets.map { target in
+            let query = (kept + target.parameters.map { "\($0.0)=\($0.1)" }).joined(separator: "&")
+            return "<\(path)?\(query)>; rel=\"\(target.rel)\""
+        }.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,248 @@
+import HammockJSON
+import HammockWire
+
+extension ListQuery {
+    /// Parses a query string (without the `?`) against the fields of `schema`.
+    ///
+    /// - Throws: ``HTTPProblem`` 400 naming the parameter, for a value that is not of its field's type,
+    ///   an unknown operator or `_` option, a sort on an unknown field, or a page below 1.
+    public init(parsing query: String?, for schema: ResourceSchema) throws(HTTPProblem) {
+        self.init()
+        guard let query, !query.isEmpty else { return }
+        items = try Self.items(of: query)
+        var parser = Parser(schema: schema)
+        for item in items { try parser.take(item, into: &self) }
+        try parser.finish(into: &self)
+    }
+
+    /// The decoded `name=value` pairs of a query string (`+` is a space, as browsers send forms).
+    static func items(of query: String) throws(HTTPProblem) -> [Item] {
+        var items: [Item] = []
+        for part in query.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let equals = part.firstIndex(of: UInt8(ascii: "="))
+            let rawName = equals.map { part[part.startIndex..<$0] } ?? part[...]
+            let rawValue = equals.map { part[part.index(after: $0)...] } ?? part[part.endIndex...]
+            guard let name = PercentEncoding.decodeForm(ArraySlice(rawName)),
+                let value = PercentEncoding.decodeForm(ArraySlice(rawValue))
+            else {
+                throw HTTPProblem.badQuery(
+                    String(decoding: rawName, as: UTF8.self), "is not correctly percent-encoded UTF-8")
+            }
+            items.append(Item(name: name, value: value))
+        }
+        return items
+    }
+
+    /// Reads the items one by one; options given twice and contradictory pages are found here.
+    struct Parser {
+        let schema: ResourceSchema
+        var seenOptions: Set<String> = []
+        var orders: [Bool]?
+        var page: Int?
+        var perPage: Int?
+        var start: Int?
+        var end: Int?
+        var limit: Int?
+
+        init(schema: ResourceSchema) { self.schema = schema }
+
+        var fieldNames: [String] { schema.columns.map(\.name) }
+
+        func column(_ name: String) -> ResourceSchema.Column? { schema.columns.first { $0.name == name } }
+
+        mutating func take(_ item: Item, into query: inout ListQuery) throws(HTTPProblem) {
+            if let column = column(item.name) {
+                return try addFilter(column, .equal, item, into: &query)
+            }
+            switch item.name {
+            case "q":
+                try once(item.name)
+                query.search = item.value
+                return
+            case "_sort":
+                try once(item.name)
+                query.sort = try sortKeys(item)
+                return
+            case "_order":
+                try once(item.name)
+                orders = try item.value.split(separator: ",", omittingEmptySubsequences: false).map {
+                    (direction) throws(HTTPProblem) -> Bool in
+                    switch direction.trimmingSpaces.lowercased() {
+                    case "asc": return false
+                    case "desc": return true
+                    default: throw HTTPProblem.badQuery(item.name, "must be asc or desc (or a list of them), not '\(item.value)'")
+                    }
+                }
+                return
+            case "_page": page = try count(item, minimum: 1)
+            case "_per_page": perPage = try count(item, minimum: 1)
+            case "_start": start = try count(item, minimum: 0)
+            case "_end": end = try count(item, minimum: 0)
+            case "_limit": limit = try count(item, minimum: 0)
+            case "_":
+                // jQuery and others add `_=<timestamp>` to bust caches.
+                query.ignored.append(item.name)
+                return
+            default:
+                if let underscore = item.name.lastIndex(of: "_"), underscore != item.name.startIndex,
+                    let column = column(String(item.name[..<underscore]))
+                {
+                    let suffix = String(item.name[item.name.index(after: underscore)...])
+                    guard let comparison = Operator(rawValue: suffix), comparison != .equal else {
+                        let known = Operator.allCases.filter { $0 != .equal }.map { "_\($0.rawValue)" }
+                        throw HTTPProblem.badQuery(
+                            item.name,
+                            "uses the unknown operator '_\(suffix)'; the operators are \(known.joined(separator: ", "))",
+                            extensions: ["operators": .array(known.map(JSON.string))])
+                    }
+                    return try addFilter(column, comparison, item, into: &query)
+                }
+                if item.name.hasPrefix("_") {
+                    let options = ["_sort", "_order", "_page", "_per_page", "_start", "_end", "_limit"]
+                    throw HTTPProblem.badQuery(
+                        item.name, "is not an option; the options are q, \(options.joined(separator: ", "))",
+                        extensions: ["options": .array((["q"] + options).map(JSON.string))])
+                }
+                // Cache-busters, API keys and the like: ignored, and said so in a header.
+                query.ignored.append(item.name)
+                return
+            }
+            try once(item.name)
+        }
+
+        mutating func once(_ name: String) throws(HTTPProblem) {
+            guard seenOptions.insert(name).inserted else { throw HTTPProblem.badQuery(name, "is given more than once") }
+        }
+
+        func count(_ item: Item, minimum: Int) throws(HTTPProblem) -> Int {
+            guard let number = Int(item.value.trimmingSpaces), number >= minimum else {
+                throw HTTPProblem.badQuery(item.name, "must be a whole number of at least \(minimum), not '\(item.value)'")
+            }
+            return number
+        }
+
+        func sortKeys(_ item: Item) throws(HTTPProblem) -> [SortKey] {
+            var keys: [SortKey] = []
+            for part in item.value.split(separator: ",", omittingEmptySubsequences: false) {
+                var name = part.trimmingSpaces
+                let isDescending = name.hasPrefix("-")
+                if isDescending { name.removeFirst() }
+                guard column(name) != nil else {
+                    throw HTTPProblem.badQuery(
+                        item.name, "names the unknown field '\(name)'; the fields are \(fieldNames.joined(separator: ", "))",
+                        extensions: ["fields": .array(fieldNames.map(JSON.string))])
+                }
+                keys.append(SortKey(field: name, isDescending: isDescending))
+            }
+            return keys
+        }
+
+        func addFilter(
+            _ column: ResourceSchema.Column, _ comparison: Operator, _ item: Item, into query: inout ListQuery
+        ) throws(HTTPProblem) {
+            let value = try typedValue(item, column: column, comparison: comparison)
+            // A repeated equality or `_like` adds an alternative to the same filter.
+            if comparison == .equal || comparison == .like,
+                let index = query.filters.firstIndex(where: { $0.field == column.name && $0.comparison == comparison })
+            {
+                query.filters[index].values.append(value)
+            } else {
+                query.filters.append(Filter(field: column.name, comparison: comparison, values: [value]))
+            }
+        }
+
+        func typedValue(
+            _ item: Item, column: ResourceSchema.Column, comparison: Operator
+        ) throws(HTTPProblem) -> JSON {
+            let text = item.value
+            switch comparison {
+            case .null:
+                switch text {
+                case "true": return .bool(true)
+                case "false": return .bool(false)
+                default: throw HTTPProblem.badQuery(item.name, "must be true or false, not '\(text)'")
+                }
+            case .like:
+                guard [.string, .date, .blob].contains(column.type) else {
+                    throw HTTPProblem.badQuery(
+                        item.name, "cannot be used: _like compares text, and \(column.name) is \(column.type.rawValue)")
+                }
+                return .string(text)
+            case .greater, .greaterOrEqual, .less, .lessOrEqual:
+                guard [.string, .date, .integer, .float].contains(column.type) else {
+                    throw HTTPProblem.badQuery(
+                        item.name, "cannot be used: \(column.name) is \(column.type.rawValue), which has no order")
+                }
+            case .equal, .notEqual:
+                if text == "null" { return .null }
+            }
+            switch column.type {
+            case .integer:
+                guard let number = Int(text) else {
+                    throw HTTPProblem.badQuery(item.name, "must be an integer, as \(column.name) is; '\(text)' is not")
+                }
+                return .integer(number)
+            case .float:
+                guard let number = Double(text), number.isFinite else {
+                    throw HTTPProblem.badQuery(item.name, "must be a number, as \(column.name) is; '\(text)' is not")
+                }
+                return .double(number)
+            case .boolean:
+                switch text {
+                case "true": return .bool(true)
+                case "false": return .bool(false)
+                default:
+                    throw HTTPProblem.badQuery(item.name, "must be true or false, as \(column.name) is boolean; '\(text)' is not")
+                }
+            case .json:
+                return (try? JSON(parsing: text)) ?? .string(text)
+            case .string, .date, .blob:
+                return .string(text)
+            }
+        }
+
+        func finish(into query: inout ListQuery) throws(HTTPProblem) {
+            if let orders {
+                guard !query.sort.isEmpty else { throw HTTPProblem.badQuery("_order", "needs _sort") }
+                guard orders.count == 1 || orders.count == query.sort.count else {
+                    throw HTTPProblem.badQuery("_order", "must give one direction, or one per _sort field")
+                }
+                for index in query.sort.indices where !query.sort[index].isDescending {
+                    query.sort[index].isDescending = orders.count == 1 ? orders[0] : orders[index]
+                }
+            }
+            let paged = page != nil || perPage != nil
+            let ranged = start != nil || end != nil || limit != nil
+            if paged && ranged {
+                throw HTTPProblem.badQuery(
+                    page != nil ? "_page" : "_per_page", "cannot be combined with _start, _end or _limit")
+            }
+            if paged {
+                query.window = .page(number: page ?? 1, size: perPage ?? 10)
+            } else if ranged {
+                let first = start ?? 0
+                if end != nil && limit != nil { throw HTTPProblem.badQuery("_limit", "cannot be combined with _end") }
+                if let end, end < first { throw HTTPProblem.badQuery("_end", "must not be below _start (\(first))") }
+                let limited = limit.map { first.addingReportingOverflow($0).overflow ? Int.max : first + $0 }
+                query.window = .range(start: first, end: end ?? limited)
+                query.rangeUsesEnd = end != nil
+            }
+        }
+    }
+}
+
+extension HTTPProblem {
+    /// 400 for one query parameter: `detail` reads "Query parameter 'name' \(what)".
+    static func badQuery(_ parameter: String, _ what: String, extensions: JSONObject = [:]) -> HTTPProblem {
+        var members = extensions
+        members["parameter"] = .string(parameter)
+        return HTTPProblem(.badRequest, detail: "Query parameter '\(parameter)' \(what)", extensions: members)
+    }
+}
+
+extension StringProtocol {
+    /// Without leading and trailing spaces.
+    var trimmingSpaces: String {
+        String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+    }
+}
