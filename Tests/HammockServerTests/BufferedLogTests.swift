@@ -1,5 +1,6 @@
 import Foundation
 import HammockHTTPServer
+import HammockServer
 import Logging
 import Testing
 
@@ -47,6 +48,32 @@ struct BufferedLogTests {
         let pattern = #/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4} info test: run=1 \[Tests\] line (\d+)$/#
         let numbers = lines.compactMap { line in (try? pattern.wholeMatch(in: line)).flatMap { Int($0.output.1) } }
         #expect(numbers == Array(0..<1000))
+        await output.close()
+    }
+
+    @Test("The server's line per request reads as its info message would, with the handler's metadata and level")
+    func requestLines() async throws {
+        let file = try TemporaryFile()
+        defer { file.remove() }
+        let output = BufferedLogOutput(fileDescriptor: file.descriptor, interval: .milliseconds(1))
+        let people = MockResource("people", fields: ["name": .string])
+        // The direct path, with metadata on the handler, and a logger above info: the last logs nothing.
+        var plain = Logger(label: "hammock") { BufferedLogHandler(label: $0, output: output) }
+        var tagged = plain
+        tagged[metadataKey: "run"] = "7"
+        plain.logLevel = .info
+        var quiet = plain
+        quiet.logLevel = .warning
+        for logger in [plain, tagged, quiet] {
+            let server = try await MockServer(resources: [people], logger: logger)
+            _ = await server.respond(to: MockRequest(.get, "/people/12"))
+        }
+        await output.flush()
+        let lines = try file.contents().split(separator: "\n").map { $0.drop { $0 != " " }.dropFirst() }
+        #expect(
+            lines == [
+                "info hammock: [HammockServer] GET /people/12 404", "info hammock: run=7 [HammockServer] GET /people/12 404",
+            ])
         await output.close()
     }
 
