@@ -31,7 +31,7 @@ struct ConditionalRequestTests {
         _ = await server.send(.post, "/people", json: ["name": "ada"])
         let response = await get(server, "/people/1")
         let tag = try #require(response.headerFields[.eTag])
-        #expect(tag.hasPrefix("\"") && tag.hasSuffix("\"") && tag.count == 18)
+        #expect(tag.hasPrefix("\"") && tag.hasSuffix("\"") && tag.count == 15)  // 13 hex digits: inline in a String
         #expect(response.headerFields[.lastModified] == "Tue, 14 Nov 2023 22:13:30 GMT")
         #expect(await get(server, "/people/1").headerFields[.eTag] == tag)  // same bytes, same tag
         #expect(await get(server, "/people").headerFields[.eTag] != tag)

@@ -48,7 +48,8 @@ struct ConditionalRequestMiddleware: OutcomeStep {
     }
 
     /// A strong entity tag of the representation's bytes: a 64-bit multiply-xorshift hash taken eight
-    /// bytes at a time (fast on long lists; an ETag needs spread, not cryptographic strength).
+    /// bytes at a time (fast on long lists; an ETag needs spread, not cryptographic strength), written as
+    /// its top 52 bits in hex.
     static func entityTag(of body: [UInt8]) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(body.count)
         body.withUnsafeBytes { raw in
@@ -64,8 +65,18 @@ struct ConditionalRequestMiddleware: OutcomeStep {
             }
         }
         hash ^= hash >> 32
-        let hex = String(hash, radix: 16)
-        return "\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\""
+        // 13 hex digits (52 bits) and the quotes make 15 bytes, which Swift keeps inline: no allocation.
+        let digits: StaticString = "0123456789abcdef"
+        return String(unsafeUninitializedCapacity: 15) { buffer in
+            buffer[0] = UInt8(ascii: "\"")
+            var rest = hash >> 12
+            for index in stride(from: 13, through: 1, by: -1) {
+                buffer[index] = digits.utf8Start[Int(rest & 0xF)]
+                rest >>= 4
+            }
+            buffer[14] = UInt8(ascii: "\"")
+            return 15
+        }
     }
 
     /// Weak comparison (RFC 9110 §8.8.3.2) against a list of tags, or `*`.

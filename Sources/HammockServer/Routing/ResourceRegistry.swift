@@ -16,6 +16,57 @@ struct ResourceRegistry: Sendable {
     /// Resolves a request path (without query) to a route; `nil` for a path that names no resource.
     /// - Throws: ``HTTPProblem`` 400 for a malformed percent-encoding, 404 for a key of the wrong form.
     func route(forPath path: String) throws(HTTPProblem) -> Route? {
+        // Most paths have one to three segments: found without building arrays.
+        var segments: (Substring, Substring, Substring) = ("", "", "")
+        var count = 0
+        var start = path.startIndex
+        var body = path[...]
+        if body.hasSuffix("/") && body.count > 1 { body = body.dropLast() }
+        guard body.first == "/" else { return nil }
+        start = body.index(after: body.startIndex)
+        while count <= 3 {
+            let end = body[start...].firstIndex(of: "/") ?? body.endIndex
+            switch count {
+            case 0: segments.0 = body[start..<end]
+            case 1: segments.1 = body[start..<end]
+            case 2: segments.2 = body[start..<end]
+            default: return try slowRoute(forPath: path)
+            }
+            count += 1
+            guard end < body.endIndex else { break }
+            start = body.index(after: end)
+        }
+        var decoded: (String, String, String) = ("", "", "")
+        for index in 0..<count {
+            let segment = index == 0 ? segments.0 : (index == 1 ? segments.1 : segments.2)
+            guard let value = PercentEncoding.decode(segment) else {
+                throw HTTPProblem.badRequest("The path '\(path)' has a malformed percent-encoding")
+            }
+            guard !value.isEmpty else { return nil }
+            switch index {
+            case 0: decoded.0 = value
+            case 1: decoded.1 = value
+            default: decoded.2 = value
+            }
+        }
+        return try route(first: decoded.0, second: count > 1 ? decoded.1 : nil, third: count > 2 ? decoded.2 : nil)
+    }
+
+    /// The route of decoded segments.
+    func route(first: String, second: String?, third: String?) throws(HTTPProblem) -> Route? {
+        guard let schema = schemas[first] else { return nil }
+        guard let second else { return .collection(schema) }
+        guard let key = schema.key(fromPathSegment: second) else {
+            if let third, schemas[third]?.foreignKey(toParent: schema.name) == nil { return nil }
+            throw HTTPProblem.notFound("No \(schema.name) with \(schema.key.name) '\(second)'")
+        }
+        guard let third else { return .item(schema, key: key) }
+        guard let child = schemas[third], let foreignKey = child.foreignKey(toParent: schema.name) else { return nil }
+        return .children(child, parent: schema, parentKey: key, foreignKey: foreignKey)
+    }
+
+    /// Paths of four segments or more: none is a route, but a malformed escape in any is still a 400.
+    func slowRoute(forPath path: String) throws(HTTPProblem) -> Route? {
         var segments = path.split(separator: "/", omittingEmptySubsequences: false)
         // A leading slash gives an empty first segment; a trailing slash an empty last one.
         guard segments.first?.isEmpty == true else { return nil }
