@@ -8,6 +8,8 @@ package struct RecordTable: Sendable {
     package private(set) var rows: [JSON: StoredRecord] = [:]
     /// Keys in ascending order.
     package private(set) var order: [JSON] = []
+    /// The records in key order, beside `order`: a list is this array, with no lookup per record.
+    package private(set) var ordered: [StoredRecord] = []
     /// The highest generated key handed out, so keys are never reused.
     package var lastGeneratedKey = 0
 
@@ -19,23 +21,24 @@ package struct RecordTable: Sendable {
 
     package func storedRecord(withKey key: JSON) -> StoredRecord? { rows[key] }
 
-    package var storedRecords: [StoredRecord] { order.compactMap { rows[$0] } }
+    package var storedRecords: [StoredRecord] { ordered }
 
     package func storedRecords(where foreignKey: String, is parentKey: JSON) -> [StoredRecord] {
-        order.compactMap { key in
-            guard let row = rows[key], row.fields[foreignKey] == parentKey else { return nil }
-            return row
-        }
+        ordered.filter { $0.fields[foreignKey] == parentKey }
     }
 
     /// Inserts a complete record under `key` (which must be free).
     package mutating func insert(_ record: JSONObject, key: JSON) {
-        rows[key] = StoredRecord(record)
+        let stored = StoredRecord(record)
+        rows[key] = stored
         if case .integer(let number) = key { lastGeneratedKey = max(lastGeneratedKey, number) }
         if let last = order.last, !keyPrecedes(last, key) {
-            order.insert(key, at: position(of: key))
+            let position = position(of: key)
+            order.insert(key, at: position)
+            ordered.insert(stored, at: position)
         } else {
             order.append(key)
+            ordered.append(stored)
         }
     }
 
@@ -45,22 +48,29 @@ package struct RecordTable: Sendable {
         for column in schema.columns.dropFirst() {
             if let value = values[column.name] { row[column.name] = column.normalized(value) }
         }
-        rows[key] = StoredRecord(row)
+        let stored = StoredRecord(row)
+        rows[key] = stored
+        ordered[position(of: key)] = stored
         return row
     }
 
     package mutating func remove(key: JSON) -> Bool {
         guard rows.removeValue(forKey: key) != nil else { return false }
-        order.remove(at: position(of: key))
+        let position = position(of: key)
+        order.remove(at: position)
+        ordered.remove(at: position)
         return true
     }
 
     /// Sets `foreignKey` to null wherever it equals `parentKey`.
     package mutating func orphan(foreignKey: String, of parentKey: JSON) {
-        for key in order {
-            guard var row = rows[key]?.fields, row[foreignKey] == parentKey else { continue }
+        for index in ordered.indices {
+            var row = ordered[index].fields
+            guard row[foreignKey] == parentKey else { continue }
             row[foreignKey] = .null
-            rows[key] = StoredRecord(row)
+            let stored = StoredRecord(row)
+            ordered[index] = stored
+            rows[order[index]] = stored
         }
     }
 
