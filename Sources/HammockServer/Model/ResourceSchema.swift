@@ -30,16 +30,50 @@ public struct ResourceSchema: Sendable, Hashable {
         public var type: FieldType
     }
 
+    /// The resolved parts behind one reference. A schema travels with every request, in its route and
+    /// its action request, so a copy should cost one retain, not one per string and array inside.
+    private final class Storage: Sendable {
+        let resource: MockResource
+        let key: Column
+        let isKeyGenerated: Bool
+        let foreignKeys: [ForeignKey]
+        let columns: [Column]
+
+        init(resource: MockResource, key: Column, isKeyGenerated: Bool, foreignKeys: [ForeignKey], columns: [Column]) {
+            self.resource = resource
+            self.key = key
+            self.isKeyGenerated = isKeyGenerated
+            self.foreignKeys = foreignKeys
+            self.columns = columns
+        }
+    }
+
+    private let storage: Storage
+
     /// The resource as declared.
-    public let resource: MockResource
+    public var resource: MockResource { storage.resource }
     /// The primary key column.
-    public let key: Column
+    public var key: Column { storage.key }
     /// Whether the server generates the key (an integer that is never reused).
-    public let isKeyGenerated: Bool
+    public var isKeyGenerated: Bool { storage.isKeyGenerated }
     /// The foreign keys, one per parent.
-    public let foreignKeys: [ForeignKey]
+    public var foreignKeys: [ForeignKey] { storage.foreignKeys }
     /// Every column in record order: key, fields, foreign keys.
-    public let columns: [Column]
+    public var columns: [Column] { storage.columns }
+
+    public static func == (left: ResourceSchema, right: ResourceSchema) -> Bool {
+        left.storage === right.storage
+            || (left.resource == right.resource && left.key == right.key && left.isKeyGenerated == right.isKeyGenerated
+                && left.foreignKeys == right.foreignKeys && left.columns == right.columns)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(resource)
+        hasher.combine(key)
+        hasher.combine(isKeyGenerated)
+        hasher.combine(foreignKeys)
+        hasher.combine(columns)
+    }
 
     /// The resource's name.
     public var name: String { resource.name }
@@ -51,6 +85,8 @@ public struct ResourceSchema: Sendable, Hashable {
                 resource: resource.name, message: "the name must be a non-empty path segment without '/', '?', '#' or '%'")
         }
         var seen = Set<String>()
+        let key: Column
+        let isKeyGenerated: Bool
         for field in resource.fields {
             guard !field.name.isEmpty else { throw SchemaError(resource: resource.name, message: "a field has an empty name") }
             guard seen.insert(field.name).inserted else {
@@ -86,8 +122,6 @@ public struct ResourceSchema: Sendable, Hashable {
             }
             foreignKeys.append(ForeignKey(name: parent.foreignKey, parent: parent.resource, type: type))
         }
-        self.resource = resource
-        self.foreignKeys = foreignKeys
         var columns = [key]
         columns += resource.fields.filter { $0.name != resource.primaryKey }.map { Column(name: $0.name, type: $0.type) }
         columns += foreignKeys.map { Column(name: $0.name, type: $0.type) }
@@ -95,7 +129,8 @@ public struct ResourceSchema: Sendable, Hashable {
             // Every write would be refused for naming no known field.
             throw SchemaError(resource: resource.name, message: "there is no field to write; declare at least one field")
         }
-        self.columns = columns
+        storage = Storage(
+            resource: resource, key: key, isKeyGenerated: isKeyGenerated, foreignKeys: foreignKeys, columns: columns)
     }
 
     static func isValidName(_ name: String) -> Bool {
