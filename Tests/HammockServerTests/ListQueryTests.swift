@@ -237,6 +237,52 @@ struct ListQueryTests {
         #expect(await Self.ids(server, "/people?name=c%2Bd") == [2])
     }
 
+    @Test("_embed adds each record's children, _expand each child's parent, on lists and records", arguments: StoreKind.allCases)
+    func embedAndExpand(kind: StoreKind) async throws {
+        let server = try await Self.seeded(kind)
+        _ = await server.send(.post, "/cars", json: ["name": "orphan"])
+        let (_, people) = await server.send(.get, "/people?_embed=cars&_page=1&_per_page=2")
+        #expect(people?[0]?["cars"]?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["mini", "beetle", "golf"])
+        #expect(people?[1]?["cars"]?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["panda"])
+        #expect(people?[0]?.objectValue?.keys == ["id", "name", "numberOfKids", "kilometersWalked", "avatar", "cars"])
+        let (_, one) = await server.send(.get, "/people/3?_embed=cars")
+        #expect(one?["cars"] == [] && one?["name"] == "Amanda")
+        let (_, cars) = await server.send(.get, "/cars?_expand=person&_sort=-id")
+        #expect(cars?[0]?["name"] == "orphan" && cars?[0]?["person"] == .null)
+        #expect(cars?[1]?["person"]?["name"] == "bob")
+        let (_, car) = await server.send(.get, "/cars/2?_expand=people")
+        #expect(car?["people"]?["name"] == "Amy")
+        #expect(await server.send(.get, "/people/1/cars?_expand=person").1?[0]?["person"]?["id"] == 1)
+        // Unknown relations are 400s that list what may be named; nothing is answered half-done.
+        let (bad, problem) = await server.send(.get, "/people?_embed=houses")
+        #expect(bad.status == .badRequest && problem?["parameter"] == "_embed" && problem?["resources"] == ["cars"])
+        let (badExpand, expandProblem) = await server.send(.get, "/people/1?_expand=cars")
+        #expect(badExpand.status == .badRequest && expandProblem?["resources"] == [])
+        #expect(await server.send(.get, "/cars?_embed=").0.status == .badRequest)
+        #expect(await server.send(.get, "/people/99?_embed=cars").0.status == .notFound)
+    }
+
+    @Test("DELETE with _dependent deletes the children; without it they stay, their key nulled", arguments: StoreKind.allCases)
+    func dependentDelete(kind: StoreKind) async throws {
+        let server = try await Self.seeded(kind)
+        #expect(await server.send(.delete, "/people/1?_dependent=cars").0.status == .noContent)
+        #expect(await Self.ids(server, "/cars") == [4])
+        #expect(await server.send(.delete, "/people/2").0.status == .noContent)
+        #expect(await server.send(.get, "/cars/4").1?["person_id"] == .null)
+    }
+
+    @Test("A bad or pointless _dependent deletes nothing", arguments: StoreKind.allCases)
+    func dependentRefusals(kind: StoreKind) async throws {
+        let server = try await Self.seeded(kind)
+        let (bad, problem) = await server.send(.delete, "/people/1?_dependent=houses")
+        #expect(bad.status == .badRequest && problem?["parameter"] == "_dependent" && problem?["resources"] == ["cars"])
+        #expect(await server.send(.delete, "/people/99?_dependent=cars").0.status == .notFound)
+        #expect(await Self.ids(server, "/cars") == [1, 2, 3, 4])
+        #expect(await server.send(.get, "/people/1").0.status == .ok)
+        // `_dependent` only means something on DELETE; on a list it is an unknown option.
+        #expect(await server.send(.get, "/people?_dependent=cars").0.status == .badRequest)
+    }
+
     @Test("Over HTTP, a paged query answers with headers a browser script may read")
     func overLoopback() async throws {
         let server = try await Self.seeded(.sqlite)

@@ -120,6 +120,7 @@ public struct CRUDController: MockController {
     static func index(_ request: ActionRequest, query: ListQuery) async throws -> MockResponse {
         let store = request.store
         let schema = request.schema
+        let relations = try Relations(embed: query.embed, expand: query.expand, of: schema, among: request.schemas)
         let records: [StoredRecord]
         if case .children(_, let parent, let parentKey, let foreignKey) = request.route {
             guard try await store.record(of: parent, withKey: parentKey) != nil else {
@@ -130,10 +131,15 @@ public struct CRUDController: MockController {
             records = try await store.storedRecords(of: schema)
         }
         let (page, total) = query.apply(to: records, schema: schema)
-        var response =
-            request.servesStoredJSON
-            ? request.respond(withJSON: StoredRecord.jsonArray(page))
-            : request.respond(withCollection: page.map(\.fields))
+        var response: MockResponse
+        if !relations.isEmpty {
+            response = request.respond(
+                withCollection: try await relations.apply(to: page.map(\.fields), of: schema, store: store))
+        } else if request.servesStoredJSON {
+            response = request.respond(withJSON: StoredRecord.jsonArray(page))
+        } else {
+            response = request.respond(withCollection: page.map(\.fields))
+        }
         response.headerFields.append(contentsOf: query.responseFields(total: total, path: request.request.path))
         return response
     }
@@ -160,6 +166,25 @@ public struct CRUDController: MockController {
 
     public func show(_ request: ActionRequest) async throws -> MockResponse {
         let key = try Self.requireKey(request)
+        let options = try ListQuery.recordOptions(parsing: request.request.query, dependent: false)
+        var ignored = HTTPFields()
+        if !options.ignored.isEmpty { ignored[.ignoredQuery] = options.ignored.joined(separator: ", ") }
+        if !options.embed.isEmpty || !options.expand.isEmpty {
+            let relations = try Relations(
+                embed: options.embed, expand: options.expand, of: request.schema, among: request.schemas)
+            guard let record = try await request.store.record(of: request.schema, withKey: key) else {
+                throw HTTPProblem.notFound(Self.missing(request.schema, key))
+            }
+            let related = try await relations.apply(to: [record], of: request.schema, store: request.store)
+            return request.respond(with: related.first ?? record, headerFields: ignored)
+        }
+        var response = try await Self.plainShow(request, key: key)
+        response.headerFields.append(contentsOf: ignored)
+        return response
+    }
+
+    /// One record as stored.
+    static func plainShow(_ request: ActionRequest, key: JSON) async throws -> MockResponse {
         if request.servesStoredJSON {
             guard let stored = try await request.store.storedRecord(of: request.schema, withKey: key) else {
                 throw HTTPProblem.notFound(Self.missing(request.schema, key))
@@ -205,6 +230,32 @@ public struct CRUDController: MockController {
 
     public func destroy(_ request: ActionRequest) async throws -> MockResponse {
         let key = try Self.requireKey(request)
+        let options = try ListQuery.recordOptions(parsing: request.request.query, dependent: true)
+        if !options.dependent.isEmpty {
+            // `_dependent=cars`: the record's cars go with it (otherwise they stay, their key nulled).
+            let children = Relations.children(of: request.schema, among: request.schemas)
+            var dependents: [(ResourceSchema, ResourceSchema.ForeignKey)] = []
+            for name in options.dependent {
+                guard let found = children.first(where: { $0.0.name == name }) else {
+                    let names = children.map(\.0.name)
+                    throw HTTPProblem.badQuery(
+                        "_dependent",
+                        "names '\(name)', which is not a child resource of \(request.schema.name)\(Relations.list(names))",
+                        extensions: ["resources": .array(names.map(JSON.string))])
+                }
+                dependents.append(found)
+            }
+            guard try await request.store.record(of: request.schema, withKey: key) != nil else {
+                throw HTTPProblem.notFound(Self.missing(request.schema, key))
+            }
+            for (child, foreignKey) in dependents {
+                for record in try await request.store.storedRecords(of: child, where: foreignKey, is: key) {
+                    if let childKey = record.fields[child.key.name] {
+                        _ = try await request.store.deleteRecord(of: child, withKey: childKey)
+                    }
+                }
+            }
+        }
         guard try await request.store.deleteRecord(of: request.schema, withKey: key) else {
             throw HTTPProblem.notFound(Self.missing(request.schema, key))
         }

@@ -15,6 +15,24 @@ extension ListQuery {
         try parser.finish(into: &self)
     }
 
+    /// The query of a single record's route: `_embed` and `_expand` on `GET`, `_dependent` on `DELETE`
+    /// (when `dependent` is true); every other parameter is ignored and listed.
+    static func recordOptions(
+        parsing query: String?, dependent: Bool
+    ) throws(HTTPProblem) -> (embed: [String], expand: [String], dependent: [String], ignored: [String]) {
+        var result: (embed: [String], expand: [String], dependent: [String], ignored: [String]) = ([], [], [], [])
+        guard let query, !query.isEmpty else { return result }
+        for item in try items(of: query) {
+            switch item.name {
+            case "_embed" where !dependent: result.embed += try Parser.names(item)
+            case "_expand" where !dependent: result.expand += try Parser.names(item)
+            case "_dependent" where dependent: result.dependent += try Parser.names(item)
+            default: result.ignored.append(item.name)
+            }
+        }
+        return result
+    }
+
     /// The decoded `name=value` pairs of a query string (`+` is a space, as browsers send forms).
     static func items(of query: String) throws(HTTPProblem) -> [Item] {
         var items: [Item] = []
@@ -55,6 +73,12 @@ extension ListQuery {
                 return try addFilter(column, .equal, item, into: &query)
             }
             switch item.name {
+            case "_embed":
+                query.embed += try Self.names(item)
+                return
+            case "_expand":
+                query.expand += try Self.names(item)
+                return
             case "q":
                 try once(item.name)
                 query.search = item.value
@@ -98,7 +122,7 @@ extension ListQuery {
                     return try addFilter(column, comparison, item, into: &query)
                 }
                 if item.name.hasPrefix("_") {
-                    let options = ["_sort", "_order", "_page", "_per_page", "_start", "_end", "_limit"]
+                    let options = ["_sort", "_order", "_page", "_per_page", "_start", "_end", "_limit", "_embed", "_expand"]
                     throw HTTPProblem.badQuery(
                         item.name, "is not an option; the options are q, \(options.joined(separator: ", "))",
                         extensions: ["options": .array((["q"] + options).map(JSON.string))])
@@ -108,6 +132,15 @@ extension ListQuery {
                 return
             }
             try once(item.name)
+        }
+
+        /// The comma-separated names of `_embed`, `_expand` and `_dependent`.
+        static func names(_ item: Item) throws(HTTPProblem) -> [String] {
+            let names = item.value.split(separator: ",", omittingEmptySubsequences: false).map(\.trimmingSpaces)
+            guard !names.contains(where: \.isEmpty) else {
+                throw HTTPProblem.badQuery(item.name, "must name one or more resources, separated by commas")
+            }
+            return names
         }
 
         mutating func once(_ name: String) throws(HTTPProblem) {

@@ -80,6 +80,10 @@ public struct ListQuery: Sendable, Hashable {
     public var sort: [SortKey] = []
     /// The page asked for, if any.
     public var window: Window?
+    /// `_embed`: child resources whose records are added to each record, as an array under their name.
+    public var embed: [String] = []
+    /// `_expand`: parents whose record is added to each record, under the name given.
+    public var expand: [String] = []
     /// Parameters that name no field and no option: ignored, and listed in a response header.
     public var ignored: [String] = []
     /// The query string's items, in order, as decoded.
@@ -91,7 +95,9 @@ public struct ListQuery: Sendable, Hashable {
     public init() {}
 
     /// Whether the query asks for anything beyond the whole list in key order.
-    public var isEmpty: Bool { filters.isEmpty && search == nil && sort.isEmpty && window == nil }
+    public var isEmpty: Bool {
+        filters.isEmpty && search == nil && sort.isEmpty && window == nil && embed.isEmpty && expand.isEmpty
+    }
 
     /// The parameters that page a list, which links to other pages replace.
     static let windowParameters: Set<String> = ["_page", "_per_page", "_start", "_end", "_limit"]
