@@ -54,6 +54,8 @@ public final class MockServer: Sendable {
     public let logger: Logger
 
     let resources: ResourceRoutes
+    /// Routes added with ``route(_:_:_:)`` and ``addStubs(_:)``, asked first.
+    let customRoutes: CustomRoutes
     let router: MockRouter
     let pipeline: MiddlewareChain
     /// Raised while the server stops, to release responses held back by latency.
@@ -91,7 +93,10 @@ public final class MockServer: Sendable {
             store: store, controller: controller, serializer: serializer, maximumBodySize: options.maximumBodySize,
             modifications: ModificationLog(now: now))
         self.resources = resourceRoutes
-        let router = MockRouter(routes + [resourceRoutes])
+        let records = RouteRecords(store: store) { name in resourceRoutes.registry.withLock { $0.schemas[name] } }
+        let customRoutes = CustomRoutes(records: records, timer: LatencyTimer(clock: clock), random: random)
+        self.customRoutes = customRoutes
+        let router = MockRouter([customRoutes] + routes + [resourceRoutes])
         self.router = router
         var chain: [any MockMiddleware] = [LogMiddleware(logger: logger)]
         if let latency = options.latency {

@@ -33,15 +33,15 @@ struct ConfigurationReader {
         return number
     }
 
-    func latency(_ value: JSON?) throws(ConfigurationError) -> Latency? {
+    func latency(_ value: JSON?, at path: String = "latency") throws(ConfigurationError) -> Latency? {
         guard let value, !value.isNull else { return nil }
-        guard case .object(let object) = value else { throw fail("latency", "expected {\"min\": seconds, \"max\": seconds}") }
+        guard case .object(let object) = value else { throw fail(path, "expected {\"min\": seconds, \"max\": seconds}") }
         for key in object.keys where key != "min" && key != "max" {
-            throw fail("latency.\(key)", "unknown key; expected min and max")
+            throw fail("\(path).\(key)", "unknown key; expected min and max")
         }
-        let minimum = try seconds(object["min"], at: "latency.min")
-        let maximum = try object["max"] == nil ? minimum : seconds(object["max"], at: "latency.max")
-        guard minimum <= maximum else { throw fail("latency", "min (\(minimum)) is greater than max (\(maximum))") }
+        let minimum = try seconds(object["min"], at: "\(path).min")
+        let maximum = try object["max"] == nil ? minimum : seconds(object["max"], at: "\(path).max")
+        guard minimum <= maximum else { throw fail(path, "min (\(minimum)) is greater than max (\(maximum))") }
         return Latency(minimumSeconds: minimum, maximumSeconds: maximum)
     }
 

@@ -23,6 +23,7 @@ extension MockServer {
         try await self.init(
             resources: configuration.resources, store: store, controller: controller, serializer: serializer,
             options: options, routes: routes, middleware: middleware, clock: ContinuousClock(), logger: logger)
+        addStubs(configuration.routes)
     }
 
     /// Loads the configuration's `data` section if every resource is still empty, so a restart with a

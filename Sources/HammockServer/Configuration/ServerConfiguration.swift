@@ -66,9 +66,12 @@ public struct ServerConfiguration: Sendable {
     public var resources: [MockResource]
     /// Sample data by resource name, loaded into an empty store.
     public var data: [(resource: String, records: JSON)]
+    /// Routes of your own (`routes`), tried in order before the resources' routes.
+    public var routes: [StubRoute] = []
 
     static let topLevelKeys = [
         "host", "port", "store", "latency", "maximumBodySize", "cors", "idleTimeout", "requestTimeout", "resources", "data",
+        "routes",
     ]
     static let resourceKeys = ["name", "fields", "primaryKey", "actions", "parents"]
 
@@ -131,5 +134,6 @@ public struct ServerConfiguration: Sendable {
         latency = try reader.latency(object["latency"])
         resources = try reader.resources(object["resources"])
         data = try reader.data(object["data"], resources: resources)
+        routes = try reader.routes(object["routes"])
     }
 }

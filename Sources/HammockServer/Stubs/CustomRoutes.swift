@@ -1,0 +1,149 @@
+public import HTTPTypes
+public import HammockJSON
+import Synchronization
+
+/// What a route of your own written in Swift receives: the request, the path's parameters, its query,
+/// its JSON body, and the server's records.
+///
+/// ```swift
+/// server.route(.get, "/me") { request in
+///     guard let person = try await request.records.find("people", key: 1) else { throw HTTPProblem.notFound("nobody") }
+///     return MockResponse(json: .object(person))
+/// }
+/// ```
+public struct RouteRequest: Sendable {
+    /// The request as received.
+    public var request: MockRequest
+    /// The path's `:name` parameters, decoded.
+    public var parameters: [String: String]
+    /// The query's parameters, decoded, in order.
+    public var query: [ListQuery.Item]
+    /// The body parsed as JSON, when it is JSON.
+    public var json: JSON?
+    /// The server's records.
+    public var records: RouteRecords
+}
+
+/// The server's records, by resource name, for routes of your own.
+public struct RouteRecords: Sendable {
+    let store: any MockStore
+    let schema: @Sendable (String) -> ResourceSchema?
+
+    func schema(named name: String) throws(HTTPProblem) -> ResourceSchema {
+        guard let schema = schema(name) else {
+            throw HTTPProblem(.internalServerError, detail: "the route reads '\(name)', which is not a resource")
+        }
+        return schema
+    }
+
+    /// The record of `resource` with `key`, if any.
+    public func find(_ resource: String, key: JSON) async throws -> JSONObject? {
+        try await store.record(of: try schema(named: resource), withKey: key)
+    }
+
+    /// Every record of `resource`, in key order.
+    public func list(_ resource: String) async throws -> [JSONObject] {
+        try await store.records(of: try schema(named: resource))
+    }
+
+    /// Stores a new record of `resource` (its fields checked as a `POST` would) and returns it.
+    public func create(_ resource: String, _ values: JSONObject) async throws -> JSONObject {
+        let schema = try schema(named: resource)
+        return try await store.createRecord(of: schema, with: try schema.validate(values, encoding: .json, mode: .create))
+    }
+}
+
+/// The family of routes of your own: stubs from configuration and closures from Swift, tried in the
+/// order they were added, before the resources' routes.
+final class CustomRoutes: MockRoutes {
+    enum Entry: Sendable {
+        case stub(StubRoute)
+        case handler(HTTPRequest.Method, PathPattern, @Sendable (RouteRequest) async throws -> MockResponse)
+
+        var method: HTTPRequest.Method {
+            switch self {
+            case .stub(let stub): stub.method
+            case .handler(let method, _, _): method
+            }
+        }
+
+        var path: PathPattern {
+            switch self {
+            case .stub(let stub): stub.path
+            case .handler(_, let path, _): path
+            }
+        }
+    }
+
+    let entries = Mutex<[Entry]>([])
+    let records: RouteRecords
+    let timer: LatencyTimer
+    let random: @Sendable () -> Double
+
+    init(records: RouteRecords, timer: LatencyTimer, random: @escaping @Sendable () -> Double) {
+        self.records = records
+        self.timer = timer
+        self.random = random
+    }
+
+    func add(_ entry: Entry) { entries.withLock { $0.append(entry) } }
+
+    var routeTable: [RouteTableEntry] {
+        var rows: [RouteTableEntry] = []
+        for entry in entries.withLock({ $0 }) {
+            let methods = Self.methods(entry.method)
+            if let index = rows.firstIndex(where: { $0.pattern == entry.path.description }) {
+                rows[index].methods += methods.filter { !rows[index].methods.contains($0) }
+            } else {
+                rows.append(RouteTableEntry(methods: methods, pattern: entry.path.description))
+            }
+        }
+        return rows
+    }
+
+    static func methods(_ method: HTTPRequest.Method) -> [HTTPRequest.Method] { method == .get ? [.get, .head] : [method] }
+
+    func endpoint(for request: MockRequest) throws -> MockEndpoint? {
+        let entries = self.entries.withLock { $0 }
+        var methods: [HTTPRequest.Method] = []
+        var context: StubTemplate.Context?
+        for entry in entries {
+            guard let parameters = entry.path.match(request.path) else { continue }
+            for method in Self.methods(entry.method) where !methods.contains(method) { methods.append(method) }
+            let method = request.method == .head ? HTTPRequest.Method.get : request.method
+            guard entry.method == method else { continue }
+            var current = try context ?? Self.context(of: request)
+            current.parameters = parameters
+            context = current
+            switch entry {
+            case .stub(let stub):
+                guard stub.accepts(current) else { continue }
+                let latency = stub.latency.map { ($0, timer.markArrival()) }
+                let random = self.random
+                let accepted = current
+                return MockEndpoint(methods: methods) { _ in
+                    if let (latency, wait) = latency { await wait(latency.delay(forUnit: random())) }
+                    return stub.response(in: accepted)
+                }
+            case .handler(_, _, let handler):
+                let routeRequest = RouteRequest(
+                    request: request, parameters: parameters, query: current.query, json: current.body, records: records)
+                return MockEndpoint(methods: methods) { _ in try await handler(routeRequest) }
+            }
+        }
+        // A path of ours with no route for the method: the router answers 405 with these methods. A
+        // route whose conditions failed lets the resources' routes have the request.
+        guard !methods.isEmpty, !methods.contains(request.method) else { return nil }
+        let allowed = methods
+        return MockEndpoint(methods: allowed) { _ in throw HTTPProblem.methodNotAllowed(request.method, allowed: allowed) }
+    }
+
+    static func context(of request: MockRequest) throws(HTTPProblem) -> StubTemplate.Context {
+        let query = request.query.map { text in (try? ListQuery.items(of: text)) ?? [] } ?? []
+        var body: JSON?
+        if !request.body.isEmpty, request.headerFields[.contentType]?.lowercased().contains("json") ?? true {
+            body = try? JSON(parsing: request.body)
+        }
+        return StubTemplate.Context(parameters: [:], query: query, headers: request.headerFields, body: body)
+    }
+}

@@ -1,0 +1,96 @@
+public import HTTPTypes
+public import HammockJSON
+
+/// A route of your own, answered from a description: `POST /login` with a status, headers and a body
+/// whose placeholders read the request, optionally only when the request carries given values.
+///
+/// ```swift
+/// let login = try StubRoute(
+///     .post, "/login", match: StubRoute.Match(body: ["password": "secret"]),
+///     body: ["token": "t-{{request.body.username}}"])
+/// let denied = try StubRoute(.post, "/login", status: 401, body: ["error": "bad password"])
+/// server.addStubs([login, denied])      // tried in order: the first whose match holds answers
+/// ```
+/// In a configuration file they are the `routes` array (see `docs/server.md`).
+public struct StubRoute: Sendable {
+    /// Values a request must carry for the stub to answer it; every one listed must be equal.
+    public struct Match: Sendable, Hashable {
+        /// Query parameters, by name, as decoded.
+        public var query: [String: String]
+        /// Header fields, by name (any case).
+        public var headers: [String: String]
+        /// Members of the JSON body's top-level object.
+        public var body: JSONObject
+
+        /// Creates conditions; none by default.
+        public init(query: [String: String] = [:], headers: [String: String] = [:], body: JSONObject = [:]) {
+            self.query = query
+            self.headers = headers
+            self.body = body
+        }
+
+        var isEmpty: Bool { query.isEmpty && headers.isEmpty && body.isEmpty }
+    }
+
+    /// The method answered (`GET` also answers `HEAD`).
+    public var method: HTTPRequest.Method
+    /// The path, with `:name` parameters.
+    public var path: PathPattern
+    /// The conditions on the request.
+    public var match: Match
+    /// The status.
+    public var status: HTTPResponse.Status
+    /// Header fields; values may hold placeholders.
+    public var headers: [(name: HTTPField.Name, value: String)]
+    /// The JSON body, if any; strings may hold placeholders.
+    public var body: JSON?
+    /// A delay before the answer, if any.
+    public var latency: Latency?
+
+    /// Creates a stub.
+    /// - Throws: ``StubError`` for a bad path or a placeholder that names nothing it could read.
+    public init(
+        _ method: HTTPRequest.Method, _ path: String, match: Match = Match(), status: HTTPResponse.Status = .ok,
+        headers: [(name: HTTPField.Name, value: String)] = [], body: JSON? = nil, latency: Latency? = nil
+    ) throws(StubError) {
+        do {
+            self.path = try PathPattern(path)
+        } catch {
+            throw StubError(error.description)
+        }
+        self.method = method
+        self.match = match
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.latency = latency
+        if let body { try StubTemplate.validate(body) }
+        for header in headers { _ = try StubTemplate.pieces(of: header.value) }
+    }
+
+    /// Whether the request carries every value of ``match``.
+    func accepts(_ context: StubTemplate.Context) -> Bool {
+        for (name, value) in match.query where !context.query.contains(where: { $0.name == name && $0.value == value }) {
+            return false
+        }
+        for (name, value) in match.headers {
+            guard let field = HTTPField.Name(name), context.headers[values: field].contains(value) else { return false }
+        }
+        if !match.body.isEmpty {
+            guard case .object(let body) = context.body else { return false }
+            for (key, value) in match.body where body[key] != value { return false }
+        }
+        return true
+    }
+
+    /// The answer to a request the stub accepted.
+    func response(in context: StubTemplate.Context) -> MockResponse {
+        var fields = HTTPFields()
+        for header in headers {
+            fields.append(HTTPField(name: header.name, value: StubTemplate.renderText(header.value, context)))
+        }
+        guard let body else { return MockResponse(status: status, headerFields: fields) }
+        if fields[.contentType] == nil { fields[.contentType] = "application/json; charset=utf-8" }
+        return MockResponse(status: status, headerFields: fields, body: StubTemplate.render(body, context).serialized())
+    }
+}

@@ -1,0 +1,117 @@
+import HTTPTypes
+import HammockJSON
+import HammockServer
+import Testing
+
+/// Routes of your own next to the resources: described in a configuration file, or written in Swift.
+@Suite("Custom routes")
+struct CustomRouteTests {
+    static let configuration = #"""
+        {
+          "resources": [{"name": "people", "fields": {"name": "string"}}],
+          "data": {"people": [{"name": "ada"}, {"name": "bob"}]},
+          "routes": [
+            {"method": "POST", "path": "/login", "match": {"body": {"username": "ada", "password": "secret"}},
+             "headers": {"X-User": "{{request.body.username}}"},
+             "body": {"token": "t-{{request.body.username}}", "user": "{{request.body.username}}", "remember": "{{body.remember}}"}},
+            {"method": "POST", "path": "/login", "status": 401, "body": {"error": "bad credentials"}},
+            {"method": "GET", "path": "/users/:id/avatar", "headers": {"Content-Type": "image/png", "X-Id": "{{path.id}}"}},
+            {"method": "GET", "path": "/search", "match": {"query": {"page": "2"}, "headers": {"x-tenant": "acme"}},
+             "body": {"page": "{{request.query.page}}", "tenant": "{{request.headers.x-tenant}}", "missing": "{{query.nope}}"}},
+            {"method": "GET", "path": "/people/me", "body": {"id": 0, "name": "me"}}
+          ]
+        }
+        """#
+
+    static func server() async throws -> MockServer {
+        let configuration = try ServerConfiguration(parsing: Array(configuration.utf8), file: "stubs.json")
+        let server = try await MockServer(configuration: configuration, store: MemoryStore())
+        _ = try await server.loadData(from: configuration)
+        return server
+    }
+
+    @Test("A stub answers with its status, headers and a body whose placeholders read the request")
+    func templates() async throws {
+        let server = try await Self.server()
+        let (ok, body) = await server.send(
+            .post, "/login", json: ["username": "ada", "password": "secret", "remember": true])
+        #expect(ok.status == .ok)
+        #expect(body == ["token": "t-ada", "user": "ada", "remember": true])
+        #expect(ok.headerFields[HTTPField.Name("X-User")!] == "ada")
+        let (denied, problem) = await server.send(.post, "/login", json: ["username": "ada", "password": "wrong"])
+        #expect(denied.status == .unauthorized && problem == ["error": "bad credentials"])
+        let avatar = await server.respond(to: MockRequest(.get, "/users/a%20b/avatar"))
+        #expect(avatar.status == .ok && avatar.body.isEmpty)
+        #expect(avatar.headerFields[.contentType] == "image/png" && avatar.headerFields[HTTPField.Name("X-Id")!] == "a b")
+    }
+
+    @Test("Query and header conditions must all hold; otherwise the next route, or a 404")
+    func matching() async throws {
+        let server = try await Self.server()
+        var headers = HTTPFields()
+        headers[HTTPField.Name("X-Tenant")!] = "acme"
+        let matched = await server.respond(to: MockRequest(.get, "/search?page=2&q=x", headerFields: headers))
+        #expect(try matched.json() == ["page": "2", "tenant": "acme", "missing": nil])
+        #expect(await server.respond(to: MockRequest(.get, "/search?page=3", headerFields: headers)).status == .notFound)
+        #expect(await server.respond(to: MockRequest(.get, "/search?page=2")).status == .notFound)
+    }
+
+    @Test("Custom routes win over the resources' routes, whose other paths still answer; other methods are 405")
+    func precedence() async throws {
+        let server = try await Self.server()
+        #expect(await server.send(.get, "/people/me").1 == ["id": 0, "name": "me"])
+        #expect(await server.send(.get, "/people/2").1?["name"] == "bob")
+        let wrongMethod = await server.respond(to: MockRequest(.delete, "/login"))
+        #expect(wrongMethod.status == .methodNotAllowed && wrongMethod.headerFields[.allow] == "POST")
+        let table = server.routeTable.map(\.pattern)
+        #expect(Array(table.prefix(4)) == ["/login", "/users/:id/avatar", "/search", "/people/me"])
+        #expect(table.contains("/people/:id"))
+    }
+
+    @Test("Routes written in Swift read the path, the body and the store, and come before the resources'")
+    func swiftRoutes() async throws {
+        let server = try await Self.server()
+        try server.route(.get, "/people/:id/greeting") { request in
+            let key = Int(request.parameters["id"] ?? "") ?? 0
+            guard let person = try await request.records.find("people", key: .integer(key)) else {
+                throw HTTPProblem.notFound("nobody with id \(key)")
+            }
+            return MockResponse(json: ["greeting": .string("hello \(person["name"]?.stringValue ?? "")")])
+        }
+        try server.route(.post, "/people/import") { request in
+            let created = try await request.records.create("people", request.json?.objectValue ?? [:])
+            return MockResponse(status: .created, json: .object(created))
+        }
+        #expect(await server.send(.get, "/people/1/greeting").1 == ["greeting": "hello ada"])
+        #expect(await server.send(.get, "/people/9/greeting").0.status == .notFound)
+        let (created, record) = await server.send(.post, "/people/import", json: ["name": "cy"])
+        #expect(created.status == .created && record?["id"] == 3)
+        // The store's checks hold here too: an unknown field is a 422.
+        #expect(await server.send(.post, "/people/import", json: ["age": 3]).0.status == .unprocessableContent)
+        #expect(throws: StubError.self) { try server.route(.get, "no-slash") { _ in MockResponse(status: .ok) } }
+    }
+
+    @Test(
+        "Configuration errors name the file, the route's index and the key",
+        arguments: [
+            (#"{"method": "FETCH?", "path": "/a"}"#, "routes[0].method"),
+            (#"{"path": "/a"}"#, "routes[0].method"),
+            (#"{"method": "GET"}"#, "routes[0].path"),
+            (#"{"method": "GET", "path": "a"}"#, "routes[0].path"),
+            (#"{"method": "GET", "path": "/a/:id/:id"}"#, "routes[0].path"),
+            (#"{"method": "GET", "path": "/a", "status": 700}"#, "routes[0].status"),
+            (#"{"method": "GET", "path": "/a", "body": {"x": "{{cookies.a}}"}}"#, "routes[0].body"),
+            (#"{"method": "GET", "path": "/a", "body": "{{path.id"}"#, "routes[0].body"),
+            (#"{"method": "GET", "path": "/a", "match": {"cookies": {}}}"#, "routes[0].match.cookies"),
+            (#"{"method": "GET", "path": "/a", "headers": {"X": 1}}"#, "routes[0].headers.X"),
+            (#"{"method": "GET", "path": "/a", "delay": 1}"#, "routes[0].delay"),
+        ])
+    func configurationErrors(route: String, keyPath: String) throws {
+        let text = #"{"resources": [{"name": "people", "fields": {"name": "string"}}], "routes": [\#(route)]}"#
+        let error = try #require(throws: ConfigurationError.self) {
+            _ = try ServerConfiguration(parsing: Array(text.utf8), file: "mock.json")
+        }
+        #expect(error.file == "mock.json")
+        #expect(error.keyPath == keyPath, "\(error)")
+    }
+}
