@@ -34,11 +34,35 @@ public final class MockServer: Sendable {
         /// browser front ends on another origin can call the mock. On by default.
         public var allowsCrossOrigin: Bool
 
+        /// A path prefix every route is served under (`/api/v1`), if any: `GET /api/v1/people` lists
+        /// people, `Location` and `Link` headers carry the prefix, and paths outside it are 404.
+        public var basePath: String?
+
         /// Creates options.
-        public init(latency: Latency? = nil, maximumBodySize: Int = 1 << 20, allowsCrossOrigin: Bool = true) {
+        public init(
+            latency: Latency? = nil, maximumBodySize: Int = 1 << 20, allowsCrossOrigin: Bool = true, basePath: String? = nil
+        ) {
             self.latency = latency
             self.maximumBodySize = maximumBodySize
             self.allowsCrossOrigin = allowsCrossOrigin
+            self.basePath = basePath.flatMap(Self.normalizedBasePath)
+        }
+
+        /// `text` as a base path: with a leading slash and without a trailing one; `nil` for the root
+        /// (`""` or `/`) or for text that is not a path (no leading `/`, an empty segment, `?`, `#`, `%`
+        /// or whitespace).
+        public static func normalizedBasePath(_ text: String) -> String? {
+            var path = Substring(text)
+            while path.hasSuffix("/") { path = path.dropLast() }
+            guard !path.isEmpty, path.hasPrefix("/"), !path.contains("//") else { return nil }
+            guard !path.contains(where: { "?#% ".contains($0) || $0.isWhitespace }) else { return nil }
+            return String(path)
+        }
+
+        /// Whether `text` is a usable base path (the root counts as none).
+        public static func isValidBasePath(_ text: String) -> Bool {
+            let trimmed = text.drop { $0 == "/" }
+            return trimmed.isEmpty || normalizedBasePath(text) != nil
         }
     }
 
@@ -96,7 +120,7 @@ public final class MockServer: Sendable {
         let records = RouteRecords(store: store) { name in resourceRoutes.registry.withLock { $0.schemas[name] } }
         let customRoutes = CustomRoutes(records: records, timer: LatencyTimer(clock: clock), random: random)
         self.customRoutes = customRoutes
-        let router = MockRouter([customRoutes] + routes + [resourceRoutes])
+        let router = MockRouter([customRoutes] + routes + [resourceRoutes], basePath: options.basePath)
         self.router = router
         var chain: [any MockMiddleware] = [LogMiddleware(logger: logger)]
         if let latency = options.latency {

@@ -32,6 +32,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Simulated response time in seconds: MIN..MAX, or one value.")
     var latency: String?
 
+    @Option(help: "A path prefix every route is served under, such as /api/v1 (default: the file's basePath, else none).")
+    var basePath: String?
+
     @Option(help: "Seconds a connection may stay idle before it is closed (default: the file's idleTimeout, else 60).")
     var idleTimeout: Double?
 
@@ -149,6 +152,13 @@ struct Serve: AsyncParsableCommand {
                 throw ConfigurationError(file: flag, keyPath: "", message: "expected 0 to 3600 seconds, found \(value)")
             }
             configuration[keyPath: keyPath] = value
+        }
+        if let basePath {
+            guard MockServer.Options.isValidBasePath(basePath) else {
+                throw ConfigurationError(
+                    file: "--base-path", keyPath: "", message: "expected a path such as /api/v1, found \(basePath)")
+            }
+            configuration.basePath = MockServer.Options.normalizedBasePath(basePath)
         }
         if let latency {
             guard let range = Self.parseLatency(latency) else {

@@ -115,3 +115,39 @@ struct CustomRouteTests {
         #expect(error.keyPath == keyPath, "\(error)")
     }
 }
+
+@Suite("A base path")
+struct BasePathTests {
+    @Test("Every route is served under the base path, and paths in the answer carry it")
+    func prefixed() async throws {
+        let text = #"""
+            {"basePath": "/api/v1/", "resources": [{"name": "people", "fields": {"name": "string"}}],
+             "routes": [{"method": "GET", "path": "/health", "body": {"ok": true}}]}
+            """#
+        let configuration = try ServerConfiguration(parsing: Array(text.utf8), file: "mock.json")
+        #expect(configuration.basePath == "/api/v1")
+        let server = try await MockServer(configuration: configuration, store: MemoryStore())
+        let (created, _) = await server.send(.post, "/api/v1/people", json: ["name": "ada"])
+        #expect(created.status == .created && created.headerFields[.location] == "/api/v1/people/1")
+        #expect(await server.send(.get, "/api/v1/people/1").1?["name"] == "ada")
+        #expect(await server.send(.get, "/api/v1/health").1 == ["ok": true])
+        let (paged, _) = await server.send(.get, "/api/v1/people?_page=1&_per_page=1")
+        #expect(paged.headerFields[.link]?.hasPrefix("</api/v1/people?_page=1&_per_page=1>") == true)
+        for outside in ["/people", "/api/v1people", "/api", "/health"] {
+            #expect(await server.send(.get, outside).0.status == .notFound, "\(outside)")
+        }
+        #expect(server.routeTable.map(\.pattern).contains("/api/v1/people/:id"))
+        #expect(server.routeTable.first?.pattern == "/api/v1/health")
+    }
+
+    @Test("A base path that is not a path is refused; the root means none", arguments: ["api", "/a?b", "/a//b", "/a b"])
+    func refused(text: String) throws {
+        #expect(!MockServer.Options.isValidBasePath(text))
+        let file = #"{"basePath": "\#(text)", "resources": [{"name": "people", "fields": {"name": "string"}}]}"#
+        let error = try #require(throws: ConfigurationError.self) {
+            _ = try ServerConfiguration(parsing: Array(file.utf8), file: "mock.json")
+        }
+        #expect(error.keyPath == "basePath")
+        #expect(MockServer.Options(basePath: "/").basePath == nil)
+    }
+}

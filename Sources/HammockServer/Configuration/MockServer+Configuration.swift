@@ -19,7 +19,7 @@ extension MockServer {
         let options = Options(
             latency: configuration.latency,
             maximumBodySize: configuration.maximumBodySize ?? (1 << 20),
-            allowsCrossOrigin: configuration.allowsCrossOrigin ?? true)
+            allowsCrossOrigin: configuration.allowsCrossOrigin ?? true, basePath: configuration.basePath)
         try await self.init(
             resources: configuration.resources, store: store, controller: controller, serializer: serializer,
             options: options, routes: routes, middleware: middleware, clock: ContinuousClock(), logger: logger)

@@ -68,10 +68,12 @@ public struct ServerConfiguration: Sendable {
     public var data: [(resource: String, records: JSON)]
     /// Routes of your own (`routes`), tried in order before the resources' routes.
     public var routes: [StubRoute] = []
+    /// The prefix every route is served under (`basePath`), normalized, if any.
+    public var basePath: String?
 
     static let topLevelKeys = [
         "host", "port", "store", "latency", "maximumBodySize", "cors", "idleTimeout", "requestTimeout", "resources", "data",
-        "routes",
+        "routes", "basePath",
     ]
     static let resourceKeys = ["name", "fields", "primaryKey", "actions", "parents"]
 
@@ -135,5 +137,11 @@ public struct ServerConfiguration: Sendable {
         resources = try reader.resources(object["resources"])
         data = try reader.data(object["data"], resources: resources)
         routes = try reader.routes(object["routes"])
+        if let text = try reader.string(object["basePath"], at: "basePath") {
+            guard MockServer.Options.isValidBasePath(text) else {
+                throw fail("basePath", "expected a path such as \"/api/v1\", found \"\(text)\"")
+            }
+            basePath = MockServer.Options.normalizedBasePath(text)
+        }
     }
 }

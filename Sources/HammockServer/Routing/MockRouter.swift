@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 import Synchronization
 
@@ -7,8 +8,12 @@ import Synchronization
 final class MockRouter: Sendable {
     private let families: Mutex<[any MockRoutes]>
 
-    init(_ families: [any MockRoutes]) {
+    /// The prefix every route is served under, if any.
+    let basePath: String?
+
+    init(_ families: [any MockRoutes], basePath: String? = nil) {
         self.families = Mutex(families)
+        self.basePath = basePath
     }
 
     /// Adds a family in front of the others (`first`) or behind them.
@@ -19,10 +24,40 @@ final class MockRouter: Sendable {
     }
 
     /// Every family's rows, in the order the router asks them.
-    var routeTable: [RouteTableEntry] { families.withLock { $0 }.flatMap(\.routeTable) }
+    var routeTable: [RouteTableEntry] {
+        let rows = families.withLock { $0 }.flatMap(\.routeTable)
+        guard let basePath else { return rows }
+        return rows.map { row in
+            var row = row
+            row.pattern = row.pattern == "/" ? basePath : basePath + row.pattern
+            return row
+        }
+    }
 
     @Sendable func respond(to request: MockRequest) async throws -> MockResponse {
         if let rejection = request.rejection { throw rejection.problem }
+        guard let basePath else { return try await route(request) }
+        // Under a base path: routes see the path without it, and paths in the answer get it back.
+        guard request.path.hasPrefix(basePath) else {
+            throw HTTPProblem.notFound("No route for '\(request.path)': every route is under \(basePath)")
+        }
+        var inner = request
+        inner.path = String(request.path.dropFirst(basePath.count))
+        guard inner.path.isEmpty || inner.path.hasPrefix("/") else {
+            throw HTTPProblem.notFound("No route for '\(request.path)': every route is under \(basePath)")
+        }
+        if inner.path.isEmpty { inner.path = "/" }
+        var response = try await route(inner)
+        if let location = response.headerFields[.location], location.hasPrefix("/") {
+            response.headerFields[.location] = basePath + location
+        }
+        if let link = response.headerFields[.link] {
+            response.headerFields[.link] = link.replacingOccurrences(of: "</", with: "<" + basePath + "/")
+        }
+        return response
+    }
+
+    func route(_ request: MockRequest) async throws -> MockResponse {
         let families = self.families.withLock { $0 }
         var found: MockEndpoint?
         for family in families {
