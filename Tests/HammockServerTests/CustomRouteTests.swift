@@ -1,6 +1,8 @@
 import HTTPTypes
 import HammockJSON
 import HammockServer
+import HammockTestSupport
+import Synchronization
 import Testing
 
 /// Routes of your own next to the resources: described in a configuration file, or written in Swift.
@@ -89,6 +91,25 @@ struct CustomRouteTests {
         // The store's checks hold here too: an unknown field is a 422.
         #expect(await server.send(.post, "/people/import", json: ["age": 3]).0.status == .unprocessableContent)
         #expect(throws: StubError.self) { try server.route(.get, "no-slash") { _ in MockResponse(status: .ok) } }
+    }
+
+    @Test("A stub's latency holds its answer on the server's clock, from the request's arrival")
+    func stubLatency() async throws {
+        let clock = ManualClock()
+        let server = try await MockServer(resources: [Fixtures.people], clock: clock, random: { 0.5 })
+        server.addStubs([try StubRoute(.get, "/slow", body: ["ok": true], latency: Latency(.seconds(1)...(.seconds(3))))])
+        let done = Mutex(false)
+        let task = Task {
+            let response = await server.respond(to: MockRequest(.get, "/slow"))
+            done.withLock { $0 = true }
+            return response.status
+        }
+        #expect(await clock.waitForSleepers(1))
+        clock.advance(by: .milliseconds(1999))
+        for _ in 0..<1000 { await Task.yield() }
+        #expect(done.withLock { $0 } == false)
+        clock.advance(by: .milliseconds(1))
+        #expect(await task.value == .ok)
     }
 
     @Test(
