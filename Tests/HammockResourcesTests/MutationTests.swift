@@ -155,3 +155,37 @@ struct MutationTests {
         #expect(await events.next() == .notModified)
     }
 }
+
+@MainActor
+@Suite("A paged list as an observable resource")
+struct PagedListResourceTests {
+    @Test("Each page is a resource of its own; a POST makes the observed page reload with the new total")
+    func pages() async throws {
+        let people = MockResource("people", fields: ["name": .string])
+        let server = try await MockServer(resources: [people])
+        for name in ["ada", "bob", "cy"] {
+            _ = await server.respond(to: MockRequest(.post, "/people", json: ["name": .string(name)]))
+        }
+        let api = Service(baseURL: "http://mock", transport: MockServerTransport(server: server), clock: ManualClock())
+        let list = api.resource("/people").withParam("_per_page", "2")
+        let first = list.withParam("_page", "1")
+        let second = list.withParam("_page", "2")
+        #expect(first !== second)
+        #expect(first === api.resource("/people").withParam("_per_page", "2").withParam("_page", "1"))
+        _ = await first.loadIfNeeded()?.response()
+        _ = await second.loadIfNeeded()?.response()
+        #expect(first.latestData?.jsonContent?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["ada", "bob"])
+        #expect(second.latestData?.jsonContent?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["cy"])
+        #expect(second.latestData?.header("X-Total-Count") == "3")
+
+        var events = second.events().makeAsyncIterator()
+        #expect(await events.next() == .observerAdded)
+        _ = try await api.resource("/people").request(.post, json: ["name": "dee"]).value()
+        // The POST invalidated every page of the list; the observed one reloads by itself.
+        #expect(await events.next() == .requested)
+        #expect(await events.next() == .newData(.network))
+        #expect(second.latestData?.jsonContent?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["cy", "dee"])
+        #expect(second.latestData?.header("X-Total-Count") == "4")
+        #expect(!first.isUpToDate)
+    }
+}
