@@ -196,8 +196,8 @@ enum HTTPBenchmark {
     }
 
     /// The port `hammock serve --port 0` announces in its banner (`http://127.0.0.1:PORT`).
-    static func waitForPort(logPath: String, process: Process) async throws -> Int {
-        for _ in 0..<200 {
+    static func waitForPort(logPath: String, process: Process, seconds: Int = 10) async throws -> Int {
+        for _ in 0..<(seconds * 20) {
             let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
             if let range = text.range(of: "http://127.0.0.1:") {
                 let digits = text[range.upperBound...].prefix { $0.isNumber }

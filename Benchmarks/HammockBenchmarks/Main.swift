@@ -24,6 +24,11 @@ struct Bench {
                 rounds: option("--rounds", 5), iterations: option("--iterations", 100_000),
                 only: arguments.contains("--only") ? option("--only", 0) : nil)
         }
+        if which == "queries" {
+            try await QueryBenchmark.run(
+                records: option("--records", 100_000), seconds: option("--seconds", 5),
+                connections: option("--connections", 32), storeNames: store.map { [$0] } ?? ["memory", "sqlite"])
+        }
         if which == "http" || which == "all" {
             try await HTTPBenchmark.run(
                 HTTPBenchmark.Options(
