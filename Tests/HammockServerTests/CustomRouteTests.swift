@@ -125,6 +125,7 @@ struct CustomRouteTests {
             (#"{"method": "GET", "path": "/a", "body": "{{path.id"}"#, "routes[0].body"),
             (#"{"method": "GET", "path": "/a", "match": {"cookies": {}}}"#, "routes[0].match.cookies"),
             (#"{"method": "GET", "path": "/a", "headers": {"X": 1}}"#, "routes[0].headers.X"),
+            (#"{"method": "GET", "path": "/a", "headers": {"X": "{{cookie}}"}}"#, "routes[0].headers.X"),
             (#"{"method": "GET", "path": "/a", "delay": 1}"#, "routes[0].delay"),
         ])
     func configurationErrors(route: String, keyPath: String) throws {

@@ -37,6 +37,16 @@ extension ConfigurationReader {
             guard let field = HTTPField.Name(name) else { throw fail("\(path).headers.\(name)", "not a valid header name") }
             return (name: field, value: value)
         }
+        for header in headers {
+            let problem: StubError?
+            do {
+                _ = try StubTemplate.pieces(of: header.value)
+                problem = nil
+            } catch {
+                problem = error
+            }
+            if let problem { throw fail("\(path).headers.\(header.name)", problem.message) }
+        }
         var match = StubRoute.Match()
         if let matchValue = object["match"], !matchValue.isNull {
             guard case .object(let conditions) = matchValue else {

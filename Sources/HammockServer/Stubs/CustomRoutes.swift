@@ -6,7 +6,7 @@ import Synchronization
 /// its JSON body, and the server's records.
 ///
 /// ```swift
-/// server.route(.get, "/me") { request in
+/// try server.route(.get, "/me") { request in
 ///     guard let person = try await request.records.find("people", key: 1) else { throw HTTPProblem.notFound("nobody") }
 ///     return MockResponse(json: .object(person))
 /// }
