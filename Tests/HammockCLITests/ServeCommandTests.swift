@@ -228,6 +228,29 @@ struct ServeCommandTests {
         #expect(await process.exitStatus() == 0)
     }
 
+    @Test("hammock serve answers the file's routes of its own, under --base-path, and refuses a bad base path")
+    func customRoutesUnderBasePath() async throws {
+        let (directory, path) = try temporaryConfig(
+            #"""
+            {"resources": [{"name": "people", "fields": {"name": "string"}}],
+             "routes": [{"method": "POST", "path": "/login", "body": {"token": "t-{{request.body.username}}"}}]}
+            """#)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (process, url) = try await serve([path, "--store", "memory", "--base-path", "/api/v2/"])
+        let login = await process.firstLine { $0.contains("/api/v2/login") }
+        #expect(login?.hasPrefix("POST") == true)
+        #expect(try await send("POST", url + "/api/v2/login", json: ["username": "ada"]).json == ["token": "t-ada"])
+        let created = try await send("POST", url + "/api/v2/people", json: ["name": "ada"])
+        #expect(created.status == 201 && created.location == "/api/v2/people/1")
+        #expect(try await send("GET", url + "/people").status == 404)
+        process.interrupt()
+        #expect(await process.exitStatus() == 0)
+
+        let bad = try HammockProcess(["serve", path, "--store", "memory", "--base-path", "api v2"])
+        #expect(await bad.exitStatus() == 2)
+        #expect(bad.errorOutput.withLock { $0 }.contains("--base-path"))
+    }
+
     @Test("hammock routes prints the route table")
     func routes() async throws {
         let process = try HammockProcess(["routes", "Examples/people.json"])
