@@ -17,7 +17,7 @@ extension ListQuery {
                     let order = Self.compare(left.fields[key.field] ?? .null, right.fields[key.field] ?? .null)
                     if order != 0 { return key.isDescending ? order > 0 : order < 0 }
                 }
-                return Self.compare(left.fields[keyName] ?? .null, right.fields[keyName] ?? .null) < 0
+                return keyPrecedes(left.fields[keyName] ?? .null, right.fields[keyName] ?? .null)
             }
         }
         let total = matching.count

@@ -1,3 +1,4 @@
+import Foundation
 import HammockJSON
 import HammockWire
 
@@ -91,7 +92,7 @@ extension ListQuery {
                 try once(item.name)
                 orders = try item.value.split(separator: ",", omittingEmptySubsequences: false).map {
                     (direction) throws(HTTPProblem) -> Bool in
-                    switch direction.trimmingSpaces.lowercased() {
+                    switch direction.trimmingCharacters(in: .whitespaces).lowercased() {
                     case "asc": return false
                     case "desc": return true
                     default: throw HTTPProblem.badQuery(item.name, "must be asc or desc (or a list of them), not '\(item.value)'")
@@ -136,7 +137,9 @@ extension ListQuery {
 
         /// The comma-separated names of `_embed`, `_expand` and `_dependent`.
         static func names(_ item: Item) throws(HTTPProblem) -> [String] {
-            let names = item.value.split(separator: ",", omittingEmptySubsequences: false).map(\.trimmingSpaces)
+            let names = item.value.split(separator: ",", omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
             guard !names.contains(where: \.isEmpty) else {
                 throw HTTPProblem.badQuery(item.name, "must name one or more resources, separated by commas")
             }
@@ -148,7 +151,7 @@ extension ListQuery {
         }
 
         func count(_ item: Item, minimum: Int) throws(HTTPProblem) -> Int {
-            guard let number = Int(item.value.trimmingSpaces), number >= minimum else {
+            guard let number = Int(item.value.trimmingCharacters(in: .whitespaces)), number >= minimum else {
                 throw HTTPProblem.badQuery(item.name, "must be a whole number of at least \(minimum), not '\(item.value)'")
             }
             return number
@@ -157,7 +160,7 @@ extension ListQuery {
         func sortKeys(_ item: Item) throws(HTTPProblem) -> [SortKey] {
             var keys: [SortKey] = []
             for part in item.value.split(separator: ",", omittingEmptySubsequences: false) {
-                var name = part.trimmingSpaces
+                var name = part.trimmingCharacters(in: .whitespaces)
                 let isDescending = name.hasPrefix("-")
                 if isDescending { name.removeFirst() }
                 guard column(name) != nil else {
@@ -270,12 +273,5 @@ extension HTTPProblem {
         var members = extensions
         members["parameter"] = .string(parameter)
         return HTTPProblem(.badRequest, detail: "Query parameter '\(parameter)' \(what)", extensions: members)
-    }
-}
-
-extension StringProtocol {
-    /// Without leading and trailing spaces.
-    var trimmingSpaces: String {
-        String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
     }
 }

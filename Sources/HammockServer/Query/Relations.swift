@@ -33,12 +33,7 @@ struct Relations {
     {
         let children = Self.children(of: schema, among: schemas)
         for name in embed {
-            guard let (child, foreignKey) = children.first(where: { $0.0.name == name }) else {
-                let names = children.map(\.0.name)
-                throw HTTPProblem.badQuery(
-                    "_embed", "names '\(name)', which is not a child resource of \(schema.name)\(Self.list(names))",
-                    extensions: ["resources": .array(names.map(JSON.string))])
-            }
+            let (child, foreignKey) = try Self.child(named: name, for: "_embed", of: schema, among: children)
             try Self.checkFree(name, "_embed", in: schema)
             embeddings.append(Embedding(name: name, child: child, foreignKey: foreignKey))
         }
@@ -61,6 +56,21 @@ struct Relations {
     ) -> [(ResourceSchema, ResourceSchema.ForeignKey)] {
         schemas.values.compactMap { child in child.foreignKey(toParent: schema.name).map { (child, $0) } }
             .sorted { $0.0.name < $1.0.name }
+    }
+
+    /// The child resource `name` among `children` (those of ``children(of:among:)``).
+    /// - Throws: 400 for `parameter`, listing the children there are.
+    static func child(
+        named name: String, for parameter: String, of schema: ResourceSchema,
+        among children: [(ResourceSchema, ResourceSchema.ForeignKey)]
+    ) throws(HTTPProblem) -> (ResourceSchema, ResourceSchema.ForeignKey) {
+        guard let found = children.first(where: { $0.0.name == name }) else {
+            let names = children.map(\.0.name)
+            throw HTTPProblem.badQuery(
+                parameter, "names '\(name)', which is not a child resource of \(schema.name)\(list(names))",
+                extensions: ["resources": .array(names.map(JSON.string))])
+        }
+        return found
     }
 
     static func list(_ names: [String]) -> String {

@@ -65,41 +65,18 @@ struct ResourceRegistry: Sendable {
         return .children(child, parent: schema, parentKey: key, foreignKey: foreignKey)
     }
 
-    /// Paths of four segments or more: none is a route, but a malformed escape in any is still a 400.
+    /// Paths of four segments or more: none is a route, but a malformed escape in a segment before the
+    /// first empty one is still a 400, as for shorter paths.
     func slowRoute(forPath path: String) throws(HTTPProblem) -> Route? {
-        var segments = path.split(separator: "/", omittingEmptySubsequences: false)
-        // A leading slash gives an empty first segment; a trailing slash an empty last one.
-        guard segments.first?.isEmpty == true else { return nil }
-        segments.removeFirst()
-        if segments.count > 1, segments.last?.isEmpty == true { segments.removeLast() }
-        var decoded: [String] = []
+        var segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        if segments.count > 1, segments.last?.isEmpty == true { segments = segments.dropLast() }
         for segment in segments {
             guard let value = PercentEncoding.decode(segment) else {
                 throw HTTPProblem.badRequest("The path '\(path)' has a malformed percent-encoding")
             }
-            guard !value.isEmpty else { return nil }
-            decoded.append(value)
+            if value.isEmpty { return nil }
         }
-        guard let first = decoded.first, let schema = schemas[first] else { return nil }
-        switch decoded.count {
-        case 1:
-            return .collection(schema)
-        case 2:
-            guard let key = schema.key(fromPathSegment: decoded[1]) else {
-                throw HTTPProblem.notFound("No \(schema.name) with \(schema.key.name) '\(decoded[1])'")
-            }
-            return .item(schema, key: key)
-        case 3:
-            guard let child = schemas[decoded[2]], let foreignKey = child.foreignKey(toParent: schema.name) else {
-                return nil
-            }
-            guard let key = schema.key(fromPathSegment: decoded[1]) else {
-                throw HTTPProblem.notFound("No \(schema.name) with \(schema.key.name) '\(decoded[1])'")
-            }
-            return .children(child, parent: schema, parentKey: key, foreignKey: foreignKey)
-        default:
-            return nil
-        }
+        return nil
     }
 
     /// Every route pattern with the methods its ``Route`` allows, in the order resources were added.

@@ -39,7 +39,7 @@ struct StubTemplate {
     /// The source a placeholder's expression names.
     /// - Throws: a message saying what is wrong.
     static func source(of expression: String) throws(StubError) -> Source {
-        var text = Substring(expression.trimmingSpaces)
+        var text = Substring(expression.trimmingCharacters(in: .whitespaces))
         if text.hasPrefix("request.") { text = text.dropFirst("request.".count) }
         guard let dot = text.firstIndex(of: "."), text.index(after: dot) < text.endIndex else {
             throw StubError(
