@@ -286,8 +286,8 @@ struct ListQueryTests {
     @Test("Over HTTP, a paged query answers with headers a browser script may read")
     func overLoopback() async throws {
         let server = try await Self.seeded(.sqlite)
-        let port = try await server.start(host: "127.0.0.1", port: 0)
-        do {
+        // whileServing stops the server however the body ends.
+        try await server.whileServing { port in
             let client = LoopbackClient(port: port)
             let reply = try await client.send("GET", "/people?numberOfKids_gte=1&_sort=-numberOfKids&_per_page=2")
             #expect(reply.status == 200)
@@ -299,10 +299,6 @@ struct ListQueryTests {
             #expect(reply.header("Access-Control-Expose-Headers")?.contains("X-Total-Count") == true)
             let bad = try await client.send("GET", "/people?numberOfKids=two")
             #expect(bad.status == 400 && bad.json?["parameter"] == "numberOfKids")
-        } catch {
-            await server.stop()
-            throw error
         }
-        await server.stop()
     }
 }
