@@ -121,16 +121,15 @@ public struct CRUDController: MockController {
         let store = request.store
         let schema = request.schema
         let relations = try Relations(embed: query.embed, expand: query.expand, of: schema, among: request.schemas)
-        let records: [StoredRecord]
+        var scoped = query
         if case .children(_, let parent, let parentKey, let foreignKey) = request.route {
             guard try await store.record(of: parent, withKey: parentKey) != nil else {
                 throw HTTPProblem.notFound(Self.missing(parent, parentKey))
             }
-            records = try await store.storedRecords(of: schema, where: foreignKey, is: parentKey)
-        } else {
-            records = try await store.storedRecords(of: schema)
+            // A nested list is the query with one more filter: the parent's key.
+            scoped.filters.append(ListQuery.Filter(field: foreignKey.name, comparison: .equal, values: [parentKey]))
         }
-        let (page, total) = query.apply(to: records, schema: schema)
+        let (page, total) = try await store.storedRecords(of: schema, answering: scoped)
         var response: MockResponse
         if !relations.isEmpty {
             response = request.respond(

@@ -12,17 +12,36 @@ extension ListQuery {
         if !sort.isEmpty {
             let keyName = schema.key.name
             let keys = sort
-            matching.sort { left, right in
-                for key in keys {
-                    let order = Self.compare(left.fields[key.field] ?? .null, right.fields[key.field] ?? .null)
-                    if order != 0 { return key.isDescending ? order > 0 : order < 0 }
-                }
-                return keyPrecedes(left.fields[keyName] ?? .null, right.fields[keyName] ?? .null)
-            }
+            matching.sort { left, right in Self.precedes(left, right, by: keys, keyName: keyName) }
         }
         let total = matching.count
         guard let bounds = window.map({ Self.bounds(of: $0, total: total) }) else { return (matching, total) }
         return (Array(matching[bounds]), total)
+    }
+
+    /// Whether `left` comes before `right` when sorted by `keys`; the primary key breaks ties.
+    static func precedes(_ left: StoredRecord, _ right: StoredRecord, by keys: [SortKey], keyName: String) -> Bool {
+        for key in keys {
+            let order = compare(left.fields[key.field] ?? .null, right.fields[key.field] ?? .null)
+            if order != 0 { return key.isDescending ? order > 0 : order < 0 }
+        }
+        return keyPrecedes(left.fields[keyName] ?? .null, right.fields[keyName] ?? .null)
+    }
+
+    /// The positions a window covers among any number of records: ``bounds(of:total:)`` before the
+    /// total is known. Records counted from `start` up to `end` (excluded) are the page.
+    static func openBounds(of window: Window?) -> (start: Int, end: Int) {
+        switch window {
+        case nil:
+            return (0, Int.max)
+        case .page(let number, let size):
+            let (offset, overflow) = (number - 1).multipliedReportingOverflow(by: size)
+            if overflow { return (Int.max, Int.max) }
+            let (end, past) = offset.addingReportingOverflow(size)
+            return (offset, past ? Int.max : end)
+        case .range(let first, let last):
+            return (first, max(first, last ?? Int.max))
+        }
     }
 
     /// The positions a window covers among `total` records (empty past the end).
@@ -98,7 +117,7 @@ extension ListQuery {
             if let searchText {
                 return searchFields.contains { field in
                     guard case .string(let text) = record[field] else { return false }
-                    return TextMatch.contains(Array(text.lowercased().utf8), searchText)
+                    return TextMatch.contains(TextMatch.lowercased(text), searchText)
                 }
             }
             return true
@@ -111,7 +130,7 @@ extension ListQuery {
             case .null: return filter.values.allSatisfy { $0.boolValue == value.isNull }
             case .like:
                 guard case .string(let text) = value else { return false }
-                let lowered = Array(text.lowercased().utf8)
+                let lowered = TextMatch.lowercased(text)
                 return filter.patterns.contains { TextMatch.matches(lowered, pattern: $0) }
             case .greater, .greaterOrEqual, .less, .lessOrEqual:
                 guard !value.isNull else { return false }
@@ -134,6 +153,26 @@ extension ListQuery {
 
 /// Byte-wise text matching for `q` and `_like`, on lowercased UTF-8.
 enum TextMatch {
+    /// `Array(text.lowercased().utf8)`, without the Unicode tables when the text is ASCII.
+    static func lowercased(_ text: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        appendLowercased(text, to: &bytes)
+        return bytes
+    }
+
+    /// Appends `Array(text.lowercased().utf8)` to `bytes`.
+    static func appendLowercased(_ text: String, to bytes: inout [UInt8]) {
+        let start = bytes.count
+        for byte in text.utf8 {
+            guard byte < 0x80 else {
+                bytes.removeSubrange(start...)
+                bytes.append(contentsOf: text.lowercased().utf8)
+                return
+            }
+            bytes.append(byte &- 0x41 < 26 ? byte | 0x20 : byte)
+        }
+    }
+
     /// Whether `needle` occurs in `haystack` from `start`; its position after the match if so.
     static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
         if needle.isEmpty { return start }

@@ -13,7 +13,7 @@ public import HammockJSON
 ///
 /// ```swift
 /// let query = try ListQuery(parsing: request.request.query, for: request.schema)
-/// let (page, total) = query.apply(to: try await request.store.storedRecords(of: request.schema), schema: request.schema)
+/// let (page, total) = try await request.store.storedRecords(of: request.schema, answering: query)
 /// ```
 public struct ListQuery: Sendable, Hashable {
     /// How a filter compares a field with its values: the suffix after the field's name.
@@ -46,6 +46,13 @@ public struct ListQuery: Sendable, Hashable {
         public var comparison: Operator
         /// The values, typed by the field (`null` for the literal `null`).
         public var values: [JSON]
+
+        /// A filter on `field`: `Filter(field: "color", values: ["red", "blue"])` is `?color=red&color=blue`.
+        public init(field: String, comparison: Operator = .equal, values: [JSON]) {
+            self.field = field
+            self.comparison = comparison
+            self.values = values
+        }
     }
 
     /// One key of the order, in priority order.
@@ -54,6 +61,12 @@ public struct ListQuery: Sendable, Hashable {
         public var field: String
         /// Largest first.
         public var isDescending: Bool
+
+        /// A key of the order: `SortKey(field: "age", isDescending: true)` is `_sort=-age`.
+        public init(field: String, isDescending: Bool = false) {
+            self.field = field
+            self.isDescending = isDescending
+        }
     }
 
     /// Which part of the matching records is answered.
@@ -91,8 +104,18 @@ public struct ListQuery: Sendable, Hashable {
     /// Whether a range was asked for with `_end` rather than `_limit`, so links keep that form.
     var rangeUsesEnd = false
 
-    /// An empty query: the whole list in key order.
-    public init() {}
+    /// A query built in code; `ListQuery()` is the whole list in key order.
+    ///
+    /// ```swift
+    /// let query = ListQuery(filters: [.init(field: "numberOfKids", comparison: .greater, values: [2])],
+    ///                       sort: [.init(field: "name")], window: .page(number: 1, size: 20))
+    /// ```
+    public init(filters: [Filter] = [], search: String? = nil, sort: [SortKey] = [], window: Window? = nil) {
+        self.filters = filters
+        self.search = search
+        self.sort = sort
+        self.window = window
+    }
 
     /// Whether the query asks for anything beyond the whole list in key order.
     public var isEmpty: Bool {

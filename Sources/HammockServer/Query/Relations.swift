@@ -83,13 +83,16 @@ struct Relations {
         }
     }
 
-    /// `records` with their related records added: each relation's records are read once.
+    /// `records` with their related records added. Each relation is one query for the keys the records
+    /// hold, which the stores answer from an index: the cost follows the page, not the related table.
     func apply(to records: [JSONObject], of schema: ResourceSchema, store: any MockStore) async throws -> [JSONObject] {
         guard !isEmpty, !records.isEmpty else { return records }
         var result = records
         for embedding in embeddings {
+            let keys = Self.distinct(records.map { $0[schema.key.name] ?? .null })
             var byParent: [JSON: [JSON]] = [:]
-            for child in try await store.storedRecords(of: embedding.child) {
+            let children = ListQuery(filters: [.init(field: embedding.foreignKey.name, values: keys)])
+            for child in try await store.storedRecords(of: embedding.child, answering: children).page {
                 guard let parentKey = child.fields[embedding.foreignKey.name], !parentKey.isNull else { continue }
                 byParent[parentKey, default: []].append(.object(child.fields))
             }
@@ -100,7 +103,12 @@ struct Relations {
         }
         for expansion in expansions {
             var parents: [JSON: JSON] = [:]
-            for parent in try await store.storedRecords(of: expansion.parent) {
+            let keys = Self.distinct(
+                records.compactMap { record in
+                    (record[expansion.foreignKey.name]).flatMap { $0.isNull ? nil : $0 }
+                })
+            let query = ListQuery(filters: [.init(field: expansion.parent.key.name, values: keys)])
+            for parent in try await store.storedRecords(of: expansion.parent, answering: query).page {
                 parents[parent.fields[expansion.parent.key.name] ?? .null] = .object(parent.fields)
             }
             for index in result.indices {
@@ -109,5 +117,11 @@ struct Relations {
             }
         }
         return result
+    }
+
+    /// `values` without repeats, in their first order.
+    static func distinct(_ values: [JSON]) -> [JSON] {
+        var seen = Set<JSON>()
+        return values.filter { seen.insert($0).inserted }
     }
 }

@@ -51,6 +51,12 @@ public final class MemoryStore: MockStore {
         try tables.storedRecords(of: schema, where: foreignKey, is: parentKey)
     }
 
+    public func storedRecords(
+        of schema: ResourceSchema, answering query: ListQuery
+    ) async throws -> (page: [StoredRecord], total: Int) {
+        try tables.answer(query, of: schema)
+    }
+
     public func createRecord(of schema: ResourceSchema, with values: JSONObject) async throws -> JSONObject {
         try tables.withLock { tables throws(StoreError) in try Self.insert(values, of: schema, into: &tables) }
     }

@@ -37,6 +37,12 @@ public protocol MockStore: Sendable {
     func storedRecords(
         of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON
     ) async throws -> [StoredRecord]
+    /// The records that answer a list query (filtered, searched, sorted and cut to its window) and how
+    /// many matched before the cut. The default applies the query to every record; ``MemoryStore`` and
+    /// `SQLiteStore` answer from indexes they build on first use and keep on every write.
+    func storedRecords(
+        of schema: ResourceSchema, answering query: ListQuery
+    ) async throws -> (page: [StoredRecord], total: Int)
     /// Stores a new record built from validated values and returns it.
     /// - Throws: ``StoreError/duplicateKey(_:)`` if a client-supplied key is taken.
     func createRecord(of schema: ResourceSchema, with values: JSONObject) async throws -> JSONObject
@@ -61,6 +67,12 @@ extension MockStore {
         of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON
     ) async throws -> [StoredRecord] {
         try await records(of: schema, where: foreignKey, is: parentKey).map(StoredRecord.init)
+    }
+
+    public func storedRecords(
+        of schema: ResourceSchema, answering query: ListQuery
+    ) async throws -> (page: [StoredRecord], total: Int) {
+        query.apply(to: try await storedRecords(of: schema), schema: schema)
     }
 
     /// Stores records one by one; stores with transactions do better.

@@ -4,7 +4,10 @@ import Synchronization
 /// One resource's records in memory, ordered by key. Shared by ``MemoryStore`` and the read mirror of
 /// ``SQLiteStore``, so both answer reads with the same code.
 package struct RecordTable: Sendable {
-    package var schema: ResourceSchema
+    package var schema: ResourceSchema {
+        // Field types may have changed: indexes are rebuilt when next needed.
+        didSet { indexes = TableIndexes() }
+    }
     package private(set) var rows: [JSON: StoredRecord] = [:]
     /// Keys in ascending order.
     package private(set) var order: [JSON] = []
@@ -12,6 +15,8 @@ package struct RecordTable: Sendable {
     package private(set) var ordered: [StoredRecord] = []
     /// The highest generated key handed out, so keys are never reused.
     package var lastGeneratedKey = 0
+    /// Indexes built by list queries, kept up to date by every write (see ``answer(_:)``).
+    var indexes = TableIndexes()
 
     package init(schema: ResourceSchema) { self.schema = schema }
 
@@ -36,41 +41,49 @@ package struct RecordTable: Sendable {
             let position = position(of: key)
             order.insert(key, at: position)
             ordered.insert(stored, at: position)
+            indexes.insert(stored, key: key, at: position, schema: schema)
         } else {
             order.append(key)
             ordered.append(stored)
+            indexes.insert(stored, key: key, at: ordered.count - 1, schema: schema)
         }
     }
 
     /// Merges values into the record with `key`; the key itself never changes.
     package mutating func merge(_ values: JSONObject, intoKey key: JSON) -> JSONObject? {
-        guard var row = rows.removeValue(forKey: key)?.fields else { return nil }
+        guard let old = rows.removeValue(forKey: key) else { return nil }
+        var row = old.fields
         for column in schema.columns.dropFirst() {
             if let value = values[column.name] { row[column.name] = column.normalized(value) }
         }
         let stored = StoredRecord(row)
         rows[key] = stored
-        ordered[position(of: key)] = stored
+        let position = position(of: key)
+        ordered[position] = stored
+        indexes.replace(old, with: stored, key: key, at: position, schema: schema)
         return row
     }
 
     package mutating func remove(key: JSON) -> Bool {
-        guard rows.removeValue(forKey: key) != nil else { return false }
+        guard let old = rows.removeValue(forKey: key) else { return false }
         let position = position(of: key)
         order.remove(at: position)
         ordered.remove(at: position)
+        indexes.remove(old, key: key, at: position)
         return true
     }
 
     /// Sets `foreignKey` to null wherever it equals `parentKey`.
     package mutating func orphan(foreignKey: String, of parentKey: JSON) {
         for index in ordered.indices {
-            var row = ordered[index].fields
-            guard row[foreignKey] == parentKey else { continue }
+            let old = ordered[index]
+            guard old.fields[foreignKey] == parentKey else { continue }
+            var row = old.fields
             row[foreignKey] = .null
             let stored = StoredRecord(row)
             ordered[index] = stored
             rows[order[index]] = stored
+            indexes.replace(old, with: stored, key: order[index], at: index, schema: schema)
         }
     }
 
@@ -172,6 +185,11 @@ package final class LockedRecordTables: Sendable {
         throws(StoreError) -> [JSONObject]
     {
         try storedRecords(of: schema, where: foreignKey, is: parentKey).map(\.fields)
+    }
+
+    /// The records that answer `query`, from the table's indexes (built under the lock on first use).
+    package func answer(_ query: ListQuery, of schema: ResourceSchema) throws(StoreError) -> (page: [StoredRecord], total: Int) {
+        try withLock { tables throws(StoreError) in try tables.mutate(schema) { table in table.answer(query) } }
     }
 
     package func storedRecord(of schema: ResourceSchema, withKey key: JSON) throws(StoreError) -> StoredRecord? {

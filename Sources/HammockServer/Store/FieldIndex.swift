@@ -1,0 +1,166 @@
+import HammockJSON
+
+/// One field's values across a table, in the order a list query sorts them: by value (``ListQuery``'s
+/// order, `null` first), then by key. Each entry carries its record, so a page is read straight out.
+///
+/// A run of equal values is a contiguous range whose records are in key order, which answers an equality
+/// filter with a page as a slice; the whole index answers a sort. Entries live in chunks of at most
+/// `chunkLimit`, so a write moves a few hundred entries, not the table.
+struct FieldIndex: Sendable {
+    struct Entry: Sendable {
+        var value: JSON
+        var key: JSON
+        var record: StoredRecord
+    }
+
+    /// Where a chunk splits in two.
+    let chunkLimit: Int
+
+    private(set) var chunks: [[Entry]] = []
+    private(set) var count = 0
+
+    /// An index of `records` (in any order) on `field`.
+    init(field: String, keyName: String, records: [StoredRecord], chunkLimit: Int = 512) {
+        self.chunkLimit = max(2, chunkLimit)
+        var entries = records.map { Entry(value: $0.fields[field] ?? .null, key: $0.fields[keyName] ?? .null, record: $0) }
+        entries.sort { Self.order($0.value, $0.key, $1.value, $1.key) < 0 }
+        count = entries.count
+        var start = 0
+        while start < entries.count {
+            let end = min(start + self.chunkLimit / 2, entries.count)
+            chunks.append(Array(entries[start..<end]))
+            start = end
+        }
+    }
+
+    /// -1, 0 or 1: by value, then by key.
+    static func order(_ leftValue: JSON, _ leftKey: JSON, _ rightValue: JSON, _ rightKey: JSON) -> Int {
+        let byValue = ListQuery.compare(leftValue, rightValue)
+        if byValue != 0 { return byValue }
+        if keyPrecedes(leftKey, rightKey) { return -1 }
+        return keyPrecedes(rightKey, leftKey) ? 1 : 0
+    }
+
+    mutating func insert(_ entry: Entry) {
+        count += 1
+        guard !chunks.isEmpty else {
+            chunks = [[entry]]
+            return
+        }
+        // The first chunk whose last entry follows the new one; the last chunk if none does.
+        var chunk = firstChunk { Self.order($0.value, $0.key, entry.value, entry.key) >= 0 }
+        if chunk == chunks.count { chunk -= 1 }
+        let offset = Self.firstIndex(in: chunks[chunk]) { Self.order($0.value, $0.key, entry.value, entry.key) >= 0 }
+        chunks[chunk].insert(entry, at: offset)
+        if chunks[chunk].count > chunkLimit {
+            let upper = Array(chunks[chunk][(chunkLimit / 2)...])
+            chunks[chunk].removeSubrange((chunkLimit / 2)...)
+            chunks.insert(upper, at: chunk + 1)
+        }
+    }
+
+    /// Removes the entry of `key`, whose value is `value`; false if there is none.
+    @discardableResult
+    mutating func remove(value: JSON, key: JSON) -> Bool {
+        let chunk = firstChunk { Self.order($0.value, $0.key, value, key) >= 0 }
+        guard chunk < chunks.count else { return false }
+        let offset = Self.firstIndex(in: chunks[chunk]) { Self.order($0.value, $0.key, value, key) >= 0 }
+        guard offset < chunks[chunk].count, Self.order(chunks[chunk][offset].value, chunks[chunk][offset].key, value, key) == 0
+        else { return false }
+        chunks[chunk].remove(at: offset)
+        if chunks[chunk].isEmpty { chunks.remove(at: chunk) }
+        count -= 1
+        return true
+    }
+
+    /// The position of the first entry whose value is not below `value` (`after`: above it).
+    func bound(of value: JSON, after: Bool) -> Int {
+        let isPast: (Entry) -> Bool = { entry in
+            let order = ListQuery.compare(entry.value, value)
+            return after ? order > 0 : order >= 0
+        }
+        let chunk = firstChunk(isPast)
+        guard chunk < chunks.count else { return count }
+        return entriesBefore(chunk) + Self.firstIndex(in: chunks[chunk], isPast)
+    }
+
+    /// The entries at `positions`, in order (or reversed).
+    func entries(in positions: Range<Int>, reversed: Bool = false) -> [Entry] {
+        var result: [Entry] = []
+        result.reserveCapacity(positions.count)
+        walk(positions, reversed: reversed) { entry in
+            result.append(entry)
+            return true
+        }
+        return result
+    }
+
+    /// Calls `body` with the entries at `positions`, in order (or reversed), until it returns false.
+    func walk(_ positions: Range<Int>, reversed: Bool = false, _ body: (Entry) -> Bool) {
+        guard !positions.isEmpty else { return }
+        if reversed {
+            var (chunk, offset) = locate(positions.upperBound - 1)
+            var remaining = positions.count
+            while remaining > 0 {
+                guard body(chunks[chunk][offset]) else { return }
+                remaining -= 1
+                if offset == 0 {
+                    chunk -= 1
+                    if chunk >= 0 { offset = chunks[chunk].count - 1 }
+                } else {
+                    offset -= 1
+                }
+            }
+        } else {
+            var (chunk, offset) = locate(positions.lowerBound)
+            var remaining = positions.count
+            while remaining > 0 {
+                guard body(chunks[chunk][offset]) else { return }
+                remaining -= 1
+                offset += 1
+                if offset == chunks[chunk].count {
+                    chunk += 1
+                    offset = 0
+                }
+            }
+        }
+    }
+
+    /// The chunk and offset of `position` (which must be below `count`).
+    private func locate(_ position: Int) -> (chunk: Int, offset: Int) {
+        var remaining = position
+        var chunk = 0
+        while remaining >= chunks[chunk].count {
+            remaining -= chunks[chunk].count
+            chunk += 1
+        }
+        return (chunk, remaining)
+    }
+
+    private func entriesBefore(_ chunk: Int) -> Int {
+        var total = 0
+        for index in 0..<chunk { total += chunks[index].count }
+        return total
+    }
+
+    /// The first chunk whose last entry satisfies `isPast` (a predicate false then true along the index).
+    private func firstChunk(_ isPast: (Entry) -> Bool) -> Int {
+        var low = 0
+        var high = chunks.count
+        while low < high {
+            let middle = (low + high) / 2
+            if let last = chunks[middle].last, isPast(last) { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+
+    private static func firstIndex(in entries: [Entry], _ isPast: (Entry) -> Bool) -> Int {
+        var low = 0
+        var high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            if isPast(entries[middle]) { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+}

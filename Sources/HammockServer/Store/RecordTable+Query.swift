@@ -1,0 +1,225 @@
+import HammockJSON
+
+extension RecordTable {
+    /// Below this many records a query scans the table: indexes would cost more to keep than they save.
+    package static let indexingThreshold = 1_000
+
+    /// The records that answer `query`, as ``ListQuery/apply(to:schema:)`` would, without reading the
+    /// whole table when an index can say where the answer is.
+    ///
+    /// - An equality, range or `_null` filter is answered from its field's index: the filter that leaves
+    ///   the fewest records drives, and the other conditions are checked on those records only. One
+    ///   equality value and no other condition is a slice of the index: the page, and its length the total.
+    /// - A sort without a selective filter walks the first sort field's index and stops at the page's end.
+    /// - `q` scans lowercased texts kept per record, not the records.
+    ///
+    /// Indexes are built on first use and kept by every write (see ``TableIndexes``).
+    package mutating func answer(
+        _ query: ListQuery, indexingFrom threshold: Int = Self.indexingThreshold
+    ) -> (page: [StoredRecord], total: Int) {
+        guard count >= threshold, !query.filters.isEmpty || query.search != nil || !query.sort.isEmpty else {
+            return query.apply(to: ordered, schema: schema)
+        }
+        var collector = PageCollector(query.window)
+        // The indexed filter that leaves the fewest records drives; the others are checked per record.
+        var driver: (filter: Int, index: FieldIndex, runs: Runs, size: Int)?
+        for (position, filter) in query.filters.enumerated() {
+            guard let (index, runs) = runs(of: filter) else { continue }
+            let size = runs.ranges.reduce(0) { $0 + $1.count }
+            if size < driver?.size ?? Int.max { driver = (position, index, runs, size) }
+        }
+        if let driver, query.sort.isEmpty || driver.size * 4 <= count {
+            var rest = query
+            rest.filters.remove(at: driver.filter)
+            let matcher = Self.matcher(rest, schema)
+            if query.sort.isEmpty, driver.runs.areInKeyOrder, let run = driver.runs.ranges.first {
+                // One run of equal values is in key order: the answer is part of it.
+                guard let matcher else {
+                    let cut = collector.cut(run.count)
+                    let page = driver.index.entries(in: (run.lowerBound + cut.lowerBound)..<(run.lowerBound + cut.upperBound))
+                    return (page.map(\.record), run.count)
+                }
+                driver.index.walk(run) { entry in
+                    if matcher.matches(entry.record.fields) { collector.add(entry.record) }
+                    return true
+                }
+                return collector.result
+            }
+            var candidates = driver.runs.ranges.flatMap { driver.index.entries(in: $0) }.map(\.record)
+            if let matcher { candidates = candidates.filter { matcher.matches($0.fields) } }
+            return sorted(candidates, by: query.sort, into: &collector)
+        }
+        if let search = query.search {
+            return searched(for: search, query: query, into: &collector)
+        }
+        guard let first = query.sort.first else { return query.apply(to: ordered, schema: schema) }
+        return walkedInOrder(of: first, query: query, into: &collector)
+    }
+
+    /// `records` in the query's order (key order without a sort), cut to the window.
+    private func sorted(
+        _ records: [StoredRecord], by keys: [ListQuery.SortKey], into collector: inout PageCollector
+    ) -> (page: [StoredRecord], total: Int) {
+        let keyName = schema.key.name
+        let ordered =
+            keys.isEmpty
+            ? records.sorted { keyPrecedes($0.fields[keyName] ?? .null, $1.fields[keyName] ?? .null) }
+            : records.sorted { ListQuery.precedes($0, $1, by: keys, keyName: keyName) }
+        for record in ordered { collector.add(record) }
+        return collector.result
+    }
+
+    /// `q` without a selective filter: one pass over the search texts, in key order.
+    private mutating func searched(
+        for search: String, query: ListQuery, into collector: inout PageCollector
+    ) -> (page: [StoredRecord], total: Int) {
+        let texts = searchTexts()
+        let needle = TextMatch.lowercased(search)
+        var filtersOnly = query
+        filtersOnly.search = nil
+        let matcher = Self.matcher(filtersOnly, schema)
+        var matching: [StoredRecord] = []
+        for (position, text) in texts.enumerated() {
+            // An empty search matches a record with any string value, as the matcher's does.
+            guard needle.isEmpty ? !text.isEmpty : TextMatch.contains(text, needle) else { continue }
+            let record = ordered[position]
+            if let matcher, !matcher.matches(record.fields) { continue }
+            if query.sort.isEmpty { collector.add(record) } else { matching.append(record) }
+        }
+        return query.sort.isEmpty ? collector.result : sorted(matching, by: query.sort, into: &collector)
+    }
+
+    /// A sort walked along the index of its first field, run of equal values by run of equal values,
+    /// until the page is complete (or, with filters, to the end for the total).
+    private mutating func walkedInOrder(
+        of first: ListQuery.SortKey, query: ListQuery, into collector: inout PageCollector
+    ) -> (page: [StoredRecord], total: Int) {
+        let index = fieldIndex(first.field)
+        let matcher = Self.matcher(query, schema)
+        let keyName = schema.key.name
+        let laterKeys = Array(query.sort.dropFirst())
+        var run: [StoredRecord] = []
+        var runValue = JSON.null
+        // A run comes out in key order (reversed when walking down), then in the later keys' order.
+        func flush() {
+            if first.isDescending { run.reverse() }
+            if !laterKeys.isEmpty { run.sort { ListQuery.precedes($0, $1, by: laterKeys, keyName: keyName) } }
+            for record in run where matcher?.matches(record.fields) ?? true { collector.add(record) }
+            run.removeAll(keepingCapacity: true)
+        }
+        index.walk(0..<index.count, reversed: first.isDescending) { entry in
+            if !run.isEmpty, ListQuery.compare(entry.value, runValue) != 0 {
+                flush()
+                // Without filters every record counts: the total is the table's, and the walk can stop.
+                if matcher == nil, collector.isComplete { return false }
+            }
+            if run.isEmpty { runValue = entry.value }
+            run.append(entry.record)
+            return true
+        }
+        flush()
+        if matcher == nil { collector.total = count }
+        return collector.result
+    }
+
+    /// Positions in a field index.
+    private struct Runs {
+        var ranges: [Range<Int>]
+        /// One range of one value, whose records are therefore in key order.
+        var areInKeyOrder: Bool
+
+        init(_ ranges: [Range<Int>], ofOneValue: Bool) {
+            self.ranges = ranges
+            areInKeyOrder = ranges.count <= 1 && ofOneValue
+        }
+    }
+
+    /// The runs of `filter`'s field index that hold the records passing it, in index order; `nil` for a
+    /// filter an index cannot answer (`_ne`, `_like`).
+    private mutating func runs(of filter: ListQuery.Filter) -> (FieldIndex, Runs)? {
+        switch filter.comparison {
+        case .notEqual, .like: return nil
+        default: break
+        }
+        let index = fieldIndex(filter.field)
+        let firstNonNull = index.bound(of: .null, after: true)
+        switch filter.comparison {
+        case .equal:
+            let runs = filter.values.map { index.bound(of: $0, after: false)..<index.bound(of: $0, after: true) }
+            // Repeated values give the same run: keep each once.
+            var distinct: [Range<Int>] = []
+            for run in runs.sorted(by: { $0.lowerBound < $1.lowerBound }) where !run.isEmpty {
+                if let last = distinct.last, run.lowerBound < last.upperBound { continue }
+                distinct.append(run)
+            }
+            return (index, Runs(distinct, ofOneValue: true))
+        case .null:
+            if filter.values.allSatisfy({ $0.boolValue == true }) {
+                return (index, Runs([0..<firstNonNull], ofOneValue: true))
+            }
+            if filter.values.allSatisfy({ $0.boolValue == false }) {
+                return (index, Runs([firstNonNull..<index.count], ofOneValue: false))
+            }
+            return (index, Runs([], ofOneValue: true))
+        default:
+            var lower = firstNonNull
+            var upper = index.count
+            for value in filter.values {
+                switch filter.comparison {
+                case .greater: lower = max(lower, index.bound(of: value, after: true))
+                case .greaterOrEqual: lower = max(lower, index.bound(of: value, after: false))
+                case .less: upper = min(upper, index.bound(of: value, after: false))
+                default: upper = min(upper, index.bound(of: value, after: true))
+                }
+            }
+            return (index, Runs(lower < upper ? [lower..<upper] : [], ofOneValue: false))
+        }
+    }
+
+    /// The index of `field`, built now if no query has needed it yet.
+    private mutating func fieldIndex(_ field: String) -> FieldIndex {
+        if let index = indexes.fields[field] { return index }
+        let index = FieldIndex(field: field, keyName: schema.key.name, records: ordered)
+        indexes.fields[field] = index
+        return index
+    }
+
+    /// The search texts, built now if no query has searched yet.
+    private mutating func searchTexts() -> [[UInt8]] {
+        if let texts = indexes.searchTexts { return texts }
+        let texts = ordered.map { TableIndexes.searchText(of: $0.fields, schema: schema) }
+        indexes.searchTexts = texts
+        return texts
+    }
+
+    /// A matcher for the filters and search of `query`; `nil` when it has neither.
+    private static func matcher(_ query: ListQuery, _ schema: ResourceSchema) -> ListQuery.Matcher? {
+        query.filters.isEmpty && query.search == nil ? nil : ListQuery.Matcher(query: query, schema: schema)
+    }
+}
+
+/// Counts the records that match, in order, and keeps those inside the window.
+struct PageCollector {
+    let start: Int
+    let end: Int
+    var total = 0
+    var page: [StoredRecord] = []
+
+    init(_ window: ListQuery.Window?) { (start, end) = ListQuery.openBounds(of: window) }
+
+    mutating func add(_ record: StoredRecord) {
+        if total >= start && total < end { page.append(record) }
+        total += 1
+    }
+
+    /// Whether every record of the window has been seen.
+    var isComplete: Bool { total >= end }
+
+    /// The window's part of `count` records in order.
+    func cut(_ count: Int) -> Range<Int> {
+        let lower = min(start, count)
+        return lower..<max(lower, min(end, count))
+    }
+
+    var result: (page: [StoredRecord], total: Int) { (page, total) }
+}

@@ -1,0 +1,233 @@
+import HammockJSON
+import HammockSQLite
+import HammockTestSupport
+import Testing
+
+@testable import HammockServer
+
+/// The indexed answers of a record table (``RecordTable/answer(_:indexingFrom:)``) against the plain scan
+/// (``ListQuery/apply(to:schema:)``), which the property test in ListQueryPropertyTests holds to an oracle.
+@Suite("Indexed list queries")
+struct IndexedQueryTests {
+    static let items = MockResource(
+        "items", fields: ["name": .string, "size": .integer, "weight": .float, "flag": .boolean, "tags": .json])
+
+    static func schema() async throws -> ResourceSchema {
+        let server = try await MockServer(resources: [items], store: MemoryStore())
+        return try #require(server.schema(named: "items"))
+    }
+
+    static func randomValue(_ field: String, _ generator: inout SplitMix64) -> JSON {
+        if Int.random(in: 0..<6, using: &generator) == 0 { return .null }
+        switch field {
+        case "name":
+            let letters = ["a", "b", "A", "B", "é", "É", " "]
+            return .string(
+                (0..<Int.random(in: 0...3, using: &generator)).map { _ in letters.randomElement(using: &generator) ?? "a" }
+                    .joined())
+        case "size": return .integer(Int.random(in: -3...3, using: &generator))
+        case "weight": return .double(Double(Int.random(in: -4...4, using: &generator)) / 2)
+        case "flag": return .bool(Bool.random(using: &generator))
+        default:
+            // A json field holds values of any kind, which the index orders as the sort does.
+            return [.integer(1), .double(1), .string("1"), .bool(true), .array([1]), .object(["a": 1])]
+                .randomElement(using: &generator) ?? .null
+        }
+    }
+
+    static func randomRecord(_ generator: inout SplitMix64) -> JSONObject {
+        var record = JSONObject()
+        for field in ["name", "size", "weight", "flag", "tags"] { record[field] = randomValue(field, &generator) }
+        return record
+    }
+
+    static func randomQuery(_ generator: inout SplitMix64) -> ListQuery {
+        var query = ListQuery()
+        let fields = ["id", "name", "size", "weight", "flag", "tags"]
+        for _ in 0..<Int.random(in: 0...2, using: &generator) {
+            let field = fields.randomElement(using: &generator) ?? "size"
+            let comparison = ListQuery.Operator.allCases.randomElement(using: &generator) ?? .equal
+            let values: [JSON]
+            switch comparison {
+            case .null: values = [.bool(Bool.random(using: &generator))]
+            case .like: values = [randomValue("name", &generator)].map { $0.isNull ? "a" : $0 }
+            default:
+                values = (0..<Int.random(in: 1...3, using: &generator)).map { _ in
+                    field == "id" ? .integer(Int.random(in: 0...40, using: &generator)) : randomValue(field, &generator)
+                }
+            }
+            query.filters.append(ListQuery.Filter(field: field, comparison: comparison, values: values))
+        }
+        if Int.random(in: 0..<4, using: &generator) == 0 {
+            query.search = ["", "a", "é", "b a", "É"].randomElement(using: &generator)
+        }
+        query.sort = (0..<Int.random(in: 0...2, using: &generator)).map { _ in
+            ListQuery.SortKey(
+                field: fields.randomElement(using: &generator) ?? "id", isDescending: Bool.random(using: &generator))
+        }
+        switch Int.random(in: 0..<3, using: &generator) {
+        case 0:
+            query.window = .page(number: Int.random(in: 1...4, using: &generator), size: Int.random(in: 1...8, using: &generator))
+        case 1:
+            let start = Int.random(in: 0...10, using: &generator)
+            query.window = .range(
+                start: start, end: Bool.random(using: &generator) ? nil : start + Int.random(in: 0...6, using: &generator))
+        default: break
+        }
+        return query
+    }
+
+    static func keys(_ records: [StoredRecord]) -> [JSON] { records.map { $0.fields["id"] ?? .null } }
+
+    @Test("Indexed answers equal the scan's after every kind of write, in every order")
+    func indexesFollowWrites() async throws {
+        let schema = try await Self.schema()
+        var generator = SplitMix64(seed: 7)
+        for _ in 0..<6 {
+            var table = RecordTable(schema: schema)
+            for _ in 0..<Int.random(in: 0...25, using: &generator) {
+                table.insert(
+                    schema.makeRecord(key: .integer(table.lastGeneratedKey + 1), values: Self.randomRecord(&generator)),
+                    key: .integer(table.lastGeneratedKey + 1))
+            }
+            for step in 0..<60 {
+                // Queries first build indexes, so the writes after them must keep the indexes true.
+                for _ in 0..<4 {
+                    let query = Self.randomQuery(&generator)
+                    let expected = query.apply(to: table.storedRecords, schema: schema)
+                    let answered = table.answer(query, indexingFrom: 0)
+                    #expect(Self.keys(answered.page) == Self.keys(expected.page), "step \(step): \(query)")
+                    #expect(answered.total == expected.total, "step \(step): \(query)")
+                }
+                let key = JSON.integer(Int.random(in: 1...max(1, table.lastGeneratedKey), using: &generator))
+                switch Int.random(in: 0..<5, using: &generator) {
+                case 0, 1:
+                    let next = JSON.integer(table.lastGeneratedKey + Int.random(in: 1...2, using: &generator))
+                    table.insert(schema.makeRecord(key: next, values: Self.randomRecord(&generator)), key: next)
+                case 2:
+                    var values = JSONObject()
+                    let field = ["name", "size", "weight", "flag", "tags"].randomElement(using: &generator) ?? "size"
+                    values[field] = Self.randomValue(field, &generator)
+                    _ = table.merge(values, intoKey: key)
+                case 3: _ = table.remove(key: key)
+                default: table.orphan(foreignKey: "size", of: .integer(Int.random(in: -3...3, using: &generator)))
+                }
+            }
+        }
+    }
+
+    @Test("A key inserted below the others, and a table emptied and refilled, keep the indexes in order")
+    func insertsBelowAndRefills() async throws {
+        let schema = try await Self.schema()
+        var table = RecordTable(schema: schema)
+        let bySize = ListQuery(sort: [.init(field: "size")])
+        for number in stride(from: 2_000, to: 0, by: -1) {
+            table.insert(schema.makeRecord(key: .integer(number), values: ["size": .integer(number % 7)]), key: .integer(number))
+            if number % 500 == 0 { _ = table.answer(bySize, indexingFrom: 0) }
+        }
+        let expected = bySize.apply(to: table.storedRecords, schema: schema)
+        #expect(Self.keys(table.answer(bySize, indexingFrom: 0).page) == Self.keys(expected.page))
+        for number in 1...2_000 {
+            let removed = table.remove(key: .integer(number))
+            #expect(removed)
+        }
+        #expect(table.answer(ListQuery(filters: [.init(field: "size", values: [3])]), indexingFrom: 0).total == 0)
+        table.insert(schema.makeRecord(key: 5, values: ["size": 3]), key: 5)
+        #expect(Self.keys(table.answer(ListQuery(filters: [.init(field: "size", values: [3])]), indexingFrom: 0).page) == [5])
+    }
+
+    @Test("A store with more records than the indexing threshold answers queries as the scan does", arguments: StoreKind.allCases)
+    func largeStore(_ kind: StoreKind) async throws {
+        let server = try await Fixtures.server(kind, resources: [Fixtures.people, Fixtures.cars])
+        let store = server.store
+        let people = try #require(server.schema(named: "people"))
+        let cars = try #require(server.schema(named: "cars"))
+        var generator = SplitMix64(seed: 3)
+        let count = RecordTable.indexingThreshold + 200
+        let names = ["amy", "Amber", "bob", "carl", "dora", "Émile"]
+        _ = try await store.createRecords(
+            of: people,
+            with: (0..<count).map { number in
+                ["name": .string("\(names[number % names.count]) \(number % 97)"), "numberOfKids": .integer(number % 5)]
+            })
+        _ = try await store.createRecords(
+            of: cars,
+            with: (0..<count).map { number in ["name": .string("car \(number)"), "person_id": .integer(1 + number % 40)] })
+        let queries = [
+            "numberOfKids=2&_page=3&_per_page=20", "numberOfKids=2&numberOfKids=4&_sort=-name&_page=2",
+            "numberOfKids_gte=3&name_like=am", "_sort=name,-numberOfKids&_start=40&_limit=25", "_sort=-numberOfKids&_page=7",
+            "q=AM&_page=2", "q=emile&_sort=numberOfKids", "q=é", "numberOfKids_ne=1&_sort=name&_page=1", "id_lt=30&id_gt=10",
+        ]
+        for round in 0..<2 {
+            for text in queries {
+                let query = try ListQuery(parsing: text, for: people)
+                let expected = query.apply(to: try await store.storedRecords(of: people), schema: people)
+                let answered = try await store.storedRecords(of: people, answering: query)
+                #expect(Self.keys(answered.page) == Self.keys(expected.page), "\(kind) round \(round): \(text)")
+                #expect(answered.total == expected.total, "\(kind) round \(round): \(text)")
+            }
+            // Writes between the rounds: the second round reads indexes the writes had to keep.
+            for _ in 0..<50 {
+                let key = JSON.integer(Int.random(in: 1...count, using: &generator))
+                _ = try await store.updateRecord(
+                    of: people, withKey: key, with: ["numberOfKids": .integer(Int.random(in: 0...4, using: &generator))])
+            }
+            _ = try await store.deleteRecord(of: people, withKey: 2)
+            _ = try await store.createRecord(of: people, with: ["name": "amy new", "numberOfKids": 2])
+        }
+        // A nested list and embedded children come from the foreign key's index.
+        let (response, body) = await server.send(.get, "/people/3/cars?_sort=-name&_page=1&_per_page=5")
+        #expect(response.status == .ok)
+        let expectedCars = try await store.storedRecords(of: cars).filter { $0.fields["person_id"] == 3 }
+            .sorted {
+                ($0.fields["name"]?.stringValue ?? "").utf8.lexicographicallyPrecedes(($1.fields["name"]?.stringValue ?? "").utf8)
+            }
+            .reversed().prefix(5).map { $0.fields["id"] ?? .null }
+        #expect(body?.arrayValue?.map { $0["id"] ?? .null } == Array(expectedCars))
+        #expect(response.headerFields[.totalCount] == String(count / 40))
+        // Person 2 was deleted above.
+        let (_, embedded) = await server.send(.get, "/people?_embed=cars&id_lte=3")
+        #expect(embedded?.arrayValue?.map { $0["cars"]?.arrayValue?.count } == [count / 40, count / 40])
+        let (_, expanded) = await server.send(.get, "/cars?_expand=person&id_lte=2")
+        // Car 2 belonged to person 2, so its foreign key was set to null.
+        #expect(expanded?.arrayValue?.map { $0["person"]?["id"] } == [JSON.integer(1), nil])
+    }
+
+    @Test("A field index with small chunks keeps its order, bounds and walks through random inserts and removals")
+    func fieldIndexAgainstASortedArray() {
+        var generator = SplitMix64(seed: 21)
+        let record = StoredRecord([:])
+        var index = FieldIndex(field: "size", keyName: "id", records: [], chunkLimit: 4)
+        var model: [(value: Int, key: Int)] = []
+        var nextKey = 0
+        for _ in 0..<1_500 {
+            if model.isEmpty || Int.random(in: 0..<3, using: &generator) > 0 {
+                nextKey += 1
+                let value = Int.random(in: 0...9, using: &generator)
+                index.insert(FieldIndex.Entry(value: .integer(value), key: .integer(nextKey), record: record))
+                model.append((value, nextKey))
+                model.sort { ($0.value, $0.key) < ($1.value, $1.key) }
+            } else {
+                let victim = model.remove(at: Int.random(in: 0..<model.count, using: &generator))
+                let removed = index.remove(value: .integer(victim.value), key: .integer(victim.key))
+                let removedTwice = index.remove(value: .integer(victim.value), key: .integer(victim.key))
+                #expect(removed && !removedTwice)
+            }
+            #expect(index.count == model.count)
+            #expect(index.chunks.allSatisfy { !$0.isEmpty && $0.count <= 4 })
+            let probe = Int.random(in: -1...10, using: &generator)
+            #expect(index.bound(of: .integer(probe), after: false) == model.partitioningIndex { $0.value >= probe })
+            #expect(index.bound(of: .integer(probe), after: true) == model.partitioningIndex { $0.value > probe })
+            let low = Int.random(in: 0...model.count, using: &generator)
+            let high = Int.random(in: low...model.count, using: &generator)
+            let walked = index.entries(in: low..<high).map(\.key)
+            #expect(walked == model[low..<high].map { JSON.integer($0.key) })
+            #expect(index.entries(in: low..<high, reversed: true).map(\.key) == walked.reversed())
+        }
+    }
+}
+
+extension Array {
+    /// The first position whose element satisfies `isPast`, for a predicate false then true along the array.
+    fileprivate func partitioningIndex(where isPast: (Element) -> Bool) -> Int { firstIndex(where: isPast) ?? count }
+}
