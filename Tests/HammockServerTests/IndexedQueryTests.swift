@@ -225,6 +225,38 @@ struct IndexedQueryTests {
             #expect(index.entries(in: low..<high, reversed: true).map(\.key) == walked.reversed())
         }
     }
+
+    @Test("The sixteen-at-a-time text search finds what a plain search finds, at every offset and near the end")
+    func textSearchAgainstAPlainSearch() {
+        var generator = SplitMix64(seed: 5)
+        for _ in 0..<400 {
+            let haystack = (0..<Int.random(in: 0...70, using: &generator)).map { _ in UInt8.random(in: 97...99, using: &generator)
+            }
+            let needle = (0..<Int.random(in: 1...5, using: &generator)).map { _ in UInt8.random(in: 97...99, using: &generator) }
+            for start in 0...haystack.count {
+                let plain = (start..<max(start, haystack.count - needle.count + 1)).first { position in
+                    haystack[position..<(position + needle.count)].elementsEqual(needle)
+                }
+                let fast = haystack.withUnsafeBytes { haystack in
+                    needle.withUnsafeBytes { needle in TextMatch.firstOccurrence(of: needle, in: haystack, from: start) }
+                }
+                #expect(fast == plain, "\(needle) in \(haystack) from \(start)")
+            }
+        }
+    }
+
+    @Test("A search block finds each record once, even with several hits, empty texts and a hit in the last record")
+    func searchBlockMatches() {
+        // Each scalar one byte, so "\u{FF}" is the separator byte 0xFF.
+        func bytes(_ text: String) -> [UInt8] { text.unicodeScalars.map { UInt8(truncatingIfNeeded: $0.value) } }
+        let block = SearchBlock(["amy amy\u{FF}", "", "bob\u{FF}", "", "amy\u{FF}zamy\u{FF}", "xamy\u{FF}"].map(bytes))
+        #expect(block.matches(Array("amy".utf8)) == [0, 4, 5])
+        #expect(block.matches(Array("b".utf8)) == [2])
+        #expect(block.matches([]) == [0, 2, 4, 5])
+        // The end of one text and the start of the next are never read as one.
+        #expect(block.matches(bytes("obam")).isEmpty)
+        #expect(SearchBlock([]).matches(Array("a".utf8)).isEmpty)
+    }
 }
 
 extension Array {

@@ -46,12 +46,32 @@ extension ListQuery {
             targets.append(("last", range(lastStart)))
         }
         // The other parameters are kept, in their order, as the client sent them.
-        let kept = items.filter { !Self.windowParameters.contains($0.name) }.map {
-            PercentEncoding.encodeForm($0.name) + "=" + PercentEncoding.encodeForm($0.value)
+        var kept = ""
+        for item in items where !Self.windowParameters.contains(item.name) {
+            kept += PercentEncoding.encodeForm(item.name)
+            kept += "="
+            kept += PercentEncoding.encodeForm(item.value)
+            kept += "&"
         }
-        return targets.map { target in
-            let query = (kept + target.parameters.map { "\($0.0)=\($0.1)" }).joined(separator: "&")
-            return "<\(path)?\(query)>; rel=\"\(target.rel)\""
-        }.joined(separator: ", ")
+        // One string appended to, not one per part: this header is written on every paged answer.
+        var header = ""
+        header.reserveCapacity(targets.count * (path.utf8.count + kept.utf8.count + 40))
+        for target in targets {
+            if !header.isEmpty { header += ", " }
+            header += "<"
+            header += path
+            header += "?"
+            header += kept
+            for (position, (name, value)) in target.parameters.enumerated() {
+                if position > 0 { header += "&" }
+                header += name
+                header += "="
+                header += String(value)
+            }
+            header += ">; rel=\""
+            header += target.rel
+            header += "\""
+        }
+        return header
     }
 }

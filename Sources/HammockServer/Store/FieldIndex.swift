@@ -75,13 +75,24 @@ struct FieldIndex: Sendable {
 
     /// The position of the first entry whose value is not below `value` (`after`: above it).
     func bound(of value: JSON, after: Bool) -> Int {
-        let isPast: (Entry) -> Bool = { entry in
-            let order = ListQuery.compare(entry.value, value)
-            return after ? order > 0 : order >= 0
+        // Binary searches on the values in place: a closure taking entries would copy each one probed.
+        var low = 0
+        var high = chunks.count
+        while low < high {
+            let middle = (low + high) / 2
+            let order = ListQuery.compare(chunks[middle][chunks[middle].count - 1].value, value)
+            if after ? order > 0 : order >= 0 { high = middle } else { low = middle + 1 }
         }
-        let chunk = firstChunk(isPast)
+        let chunk = low
         guard chunk < chunks.count else { return count }
-        return entriesBefore(chunk) + Self.firstIndex(in: chunks[chunk], isPast)
+        low = 0
+        high = chunks[chunk].count
+        while low < high {
+            let middle = (low + high) / 2
+            let order = ListQuery.compare(chunks[chunk][middle].value, value)
+            if after ? order > 0 : order >= 0 { high = middle } else { low = middle + 1 }
+        }
+        return entriesBefore(chunk) + low
     }
 
     /// The entries at `positions`, in order (or reversed).
@@ -90,6 +101,17 @@ struct FieldIndex: Sendable {
         result.reserveCapacity(positions.count)
         walk(positions, reversed: reversed) { entry in
             result.append(entry)
+            return true
+        }
+        return result
+    }
+
+    /// The records at `positions`, in order.
+    func records(in positions: Range<Int>) -> [StoredRecord] {
+        var result: [StoredRecord] = []
+        result.reserveCapacity(positions.count)
+        walk(positions) { entry in
+            result.append(entry.record)
             return true
         }
         return result

@@ -36,8 +36,8 @@ extension RecordTable {
                 // One run of equal values is in key order: the answer is part of it.
                 guard let matcher else {
                     let cut = collector.cut(run.count)
-                    let page = driver.index.entries(in: (run.lowerBound + cut.lowerBound)..<(run.lowerBound + cut.upperBound))
-                    return (page.map(\.record), run.count)
+                    let page = driver.index.records(in: (run.lowerBound + cut.lowerBound)..<(run.lowerBound + cut.upperBound))
+                    return (page, run.count)
                 }
                 driver.index.walk(run) { entry in
                     if matcher.matches(entry.record.fields) { collector.add(entry.record) }
@@ -45,7 +45,7 @@ extension RecordTable {
                 }
                 return collector.result
             }
-            var candidates = driver.runs.ranges.flatMap { driver.index.entries(in: $0) }.map(\.record)
+            var candidates = driver.runs.ranges.flatMap { driver.index.records(in: $0) }
             if let matcher { candidates = candidates.filter { matcher.matches($0.fields) } }
             return sorted(candidates, by: query.sort, into: &collector)
         }
@@ -73,15 +73,12 @@ extension RecordTable {
     private mutating func searched(
         for search: String, query: ListQuery, into collector: inout PageCollector
     ) -> (page: [StoredRecord], total: Int) {
-        let texts = searchTexts()
-        let needle = TextMatch.lowercased(search)
+        let block = searchBlock()
         var filtersOnly = query
         filtersOnly.search = nil
         let matcher = Self.matcher(filtersOnly, schema)
         var matching: [StoredRecord] = []
-        for (position, text) in texts.enumerated() {
-            // An empty search matches a record with any string value, as the matcher's does.
-            guard needle.isEmpty ? !text.isEmpty : TextMatch.contains(text, needle) else { continue }
+        for position in block.matches(TextMatch.lowercased(search)) {
             let record = ordered[position]
             if let matcher, !matcher.matches(record.fields) { continue }
             if query.sort.isEmpty { collector.add(record) } else { matching.append(record) }
@@ -142,7 +139,7 @@ extension RecordTable {
         default: break
         }
         let index = fieldIndex(filter.field)
-        let firstNonNull = index.bound(of: .null, after: true)
+        var firstNonNull: Int { index.bound(of: .null, after: true) }
         switch filter.comparison {
         case .equal:
             let runs = filter.values.map { index.bound(of: $0, after: false)..<index.bound(of: $0, after: true) }
@@ -184,12 +181,15 @@ extension RecordTable {
         return index
     }
 
-    /// The search texts, built now if no query has searched yet.
-    private mutating func searchTexts() -> [[UInt8]] {
-        if let texts = indexes.searchTexts { return texts }
-        let texts = ordered.map { TableIndexes.searchText(of: $0.fields, schema: schema) }
+    /// The search texts in one block, joined now if a write came since the last search, and lowercased
+    /// now if no query has searched yet.
+    private mutating func searchBlock() -> SearchBlock {
+        if let block = indexes.searchBlock { return block }
+        let texts = indexes.searchTexts ?? ordered.map { TableIndexes.searchText(of: $0.fields, schema: schema) }
+        let block = SearchBlock(texts)
         indexes.searchTexts = texts
-        return texts
+        indexes.searchBlock = block
+        return block
     }
 
     /// A matcher for the filters and search of `query`; `nil` when it has neither.

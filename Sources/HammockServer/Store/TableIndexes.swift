@@ -9,17 +9,22 @@ struct TableIndexes: Sendable {
     /// The lowercased text of each record's string fields, aligned with the table's records in key
     /// order, for `q`; `nil` until a search asks for it.
     var searchTexts: [[UInt8]]?
+    /// `searchTexts` joined, for a scan of one block; dropped by every write and joined again by the next
+    /// search (about a millisecond for 100,000 records, against the tens that lowercasing them takes).
+    var searchBlock: SearchBlock?
 
     mutating func insert(_ record: StoredRecord, key: JSON, at position: Int, schema: ResourceSchema) {
         for field in Array(fields.keys) {
             fields[field]?.insert(FieldIndex.Entry(value: record.fields[field] ?? .null, key: key, record: record))
         }
         searchTexts?.insert(Self.searchText(of: record.fields, schema: schema), at: position)
+        searchBlock = nil
     }
 
     mutating func remove(_ record: StoredRecord, key: JSON, at position: Int) {
         for field in Array(fields.keys) { fields[field]?.remove(value: record.fields[field] ?? .null, key: key) }
         searchTexts?.remove(at: position)
+        searchBlock = nil
     }
 
     mutating func replace(_ old: StoredRecord, with new: StoredRecord, key: JSON, at position: Int, schema: ResourceSchema) {
@@ -27,7 +32,10 @@ struct TableIndexes: Sendable {
             fields[field]?.remove(value: old.fields[field] ?? .null, key: key)
             fields[field]?.insert(FieldIndex.Entry(value: new.fields[field] ?? .null, key: key, record: new))
         }
-        if searchTexts != nil { searchTexts?[position] = Self.searchText(of: new.fields, schema: schema) }
+        if searchTexts != nil {
+            searchTexts?[position] = Self.searchText(of: new.fields, schema: schema)
+            searchBlock = nil
+        }
     }
 
     /// The values of the string fields, each lowercased and followed by 0xFF, a byte UTF-8 never uses, so
@@ -40,5 +48,50 @@ struct TableIndexes: Sendable {
             text.append(0xFF)
         }
         return text
+    }
+}
+
+/// The search texts of a table in one block, each ending where the next begins.
+struct SearchBlock: Sendable {
+    private(set) var bytes: [UInt8] = []
+    /// Where each record's text starts, and the block's end.
+    private(set) var starts: [Int] = []
+
+    init(_ texts: [[UInt8]]) {
+        bytes.reserveCapacity(texts.reduce(0) { $0 + $1.count })
+        starts.reserveCapacity(texts.count + 1)
+        for text in texts {
+            starts.append(bytes.count)
+            bytes.append(contentsOf: text)
+        }
+        starts.append(bytes.count)
+    }
+
+    /// The positions of the records whose text contains `needle`, in order. An empty needle matches every
+    /// record with a string value. Each text ends with 0xFF, which `needle` (UTF-8) cannot hold, so a
+    /// match never spans two records.
+    func matches(_ needle: [UInt8]) -> [Int] {
+        let records = starts.count - 1
+        guard !needle.isEmpty else { return (0..<records).filter { starts[$0 + 1] > starts[$0] } }
+        var result: [Int] = []
+        bytes.withUnsafeBytes { block in
+            needle.withUnsafeBytes { needle in
+                var from = 0
+                var record = 0
+                while let hit = TextMatch.firstOccurrence(of: needle, in: block, from: from) {
+                    // The record holding the hit: the last whose start is not after it.
+                    var high = records
+                    while record + 1 < high {
+                        let middle = (record + high) / 2
+                        if starts[middle] <= hit { record = middle } else { high = middle }
+                    }
+                    result.append(record)
+                    from = starts[record + 1]
+                    record += 1
+                    if record >= records { break }
+                }
+            }
+        }
+        return result
     }
 }
