@@ -226,6 +226,33 @@ struct IndexedQueryTests {
         }
     }
 
+    @Test("A search scanned without the lock is scanned again if a write came between the scan and the answer")
+    func searchAcrossAWrite() async throws {
+        let schema = try await Self.schema()
+        var table = RecordTable(schema: schema)
+        for (number, name) in ["amy", "bob", "amy b", "carl"].enumerated() {
+            table.insert(schema.makeRecord(key: .integer(number + 1), values: ["name": .string(name)]), key: .integer(number + 1))
+        }
+        let query = ListQuery(search: "AMY")
+        guard case .scan(let pending) = table.step(query, indexingFrom: 0) else {
+            Issue.record("a search of the whole table is handed back to be scanned")
+            return
+        }
+        let matches = pending.run()
+        #expect(matches.positions == [0, 2])
+        // The scan's positions are used while the block is the table's...
+        let stale = SearchMatches(block: matches.block, positions: [2])
+        var unchanged = table
+        #expect(Self.keys(unchanged.answer(query, indexingFrom: 0, matches: stale).page) == [3])
+        // ...and ignored once a write dropped it: a record added, one removed, one renamed.
+        table.insert(schema.makeRecord(key: 5, values: ["name": "Amy five"]), key: 5)
+        _ = table.remove(key: 1)
+        _ = table.merge(["name": "bob amy"], intoKey: 2)
+        let answered = table.answer(query, indexingFrom: 0, matches: matches)
+        #expect(Self.keys(answered.page) == [2, 3, 5])
+        #expect(answered.total == 3)
+    }
+
     @Test("The sixteen-at-a-time text search finds what a plain search finds, at every offset and near the end")
     func textSearchAgainstAPlainSearch() {
         var generator = SplitMix64(seed: 5)

@@ -106,6 +106,12 @@ struct FieldIndex: Sendable {
         return result
     }
 
+    /// The entry at `position` (below `count`).
+    func entry(at position: Int) -> Entry {
+        let (chunk, offset) = locate(position)
+        return chunks[chunk][offset]
+    }
+
     /// The records at `positions`, in order.
     func records(in positions: Range<Int>) -> [StoredRecord] {
         var result: [StoredRecord] = []

@@ -17,8 +17,31 @@ extension RecordTable {
     package mutating func answer(
         _ query: ListQuery, indexingFrom threshold: Int = Self.indexingThreshold
     ) -> (page: [StoredRecord], total: Int) {
+        switch step(query, indexingFrom: threshold) {
+        case .answered(let page, let total): return (page, total)
+        case .scan(let search): return answer(query, indexingFrom: threshold, matches: search.run())
+        }
+    }
+
+    /// ``answer(_:indexingFrom:)`` with the positions of a search scanned by ``PendingSearch/run()``.
+    /// Positions of a block the table no longer has (a write came between) are ignored and the search is
+    /// scanned again.
+    package mutating func answer(
+        _ query: ListQuery, indexingFrom threshold: Int = Self.indexingThreshold, matches: SearchMatches
+    ) -> (page: [StoredRecord], total: Int) {
+        switch step(query, indexingFrom: threshold, matches: matches) {
+        case .answered(let page, let total): return (page, total)
+        case .scan(let search): return answer(query, indexingFrom: threshold, matches: search.run())
+        }
+    }
+
+    /// The answer to `query`, or, when it needs a search of the whole table, that search: a scan of an
+    /// immutable block that the caller runs without holding the table's lock, then hands back.
+    package mutating func step(
+        _ query: ListQuery, indexingFrom threshold: Int = Self.indexingThreshold, matches: SearchMatches? = nil
+    ) -> QueryStep {
         guard count >= threshold, !query.filters.isEmpty || query.search != nil || !query.sort.isEmpty else {
-            return query.apply(to: ordered, schema: schema)
+            return .answered(query.apply(to: ordered, schema: schema))
         }
         var collector = PageCollector(query.window)
         // The indexed filter that leaves the fewest records drives; the others are checked per record.
@@ -37,23 +60,23 @@ extension RecordTable {
                 guard let matcher else {
                     let cut = collector.cut(run.count)
                     let page = driver.index.records(in: (run.lowerBound + cut.lowerBound)..<(run.lowerBound + cut.upperBound))
-                    return (page, run.count)
+                    return .answered(page: page, total: run.count)
                 }
                 driver.index.walk(run) { entry in
                     if matcher.matches(entry.record.fields) { collector.add(entry.record) }
                     return true
                 }
-                return collector.result
+                return .answered(collector.result)
             }
             var candidates = driver.runs.ranges.flatMap { driver.index.records(in: $0) }
             if let matcher { candidates = candidates.filter { matcher.matches($0.fields) } }
-            return sorted(candidates, by: query.sort, into: &collector)
+            return .answered(sorted(candidates, by: query.sort, into: &collector))
         }
         if let search = query.search {
-            return searched(for: search, query: query, into: &collector)
+            return searched(for: search, query: query, matches: matches, into: &collector)
         }
-        guard let first = query.sort.first else { return query.apply(to: ordered, schema: schema) }
-        return walkedInOrder(of: first, query: query, into: &collector)
+        guard let first = query.sort.first else { return .answered(query.apply(to: ordered, schema: schema)) }
+        return .answered(walkedInOrder(of: first, query: query, into: &collector))
     }
 
     /// `records` in the query's order (key order without a sort), cut to the window.
@@ -69,21 +92,30 @@ extension RecordTable {
         return collector.result
     }
 
-    /// `q` without a selective filter: one pass over the search texts, in key order.
+    /// `q` without a selective filter: one pass over the search texts, in key order. Without `matches`
+    /// of this table's block, the pass is handed back to the caller to run.
     private mutating func searched(
-        for search: String, query: ListQuery, into collector: inout PageCollector
-    ) -> (page: [StoredRecord], total: Int) {
+        for search: String, query: ListQuery, matches: SearchMatches?, into collector: inout PageCollector
+    ) -> QueryStep {
         let block = searchBlock()
+        guard let matches, matches.block.storage === block.storage else {
+            return .scan(PendingSearch(block: block, needle: TextMatch.lowercased(search)))
+        }
         var filtersOnly = query
         filtersOnly.search = nil
-        let matcher = Self.matcher(filtersOnly, schema)
-        var matching: [StoredRecord] = []
-        for position in block.matches(TextMatch.lowercased(search)) {
-            let record = ordered[position]
-            if let matcher, !matcher.matches(record.fields) { continue }
-            if query.sort.isEmpty { collector.add(record) } else { matching.append(record) }
+        guard let matcher = Self.matcher(filtersOnly, schema) else {
+            if query.sort.isEmpty {
+                // Only the page's records are read.
+                let cut = collector.cut(matches.positions.count)
+                return .answered(page: matches.positions[cut].map { ordered[$0] }, total: matches.positions.count)
+            }
+            return .answered(sorted(matches.positions.map { ordered[$0] }, by: query.sort, into: &collector))
         }
-        return query.sort.isEmpty ? collector.result : sorted(matching, by: query.sort, into: &collector)
+        var matching: [StoredRecord] = []
+        for position in matches.positions where matcher.matches(ordered[position].fields) {
+            if query.sort.isEmpty { collector.add(ordered[position]) } else { matching.append(ordered[position]) }
+        }
+        return .answered(query.sort.isEmpty ? collector.result : sorted(matching, by: query.sort, into: &collector))
     }
 
     /// A sort walked along the index of its first field, run of equal values by run of equal values,
@@ -95,6 +127,19 @@ extension RecordTable {
         let matcher = Self.matcher(query, schema)
         let keyName = schema.key.name
         let laterKeys = Array(query.sort.dropFirst())
+        var walked = 0..<index.count
+        if matcher == nil {
+            // Every record is in the answer, and a run takes as many places in the answer as in the index:
+            // only the runs that overlap the window are read.
+            let window = collector.cut(index.count)
+            guard let last = window.last else { return ([], index.count) }
+            let low = first.isDescending ? index.count - 1 - last : window.lowerBound
+            let high = first.isDescending ? index.count - window.lowerBound : last + 1
+            walked =
+                index.bound(
+                    of: index.entry(at: low).value, after: false)..<index.bound(of: index.entry(at: high - 1).value, after: true)
+            collector.total = first.isDescending ? index.count - walked.upperBound : walked.lowerBound
+        }
         var run: [StoredRecord] = []
         var runValue = JSON.null
         // A run comes out in key order (reversed when walking down), then in the later keys' order.
@@ -104,7 +149,7 @@ extension RecordTable {
             for record in run where matcher?.matches(record.fields) ?? true { collector.add(record) }
             run.removeAll(keepingCapacity: true)
         }
-        index.walk(0..<index.count, reversed: first.isDescending) { entry in
+        index.walk(walked, reversed: first.isDescending) { entry in
             if !run.isEmpty, ListQuery.compare(entry.value, runValue) != 0 {
                 flush()
                 // Without filters every record counts: the total is the table's, and the walk can stop.
@@ -196,6 +241,33 @@ extension RecordTable {
     private static func matcher(_ query: ListQuery, _ schema: ResourceSchema) -> ListQuery.Matcher? {
         query.filters.isEmpty && query.search == nil ? nil : ListQuery.Matcher(query: query, schema: schema)
     }
+}
+
+/// One step of answering a list query under a table's lock (``RecordTable/step(_:indexingFrom:matches:)``).
+package enum QueryStep: Sendable {
+    /// The page and the total.
+    case answered(page: [StoredRecord], total: Int)
+    /// A search of the whole table is needed first: run it (without the lock), then step again with it.
+    case scan(PendingSearch)
+
+    static func answered(_ result: (page: [StoredRecord], total: Int)) -> QueryStep {
+        .answered(page: result.page, total: result.total)
+    }
+}
+
+/// A scan for `q` over a table's search block, which needs no lock: the block is immutable.
+package struct PendingSearch: Sendable {
+    let block: SearchBlock
+    let needle: [UInt8]
+
+    /// The positions of the matching records, for the block's table.
+    package func run() -> SearchMatches { SearchMatches(block: block, positions: block.matches(needle)) }
+}
+
+/// The records of a search block that a search matched, by position.
+package struct SearchMatches: Sendable {
+    let block: SearchBlock
+    let positions: [Int]
 }
 
 /// Counts the records that match, in order, and keeps those inside the window.

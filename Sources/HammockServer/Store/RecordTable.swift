@@ -188,8 +188,20 @@ package final class LockedRecordTables: Sendable {
     }
 
     /// The records that answer `query`, from the table's indexes (built under the lock on first use).
+    /// A search of the whole table scans its immutable search block after the lock is released, so the
+    /// other event loop's reads and writes do not wait for it; its positions are used only if no write
+    /// replaced the block meanwhile.
     package func answer(_ query: ListQuery, of schema: ResourceSchema) throws(StoreError) -> (page: [StoredRecord], total: Int) {
-        try withLock { tables throws(StoreError) in try tables.mutate(schema) { table in table.answer(query) } }
+        let first = try withLock { tables throws(StoreError) in try tables.mutate(schema) { table in table.step(query) } }
+        switch first {
+        case .answered(let page, let total):
+            return (page, total)
+        case .scan(let search):
+            let matches = search.run()
+            return try withLock { tables throws(StoreError) in
+                try tables.mutate(schema) { table in table.answer(query, matches: matches) }
+            }
+        }
     }
 
     package func storedRecord(of schema: ResourceSchema, withKey key: JSON) throws(StoreError) -> StoredRecord? {

@@ -51,13 +51,26 @@ struct TableIndexes: Sendable {
     }
 }
 
-/// The search texts of a table in one block, each ending where the next begins.
+/// The search texts of a table in one block, each ending where the next begins. Immutable: a write drops
+/// the table's block rather than changing it, so a search may scan a block outside the table's lock, and
+/// the block's identity tells whether its positions still describe the table.
 struct SearchBlock: Sendable {
-    private(set) var bytes: [UInt8] = []
-    /// Where each record's text starts, and the block's end.
-    private(set) var starts: [Int] = []
+    final class Storage: Sendable {
+        let bytes: [UInt8]
+        /// Where each record's text starts, and the block's end.
+        let starts: [Int]
+
+        init(bytes: [UInt8], starts: [Int]) {
+            self.bytes = bytes
+            self.starts = starts
+        }
+    }
+
+    let storage: Storage
 
     init(_ texts: [[UInt8]]) {
+        var bytes: [UInt8] = []
+        var starts: [Int] = []
         bytes.reserveCapacity(texts.reduce(0) { $0 + $1.count })
         starts.reserveCapacity(texts.count + 1)
         for text in texts {
@@ -65,20 +78,22 @@ struct SearchBlock: Sendable {
             bytes.append(contentsOf: text)
         }
         starts.append(bytes.count)
+        storage = Storage(bytes: bytes, starts: starts)
     }
 
     /// The positions of the records whose text contains `needle`, in order. An empty needle matches every
     /// record with a string value. Each text ends with 0xFF, which `needle` (UTF-8) cannot hold, so a
     /// match never spans two records.
     func matches(_ needle: [UInt8]) -> [Int] {
+        let starts = storage.starts
         let records = starts.count - 1
         guard !needle.isEmpty else { return (0..<records).filter { starts[$0 + 1] > starts[$0] } }
         var result: [Int] = []
-        bytes.withUnsafeBytes { block in
+        storage.bytes.withUnsafeBytes { block in
             needle.withUnsafeBytes { needle in
                 var from = 0
                 var record = 0
-                while let hit = TextMatch.firstOccurrence(of: needle, in: block, from: from) {
+                while record < records, let hit = TextMatch.firstOccurrence(of: needle, in: block, from: from) {
                     // The record holding the hit: the last whose start is not after it.
                     var high = records
                     while record + 1 < high {
@@ -88,7 +103,6 @@ struct SearchBlock: Sendable {
                     result.append(record)
                     from = starts[record + 1]
                     record += 1
-                    if record >= records { break }
                 }
             }
         }
