@@ -48,9 +48,11 @@ struct FieldIndex: Sendable {
             return
         }
         // The first chunk whose last entry follows the new one; the last chunk if none does.
-        var chunk = firstChunk { Self.order($0.value, $0.key, entry.value, entry.key) >= 0 }
-        if chunk == chunks.count { chunk -= 1 }
-        let offset = Self.firstIndex(in: chunks[chunk]) { Self.order($0.value, $0.key, entry.value, entry.key) >= 0 }
+        var (chunk, offset) = place(of: entry.value, entry.key)
+        if chunk == chunks.count {
+            chunk -= 1
+            offset = chunks[chunk].count
+        }
         chunks[chunk].insert(entry, at: offset)
         if chunks[chunk].count > chunkLimit {
             let upper = Array(chunks[chunk][(chunkLimit / 2)...])
@@ -62,15 +64,53 @@ struct FieldIndex: Sendable {
     /// Removes the entry of `key`, whose value is `value`; false if there is none.
     @discardableResult
     mutating func remove(value: JSON, key: JSON) -> Bool {
-        let chunk = firstChunk { Self.order($0.value, $0.key, value, key) >= 0 }
-        guard chunk < chunks.count else { return false }
-        let offset = Self.firstIndex(in: chunks[chunk]) { Self.order($0.value, $0.key, value, key) >= 0 }
-        guard offset < chunks[chunk].count, Self.order(chunks[chunk][offset].value, chunks[chunk][offset].key, value, key) == 0
+        let (chunk, offset) = place(of: value, key)
+        guard chunk < chunks.count, offset < chunks[chunk].count,
+            Self.order(chunks[chunk][offset].value, chunks[chunk][offset].key, value, key) == 0
         else { return false }
         chunks[chunk].remove(at: offset)
         if chunks[chunk].isEmpty { chunks.remove(at: chunk) }
         count -= 1
         return true
+    }
+
+    /// Puts `record` in the entry of `key`, whose value stays `value`; false if there is none.
+    mutating func replaceRecord(value: JSON, key: JSON, with record: StoredRecord) -> Bool {
+        let (chunk, offset) = place(of: value, key)
+        guard chunk < chunks.count, offset < chunks[chunk].count,
+            Self.order(chunks[chunk][offset].value, chunks[chunk][offset].key, value, key) == 0
+        else { return false }
+        chunks[chunk][offset].record = record
+        return true
+    }
+
+    /// The chunk and offset of the first entry not before `(value, key)`; `chunks.count` if every entry
+    /// is before it. Binary searches on the entries in place, so no entry is copied to be compared.
+    private func place(of value: JSON, _ key: JSON) -> (chunk: Int, offset: Int) {
+        var low = 0
+        var high = chunks.count
+        while low < high {
+            let middle = (low + high) / 2
+            let last = chunks[middle].count - 1
+            if Self.order(chunks[middle][last].value, chunks[middle][last].key, value, key) >= 0 {
+                high = middle
+            } else {
+                low = middle + 1
+            }
+        }
+        let chunk = low
+        guard chunk < chunks.count else { return (chunk, 0) }
+        low = 0
+        high = chunks[chunk].count
+        while low < high {
+            let middle = (low + high) / 2
+            if Self.order(chunks[chunk][middle].value, chunks[chunk][middle].key, value, key) >= 0 {
+                high = middle
+            } else {
+                low = middle + 1
+            }
+        }
+        return (chunk, low)
     }
 
     /// The position of the first entry whose value is not below `value` (`after`: above it).
@@ -169,26 +209,5 @@ struct FieldIndex: Sendable {
         var total = 0
         for index in 0..<chunk { total += chunks[index].count }
         return total
-    }
-
-    /// The first chunk whose last entry satisfies `isPast` (a predicate false then true along the index).
-    private func firstChunk(_ isPast: (Entry) -> Bool) -> Int {
-        var low = 0
-        var high = chunks.count
-        while low < high {
-            let middle = (low + high) / 2
-            if let last = chunks[middle].last, isPast(last) { high = middle } else { low = middle + 1 }
-        }
-        return low
-    }
-
-    private static func firstIndex(in entries: [Entry], _ isPast: (Entry) -> Bool) -> Int {
-        var low = 0
-        var high = entries.count
-        while low < high {
-            let middle = (low + high) / 2
-            if isPast(entries[middle]) { high = middle } else { low = middle + 1 }
-        }
-        return low
     }
 }

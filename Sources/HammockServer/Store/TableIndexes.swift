@@ -29,8 +29,16 @@ struct TableIndexes: Sendable {
 
     mutating func replace(_ old: StoredRecord, with new: StoredRecord, key: JSON, at position: Int, schema: ResourceSchema) {
         for field in Array(fields.keys) {
-            fields[field]?.remove(value: old.fields[field] ?? .null, key: key)
-            fields[field]?.insert(FieldIndex.Entry(value: new.fields[field] ?? .null, key: key, record: new))
+            let (oldValue, newValue) = (old.fields[field] ?? .null, new.fields[field] ?? .null)
+            // A value in the same place of the index's order (its bytes, for a string: not `==`, which
+            // equates canonically equivalent strings) keeps its entry; only the record in it changes.
+            if ListQuery.compare(oldValue, newValue) == 0,
+                fields[field]?.replaceRecord(value: oldValue, key: key, with: new) == true
+            {
+                continue
+            }
+            fields[field]?.remove(value: oldValue, key: key)
+            fields[field]?.insert(FieldIndex.Entry(value: newValue, key: key, record: new))
         }
         if searchTexts != nil {
             searchTexts?[position] = Self.searchText(of: new.fields, schema: schema)
