@@ -10,7 +10,7 @@ struct TableIndexes: Sendable {
     /// order, for `q`; `nil` until a search asks for it.
     var searchTexts: [[UInt8]]?
     /// `searchTexts` joined, for a scan of one block; dropped by every write and joined again by the next
-    /// search (about a millisecond for 100,000 records, against the tens that lowercasing them takes).
+    /// search (about 1.5 ms for 100,000 records: docs/benchmarks.md).
     var searchBlock: SearchBlock?
 
     mutating func insert(_ record: StoredRecord, key: JSON, at position: Int, schema: ResourceSchema) {
