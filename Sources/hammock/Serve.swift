@@ -12,7 +12,8 @@ struct Serve: AsyncParsableCommand {
         abstract: "Serve the resources described in a configuration file.",
         discussion: """
             The store defaults to an SQLite file next to the configuration (people.json → people.sqlite).
-            The file's "data" section is loaded only when the store is empty.
+            The file's "data" section is loaded only when the store is empty; its "generate" section then
+            fills the resources that are still empty with made-up records (--seed repeats a run).
             """
     )
 
@@ -42,6 +43,10 @@ struct Serve: AsyncParsableCommand {
         help: "Seconds a client may take to send one request before it gets 408 (default: the file's requestTimeout, else 30).")
     var requestTimeout: Double?
 
+    @Option(
+        help: "The seed of the file's generated records: the same seed makes the same records (default: a random one, printed).")
+    var seed: UInt64?
+
     @Flag(help: "Do not log each request.")
     var quiet = false
 
@@ -70,6 +75,7 @@ struct Serve: AsyncParsableCommand {
         logger.logLevel = quiet ? .warning : .info
         let server: MockServer
         let reports: [(resource: String, report: LoadReport)]
+        var generated: (seed: UInt64, reports: [(resource: String, report: LoadReport)])?
         let host = configuration.host ?? "127.0.0.1"
         let port: Int
         do {
@@ -82,6 +88,10 @@ struct Serve: AsyncParsableCommand {
             let total = configuration.data.reduce(0) { $0 + ($1.records.arrayValue?.count ?? 0) }
             reports = try await server.loadData(from: configuration) { resource, done, count in
                 if total >= 1000 { Self.printError("loading \(resource): \(done)/\(count)") }
+            }
+            if let generation = configuration.generate {
+                let seed = self.seed ?? UInt64.random(in: 0...999_999)
+                generated = (seed, try await server.generateData(generation, seed: seed))
             }
             do {
                 port = try await server.start(
@@ -97,7 +107,8 @@ struct Serve: AsyncParsableCommand {
         // Signals are trapped before the banner announces the server, so a supervisor that stops it
         // as soon as it reads the banner gets a clean stop.
         let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
-        printBanner(server: server, url: Self.url(host: host, port: port), store: location, reports: reports)
+        printBanner(
+            server: server, url: Self.url(host: host, port: port), store: location, reports: reports, generated: generated)
         if !Self.isLoopback(host) {
             Self.printError(
                 "warning: listening on \(host), reachable from other machines: anyone who can reach this one can "
@@ -184,10 +195,17 @@ struct Serve: AsyncParsableCommand {
         return url.deletingPathExtension().appendingPathExtension("sqlite").path
     }
 
-    func printBanner(server: MockServer, url: String, store: StoreLocation, reports: [(resource: String, report: LoadReport)]) {
+    func printBanner(
+        server: MockServer, url: String, store: StoreLocation, reports: [(resource: String, report: LoadReport)],
+        generated: (seed: UInt64, reports: [(resource: String, report: LoadReport)])?
+    ) {
         Self.printLine("Hammock is serving \(config) at \(url)")
         Self.printLine("store: \(store)")
         for (resource, report) in reports { Self.printLine("data: \(resource): \(report)") }
+        if let generated, !generated.reports.isEmpty {
+            let counts = generated.reports.map { "\($0.resource) \($0.report.loaded)" }.joined(separator: ", ")
+            Self.printLine("generated: \(counts) (--seed \(generated.seed) makes the same records)")
+        }
         Self.printLine(RouteTable.render(server.routeTable))
     }
 

@@ -51,7 +51,7 @@ struct GeneratedClientServeTests {
     func crud() async throws {
         let store = NSTemporaryDirectory() + "hammock-client-\(UUID().uuidString).sqlite"
         let process = try HammockProcess([
-            "serve", "Examples/people.json", "--store", "sqlite:\(store)", "--port", "0", "--quiet",
+            "serve", try HammockProcess.emptyExample("people"), "--store", "sqlite:\(store)", "--port", "0", "--quiet",
         ])
         let banner = await process.firstLine { $0.hasPrefix("Hammock is serving") }
         let url = try #require(banner?.split(separator: " ").last.map(String.init))

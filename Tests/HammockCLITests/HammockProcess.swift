@@ -29,6 +29,22 @@ final class HammockProcess: Sendable {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
 
+    /// A copy of `Examples/NAME.json` without its `data` and `generate` sections, in a fresh temporary
+    /// directory: the example's resources, empty, for tests that count records from the first.
+    static func emptyExample(_ name: String) throws -> String {
+        let source = packageRoot.appendingPathComponent("Examples/\(name).json")
+        guard var object = try JSONSerialization.jsonObject(with: Data(contentsOf: source)) as? [String: Any] else {
+            throw CocoaError(.fileReadCorruptFile)
+        }
+        object["data"] = nil
+        object["generate"] = nil
+        let directory = NSTemporaryDirectory() + "hammock-example-\(UUID().uuidString)/"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "\(name).json"
+        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
     /// Runs `executable` with `arguments`; with `shellPrefix`, through `/bin/sh` after that shell
     /// command (`ulimit -n 64`, say).
     init(_ arguments: [String], executable: String = "hammock", shellPrefix: String? = nil) throws {

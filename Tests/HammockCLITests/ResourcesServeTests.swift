@@ -109,10 +109,11 @@ struct ResourcesServeTests {
 }
 
 extension ResourcesServeTests {
-    /// Starts `hammock serve` on the people example and returns it with its banner line.
+    /// Starts `hammock serve` on the people example's resources, without its data, and returns it with
+    /// its banner line.
     nonisolated static func serve(store: String) async throws -> (HammockProcess, String?) {
         let process = try HammockProcess([
-            "serve", "Examples/people.json", "--store", "sqlite:\(store)", "--port", "0", "--quiet",
+            "serve", try HammockProcess.emptyExample("people"), "--store", "sqlite:\(store)", "--port", "0", "--quiet",
         ])
         return (process, await process.firstLine { $0.hasPrefix("Hammock is serving") })
     }

@@ -44,10 +44,10 @@ struct ServeCommandTests {
         return (process, url)
     }
 
-    @Test("The reference's curl session against hammock serve Examples/people.json")
+    @Test("The reference's curl session against hammock serve on the people example's resources")
     func referenceSession() async throws {
         let store = NSTemporaryDirectory() + "hammock-cli-\(UUID().uuidString).sqlite"
-        let (process, url) = try await serve(["Examples/people.json", "--store", "sqlite:\(store)"])
+        let (process, url) = try await serve([try HammockProcess.emptyExample("people"), "--store", "sqlite:\(store)"])
         let routes = await process.firstLine { $0.contains("/people/:id/cars") }
         #expect(routes?.hasPrefix("GET, HEAD, POST") == true)
 
@@ -67,6 +67,47 @@ struct ServeCommandTests {
         #expect(logged != nil)
         process.interrupt()
         #expect(await process.exitStatus() == 0)
+    }
+
+    @Test("hammock serve Examples/people.json answers the example's sample people and their cars")
+    func exampleData() async throws {
+        let store = NSTemporaryDirectory() + "hammock-cli-\(UUID().uuidString).sqlite"
+        let (process, url) = try await serve(["Examples/people.json", "--store", "sqlite:\(store)", "--quiet"])
+        let people = try await send("GET", url + "/people").json?.arrayValue
+        #expect(people?.count == 5)
+        #expect(people?.first?["name"] == "Amy Lee")
+        #expect(try await send("GET", url + "/people/1/cars").json?.arrayValue?.map { $0["name"] } == ["Beetle", "Model 3"])
+        process.interrupt()
+        #expect(await process.exitStatus() == 0)
+    }
+
+    @Test("hammock serve --seed makes the same generated records every time, and the banner gives the seed it used")
+    func generatedData() async throws {
+        func records(_ arguments: [String]) async throws -> (banner: String?, records: [JSON]) {
+            let process = try HammockProcess(["serve", "Examples/generated.json", "--port", "0", "--quiet"] + arguments)
+            let banner = await process.firstLine { $0.hasPrefix("Hammock is serving") }
+            let url = try #require(banner?.split(separator: " ").last.map(String.init))
+            let generated = await process.firstLine { $0.hasPrefix("generated: ") }
+            var all: [JSON] = []
+            for resource in ["users", "posts", "comments"] {
+                all += try await send("GET", url + "/\(resource)").json?.arrayValue ?? []
+            }
+            process.interrupt()
+            #expect(await process.exitStatus() == 0)
+            return (generated, all)
+        }
+        let first = try await records(["--seed", "4"])
+        #expect(first.banner == "generated: users 50, posts 200, comments 600 (--seed 4 makes the same records)")
+        #expect(first.records.count == 850)
+        #expect(try await records(["--seed", "4"]).records == first.records)
+        // Without a seed the banner names the one drawn, which repeats the run.
+        let unseeded = try await records([])
+        let seed = try #require(unseeded.banner?.split(separator: " ").dropFirst(8).first.map(String.init))
+        #expect(unseeded.records != first.records || seed == "4")
+        #expect(try await records(["--seed", seed]).records == unseeded.records)
+
+        let bad = try HammockProcess(["serve", "Examples/generated.json", "--seed", "-1"])
+        #expect(await bad.exitStatus() != 0)
     }
 
     @Test("A restarted hammock serve keeps its SQLite data and loads the data section only once")

@@ -70,10 +70,12 @@ public struct ServerConfiguration: Sendable {
     public var routes: [StubRoute] = []
     /// The prefix every route is served under (`basePath`), normalized, if any.
     public var basePath: String?
+    /// Records to make up for resources that are still empty after `data` (`generate`).
+    public var generate: DataGeneration?
 
     static let topLevelKeys = [
         "host", "port", "store", "latency", "maximumBodySize", "cors", "idleTimeout", "requestTimeout", "resources", "data",
-        "routes", "basePath",
+        "routes", "basePath", "generate",
     ]
     static let resourceKeys = ["name", "fields", "primaryKey", "actions", "parents"]
 
@@ -137,6 +139,7 @@ public struct ServerConfiguration: Sendable {
         resources = try reader.resources(object["resources"])
         data = try reader.data(object["data"], resources: resources)
         routes = try reader.routes(object["routes"])
+        generate = try reader.generate(object["generate"], resources: resources)
         if let text = try reader.string(object["basePath"], at: "basePath") {
             guard MockServer.Options.isValidBasePath(text) else {
                 throw fail("basePath", "expected a path such as \"/api/v1\", found \"\(text)\"")
