@@ -185,6 +185,14 @@ struct IndexedQueryTests {
             .reversed().prefix(5).map { $0.fields["id"] ?? .null }
         #expect(body?.arrayValue?.map { $0["id"] ?? .null } == Array(expectedCars))
         #expect(response.headerFields[.totalCount] == String(count / 40))
+        // Without a query too: the plain nested list reads the same index.
+        let plain = await server.send(.get, "/people/3/cars").1?.arrayValue?.map { $0["id"] ?? .null }
+        #expect(
+            plain
+                == (try await store.storedRecords(of: cars)).filter { $0.fields["person_id"] == 3 }.map {
+                    $0.fields["id"] ?? .null
+                })
+        #expect(plain?.count == count / 40)
         // Person 2 was deleted above.
         let (_, embedded) = await server.send(.get, "/people?_embed=cars&id_lte=3")
         #expect(embedded?.arrayValue?.map { $0["cars"]?.arrayValue?.count } == [count / 40, count / 40])

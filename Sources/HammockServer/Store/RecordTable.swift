@@ -28,8 +28,11 @@ package struct RecordTable: Sendable {
 
     package var storedRecords: [StoredRecord] { ordered }
 
-    package func storedRecords(where foreignKey: String, is parentKey: JSON) -> [StoredRecord] {
-        ordered.filter { $0.fields[foreignKey] == parentKey }
+    /// The records whose `foreignKey` is `parentKey`, in key order: from the field's index in a large
+    /// table (built now if needed), by a scan in a small one.
+    package mutating func storedRecords(where foreignKey: String, is parentKey: JSON) -> [StoredRecord] {
+        guard count >= Self.indexingThreshold else { return ordered.filter { $0.fields[foreignKey] == parentKey } }
+        return answer(ListQuery(filters: [ListQuery.Filter(field: foreignKey, values: [parentKey])])).page
     }
 
     /// Inserts a complete record under `key` (which must be free).
@@ -218,7 +221,7 @@ package final class LockedRecordTables: Sendable {
         throws(StoreError) -> [StoredRecord]
     {
         try withLock { tables throws(StoreError) in
-            try tables.table(schema).storedRecords(where: foreignKey.name, is: parentKey)
+            try tables.mutate(schema) { table in table.storedRecords(where: foreignKey.name, is: parentKey) }
         }
     }
 }
