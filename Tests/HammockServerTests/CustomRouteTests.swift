@@ -83,6 +83,15 @@ struct CustomRouteTests {
             let created = try await request.records.create("people", request.json?.objectValue ?? [:])
             return MockResponse(status: .created, json: .object(created))
         }
+        try server.route(.get, "/people/named/:prefix") { request in
+            let query = ListQuery(
+                filters: [.init(field: "name", comparison: .like, values: [.string((request.parameters["prefix"] ?? "") + "%")])],
+                sort: [.init(field: "name", isDescending: true)], window: .page(number: 1, size: 1))
+            let (people, total) = try await request.records.list("people", matching: query)
+            return MockResponse(json: ["first": .array(people.map(JSON.object)), "total": .integer(total)])
+        }
+        #expect(await server.send(.get, "/people/named/b").1 == ["first": [["id": 2, "name": "bob"]], "total": 1])
+        #expect(await server.send(.get, "/people/named/z").1 == ["first": [], "total": 0])
         #expect(await server.send(.get, "/people/1/greeting").1 == ["greeting": "hello ada"])
         #expect(await server.send(.get, "/people/9/greeting").0.status == .notFound)
         let (created, record) = await server.send(.post, "/people/import", json: ["name": "cy"])

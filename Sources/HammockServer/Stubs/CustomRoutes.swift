@@ -46,6 +46,18 @@ public struct RouteRecords: Sendable {
         try await store.records(of: try schema(named: resource))
     }
 
+    /// The records of `resource` that answer `query` (from the store's indexes), and how many matched
+    /// before its window:
+    ///
+    /// ```swift
+    /// let (adults, total) = try await request.records.list("people", matching: ListQuery(
+    ///     filters: [.init(field: "age", comparison: .greaterOrEqual, values: [18])], window: .page(number: 1, size: 5)))
+    /// ```
+    public func list(_ resource: String, matching query: ListQuery) async throws -> (records: [JSONObject], total: Int) {
+        let (page, total) = try await store.storedRecords(of: try schema(named: resource), answering: query)
+        return (page.map(\.fields), total)
+    }
+
     /// Stores a new record of `resource` (its fields checked as a `POST` would) and returns it.
     public func create(_ resource: String, _ values: JSONObject) async throws -> JSONObject {
         let schema = try schema(named: resource)
