@@ -118,8 +118,8 @@ public final class SQLiteStore: MockStore {
         try mirror.storedRecords(of: schema, where: foreignKey, is: parentKey)
     }
 
-    /// Queries are answered from the mirror and its indexes, never by SQL: docs/benchmarks.md ("Queries
-    /// at scale") has the measurements behind this choice.
+    /// Queries are answered from the mirror and its indexes, never by SQL: docs/benchmarks.md ("List
+    /// queries at 100,000 records") has the measurements behind this choice.
     public func storedRecords(
         of schema: ResourceSchema, answering query: ListQuery
     ) async throws -> (page: [StoredRecord], total: Int) {

@@ -11,7 +11,8 @@ extension RecordTable {
     ///   the fewest records drives, and the other conditions are checked on those records only. One
     ///   equality value and no other condition is a slice of the index: the page, and its length the total.
     /// - A sort without a selective filter walks the first sort field's index and stops at the page's end.
-    /// - `q` scans lowercased texts kept per record, not the records.
+    /// - `q` scans one block of the records' lowercased texts, which ``step(_:indexingFrom:matches:)`` lets
+    ///   a caller do without holding the table's lock.
     ///
     /// Indexes are built on first use and kept by every write (see ``TableIndexes``).
     package mutating func answer(
@@ -135,9 +136,9 @@ extension RecordTable {
             guard let last = window.last else { return ([], index.count) }
             let low = first.isDescending ? index.count - 1 - last : window.lowerBound
             let high = first.isDescending ? index.count - window.lowerBound : last + 1
-            walked =
-                index.bound(
-                    of: index.entry(at: low).value, after: false)..<index.bound(of: index.entry(at: high - 1).value, after: true)
+            let start = index.bound(of: index.entry(at: low).value, after: false)
+            let end = index.bound(of: index.entry(at: high - 1).value, after: true)
+            walked = start..<end
             collector.total = first.isDescending ? index.count - walked.upperBound : walked.lowerBound
         }
         var run: [StoredRecord] = []
