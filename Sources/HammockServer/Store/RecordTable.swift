@@ -15,7 +15,7 @@ package struct RecordTable: Sendable {
     package private(set) var ordered: [StoredRecord] = []
     /// The highest generated key handed out, so keys are never reused.
     package var lastGeneratedKey = 0
-    /// Indexes built by list queries, kept up to date by every write (see ``answer(_:)``).
+    /// Indexes built by list queries, kept up to date by every write (see ``answer(_:indexingFrom:)``).
     var indexes = TableIndexes()
 
     package init(schema: ResourceSchema) { self.schema = schema }
