@@ -281,14 +281,22 @@ struct StoreContractTests {
         #expect(try await subject.store.record(of: subject.people, withKey: 1200)?["numberOfKids"] == 1199)
     }
 
-    @Test("Bulk creation is all or nothing", arguments: StoreKind.allCases)
+    @Test(
+        "Bulk creation is all or nothing: a taken key, a key repeated in the batch, a missing key", arguments: StoreKind.allCases)
     func bulkAtomic(kind: StoreKind) async throws {
         let subject = try await Subject(kind)
         _ = try await subject.store.createRecord(of: subject.categories, with: ["slug": "taken"])
-        await #expect(throws: (any Error).self) {
-            try await subject.store.createRecords(of: subject.categories, with: [["slug": "new"], ["slug": "taken"]])
+        let batches: [[JSONObject]] = [
+            [["slug": "new"], ["slug": "taken"]], [["slug": "new"], ["slug": "other"], ["slug": "new"]],
+            [["slug": "new"], ["title": "no slug"]],
+        ]
+        for batch in batches {
+            await #expect(throws: (any Error).self) { try await subject.store.createRecords(of: subject.categories, with: batch) }
+            #expect(try await subject.store.records(of: subject.categories).map { $0["slug"] } == ["taken"])
         }
-        #expect(try await subject.store.count(of: subject.categories) == 1)
+        // The store still takes a good batch afterwards.
+        #expect(try await subject.store.createRecords(of: subject.categories, with: [["slug": "new"], ["slug": "b"]]) == 2)
+        #expect(try await subject.store.records(of: subject.categories).map { $0["slug"] } == ["b", "new", "taken"])
     }
 
     @Test("Dropping a resource removes its records", arguments: StoreKind.allCases)

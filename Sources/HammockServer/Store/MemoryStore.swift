@@ -63,10 +63,23 @@ public final class MemoryStore: MockStore {
 
     public func createRecords(of schema: ResourceSchema, with values: [JSONObject]) async throws -> Int {
         try tables.withLock { tables throws(StoreError) in
-            // All or nothing: work on a copy and commit it only if every insert succeeds.
-            var copy = tables
-            for record in values { _ = try Self.insert(record, of: schema, into: &copy) }
-            tables = copy
+            // All or nothing. Only a client key can make an insert fail (missing, or taken), so the keys are
+            // checked before the first insert. Inserting into a copy instead, to drop it on failure, copied
+            // the whole table on every batch: loading 100,000 records took 2.3 s.
+            if !schema.isKeyGenerated {
+                try tables.mutate(schema) { table throws(StoreError) in
+                    var batch = Set<JSON>()
+                    for record in values {
+                        guard let key = record[schema.key.name], !key.isNull else {
+                            throw StoreError.storageFailure("a record of \(schema.name) needs a \(schema.key.name)")
+                        }
+                        guard table.record(withKey: key) == nil, batch.insert(key).inserted else {
+                            throw StoreError.duplicateKey(key)
+                        }
+                    }
+                }
+            }
+            for record in values { _ = try Self.insert(record, of: schema, into: &tables) }
             return values.count
         }
     }
