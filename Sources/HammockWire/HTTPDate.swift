@@ -64,7 +64,7 @@ public enum HTTPDate {
         return Date(timeIntervalSince1970: Double(days * 86_400 + hour * 3600 + minute * 60 + second))
     }
 
-    static func daysIn(month: Int, year: Int) -> Int {
+    package static func daysIn(month: Int, year: Int) -> Int {
         switch month {
         case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
         case 4, 6, 9, 11: 30
@@ -73,7 +73,7 @@ public enum HTTPDate {
     }
 
     /// Days since 1970-01-01 for a proleptic Gregorian date (Howard Hinnant's algorithm).
-    static func days(fromCivil year: Int, _ month: Int, _ day: Int) -> Int {
+    package static func days(fromCivil year: Int, _ month: Int, _ day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yearOfEra = y - era * 400
@@ -82,7 +82,7 @@ public enum HTTPDate {
         return era * 146_097 + dayOfEra - 719_468
     }
 
-    static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
+    package static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let dayOfEra = z - era * 146_097

@@ -1,4 +1,5 @@
 import HammockJSON
+import HammockWire
 
 /// SplitMix64: a small, fast generator whose whole state is one number, so a seed repeats a run.
 struct SeededRandom: RandomNumberGenerator {
@@ -183,39 +184,19 @@ struct RecordMaker {
     }
 }
 
-/// Days since 1970-01-01 and back, for the proleptic Gregorian calendar (Howard Hinnant's algorithms).
+/// Dates of generated records as days since 1970-01-01, on the calendar arithmetic of ``HTTPDate``.
 enum CivilDate {
-    static func days(year: Int, month: Int, day: Int) -> Int {
-        let shifted = month <= 2 ? year - 1 : year
-        let era = (shifted >= 0 ? shifted : shifted - 399) / 400
-        let yearOfEra = shifted - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
+    static func days(year: Int, month: Int, day: Int) -> Int { HTTPDate.days(fromCivil: year, month, day) }
+
+    static func civil(fromDay day: Int) -> (year: Int, month: Int, day: Int) { HTTPDate.civil(fromDays: day) }
 
     /// The day of a `YYYY-MM-DD` text (anything may follow it); nil if it does not start with a real date.
     static func days(from text: String) -> Int? {
         let parts = text.prefix(10).split(separator: "-")
         guard text.utf8.count >= 10, parts.count == 3, let year = Int(parts[0]), let month = Int(parts[1]),
-            let day = Int(parts[2]), (1...12).contains(month), (1...31).contains(day)
+            let day = Int(parts[2]), (1...12).contains(month), (1...HTTPDate.daysIn(month: month, year: year)).contains(day)
         else { return nil }
-        let result = days(year: year, month: month, day: day)
-        // 31 February comes back as 3 March: not a real date.
-        guard civil(fromDay: result) == (year, month, day) else { return nil }
-        return result
-    }
-
-    static func civil(fromDay day: Int) -> (year: Int, month: Int, day: Int) {
-        let shifted = day + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let dayOfMonth = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, dayOfMonth)
+        return days(year: year, month: month, day: day)
     }
 
     /// `YYYY-MM-DD`, or with `second` (of the day) `YYYY-MM-DDTHH:MM:SSZ`.

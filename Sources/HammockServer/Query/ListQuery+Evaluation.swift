@@ -217,17 +217,9 @@ enum TextMatch {
     /// Whether `needle` occurs in `haystack` from `start`; its position after the match if so.
     static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
         if needle.isEmpty { return start }
-        guard haystack.count - start >= needle.count else { return nil }
-        var position = start
-        while position <= haystack.count - needle.count {
-            if haystack[position] == needle[0] {
-                var offset = 1
-                while offset < needle.count && haystack[position + offset] == needle[offset] { offset += 1 }
-                if offset == needle.count { return position + needle.count }
-            }
-            position += 1
+        return haystack.withUnsafeBytes { haystack in
+            needle.withUnsafeBytes { needle in firstOccurrence(of: needle, in: haystack, from: start).map { $0 + needle.count } }
         }
-        return nil
     }
 
     static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool { find(needle, in: haystack, from: 0) != nil }
