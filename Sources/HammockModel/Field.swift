@@ -11,11 +11,13 @@ public import HammockJSON
 /// The name identifies the field in errors and must be unique within a recipe; using the property's
 /// name keeps messages readable.
 public struct Field<Model, Value>: RecipeComponent {
+    @usableFromInline
     enum Source: Sendable {
         case path(String)
         case components(JSONPath)
     }
 
+    @usableFromInline
     enum Conversion: Sendable {
         case transformer(Transformer<Value>)
         case named(String)
@@ -43,12 +45,14 @@ public struct Field<Model, Value>: RecipeComponent {
 
     /// A field whose value converts by itself (`String`, `Int`, `Double`, `Bool`, `JSON`, optionals,
     /// arrays and dictionaries of those, or your own ``JSONConvertible`` types).
+    @inlinable
     public init(_ name: String, _ keyPath: any WritableKeyPath<Model, Value> & Sendable, at path: String)
     where Value: JSONConvertible {
         self.init(name, keyPath, source: .path(path), conversion: .transformer(Self.convertible()))
     }
 
     /// A field at a path given as components.
+    @inlinable
     public init(_ name: String, _ keyPath: any WritableKeyPath<Model, Value> & Sendable, at path: JSONPath)
     where Value: JSONConvertible {
         self.init(name, keyPath, source: .components(path), conversion: .transformer(Self.convertible()))
@@ -78,6 +82,7 @@ public struct Field<Model, Value>: RecipeComponent {
         self.init(name, keyPath, source: .path(path), conversion: .named(transformerName))
     }
 
+    @usableFromInline
     init(_ name: String, _ keyPath: any WritableKeyPath<Model, Value> & Sendable, source: Source, conversion: Conversion) {
         self.name = name
         self.keyPath = keyPath
@@ -85,6 +90,9 @@ public struct Field<Model, Value>: RecipeComponent {
         self.conversion = conversion
     }
 
+    /// Inlinable, so that the conversion is specialized for `Value` where the recipe is written: an
+    /// unspecialized `[String](json:)` looked up its array type's metadata on every call.
+    @inlinable
     static func convertible() -> Transformer<Value> where Value: JSONConvertible {
         Transformer(decode: { json throws(ModelError) in try Value(json: json) }, encode: { $0.json })
     }

@@ -28,6 +28,7 @@ extension ModelError {
 
 extension String: JSONConvertible {
     /// A JSON string.
+    @inlinable
     public init(json: JSON) throws(ModelError) {
         guard case .string(let value) = json else { throw .typeMismatch(expected: "a string", found: json) }
         self = value
@@ -38,6 +39,7 @@ extension String: JSONConvertible {
 
 extension Bool: JSONConvertible {
     /// `true` or `false`.
+    @inlinable
     public init(json: JSON) throws(ModelError) {
         guard case .bool(let value) = json else { throw .typeMismatch(expected: "a boolean", found: json) }
         self = value
@@ -48,6 +50,7 @@ extension Bool: JSONConvertible {
 
 extension Int: JSONConvertible {
     /// A JSON integer, or a double with an exact integer value.
+    @inlinable
     public init(json: JSON) throws(ModelError) {
         guard let value = json.intValue else { throw .typeMismatch(expected: "an integer", found: json) }
         self = value
@@ -58,6 +61,7 @@ extension Int: JSONConvertible {
 
 extension Double: JSONConvertible {
     /// Any JSON number.
+    @inlinable
     public init(json: JSON) throws(ModelError) {
         guard let value = json.doubleValue else { throw .typeMismatch(expected: "a number", found: json) }
         self = value
@@ -68,6 +72,7 @@ extension Double: JSONConvertible {
 
 extension JSON: JSONConvertible {
     /// The value itself.
+    @inlinable
     public init(json: JSON) throws(ModelError) { self = json }
     /// The value itself.
     public var json: JSON { self }
@@ -75,6 +80,7 @@ extension JSON: JSONConvertible {
 
 extension Optional: JSONConvertible where Wrapped: JSONConvertible {
     /// `nil` for `null`, the wrapped value otherwise.
+    @inlinable
     public init(json: JSON) throws(ModelError) {
         if case .null = json {
             self = .none
@@ -88,6 +94,7 @@ extension Optional: JSONConvertible where Wrapped: JSONConvertible {
 
 extension Array: JSONConvertible where Element: JSONConvertible {
     /// A JSON array whose elements all convert.
+    @inlinable
     public init(json: JSON) throws(ModelError) {
         guard case .array(let elements) = json else { throw .typeMismatch(expected: "an array", found: json) }
         var result: [Element] = []
@@ -107,6 +114,7 @@ extension Array: JSONConvertible where Element: JSONConvertible {
 
 extension Dictionary: JSONConvertible where Key == String, Value: JSONConvertible {
     /// A JSON object whose values all convert.
+    @inlinable
     public init(json: JSON) throws(ModelError) {
         guard case .object(let object) = json else { throw .typeMismatch(expected: "an object", found: json) }
         var result: [String: Value] = [:]
@@ -123,6 +131,7 @@ extension Dictionary: JSONConvertible where Key == String, Value: JSONConvertibl
 
 extension ModelError {
     /// Notes that the problem was inside this value, at `step` (`[3]` or `.name`).
+    @usableFromInline
     func prefixingPath(_ step: String) -> ModelError {
         var copy = self
         copy.path = step + (path.map { $0.hasPrefix("[") ? $0 : "." + $0 } ?? "")
