@@ -4,30 +4,48 @@ import NIOHTTP1
 extension HTTPConnectionHandler {
     /// The engine's request for a decoded head, or the 400 that explains why there is none.
     static func makeRequest(from head: HTTPRequestHead) -> Result<MockRequest, HTTPProblem> {
-        guard let method = HTTPRequest.Method(head.method.rawValue) else {
+        guard let method = method(of: head.method) else {
             return .failure(.badRequest("'\(head.method.rawValue)' is not a method token"))
         }
-        // RFC 9112 §3.2: exactly one Host in an HTTP/1.1 request.
-        if head.version == .http1_1 {
-            let hosts = head.headers["host"]
-            guard hosts.count == 1 else {
-                return .failure(
-                    .badRequest(
-                        hosts.isEmpty ? "An HTTP/1.1 request needs a Host header" : "A request may have only one Host header"))
+        // One pass over the fields: converted, and the Host fields counted (no array of their values).
+        var fields = HTTPFields()
+        fields.reserveCapacity(head.headers.count)
+        var hosts = 0
+        var badName: String?
+        for (name, value) in head.headers {
+            guard let fieldName = HTTPField.Name(name) else {
+                badName = badName ?? name
+                continue
             }
+            if fieldName.canonicalName == "host" { hosts += 1 }
+            fields.append(HTTPField(name: fieldName, value: value))
+        }
+        // RFC 9112 §3.2: exactly one Host in an HTTP/1.1 request.
+        if head.version == .http1_1 && hosts != 1 {
+            return .failure(
+                .badRequest(hosts == 0 ? "An HTTP/1.1 request needs a Host header" : "A request may have only one Host header"))
         }
         guard let target = originForm(of: head.uri) else {
             return .failure(.badRequest("The request target '\(head.uri.prefix(200))' is not a path"))
         }
-        var fields = HTTPFields()
-        fields.reserveCapacity(head.headers.count)
-        for (name, value) in head.headers {
-            guard let fieldName = HTTPField.Name(name) else {
-                return .failure(.badRequest("'\(name.prefix(200))' is not a header field name"))
-            }
-            fields.append(HTTPField(name: fieldName, value: value))
+        if let badName {
+            return .failure(.badRequest("'\(badName.prefix(200))' is not a header field name"))
         }
         return .success(MockRequest(method, target, headerFields: fields))
+    }
+
+    /// The method, without parsing its name again for the usual ones.
+    static func method(of method: NIOHTTP1.HTTPMethod) -> HTTPRequest.Method? {
+        switch method {
+        case .GET: .get
+        case .POST: .post
+        case .PUT: .put
+        case .PATCH: .patch
+        case .DELETE: .delete
+        case .HEAD: .head
+        case .OPTIONS: .options
+        default: HTTPRequest.Method(method.rawValue)
+        }
     }
 
     /// The path and query of a request target: origin form (`/people?x=1`) as is, absolute form

@@ -289,7 +289,12 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// `HTTP/1.1 200 OK`: the request's version (1.0 or 1.1; the decoder accepts no other), the code and
     /// its reason phrase.
     static func writeStatusLine(version: HTTPVersion, status: HTTPResponse.Status, into buffer: inout ByteBuffer) {
-        if version.major == 1 && version.minor == 0 {
+        let isOneZero = version.major == 1 && version.minor == 0
+        if status.code == 200 && status.reasonPhrase == "OK" {
+            buffer.writeStaticString(isOneZero ? "HTTP/1.0 200 OK\r\n" : "HTTP/1.1 200 OK\r\n")
+            return
+        }
+        if isOneZero {
             buffer.writeStaticString("HTTP/1.0 ")
         } else {
             buffer.writeStaticString("HTTP/1.1 ")

@@ -95,7 +95,7 @@ public struct ActionRequest: Sendable {
 
     /// A JSON response of bytes already serialized.
     func respond(withJSON body: [UInt8]) -> MockResponse {
-        MockResponse(status: .ok, headerFields: [.contentType: "application/json; charset=utf-8"], body: body)
+        MockResponse(status: .ok, headerFields: HTTPFields(CollectionOfOne(MockResponse.jsonContentType)), body: body)
     }
 }
 

@@ -87,9 +87,17 @@ public struct MockResponse: Sendable {
     /// A response with a JSON body and `Content-Type: application/json`.
     public init(status: HTTPResponse.Status = .ok, headerFields: HTTPFields = [:], json: JSON) {
         var fields = headerFields
-        fields[.contentType] = "application/json; charset=utf-8"
+        if fields[.contentType] == nil {
+            fields.append(Self.jsonContentType)
+        } else {
+            fields[.contentType] = Self.jsonContentType.value
+        }
         self.init(status: status, headerFields: fields, body: json.serialized())
     }
+
+    /// `Content-Type: application/json; charset=utf-8`, built once: making a field checks its value
+    /// byte by byte, which every JSON response would otherwise pay again.
+    static let jsonContentType = HTTPField(name: .contentType, value: "application/json; charset=utf-8")
 
     /// The body parsed as JSON.
     public func json() throws(JSONParsingError) -> JSON { try JSON(parsing: body) }

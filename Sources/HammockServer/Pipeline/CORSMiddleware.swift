@@ -6,6 +6,9 @@ import HTTPTypes
 struct CORSMiddleware: OutcomeStep {
     /// The response headers a browser script may read, besides the always-readable ones.
     static let exposedHeaders = "Location, ETag, Last-Modified, Link, X-Total-Count, X-Hammock-Ignored-Query"
+    /// The two fields every response gets, built once (making a field checks its value byte by byte).
+    static let allowAnyOrigin = HTTPField(name: .accessControlAllowOrigin, value: "*")
+    static let exposeHeaders = HTTPField(name: .accessControlExposeHeaders, value: exposedHeaders)
 
     func finish(_ outcome: Result<MockResponse, any Error>, for request: MockRequest) -> Result<MockResponse, any Error> {
         mapResponse(outcome) { response in addHeaders(to: &response, for: request) }
@@ -15,12 +18,12 @@ struct CORSMiddleware: OutcomeStep {
         // Appended rather than assigned when absent (the usual case): the subscript's setter searches
         // and rebuilds the fields.
         if response.headerFields[.accessControlAllowOrigin] == nil {
-            response.headerFields.append(HTTPField(name: .accessControlAllowOrigin, value: "*"))
+            response.headerFields.append(Self.allowAnyOrigin)
         } else {
             response.headerFields[.accessControlAllowOrigin] = "*"
         }
         if response.headerFields[.accessControlExposeHeaders] == nil {
-            response.headerFields.append(HTTPField(name: .accessControlExposeHeaders, value: Self.exposedHeaders))
+            response.headerFields.append(Self.exposeHeaders)
         } else {
             response.headerFields[.accessControlExposeHeaders] = Self.exposedHeaders
         }

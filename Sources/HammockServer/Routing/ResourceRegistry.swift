@@ -16,25 +16,27 @@ struct ResourceRegistry: Sendable {
     /// Resolves a request path (without query) to a route; `nil` for a path that names no resource.
     /// - Throws: ``HTTPProblem`` 400 for a malformed percent-encoding, 404 for a key of the wrong form.
     func route(forPath path: String) throws(HTTPProblem) -> Route? {
-        // Most paths have one to three segments: found without building arrays.
+        // Most paths have one to three segments: found without building arrays, and split on the bytes
+        // (a path is ASCII to HTTP; splitting on Characters walked grapheme clusters).
+        let slash = UInt8(ascii: "/")
+        let utf8 = path.utf8
+        guard utf8.first == slash else { return nil }
+        var end = utf8.endIndex
+        if utf8.count > 1 && utf8.last == slash { end = utf8.index(before: end) }
         var segments: (Substring, Substring, Substring) = ("", "", "")
         var count = 0
-        var start = path.startIndex
-        var body = path[...]
-        if body.hasSuffix("/") && body.count > 1 { body = body.dropLast() }
-        guard body.first == "/" else { return nil }
-        start = body.index(after: body.startIndex)
+        var start = utf8.index(after: utf8.startIndex)
         while count <= 3 {
-            let end = body[start...].firstIndex(of: "/") ?? body.endIndex
+            let stop = utf8[start..<end].firstIndex(of: slash) ?? end
             switch count {
-            case 0: segments.0 = body[start..<end]
-            case 1: segments.1 = body[start..<end]
-            case 2: segments.2 = body[start..<end]
+            case 0: segments.0 = path[start..<stop]
+            case 1: segments.1 = path[start..<stop]
+            case 2: segments.2 = path[start..<stop]
             default: return try slowRoute(forPath: path)
             }
             count += 1
-            guard end < body.endIndex else { break }
-            start = body.index(after: end)
+            guard stop < end else { break }
+            start = utf8.index(after: stop)
         }
         var decoded: (String, String, String) = ("", "", "")
         for index in 0..<count {
