@@ -1,5 +1,6 @@
 import Foundation
 import HammockClient
+import HammockTesting
 import Testing
 
 struct ServedPerson: Codable, Equatable, Sendable {
@@ -49,7 +50,7 @@ protocol PeopleExample: Sendable {
 struct GeneratedClientServeTests {
     @Test("CRUD on the people example over loopback")
     func crud() async throws {
-        let store = NSTemporaryDirectory() + "hammock-client-\(UUID().uuidString).sqlite"
+        let store = TemporaryFiles.path("client", extension: "sqlite")
         let process = try HammockProcess([
             "serve", try HammockProcess.emptyExample("people"), "--store", "sqlite:\(store)", "--port", "0", "--quiet",
         ])

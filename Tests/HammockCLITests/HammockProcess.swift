@@ -1,4 +1,5 @@
 import Foundation
+import HammockTesting
 import Synchronization
 
 #if canImport(Glibc)
@@ -38,8 +39,7 @@ final class HammockProcess: Sendable {
         }
         object["data"] = nil
         object["generate"] = nil
-        let directory = NSTemporaryDirectory() + "hammock-example-\(UUID().uuidString)/"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = TemporaryFiles.directory("example")
         let path = directory + "\(name).json"
         try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
         return path

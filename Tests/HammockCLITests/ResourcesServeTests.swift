@@ -3,6 +3,7 @@ import HTTPTypes
 import HammockClient
 import HammockJSON
 import HammockResources
+import HammockTesting
 import Synchronization
 import Testing
 
@@ -28,7 +29,7 @@ final class WireLog: ClientInterceptor {
 struct ResourcesServeTests {
     @Test("load, observe, mutate, see the invalidated list reload, and a 304 round trip with both validators")
     func endToEnd() async throws {
-        let store = NSTemporaryDirectory() + "hammock-resources-\(UUID().uuidString).sqlite"
+        let store = TemporaryFiles.path("resources", extension: "sqlite")
         defer { try? FileManager.default.removeItem(atPath: store) }
         let (process, banner) = try await Self.serve(store: store)
         defer { process.interrupt() }

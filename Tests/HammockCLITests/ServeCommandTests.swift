@@ -46,7 +46,7 @@ struct ServeCommandTests {
 
     @Test("The reference's curl session against hammock serve on the people example's resources")
     func referenceSession() async throws {
-        let store = NSTemporaryDirectory() + "hammock-cli-\(UUID().uuidString).sqlite"
+        let store = TemporaryFiles.path("cli", extension: "sqlite")
         let (process, url) = try await serve([try HammockProcess.emptyExample("people"), "--store", "sqlite:\(store)"])
         let routes = await process.firstLine { $0.contains("/people/:id/cars") }
         #expect(routes?.hasPrefix("GET, HEAD, POST") == true)
@@ -71,7 +71,7 @@ struct ServeCommandTests {
 
     @Test("hammock serve Examples/people.json answers the example's sample people and their cars")
     func exampleData() async throws {
-        let store = NSTemporaryDirectory() + "hammock-cli-\(UUID().uuidString).sqlite"
+        let store = TemporaryFiles.path("cli", extension: "sqlite")
         let (process, url) = try await serve(["Examples/people.json", "--store", "sqlite:\(store)", "--quiet"])
         let people = try await send("GET", url + "/people").json?.arrayValue
         #expect(people?.count == 5)
@@ -112,8 +112,7 @@ struct ServeCommandTests {
 
     @Test("A restarted hammock serve keeps its SQLite data and loads the data section only once")
     func restartWithData() async throws {
-        let directory = NSTemporaryDirectory() + "hammock-cli-\(UUID().uuidString)/"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = TemporaryFiles.directory("cli")
         let config = directory + "shop.json"
         try FileManager.default.copyItem(
             atPath: HammockProcess.packageRoot.appendingPathComponent("Examples/shop.json").path, toPath: config)
@@ -136,7 +135,7 @@ struct ServeCommandTests {
 
     @Test("A bad configuration file exits with status 2 and names the file and key")
     func badConfiguration() async throws {
-        let path = NSTemporaryDirectory() + "hammock-bad-\(UUID().uuidString).json"
+        let path = TemporaryFiles.path("bad", extension: "json")
         try Data(#"{"resources": [{"name": "people", "fields": {"age": "years"}}]}"#.utf8).write(to: URL(fileURLWithPath: path))
         let process = try HammockProcess(["serve", path, "--store", "memory"])
         #expect(await process.exitStatus() == 2)
@@ -153,8 +152,7 @@ struct ServeCommandTests {
     }
 
     func temporaryConfig(_ text: String) throws -> (directory: String, path: String) {
-        let directory = NSTemporaryDirectory() + "hammock-cli-\(UUID().uuidString)/"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let directory = TemporaryFiles.directory("cli")
         let path = directory + "api.json"
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
         return (directory, path)

@@ -60,7 +60,7 @@ struct CacheTests {
 
     @Test("a file cache survives a new instance, ignores corrupt files, and wipe removes the entry")
     func fileCache() async throws {
-        let directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("hammock-cache-\(UUID().uuidString)")
+        let directory = URL(fileURLWithPath: TemporaryFiles.directory("cache"))
         defer { try? FileManager.default.removeItem(at: directory) }
         let key = "http://api.test/profile"
         let entry = CachedEntity(

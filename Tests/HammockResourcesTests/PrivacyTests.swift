@@ -110,7 +110,7 @@ struct CacheSafetyTests {
 
     @Test("Stored entries drop cookies and hop-by-hop fields; cache files are readable by their owner only")
     func storedFields() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hammock-cache-\(UUID().uuidString)")
+        let directory = URL(fileURLWithPath: TemporaryFiles.directory("cache"))
         let cache = try FileEntityCache(directory: directory)
         let api = service(cache: cache)
         backend.setFallback(
@@ -171,7 +171,7 @@ struct CacheSafetyTests {
         await memory.writeEntity(entry(5_000), forKey: "huge")
         #expect(await memory.readEntity(forKey: "huge") == nil)  // larger than the whole cache
 
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hammock-bounded-\(UUID().uuidString)")
+        let directory = URL(fileURLWithPath: TemporaryFiles.directory("bounded"))
         let files = try FileEntityCache(directory: directory, maximumEntries: 2)
         for key in ["x", "y", "z"] { await files.writeEntity(entry(10), forKey: key) }
         let remaining = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".json") }

@@ -20,7 +20,7 @@ struct SignOutTests {
 
     func temporaryCache() throws -> FileEntityCache {
         try FileEntityCache(
-            directory: FileManager.default.temporaryDirectory.appendingPathComponent("hammock-signout-\(UUID().uuidString)"))
+            directory: URL(fileURLWithPath: TemporaryFiles.directory("signout")))
     }
 
     @Test("wipeResources() removes the cached copy of resources no longer in memory; the next user never sees them")

@@ -1,6 +1,7 @@
 import Foundation
 import HammockHTTPServer
 import HammockServer
+import HammockTestSupport
 import Logging
 import Testing
 
@@ -16,7 +17,7 @@ import Darwin
 struct BufferedLogTests {
     /// A file in the temporary directory, open for writing, removed by `remove()`.
     struct TemporaryFile {
-        let path = NSTemporaryDirectory() + "hammock-log-\(UUID().uuidString).txt"
+        let path = TemporaryFiles.path("log", extension: "txt")
         let descriptor: Int32
 
         init() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import HammockSQLite
 import HammockServer
+import HammockTestSupport
 
 enum StoreKind: String, CaseIterable, Sendable, CustomStringConvertible {
     case memory
@@ -19,9 +20,7 @@ enum StoreKind: String, CaseIterable, Sendable, CustomStringConvertible {
 enum TemporaryDirectory {
     /// A fresh directory under the system temporary directory; its path ends with a slash.
     static func make() -> String {
-        let path = NSTemporaryDirectory() + "hammock-tests-" + UUID().uuidString + "/"
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
+        TemporaryFiles.directory("store")
     }
 }
 
