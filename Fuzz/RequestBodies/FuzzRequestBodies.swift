@@ -27,15 +27,22 @@ struct FuzzTarget {
 
     /// A memory server and an SQLite server, each with person 1.
     static let servers: [MockServer] = Fuzzer.wait {
-        let path = "/tmp/hammock-fuzz-\(getpid()).sqlite"
-        for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+        removeStore()
+        atexit { FuzzTarget.removeStore() }  // libFuzzer ends a timed run with exit()
         var servers: [MockServer] = []
-        for store in [MemoryStore() as any MockStore, try! SQLiteStore(path: path)] {
+        for store in [MemoryStore() as any MockStore, try! SQLiteStore(path: storePath)] {
             let server = try! await MockServer(resources: resources, store: store)
             _ = await server.respond(to: MockRequest(.post, "/people", json: ["name": "first"]))
             servers.append(server)
         }
         return servers
+    }
+
+    /// This process's SQLite file, removed before the run and when the process exits.
+    static var storePath: String { "/tmp/hammock-fuzz-\(getpid()).sqlite" }
+
+    static func removeStore() {
+        for suffix in ["", "-wal", "-shm"] { unlink(storePath + suffix) }
     }
 
     static let targets: [(HTTPRequest.Method, String, String)] = [
