@@ -46,6 +46,36 @@ struct CustomRouteTests {
         #expect(avatar.headerFields[.contentType] == "image/png" && avatar.headerFields[HTTPField.Name("X-Id")!] == "a b")
     }
 
+    @Test("A stub without placeholders answers its bytes; one changed after it was made answers the new body and headers")
+    func fixedAndChangedStubs() async throws {
+        var stub = try StubRoute(
+            .get, "/fixed", headers: [(HTTPField.Name("X-Kind")!, "fixed")],
+            body: ["n": 1, "deep": [["a": "{not a placeholder}"]]])
+        let first = try await Self.server()
+        first.addStubs([stub])
+        let once = await first.respond(to: MockRequest(.get, "/fixed"))
+        let twice = await first.respond(to: MockRequest(.get, "/fixed"))
+        #expect(try once.json() == ["n": 1, "deep": [["a": "{not a placeholder}"]]])
+        #expect(once.body == twice.body && once.headerFields[HTTPField.Name("X-Kind")!] == "fixed")
+        #expect(once.headerFields[.contentType] == "application/json; charset=utf-8")
+
+        // A placeholder deep in the body, and one in a header, added after the stub was made.
+        stub.body = ["n": 2, "deep": [["kind": "{{query.kind}}"]]]
+        stub.headers = [(HTTPField.Name("X-Kind")!, "{{query.kind}}")]
+        let second = try await Self.server()
+        second.addStubs([stub])
+        let changed = await second.respond(to: MockRequest(.get, "/fixed?kind=templated"))
+        #expect(try changed.json() == ["n": 2, "deep": [["kind": "templated"]]])
+        #expect(changed.headerFields[HTTPField.Name("X-Kind")!] == "templated")
+
+        // And back to fixed values.
+        stub.body = ["n": 3]
+        stub.headers = []
+        let third = try await Self.server()
+        third.addStubs([stub])
+        #expect(try await third.respond(to: MockRequest(.get, "/fixed?kind=x")).json() == ["n": 3])
+    }
+
     @Test("Query and header conditions must all hold; otherwise the next route, or a 404")
     func matching() async throws {
         let server = try await Self.server()

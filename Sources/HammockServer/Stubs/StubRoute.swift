@@ -41,9 +41,18 @@ public struct StubRoute: Sendable {
     /// The status.
     public var status: HTTPResponse.Status
     /// Header fields; values may hold placeholders.
-    public var headers: [(name: HTTPField.Name, value: String)]
+    public var headers: [(name: HTTPField.Name, value: String)] {
+        didSet { fixedHeaders = Self.fixedFields(headers) }
+    }
     /// The JSON body, if any; strings may hold placeholders.
-    public var body: JSON?
+    public var body: JSON? {
+        didSet { fixedBody = Self.fixedBytes(body) }
+    }
+    /// The header fields, made once, when no value has a placeholder.
+    private var fixedHeaders: HTTPFields?
+    /// The body's bytes, serialized once, when it has no placeholder: most stubs answer the same bytes
+    /// every time, and walking the body for placeholders cost more than the rest of the answer.
+    private var fixedBody: [UInt8]?
     /// A delay before the answer, if any.
     public var latency: Latency?
 
@@ -66,6 +75,20 @@ public struct StubRoute: Sendable {
         self.latency = latency
         if let body { try StubTemplate.validate(body) }
         for header in headers { _ = try StubTemplate.pieces(of: header.value) }
+        fixedHeaders = Self.fixedFields(headers)
+        fixedBody = Self.fixedBytes(body)
+    }
+
+    static func fixedFields(_ headers: [(name: HTTPField.Name, value: String)]) -> HTTPFields? {
+        guard !headers.contains(where: { StubTemplate.mayHavePlaceholder($0.value) }) else { return nil }
+        var fields = HTTPFields()
+        for header in headers { fields.append(HTTPField(name: header.name, value: header.value)) }
+        return fields
+    }
+
+    static func fixedBytes(_ body: JSON?) -> [UInt8]? {
+        guard let body, !StubTemplate.hasPlaceholder(body) else { return nil }
+        return body.serialized()
     }
 
     /// Whether the request carries every value of ``match``.
@@ -85,12 +108,18 @@ public struct StubRoute: Sendable {
 
     /// The answer to a request the stub accepted.
     func response(in context: StubTemplate.Context) -> MockResponse {
-        var fields = HTTPFields()
-        for header in headers {
-            fields.append(HTTPField(name: header.name, value: StubTemplate.renderText(header.value, context)))
+        var fields: HTTPFields
+        if let fixedHeaders {
+            fields = fixedHeaders
+        } else {
+            fields = HTTPFields()
+            for header in headers {
+                fields.append(HTTPField(name: header.name, value: StubTemplate.renderText(header.value, context)))
+            }
         }
         guard let body else { return MockResponse(status: status, headerFields: fields) }
-        if fields[.contentType] == nil { fields[.contentType] = "application/json; charset=utf-8" }
-        return MockResponse(status: status, headerFields: fields, body: StubTemplate.render(body, context).serialized())
+        if fields[.contentType] == nil { fields.append(MockResponse.jsonContentType) }
+        return MockResponse(
+            status: status, headerFields: fields, body: fixedBody ?? StubTemplate.render(body, context).serialized())
     }
 }

@@ -82,6 +82,26 @@ struct StubTemplate {
         return pieces
     }
 
+    /// Whether `string` holds `{{` (checked on the bytes, without Foundation's search).
+    static func mayHavePlaceholder(_ string: String) -> Bool {
+        var previous: UInt8 = 0
+        for byte in string.utf8 {
+            if byte == UInt8(ascii: "{") && previous == byte { return true }
+            previous = byte
+        }
+        return false
+    }
+
+    /// Whether any string in `value` holds `{{`.
+    static func hasPlaceholder(_ value: JSON) -> Bool {
+        switch value {
+        case .string(let string): mayHavePlaceholder(string)
+        case .array(let elements): elements.contains { hasPlaceholder($0) }
+        case .object(let object): object.values.contains { hasPlaceholder($0) }
+        default: false
+        }
+    }
+
     /// Checks every placeholder in `value` (for configuration errors at load time).
     static func validate(_ value: JSON) throws(StubError) {
         switch value {
@@ -97,7 +117,7 @@ struct StubTemplate {
     static func render(_ value: JSON, _ context: Context) -> JSON {
         switch value {
         case .string(let string):
-            guard string.contains("{{"), let pieces = try? pieces(of: string) else { return value }
+            guard mayHavePlaceholder(string), let pieces = try? pieces(of: string) else { return value }
             if pieces.count == 1, case .placeholder(let source) = pieces[0] { return context.value(of: source) }
             return .string(text(pieces, context))
         case .array(let elements): return .array(elements.map { render($0, context) })
@@ -111,7 +131,7 @@ struct StubTemplate {
 
     /// A header value with its placeholders written as text.
     static func renderText(_ string: String, _ context: Context) -> String {
-        guard string.contains("{{"), let pieces = try? pieces(of: string) else { return string }
+        guard mayHavePlaceholder(string), let pieces = try? pieces(of: string) else { return string }
         return text(pieces, context)
     }
 
