@@ -114,6 +114,25 @@ struct ServerSemanticsTests {
         #expect(await server.send(.get, "/products/1").1?["category_id"] == "home & garden")
     }
 
+    @Test(
+        "A key in another Unicode spelling names no record: DELETE and PATCH of it are 404 and the others are untouched",
+        arguments: StoreKind.allCases)
+    func otherSpellingOfKey(kind: StoreKind) async throws {
+        let server = try await Fixtures.server(kind, resources: [Fixtures.categories, Fixtures.products])
+        for slug in ["a", "\u{E9}", "f"] {
+            #expect(
+                await server.send(.post, "/categories", json: ["slug": .string(slug), "title": .string(slug)]).0.status
+                    == .created)
+        }
+        // "e" with a combining accent: the same text as "é" to Swift's ==, other bytes in the URL.
+        #expect(await server.send(.delete, "/categories/e%CC%81").0.status == .notFound)
+        #expect(await server.send(.patch, "/categories/e%CC%81", json: ["title": "x"]).0.status == .notFound)
+        let (_, list) = await server.send(.get, "/categories")
+        let titles = list?.arrayValue?.compactMap { $0["title"]?.stringValue.map { Array($0.utf8) } }
+        #expect(titles == [Array("a".utf8), Array("f".utf8), Array("\u{E9}".utf8)])
+        #expect(await server.send(.get, "/categories/%C3%A9").1?["title"]?.stringValue.map { Array($0.utf8) } == [0xC3, 0xA9])
+    }
+
     @Test("Blobs travel as base64; dates and JSON fields are kept")
     func fieldTypes() async throws {
         let server = try await Fixtures.server(resources: [Fixtures.people, Fixtures.categories, Fixtures.products])

@@ -205,6 +205,42 @@ struct StoreContractTests {
         #expect(ids == Array(1...12))
     }
 
+    @Test(
+        "Keys spelled with other bytes are other records, though Unicode calls them equivalent: reads, writes and children",
+        arguments: StoreKind.allCases)
+    func unicodeSpellings(kind: StoreKind) async throws {
+        let subject = try await Subject(kind)
+        let store = subject.store
+        let composed = "\u{E9}"  // é as one scalar
+        let decomposed = "e\u{301}"  // e and a combining accent: equal to `composed` for Swift's ==
+        for (slug, title) in [("a", "a"), (composed, "composed"), ("f", "f"), (decomposed, "decomposed")] {
+            _ = try await store.createRecord(of: subject.categories, with: ["slug": .string(slug), "title": .string(title)])
+        }
+        _ = try await store.createRecord(of: subject.products, with: ["name": "hat", "category_id": .string(composed)])
+        func listed() async throws -> [[UInt8]] {
+            try await store.records(of: subject.categories).map { Array(($0["slug"]?.stringValue ?? "").utf8) }
+        }
+        func titles() async throws -> [String] {
+            try await store.records(of: subject.categories).compactMap { $0["title"]?.stringValue }
+        }
+        // Ordered by bytes: "e" + U+0301 (65 CC 81) before "f" (66) before U+00E9 (C3 A9).
+        #expect(try await listed() == [Array("a".utf8), Array(decomposed.utf8), Array("f".utf8), Array(composed.utf8)])
+        #expect(try await store.record(of: subject.categories, withKey: .string(decomposed))?["title"] == "decomposed")
+        #expect(try await store.record(of: subject.categories, withKey: .string(composed))?["title"] == "composed")
+
+        _ = try await store.updateRecord(of: subject.categories, withKey: .string(decomposed), with: ["title": "changed"])
+        #expect(try await titles() == ["a", "changed", "f", "composed"])
+        #expect(try await store.deleteRecord(of: subject.categories, withKey: .string(decomposed)))
+        #expect(try await titles() == ["a", "f", "composed"])
+        #expect(try await store.record(of: subject.categories, withKey: .string(decomposed)) == nil)
+        // The product belongs to the composed spelling, which is still there: it keeps its category.
+        let hat = try await store.records(of: subject.products).first
+        #expect(hat?["category_id"]?.stringValue.map { Array($0.utf8) } == Array(composed.utf8))
+        let foreignKey = try #require(subject.products.foreignKey(toParent: "categories"))
+        #expect(try await store.records(of: subject.products, where: foreignKey, is: .string(decomposed)).isEmpty)
+        #expect(try await store.records(of: subject.products, where: foreignKey, is: .string(composed)).count == 1)
+    }
+
     @Test("Client keys must be unique", arguments: StoreKind.allCases)
     func duplicateKeys(kind: StoreKind) async throws {
         let subject = try await Subject(kind)

@@ -270,7 +270,9 @@ public struct CRUDController: MockController {
             guard let value = values[foreignKey.name], !value.isNull,
                 let parent = request.schemas[foreignKey.parent]
             else { continue }
-            if case .children(_, _, let parentKey, let routeKey) = request.route, routeKey == foreignKey, parentKey == value {
+            if case .children(_, _, let parentKey, let routeKey) = request.route, routeKey == foreignKey,
+                parentKey.isSameKey(as: value)
+            {
                 continue  // already checked
             }
             if try await request.store.record(of: parent, withKey: value) == nil {

@@ -43,15 +43,17 @@ extension MockServer {
                 parentKeys[parent.name] = try await store.storedRecords(of: parent).map { $0.fields[parent.key.name] ?? .null }
             }
             var maker = RecordMaker(random: SeededRandom(seed: seed ^ Self.nameHash(schema.name)))
-            var keys = Set<JSON>()
+            var keys = Set<RecordKey>()
             var records: [JSON] = []
             records.reserveCapacity(resource.count)
             for number in 1...resource.count {
                 var record = maker.record(for: schema, rules: resource.fields, number: number, parentKeys: parentKeys)
                 // A key the client supplies must be unique: a repeat gets the record's number.
                 if !schema.isKeyGenerated, let key = record[schema.key.name] {
-                    if keys.contains(key), case .string(let text) = key { record[schema.key.name] = .string("\(text)-\(number)") }
-                    keys.insert(record[schema.key.name] ?? .null)
+                    if keys.contains(RecordKey(key)), case .string(let text) = key {
+                        record[schema.key.name] = .string("\(text)-\(number)")
+                    }
+                    keys.insert(RecordKey(record[schema.key.name] ?? .null))
                 }
                 records.append(.object(record))
             }

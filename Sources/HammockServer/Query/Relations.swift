@@ -90,30 +90,30 @@ struct Relations {
         var result = records
         for embedding in embeddings {
             let keys = Self.distinct(records.map { $0[schema.key.name] ?? .null })
-            var byParent: [JSON: [JSON]] = [:]
+            var byParent: [RecordKey: [JSON]] = [:]
             let children = ListQuery(filters: [.init(field: embedding.foreignKey.name, values: keys)])
             for child in try await store.storedRecords(of: embedding.child, answering: children).page {
                 guard let parentKey = child.fields[embedding.foreignKey.name], !parentKey.isNull else { continue }
-                byParent[parentKey, default: []].append(.object(child.fields))
+                byParent[RecordKey(parentKey), default: []].append(.object(child.fields))
             }
             for index in result.indices {
                 let key = result[index][schema.key.name] ?? .null
-                result[index][embedding.name] = .array(byParent[key] ?? [])
+                result[index][embedding.name] = .array(byParent[RecordKey(key)] ?? [])
             }
         }
         for expansion in expansions {
-            var parents: [JSON: JSON] = [:]
+            var parents: [RecordKey: JSON] = [:]
             let keys = Self.distinct(
                 records.compactMap { record in
                     (record[expansion.foreignKey.name]).flatMap { $0.isNull ? nil : $0 }
                 })
             let query = ListQuery(filters: [.init(field: expansion.parent.key.name, values: keys)])
             for parent in try await store.storedRecords(of: expansion.parent, answering: query).page {
-                parents[parent.fields[expansion.parent.key.name] ?? .null] = .object(parent.fields)
+                parents[RecordKey(parent.fields[expansion.parent.key.name] ?? .null)] = .object(parent.fields)
             }
             for index in result.indices {
                 let parentKey = result[index][expansion.foreignKey.name] ?? .null
-                result[index][expansion.name] = parentKey.isNull ? .null : (parents[parentKey] ?? .null)
+                result[index][expansion.name] = parentKey.isNull ? .null : (parents[RecordKey(parentKey)] ?? .null)
             }
         }
         return result
@@ -121,7 +121,7 @@ struct Relations {
 
     /// `values` without repeats, in their first order.
     static func distinct(_ values: [JSON]) -> [JSON] {
-        var seen = Set<JSON>()
-        return values.filter { seen.insert($0).inserted }
+        var seen = Set<RecordKey>()
+        return values.filter { seen.insert(RecordKey($0)).inserted }
     }
 }

@@ -40,16 +40,16 @@ extension ResourceRoutes {
         let objects: [JSON] = data.arrayValue ?? [data]
         var report = LoadReport(loaded: 0, skipped: 0, droppedValues: 0)
         var batch: [JSONObject] = []
-        var batchKeys = Set<JSON>()
+        var batchKeys = Set<RecordKey>()
         let batchSize = 500
         for (index, element) in objects.enumerated() {
             if let values = harvest(element, schema: schema, report: &report) {
                 if schema.isKeyGenerated {
                     batch.append(values)
-                } else if let key = values[schema.key.name], !batchKeys.contains(key),
+                } else if let key = values[schema.key.name], !batchKeys.contains(RecordKey(key)),
                     try await store.record(of: schema, withKey: key) == nil
                 {
-                    batchKeys.insert(key)
+                    batchKeys.insert(RecordKey(key))
                     batch.append(values)
                 } else {
                     report.skipped += 1

@@ -68,12 +68,12 @@ public final class MemoryStore: MockStore {
             // the whole table on every batch: loading 100,000 records took 2.3 s.
             if !schema.isKeyGenerated {
                 try tables.mutate(schema) { table throws(StoreError) in
-                    var batch = Set<JSON>()
+                    var batch = Set<RecordKey>()
                     for record in values {
                         guard let key = record[schema.key.name], !key.isNull else {
                             throw StoreError.storageFailure("a record of \(schema.name) needs a \(schema.key.name)")
                         }
-                        guard table.record(withKey: key) == nil, batch.insert(key).inserted else {
+                        guard table.record(withKey: key) == nil, batch.insert(RecordKey(key)).inserted else {
                             throw StoreError.duplicateKey(key)
                         }
                     }

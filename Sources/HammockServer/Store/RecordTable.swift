@@ -8,7 +8,8 @@ package struct RecordTable: Sendable {
         // Field types may have changed: indexes are rebuilt when next needed.
         didSet { indexes = TableIndexes() }
     }
-    package private(set) var rows: [JSON: StoredRecord] = [:]
+    /// By key, strings compared by their bytes (``RecordKey``), as the key order is.
+    package private(set) var rows: [RecordKey: StoredRecord] = [:]
     /// Keys in ascending order.
     package private(set) var order: [JSON] = []
     /// The records in key order, beside `order`: a list is this array, with no lookup per record.
@@ -22,23 +23,25 @@ package struct RecordTable: Sendable {
 
     package var count: Int { order.count }
 
-    package func record(withKey key: JSON) -> JSONObject? { rows[key]?.fields }
+    package func record(withKey key: JSON) -> JSONObject? { rows[RecordKey(key)]?.fields }
 
-    package func storedRecord(withKey key: JSON) -> StoredRecord? { rows[key] }
+    package func storedRecord(withKey key: JSON) -> StoredRecord? { rows[RecordKey(key)] }
 
     package var storedRecords: [StoredRecord] { ordered }
 
     /// The records whose `foreignKey` is `parentKey`, in key order: from the field's index in a large
     /// table (built now if needed), by a scan in a small one.
     package mutating func storedRecords(where foreignKey: String, is parentKey: JSON) -> [StoredRecord] {
-        guard count >= Self.indexingThreshold else { return ordered.filter { $0.fields[foreignKey] == parentKey } }
+        guard count >= Self.indexingThreshold else {
+            return ordered.filter { ($0.fields[foreignKey] ?? .null).isSameKey(as: parentKey) }
+        }
         return answer(ListQuery(filters: [ListQuery.Filter(field: foreignKey, values: [parentKey])])).page
     }
 
     /// Inserts a complete record under `key` (which must be free).
     package mutating func insert(_ record: JSONObject, key: JSON) {
         let stored = StoredRecord(record)
-        rows[key] = stored
+        rows[RecordKey(key)] = stored
         if case .integer(let number) = key { lastGeneratedKey = max(lastGeneratedKey, number) }
         if let last = order.last, !keyPrecedes(last, key) {
             let position = position(of: key)
@@ -54,13 +57,13 @@ package struct RecordTable: Sendable {
 
     /// Merges values into the record with `key`; the key itself never changes.
     package mutating func merge(_ values: JSONObject, intoKey key: JSON) -> JSONObject? {
-        guard let old = rows.removeValue(forKey: key) else { return nil }
+        guard let old = rows.removeValue(forKey: RecordKey(key)) else { return nil }
         var row = old.fields
         for column in schema.columns.dropFirst() {
             if let value = values[column.name] { row[column.name] = column.normalized(value) }
         }
         let stored = StoredRecord(row)
-        rows[key] = stored
+        rows[RecordKey(key)] = stored
         let position = position(of: key)
         ordered[position] = stored
         indexes.replace(old, with: stored, key: key, at: position, schema: schema)
@@ -68,7 +71,7 @@ package struct RecordTable: Sendable {
     }
 
     package mutating func remove(key: JSON) -> Bool {
-        guard let old = rows.removeValue(forKey: key) else { return false }
+        guard let old = rows.removeValue(forKey: RecordKey(key)) else { return false }
         let position = position(of: key)
         order.remove(at: position)
         ordered.remove(at: position)
@@ -80,12 +83,12 @@ package struct RecordTable: Sendable {
     package mutating func orphan(foreignKey: String, of parentKey: JSON) {
         for index in ordered.indices {
             let old = ordered[index]
-            guard old.fields[foreignKey] == parentKey else { continue }
+            guard (old.fields[foreignKey] ?? .null).isSameKey(as: parentKey) else { continue }
             var row = old.fields
             row[foreignKey] = .null
             let stored = StoredRecord(row)
             ordered[index] = stored
-            rows[order[index]] = stored
+            rows[RecordKey(order[index])] = stored
             indexes.replace(old, with: stored, key: order[index], at: index, schema: schema)
         }
     }
