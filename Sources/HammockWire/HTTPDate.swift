@@ -61,7 +61,11 @@ public enum HTTPDate {
             (0...59).contains(minute), (0...60).contains(second)
         else { return nil }
         let days = days(fromCivil: year, month, day)
-        return Date(timeIntervalSince1970: Double(days * 86_400 + hour * 3600 + minute * 60 + second))
+        let seconds = days * 86_400 + hour * 3600 + minute * 60 + second
+        // Only what `format` can write back: years 0001 to 9999 (year 0000, or a leap second after
+        // 9999-12-31 23:59:59, would come back as another date).
+        guard (-62_135_596_800...253_402_300_799).contains(seconds) else { return nil }
+        return Date(timeIntervalSince1970: Double(seconds))
     }
 
     package static func daysIn(month: Int, year: Int) -> Int {

@@ -50,6 +50,8 @@ struct HTTPDateTests {
             "Mon, 01 Jan 2023 24:00:00 GMT",
             "Mon, 01 Jan 2023 00:60:00 GMT",
             "Mon, 01 Jan 2023 00:00:61 GMT",
+            "Thu, 29 Feb 0000 23:54:60 GMT",  // year 0000 (found by the fuzzer): it formats as 0001
+            "Fri, 31 Dec 9999 23:59:60 GMT",  // a leap second past the last date that formats
             "Mon, 1 Jan 2023 00:00:00 GMT",
             "mon, 01 jan 2023 00:00:00 gmt",
             "Mon, 01 Jan 2023 00:00:00 UTC",
