@@ -37,33 +37,14 @@ extension ListQuery {
     /// The positions a window covers among any number of records: ``bounds(of:total:)`` before the
     /// total is known. Records counted from `start` up to `end` (excluded) are the page.
     static func openBounds(of window: Window?) -> (start: Int, end: Int) {
-        switch window {
-        case nil:
-            return (0, Int.max)
-        case .page(let number, let size):
-            let (offset, overflow) = (number - 1).multipliedReportingOverflow(by: size)
-            if overflow { return (Int.max, Int.max) }
-            let (end, past) = offset.addingReportingOverflow(size)
-            return (offset, past ? Int.max : end)
-        case .range(let first, let last):
-            return (first, max(first, last ?? Int.max))
-        }
+        window?.positions ?? (0, Int.max)
     }
 
     /// The positions a window covers among `total` records (empty past the end).
     static func bounds(of window: Window, total: Int) -> Range<Int> {
-        let start: Int
-        let end: Int
-        switch window {
-        case .page(let number, let size):
-            let (offset, overflow) = (number - 1).multipliedReportingOverflow(by: size)
-            start = overflow ? total : min(offset, total)
-            end = min(start + min(size, total), total)
-        case .range(let first, let last):
-            start = min(first, total)
-            end = max(start, min(last ?? total, total))
-        }
-        return start..<end
+        let (start, end) = window.positions
+        let lower = min(start, max(total, 0))
+        return lower..<max(lower, min(end, total))
     }
 
     /// The order of two values of one field: `null` first, numbers by value, strings by their UTF-8

@@ -25,9 +25,11 @@ extension ListQuery {
 
     func links(for window: Window, total: Int, path: String) -> String? {
         var targets: [(rel: String, parameters: [(String, Int)])] = []
-        switch window {
+        // Every number below is a page from 1 or a position from 0 of a clamped window, and `total`
+        // is a count: no sum or difference can leave `Int` except where it saturates.
+        switch window.clamped {
         case .page(let number, let size):
-            let last = max(1, (total + size - 1) / size)
+            let last = total <= 0 ? 1 : (total - 1) / size + 1
             let page = { (number: Int) in [("_page", number), ("_per_page", size)] }
             targets.append(("first", page(1)))
             if number > 1 { targets.append(("prev", page(min(number - 1, last)))) }
@@ -37,12 +39,12 @@ extension ListQuery {
             guard let end, end > start else { return nil }
             let size = end - start
             let range = { (first: Int) in
-                [("_start", first), self.rangeUsesEnd ? ("_end", first + size) : ("_limit", size)]
+                [("_start", first), self.rangeUsesEnd ? ("_end", first.saturatingAdd(size)) : ("_limit", size)]
             }
-            let lastStart = total == 0 ? 0 : (total - 1) / size * size
+            let lastStart = total <= 0 ? 0 : (total - 1) / size * size
             targets.append(("first", range(0)))
             if start > 0 { targets.append(("prev", range(max(0, min(start - size, lastStart))))) }
-            if start + size < total { targets.append(("next", range(start + size))) }
+            if start < total - size { targets.append(("next", range(start + size))) }
             targets.append(("last", range(lastStart)))
         }
         // The other parameters are kept, in their order, as the client sent them.

@@ -154,7 +154,9 @@ extension ListQuery {
             // Foundation's trimming costs more than the rest of the parse: only a failed parse tries it.
             guard let number = Int(item.value) ?? Int(item.value.trimmingCharacters(in: .whitespaces)), number >= minimum
             else {
-                throw HTTPProblem.badQuery(item.name, "must be a whole number of at least \(minimum), not '\(item.value)'")
+                throw HTTPProblem.badQuery(
+                    item.name, "must be a whole number from \(minimum) to \(Int.max), not '\(item.value)'",
+                    extensions: ["minimum": .integer(minimum), "maximum": .integer(Int.max)])
             }
             return number
         }
@@ -261,7 +263,7 @@ extension ListQuery {
                 let first = start ?? 0
                 if end != nil && limit != nil { throw HTTPProblem.badQuery("_limit", "cannot be combined with _end") }
                 if let end, end < first { throw HTTPProblem.badQuery("_end", "must not be below _start (\(first))") }
-                let limited = limit.map { first.addingReportingOverflow($0).overflow ? Int.max : first + $0 }
+                let limited = limit.map { first.saturatingAdd($0) }
                 query.window = .range(start: first, end: end ?? limited)
                 query.rangeUsesEnd = end != nil
             }
