@@ -1,6 +1,6 @@
 extension JSONParser {
     /// Parses a number per RFC 8259. Integers that fit in `Int` become `.integer`; everything else
-    /// (fractions, exponents, integers too large for `Int`) becomes `.double`.
+    /// (fractions, exponents, integers too large for `Int`, and `-0`) becomes `.double`.
     mutating func parseNumber() throws(JSONParsingError) -> JSON {
         let start = position
         var isNegative = false
@@ -61,7 +61,8 @@ extension JSONParser {
         }
 
         if isInteger && !overflowed {
-            if isNegative { return .integer(accumulator) }
+            // `-0` is the one integer literal an Int cannot hold with its sign: a double keeps it.
+            if isNegative { return accumulator == 0 ? .double(-0.0) : .integer(accumulator) }
             if accumulator != Int.min { return .integer(-accumulator) }
         }
 

@@ -86,7 +86,8 @@ extension ResourceSchema {
             guard number.magnitude < 9_223_372_036_854_775_808.0 else {
                 return .failure(ConversionError("\(number) is out of range for a 64-bit integer"))
             }
-            guard number.magnitude <= 9_007_199_254_740_992 else {
+            // At 2^53 itself a double is already ambiguous: 9007199254740993.0 reads as 2^53.
+            guard number.magnitude < 9_007_199_254_740_992 else {
                 return .failure(ConversionError("write integers beyond 2^53 without a fraction or exponent"))
             }
             guard let exact = Int(exactly: number) else {

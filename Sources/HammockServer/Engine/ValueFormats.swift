@@ -1,4 +1,5 @@
 import Foundation
+import HammockWire
 
 /// Base64 as blobs travel in JSON.
 package enum Base64 {
@@ -34,11 +35,13 @@ package enum ISO8601 {
             return true
         }
         guard digits(4, max: 9999), expect(UInt8(ascii: "-")) else { return false }
+        let year = (0..<4).reduce(0) { $0 * 10 + Int(bytes[$1] - 48) }
         let monthStart = index
         guard digits(2, max: 12), expect(UInt8(ascii: "-")), digits(2, max: 31) else { return false }
         let month = Int(bytes[monthStart] - 48) * 10 + Int(bytes[monthStart + 1] - 48)
         let day = Int(bytes[monthStart + 3] - 48) * 10 + Int(bytes[monthStart + 4] - 48)
-        guard month >= 1, day >= 1 else { return false }
+        // A day that exists in that month of that year (2023-02-29 does not; 2024-02-29 does).
+        guard month >= 1, day >= 1, day <= HTTPDate.daysIn(month: month, year: year) else { return false }
         if index == bytes.count { return true }
         guard expect(UInt8(ascii: "T")) || expect(UInt8(ascii: "t")) || expect(UInt8(ascii: " ")) else { return false }
         guard digits(2, max: 23), expect(UInt8(ascii: ":")), digits(2, max: 59) else { return false }

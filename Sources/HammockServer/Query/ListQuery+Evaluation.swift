@@ -57,6 +57,8 @@ extension ListQuery {
         case (.integer(let a), .integer(let b)): return a < b ? -1 : (a == b ? 0 : 1)
         case (.string(let a), .string(let b)): return compareBytes(a, b)
         case (.bool(let a), .bool(let b)): return a == b ? 0 : (a ? 1 : -1)
+        case (.integer(let a), .double(let b)): return compareExactly(a, b)
+        case (.double(let a), .integer(let b)): return -compareExactly(b, a)
         default:
             if let a = left.doubleValue, let b = right.doubleValue { return a < b ? -1 : (a == b ? 0 : 1) }
             // Values of different kinds (in a json field): by kind, then by their text.
@@ -64,6 +66,22 @@ extension ListQuery {
             if a != b { return compareBytes(a, b) }
             return compareBytes(left.serializedString(options: .sortedKeys), right.serializedString(options: .sortedKeys))
         }
+    }
+
+    /// The order of an integer and a double by their exact values. Converting the integer to a double
+    /// rounds beyond 2^53 (2^53 + 1 became 2^53), which made the order inconsistent: 2^53 + 1 "equal"
+    /// to the double 2^53, itself equal to the integer 2^53, but above it. Sorts over such values
+    /// dropped records from windows.
+    static func compareExactly(_ integer: Int, _ double: Double) -> Int {
+        if double.isNaN { return -1 }  // JSON has no NaN; a value built in code still gets an order
+        // Every Int is in [-2^63, 2^63): a double outside it is beyond every integer.
+        if double >= 9_223_372_036_854_775_808.0 { return -1 }
+        if double < -9_223_372_036_854_775_808.0 { return 1 }
+        let whole = double.rounded(.down)
+        // Exact: `whole` is an integral double in Int's range.
+        let truncated = Int(whole)
+        if integer != truncated { return integer < truncated ? -1 : 1 }
+        return whole == double ? 0 : -1  // the same integer part, and the double has a fraction above it
     }
 
     static func compareBytes(_ left: String, _ right: String) -> Int {
