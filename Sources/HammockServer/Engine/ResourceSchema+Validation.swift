@@ -1,5 +1,6 @@
 import HTTPTypes
 public import HammockJSON
+import HammockWire
 
 /// Why a value could not be converted to a field's type.
 struct ConversionError: Error {
@@ -40,9 +41,8 @@ extension ResourceSchema {
                         problems.append(FieldProblem(field: column.name, detail: "the primary key cannot be null"))
                         continue
                     }
-                    if case .success(.string(let text)) = converted, text.isEmpty {
-                        // An empty key has no path: the record could never be read, changed or deleted.
-                        problems.append(FieldProblem(field: column.name, detail: "the primary key cannot be empty"))
+                    if case .success(.string(let text)) = converted, let problem = Self.unreachableKeyProblem(text) {
+                        problems.append(FieldProblem(field: column.name, detail: problem))
                         continue
                     }
                 case .update(let current):
@@ -68,6 +68,26 @@ extension ResourceSchema {
                 extensions: ["errors": [], "knownFields": .array(known.map { .string($0) })])
         }
         return values
+    }
+
+    /// The most bytes a string key may take in a URL, percent-encoded. A record's URL must reach it
+    /// again: a 70,000-character key made a `Location` the server itself answered with 431. 2 KiB
+    /// stays far inside every server's and browser's limit on a request line (8 KiB for nginx and for
+    /// this server's default header budget of 64 KiB, about 2,000 characters for old browsers).
+    public static let maximumKeyBytesInURL = 2_048
+
+    /// Why a client-chosen string key could not round-trip through a URL, or `nil` when it can.
+    static func unreachableKeyProblem(_ key: String) -> String? {
+        // An empty key has no path: the record could never be read, changed or deleted.
+        if key.isEmpty { return "the primary key cannot be empty" }
+        // `.` and `..` are dot segments: clients and proxies remove them from a path before sending it,
+        // and they do the same to `%2E`.
+        if key == "." || key == ".." { return "the primary key cannot be '\(key)', which URLs remove as a dot segment" }
+        let encoded = PercentEncoding.encode(key).utf8.count
+        if encoded > maximumKeyBytesInURL {
+            return "the primary key takes \(encoded) bytes in a URL, more than the \(maximumKeyBytesInURL) a URL can carry"
+        }
+        return nil
     }
 
     /// Converts one value to a column type, or describes why it cannot be.

@@ -80,7 +80,10 @@ extension ResourceRoutes {
             case .failure: report.droppedValues += 1
             }
         }
-        let hasKey = schema.isKeyGenerated || !(values[schema.key.name]?.isNull ?? true)
+        var hasKey = schema.isKeyGenerated || !(values[schema.key.name]?.isNull ?? true)
+        if case .string(let key) = values[schema.key.name], ResourceSchema.unreachableKeyProblem(key) != nil {
+            hasKey = false  // a record no URL could reach again
+        }
         guard !values.isEmpty, hasKey else {
             report.skipped += 1
             return nil
