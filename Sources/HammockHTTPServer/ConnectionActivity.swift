@@ -1,10 +1,11 @@
 import NIOCore
 
-/// What one connection is doing and since when: the clock its timeouts read.
+/// What one connection is doing and since when: the clock its timeouts read, and what its input side
+/// (``RequestDecoder``) and its handler (``HTTPConnectionHandler``) tell each other.
 ///
-/// Shared by the two handlers of a connection's pipeline (the byte tap in front of the HTTP decoder,
-/// which sees a request's first byte, and ``HTTPConnectionHandler`` behind it, which sees its end).
-/// Both run on the connection's event loop only, so it needs no lock.
+/// The decoder sees a request's first byte and what is left unparsed; the handler sees where each
+/// request ends and when input is over. Both run on the connection's event loop only, so it needs no
+/// lock.
 final class ConnectionActivity {
     enum Phase: Equatable {
         /// Between requests: nothing received of the next one.
@@ -13,12 +14,20 @@ final class ConnectionActivity {
         case reading
         /// Every received request is answered or being answered.
         case responding
+        /// Answers are owed but the client is not reading them: nothing more is taken until it does.
+        case stalled
         /// The connection is closing after an error: input is read and discarded.
         case lingering
     }
 
     private(set) var phase = Phase.idle
     private(set) var since: NIODeadline
+    /// No more requests are taken: what arrives is discarded.
+    var isInputDone = false
+    /// A request after which llhttp stops parsing (an upgrade) has ended: the decoder is replaced.
+    var decoderStopped = false
+    /// When the unfinished head still in the decoder's buffer started to arrive, if there is one.
+    private(set) var partialHeadSince: NIODeadline?
 
     init(now: NIODeadline) { since = now }
 
@@ -26,21 +35,12 @@ final class ConnectionActivity {
         self.phase = phase
         since = now
     }
-}
 
-/// Sits in front of the HTTP decoder and notes when the bytes of a new request start to arrive, which
-/// the decoder cannot say until the whole head is in (a client sending its head one byte a minute
-/// would otherwise never start the request timeout).
-final class RequestStartTap: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = ByteBuffer
-    typealias InboundOut = ByteBuffer
-
-    let activity: ConnectionActivity
-
-    init(activity: ConnectionActivity) { self.activity = activity }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if activity.phase == .idle { activity.enter(.reading) }
-        context.fireChannelRead(data)
+    func notePartialHead(_ isPending: Bool) {
+        if !isPending {
+            partialHeadSince = nil
+        } else if partialHeadSince == nil {
+            partialHeadSince = phase == .reading ? since : .now()
+        }
     }
 }

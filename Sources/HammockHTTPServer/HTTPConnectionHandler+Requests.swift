@@ -61,6 +61,11 @@ extension HTTPConnectionHandler {
         return nil
     }
 
+    /// `CONNECT` asks for a tunnel, which a mock REST server is not.
+    static let connectRefused = HTTPProblem(
+        .methodNotAllowed, detail: "CONNECT is not supported: this server answers requests, it is no proxy",
+        headerFields: [.allow: "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"])
+
     /// What to answer a request the decoder rejected: 431 for header limits, 400 for the rest.
     static func problem(for error: HTTPParserError) -> HTTPProblem {
         switch error {

@@ -21,6 +21,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         var version: HTTPVersion
         var keepAlive: Bool
         var expectsContinue: Bool
+        /// llhttp stops parsing after this request (it asked for an upgrade).
+        var stopsDecoder: Bool
     }
 
     /// What the connection owes the client, in the order the requests came.
@@ -42,6 +44,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     private var isQuiescing = false
     /// A `read()` held back while a response is pending (pipelined requests wait in the socket).
     private var hasWithheldRead = false
+    /// The next answer waits until the client has read enough of those already written.
+    private var isWaitingForWritability = false
     private var timer: Scheduled<Void>?
     /// Nothing more is written: the connection closes after its last response, or lingers after an error.
     private var isFinished = false
@@ -136,12 +140,18 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         case .end:
             guard let current = receiving else { return }
             receiving = nil
+            if current.stopsDecoder { activity.decoderStopped = true }
             queue.append(.request(current.request, version: current.version, keepAlive: current.keepAlive))
             startNext(context: context)
         }
     }
 
     func receiveHead(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        if head.method == .CONNECT {
+            // A tunnel: what follows the head is not HTTP, so the connection ends after the answer.
+            fail(Self.connectRefused, request: nil, version: head.version, context: context)
+            return
+        }
         let request: MockRequest
         switch Self.makeRequest(from: head) {
         case .success(let made): request = made
@@ -159,7 +169,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             head.version == .http1_1
             && head.headers.first(name: "expect").map { $0.lowercased() == "100-continue" } == true
         receiving = Receiving(
-            request: request, version: head.version, keepAlive: head.isKeepAlive, expectsContinue: expectsContinue)
+            request: request, version: head.version, keepAlive: head.isKeepAlive, expectsContinue: expectsContinue,
+            stopsDecoder: head.stopsDecoder)
         if activity.phase == .idle { activity.enter(.reading) }
         sendContinueIfExpected(context: context)
     }
@@ -179,6 +190,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         _ problem: HTTPProblem, request: MockRequest?, version: HTTPVersion = .http1_1, context: ChannelHandlerContext
     ) {
         isInputDone = true
+        activity.isInputDone = true
         let version = receiving?.version ?? version
         receiving = nil
         // No more request timeouts: what is left is answering, then lingering.
@@ -194,10 +206,32 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         // wait in the socket, not in memory. One answer in progress alone does not hold reads back: a
         // client that waits for its answer sends nothing meanwhile, and withholding the read would cost
         // two `epoll_ctl` calls per request (interest dropped, then restored).
-        if isResponding && !queue.isEmpty && activity.phase != .lingering {
+        // Nor are requests read while the client leaves written answers unread (backpressure): a client
+        // that pipelines requests for large lists and never reads would otherwise make the server hold
+        // every answer.
+        if activity.phase != .lingering && ((isResponding && !queue.isEmpty) || !context.channel.isWritable) {
             hasWithheldRead = true
             return
         }
+        context.read()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable {
+            if isWaitingForWritability {
+                isWaitingForWritability = false
+                startNext(context: context)
+            } else {
+                resumeReadingIfWithheld(context: context)
+            }
+        }
+        context.fireChannelWritabilityChanged()
+    }
+
+    /// Reads again after `read()` held back, unless what held it back still holds.
+    func resumeReadingIfWithheld(context: ChannelHandlerContext) {
+        guard hasWithheldRead, context.channel.isWritable, !(isResponding && !queue.isEmpty) else { return }
+        hasWithheldRead = false
         context.read()
     }
 
@@ -206,17 +240,30 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         isStarting = true
         defer { isStarting = false }
         while !isResponding && !isFinished {
+            if !queue.isEmpty && !context.channel.isWritable {
+                // The answers written so far exceed the channel's high-water mark (64 KiB): the next
+                // one waits until the client reads, so one connection holds at most one answer more.
+                isWaitingForWritability = true
+                if activity.phase != .lingering { activity.enter(.stalled) }
+                return
+            }
             guard let work = queue.popFirst() else {
                 if isQuiescing {
                     context.close(promise: nil)
                     return
                 }
-                if activity.phase != .lingering { activity.enter(receiving == nil ? .idle : .reading) }
-                sendContinueIfExpected(context: context)
-                if hasWithheldRead {
-                    hasWithheldRead = false
-                    context.read()
+                if activity.phase != .lingering {
+                    if receiving != nil {
+                        activity.enter(.reading)
+                    } else if let since = activity.partialHeadSince {
+                        // Part of the next head arrived with or before this answer: its clock is running.
+                        activity.enter(.reading, at: since)
+                    } else {
+                        activity.enter(.idle)
+                    }
                 }
+                sendContinueIfExpected(context: context)
+                resumeReadingIfWithheld(context: context)
                 return
             }
             isResponding = true
@@ -269,7 +316,10 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// NUL, so the fields are written as they are.
     func write(_ response: MockResponse, version: HTTPVersion, keepAlive: Bool, context: ChannelHandlerContext) {
         let code = Int(response.status.code)
-        var size = 64 + response.body.count
+        // The engine already takes the body off these statuses; a body written here would be read as
+        // the start of the next response.
+        let body = MockResponse.allowsBody(response.status) ? response.body : []
+        var size = 64 + body.count
         for field in response.headerFields { size += field.name.rawName.utf8.count + field.value.utf8.count + 4 }
         var buffer = context.channel.allocator.buffer(capacity: size)
         Self.writeStatusLine(version: version, status: response.status, into: &buffer)
@@ -282,7 +332,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         // RFC 9110 §8.6: no Content-Length on 1xx and 204; a 304's, if any, is the engine's.
         if code >= 200 && code != 204 && code != 304 && response.headerFields[.contentLength] == nil {
             buffer.writeStaticString("Content-Length: ")
-            buffer.writeString(String(response.body.count))
+            buffer.writeString(String(body.count))
             buffer.writeStaticString("\r\n")
         }
         if !keepAlive {
@@ -291,7 +341,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             buffer.writeStaticString("Connection: keep-alive\r\n")
         }
         buffer.writeStaticString("\r\n")
-        buffer.writeBytes(response.body)
+        buffer.writeBytes(body)
         context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
     }
 
@@ -350,14 +400,14 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     // MARK: Timeouts
 
     /// Wakes at the current phase's deadline, or sooner: the phase can change without the timer
-    /// knowing (the byte tap starts a request), so it looks again at least every shortest timeout.
+    /// knowing (the decoder starts a request), so it looks again at least every shortest timeout.
     func scheduleTimer(context: ChannelHandlerContext) {
         guard timer == nil else { return }
         let now = NIODeadline.now()
         let check = now + TimeAmount(min(limits.idleTimeout, limits.requestTimeout, limits.lingerTimeout))
         let deadline: NIODeadline
         switch activity.phase {
-        case .idle: deadline = activity.since + TimeAmount(limits.idleTimeout)
+        case .idle, .stalled: deadline = activity.since + TimeAmount(limits.idleTimeout)
         case .reading: deadline = activity.since + TimeAmount(limits.requestTimeout)
         case .lingering: deadline = activity.since + TimeAmount(limits.lingerTimeout)
         case .responding: deadline = check
@@ -372,7 +422,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         guard context.channel.isActive else { return }
         let now = NIODeadline.now()
         switch activity.phase {
-        case .idle where now >= activity.since + TimeAmount(limits.idleTimeout):
+        case .idle where now >= activity.since + TimeAmount(limits.idleTimeout),
+            .stalled where now >= activity.since + TimeAmount(limits.idleTimeout):
             context.close(promise: nil)
             return
         case .lingering where now >= activity.since + TimeAmount(limits.lingerTimeout):

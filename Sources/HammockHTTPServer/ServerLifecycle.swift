@@ -14,8 +14,8 @@ import Darwin
 
 /// The listening socket's life: idle, starting, running, stopping. One per `MockServer`.
 ///
-/// Connections are served by a SwiftNIO pipeline of our own: a byte tap for timeouts, NIO's HTTP/1.1
-/// decoder, and ``HTTPConnectionHandler``, which writes responses as bytes itself. When the process runs out of descriptors,
+/// Connections are served by a SwiftNIO pipeline of our own: NIO's HTTP/1.1 decoder inside
+/// ``RequestDecoder``, and ``HTTPConnectionHandler``, which writes responses as bytes itself. When the process runs out of descriptors,
 /// waiting connections are closed instead of retried in a loop, and stopping closes the listener,
 /// lets each connection finish the responses it owes, and waits for every socket to close.
 actor ServerLifecycle: MockServerListener {
@@ -91,8 +91,12 @@ actor ServerLifecycle: MockServerListener {
         decoderLimits.maxHeaderFieldSize = limits.maximumHeaderBytes
         decoderLimits.maxHeaderFieldCount = limits.maximumHeaderFields
         let activity = ConnectionActivity(now: .now())
-        try pipeline.addHandler(RequestStartTap(activity: activity))
-        try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(limitConfiguration: decoderLimits)))
+        // The decoder keeps at most an unfinished head's URL or field, which its own limits bound, and
+        // the read that arrived with it (64 KiB at most): twice the header budget is a safety net, not
+        // a limit a client can reach first.
+        let decoder = RequestDecoder(limits: decoderLimits, activity: activity)
+        try pipeline.addHandler(
+            ByteToMessageHandler(decoder, maximumBufferSize: 2 * limits.maximumHeaderBytes + (64 << 10)))
         try pipeline.addHandler(HTTPConnectionHandler(server: server, limits: limits, activity: activity))
     }
 

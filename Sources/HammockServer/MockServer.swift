@@ -128,7 +128,7 @@ public final class MockServer: Sendable {
                 LatencyMiddleware(latency: latency, timer: LatencyTimer(clock: clock), random: random, stopSignal: stopSignal))
         }
         if options.allowsCrossOrigin { chain.append(CORSMiddleware()) }
-        chain += [ProblemMiddleware(logger: logger), HeadMiddleware(), ConditionalRequestMiddleware(now: now)]
+        chain += [ProblemMiddleware(logger: logger), FinalAnswerStep(), HeadMiddleware(), ConditionalRequestMiddleware(now: now)]
         self.pipeline = MiddlewareChain(chain + middleware, around: router.respond(to:))
         for resource in try MockResource.parentsFirst(resources) { try await addResource(resource) }
     }

@@ -154,6 +154,11 @@ struct CustomRouteTests {
             (#"{"method": "GET", "path": "/a", "headers": {"X": 1}}"#, "routes[0].headers.X"),
             (#"{"method": "GET", "path": "/a", "headers": {"X": "{{cookie}}"}}"#, "routes[0].headers.X"),
             (#"{"method": "GET", "path": "/a", "delay": 1}"#, "routes[0].delay"),
+            // A status that forbids a body, with one; a 1xx, which is no final answer.
+            (#"{"method": "GET", "path": "/a", "status": 204, "body": {"x": 1}}"#, "routes[0].body"),
+            (#"{"method": "GET", "path": "/a", "status": 304, "body": "not modified"}"#, "routes[0].body"),
+            (#"{"method": "GET", "path": "/a", "status": 101}"#, "routes[0].status"),
+            (#"{"method": "GET", "path": "/a", "status": 199}"#, "routes[0].status"),
         ])
     func configurationErrors(route: String, keyPath: String) throws {
         let text = #"{"resources": [{"name": "people", "fields": {"name": "string"}}], "routes": [\#(route)]}"#

@@ -32,7 +32,8 @@ extension ConfigurationReader {
         guard let pattern = try string(object["path"], at: "\(path).path") else {
             throw fail("\(path).path", "missing; give the path, such as \"/login\" or \"/users/:id\"")
         }
-        let status = try integer(object["status"], at: "\(path).status", in: 100...599) ?? 200
+        // A 1xx is no final answer: a client would wait for the one that never comes.
+        let status = try integer(object["status"], at: "\(path).status", in: 200...599) ?? 200
         let headers = try strings(object["headers"], at: "\(path).headers").map { (name, value) throws(ConfigurationError) in
             guard let field = HTTPField.Name(name) else { throw fail("\(path).headers.\(name)", "not a valid header name") }
             return (name: field, value: value)
@@ -68,7 +69,7 @@ extension ConfigurationReader {
                 method, pattern, match: match, status: HTTPResponse.Status(code: status), headers: headers,
                 body: object["body"], latency: latency)
         } catch {
-            let key = error.message.hasPrefix("the path") ? "path" : "body"
+            let key = error.message.hasPrefix("the path") ? "path" : error.message.hasPrefix("the status") ? "status" : "body"
             throw fail("\(path).\(key)", error.message)
         }
     }

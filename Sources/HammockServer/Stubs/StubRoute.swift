@@ -57,7 +57,8 @@ public struct StubRoute: Sendable {
     public var latency: Latency?
 
     /// Creates a stub.
-    /// - Throws: ``StubError`` for a bad path or a placeholder that names nothing it could read.
+    /// - Throws: ``StubError`` for a bad path, a placeholder that names nothing it could read, a 1xx
+    ///   status, or a body with a status that forbids one (204, 304).
     public init(
         _ method: HTTPRequest.Method, _ path: String, match: Match = Match(), status: HTTPResponse.Status = .ok,
         headers: [(name: HTTPField.Name, value: String)] = [], body: JSON? = nil, latency: Latency? = nil
@@ -73,6 +74,12 @@ public struct StubRoute: Sendable {
         self.headers = headers
         self.body = body
         self.latency = latency
+        if status.kind == .informational {
+            throw StubError("the status \(status.code) is informational, not a final answer; a stub answers 200 to 599")
+        }
+        if body != nil, !MockResponse.allowsBody(status) {
+            throw StubError("a \(status.code) answer has no body (RFC 9110); remove the body or choose another status")
+        }
         if let body { try StubTemplate.validate(body) }
         for header in headers { _ = try StubTemplate.pieces(of: header.value) }
         fixedHeaders = Self.fixedFields(headers)
