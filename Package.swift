@@ -225,6 +225,7 @@ let package = Package(
                 "HammockJSON",
                 "HammockModel",
                 "HammockTestSupport",
+                "HammockWire",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ],

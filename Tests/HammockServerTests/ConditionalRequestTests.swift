@@ -1,4 +1,7 @@
 import Foundation
+import HTTPTypes
+import HammockJSON
+import HammockWire
 import HammockHTTPServer
 import HammockSQLite
 import HammockServer
@@ -74,6 +77,48 @@ struct ConditionalRequestTests {
         let after = await get(server, "/people", [.ifModifiedSince: lastModified])
         #expect(after.status == .ok)
         #expect(after.headerFields[.lastModified] != lastModified)
+    }
+
+    @Test(
+        "A write in the same second as an answer never leaves that answer's Last-Modified valid",
+        arguments: ["/people", "/people/1", "/people/1/cars"])
+    func sameSecondWrites(path: String) async throws {
+        let wall = WallClock()
+        let server = try await makeServer(wall)
+        wall.advance(by: 3.1)
+        _ = await server.send(.post, "/people", json: ["name": "ada"])
+        _ = await server.send(.post, "/people/1/cars", json: ["name": "mini"])
+        let read = await get(server, path)
+        let lastModified = try #require(read.headerFields[.lastModified])
+        // Another write in the same second: the copy just read is stale, whatever the date says.
+        wall.advance(by: 0.2)
+        let change: (HTTPRequest.Method, String, JSON) =
+            path.hasSuffix("cars") ? (.post, "/people/1/cars", ["name": "golf"]) : (.patch, "/people/1", ["name": "bob"])
+        #expect((200...201).contains(await server.send(change.0, change.1, json: change.2).0.status.code))
+        let sameSecond = await get(server, path, [.ifModifiedSince: lastModified])
+        #expect(sameSecond.status == .ok)
+        // Until the clock reaches the new date, answers carry no Last-Modified (it may not be in the future)…
+        #expect(sameSecond.headerFields[.lastModified] == nil)
+        #expect(sameSecond.headerFields[.eTag] != nil)
+        // …and once it has, the new date validates the new content.
+        wall.advance(by: 1)
+        #expect(await get(server, path, [.ifModifiedSince: lastModified]).status == .ok)
+        let settled = try #require(await get(server, path).headerFields[.lastModified])
+        #expect(settled != lastModified)
+        #expect(await get(server, path, [.ifModifiedSince: settled]).status == .notModified)
+    }
+
+    @Test("Many writes in one second move the date by one second, not one per write")
+    func burstOfWrites() async throws {
+        let wall = WallClock()
+        let server = try await makeServer(wall)
+        _ = await server.send(.post, "/people", json: ["name": "ada"])
+        let first = try #require(await get(server, "/people").headerFields[.lastModified])
+        for index in 0..<50 { _ = await server.send(.post, "/people", json: ["name": .string("p\(index)")]) }
+        wall.advance(by: 1)
+        let next = try #require(await get(server, "/people").headerFields[.lastModified])
+        let (firstDate, nextDate) = (HTTPDate.parse(first, now: Date()), HTTPDate.parse(next, now: Date()))
+        #expect(nextDate.map { $0.timeIntervalSince(firstDate ?? $0) } == 1)
     }
 
     @Test("Deleting a parent changes its children's Last-Modified; nested lists follow their parent")

@@ -70,6 +70,8 @@ final class ResourceRoutes: MockRoutes {
         let actionRequest = ActionRequest(
             schema: route.schema, route: route, request: request, parameters: parameters, bodyEncoding: encoding,
             store: store, serializer: serializer, schemas: schemas)
+        // Read before the data: a change landing in between leaves the copy newer than its date.
+        let modified = action == .index || action == .show ? modifications.lastModified(of: route) : nil
         var response: MockResponse
         switch action {
         case .index: response = try await controller.index(actionRequest)
@@ -80,12 +82,15 @@ final class ResourceRoutes: MockRoutes {
         }
         if action == .index || action == .show {
             if response.status == .ok {
-                let modified = modifications.lastModified(of: route)
-                let stamp = HTTPDate.format(Date(timeIntervalSince1970: modified.timeIntervalSince1970.rounded(.down)))
-                if response.headerFields[.lastModified] == nil {
-                    response.headerFields.append(HTTPField(name: .lastModified, value: stamp))
+                if let modified {
+                    let stamp = HTTPDate.format(modified)
+                    if response.headerFields[.lastModified] == nil {
+                        response.headerFields.append(HTTPField(name: .lastModified, value: stamp))
+                    } else {
+                        response.headerFields[.lastModified] = stamp
+                    }
                 } else {
-                    response.headerFields[.lastModified] = stamp
+                    response.headerFields[.lastModified] = nil
                 }
             }
         } else if (200...299).contains(response.status.code) {
