@@ -128,6 +128,9 @@ public final class SQLiteStore: MockStore {
 
     public func createRecord(of schema: ResourceSchema, with values: JSONObject) async throws -> JSONObject {
         try await write { db in
+            // The mirror holds every write before this one (writes run one after another): the parent
+            // checked here cannot be deleted before the insert.
+            try self.mirror.withLock { tables throws(StoreError) in try tables.checkParents(of: values, for: schema) }
             let record = try Self.insert(values, of: schema, in: db)
             try self.mirror.withLock { tables throws(StoreError) in
                 try tables.mutate(schema) { $0.insert(record, key: record[schema.key.name] ?? .null) }
@@ -138,6 +141,9 @@ public final class SQLiteStore: MockStore {
 
     public func createRecords(of schema: ResourceSchema, with values: [JSONObject]) async throws -> Int {
         try await write { db in
+            try self.mirror.withLock { tables throws(StoreError) in
+                for record in values { try tables.checkParents(of: record, for: schema) }
+            }
             var records: [JSONObject] = []
             records.reserveCapacity(values.count)
             for record in values { records.append(try Self.insert(record, of: schema, in: db)) }
@@ -157,6 +163,12 @@ public final class SQLiteStore: MockStore {
         -> JSONObject?
     {
         try await write { db in
+            let exists = try self.mirror.withLock { tables throws(StoreError) -> Bool in
+                guard try tables.table(schema).record(withKey: key) != nil else { return false }
+                try tables.checkParents(of: values, for: schema)
+                return true
+            }
+            guard exists else { return nil }
             let keyValue = try Self.databaseValue(key, as: schema.key.type)
             let columns = schema.columns.dropFirst().filter { values[$0.name] != nil }
             if !columns.isEmpty {

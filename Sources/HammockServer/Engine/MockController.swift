@@ -213,6 +213,9 @@ public struct CRUDController: MockController {
             record = try await request.store.createRecord(of: schema, with: values)
         } catch StoreError.duplicateKey(let key) {
             throw HTTPProblem(.conflict, detail: "\(schema.name) with \(schema.key.name) \(key) already exists")
+        } catch StoreError.missingParent(let field, let parent, let parentKey) {
+            // The parent was there when checked above and was deleted before the write.
+            throw Self.parentProblem(field: field, parent: parent, key: parentKey, in: request)
         }
         let key = record[schema.key.name] ?? .null
         return request.respond(with: record, status: .created, headerFields: [.location: schema.path(forKey: key)])
@@ -223,9 +226,13 @@ public struct CRUDController: MockController {
         let schema = request.schema
         let values = try schema.validate(request.parameters ?? [:], encoding: request.bodyEncoding, mode: .update(key: key))
         try await Self.checkParents(of: values, in: request)
-        guard let record = try await request.store.updateRecord(of: schema, withKey: key, with: values) else {
-            throw HTTPProblem.notFound(Self.missing(schema, key))
+        let updated: JSONObject?
+        do {
+            updated = try await request.store.updateRecord(of: schema, withKey: key, with: values)
+        } catch StoreError.missingParent(let field, let parent, let parentKey) {
+            throw Self.parentProblem(field: field, parent: parent, key: parentKey, in: request)
         }
+        guard let record = updated else { throw HTTPProblem.notFound(Self.missing(schema, key)) }
         return request.respond(with: record)
     }
 
@@ -280,6 +287,16 @@ public struct CRUDController: MockController {
             }
         }
         if !problems.isEmpty { throw HTTPProblem.invalidFields(problems) }
+    }
+
+    /// The answer to a write whose parent is missing: 404 for the parent in the path, 422 for a key
+    /// in the body, as the checks before the write answer.
+    static func parentProblem(field: String, parent: String, key: JSON, in request: ActionRequest) -> HTTPProblem {
+        let detail = request.schemas[parent].map { Self.missing($0, key) } ?? "No \(parent) \(key.serializedString())"
+        if case .children(_, _, _, let foreignKey) = request.route, foreignKey.name == field {
+            return HTTPProblem.notFound(detail)
+        }
+        return HTTPProblem.invalidFields([FieldProblem(field: field, detail: detail)])
     }
 
     static func missing(_ schema: ResourceSchema, _ key: JSON) -> String {

@@ -13,7 +13,8 @@ public struct LoadReport: Sendable, Hashable, CustomStringConvertible {
     public var loaded: Int
     /// Objects skipped: not an object, no known field, or a missing or taken client key.
     public var skipped: Int
-    /// Values dropped from loaded objects because they did not have their field's type.
+    /// Values dropped from loaded objects because they did not have their field's type, or named a
+    /// parent that does not exist (the record is loaded with `null` there).
     public var droppedValues: Int
 
     /// Creates a report.
@@ -25,7 +26,7 @@ public struct LoadReport: Sendable, Hashable, CustomStringConvertible {
 
     /// `loaded 3, skipped 1`.
     public var description: String {
-        "loaded \(loaded), skipped \(skipped)" + (droppedValues > 0 ? ", dropped \(droppedValues) mistyped values" : "")
+        "loaded \(loaded), skipped \(skipped)" + (droppedValues > 0 ? ", dropped \(droppedValues) mistyped values or dangling keys" : "")
     }
 }
 
@@ -43,7 +44,15 @@ extension ResourceRoutes {
         var batchKeys = Set<RecordKey>()
         let batchSize = 500
         for (index, element) in objects.enumerated() {
-            if let values = harvest(element, schema: schema, report: &report) {
+            if var values = harvest(element, schema: schema, report: &report) {
+                for foreignKey in schema.foreignKeys {
+                    guard let value = values[foreignKey.name], !value.isNull,
+                        let parent = registry.withLock({ $0.schemas[foreignKey.parent] }),
+                        try await store.record(of: parent, withKey: value) == nil
+                    else { continue }
+                    values[foreignKey.name] = .null
+                    report.droppedValues += 1
+                }
                 if schema.isKeyGenerated {
                     batch.append(values)
                 } else if let key = values[schema.key.name], !batchKeys.contains(RecordKey(key)),

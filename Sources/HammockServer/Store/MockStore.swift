@@ -3,8 +3,10 @@ public import HammockJSON
 /// Where a mock server keeps its records.
 ///
 /// Records are objects holding a schema's columns in order (see ``ResourceSchema/makeRecord(key:values:)``).
-/// A store generates integer keys that are never reused, lists records ordered by key, and when a parent
-/// is deleted sets its children's foreign keys to `null`, all in one atomic step per call.
+/// A store generates integer keys that are never reused, lists records ordered by key, and keeps
+/// references whole: a record's foreign key names an existing parent or is `null`. A create or an
+/// update that names a missing parent is refused (``StoreError/missingParent(field:parent:key:)``),
+/// and a deleted parent's children get `null`; each check and its write are one atomic step.
 /// ``MemoryStore`` and `SQLiteStore` behave identically; a custom store (a JSON file, a remote service)
 /// implements the same calls:
 ///
@@ -44,11 +46,14 @@ public protocol MockStore: Sendable {
         of schema: ResourceSchema, answering query: ListQuery
     ) async throws -> (page: [StoredRecord], total: Int)
     /// Stores a new record built from validated values and returns it.
-    /// - Throws: ``StoreError/duplicateKey(_:)`` if a client-supplied key is taken.
+    /// - Throws: ``StoreError/duplicateKey(_:)`` if a client-supplied key is taken,
+    ///   ``StoreError/missingParent(field:parent:key:)`` if a foreign key names no existing parent.
     func createRecord(of schema: ResourceSchema, with values: JSONObject) async throws -> JSONObject
-    /// Stores many records in one step and returns how many were stored.
+    /// Stores many records in one step and returns how many were stored: all of them, or none when one
+    /// of them fails as ``createRecord(of:with:)`` would.
     func createRecords(of schema: ResourceSchema, with values: [JSONObject]) async throws -> Int
     /// Merges values into the record with `key`; `nil` if there is none.
+    /// - Throws: ``StoreError/missingParent(field:parent:key:)`` if a foreign key given names no existing parent.
     func updateRecord(of schema: ResourceSchema, withKey key: JSON, with values: JSONObject) async throws -> JSONObject?
     /// Deletes the record with `key`, nulling its children's foreign keys; `false` if there was none.
     func deleteRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> Bool
@@ -82,7 +87,7 @@ extension MockStore {
     }
 }
 
-/// Failures a store reports. The server answers them as 409 (a taken key) or 500.
+/// Failures a store reports. The server answers them as 409 (a taken key), 422 (a missing parent) or 500.
 ///
 /// ```swift
 /// do { _ = try await store.createRecord(of: categories, with: ["slug": "tools"]) }
@@ -91,6 +96,8 @@ extension MockStore {
 public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A client-supplied key that is already taken.
     case duplicateKey(JSON)
+    /// A foreign key (`field`) that names no record of `parent`.
+    case missingParent(field: String, parent: String, key: JSON)
     /// A resource the store was never given.
     case unknownResource(String)
     /// The storage itself failed (disk, corruption, SQL error).
@@ -102,6 +109,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .duplicateKey(let key): "the key \(key) is already taken"
+        case .missingParent(let field, let parent, let key):
+            "\(field) names \(parent) \(key.serializedString()), which does not exist"
         case .unknownResource(let name): "the store has no resource '\(name)'"
         case .storageFailure(let message): "storage failure: \(message)"
         case .fileInUse(let path):

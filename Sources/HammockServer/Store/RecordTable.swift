@@ -141,6 +141,17 @@ package struct RecordTables: Sendable {
     }
 
     /// Orphans the children of the deleted record `key` of `schema` in every table that points at it.
+    /// Throws for the first non-null foreign key among `values` whose parent has no such record. A
+    /// parent the tables were never given is not checked (a store holding only some resources).
+    package func checkParents(of values: JSONObject, for schema: ResourceSchema) throws(StoreError) {
+        for foreignKey in schema.foreignKeys {
+            guard let value = values[foreignKey.name], !value.isNull, let parent = tables[foreignKey.parent] else { continue }
+            if parent.record(withKey: value) == nil {
+                throw StoreError.missingParent(field: foreignKey.name, parent: foreignKey.parent, key: value)
+            }
+        }
+    }
+
     package mutating func orphanChildren(of schema: ResourceSchema, key: JSON) {
         for name in Array(tables.keys) {
             guard var child = tables.removeValue(forKey: name) else { continue }
