@@ -304,6 +304,7 @@ if Context.environment["HAMMOCK_FUZZ"] != nil {
         ("fuzz-request-bodies", "FuzzRequestBodies", "RequestBodies", ["HammockServer", "HammockSQLite", "HammockJSON"]),
         ("fuzz-configuration", "FuzzConfiguration", "Configuration", ["HammockServer"]),
         ("fuzz-url-patterns", "FuzzURLPatterns", "URLPatterns", ["HammockWire"]),
+        ("fuzz-queries", "FuzzQueries", "Queries", ["HammockServer", "HammockSQLite", "HammockJSON"]),
     ]
     package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/FuzzSupport", swiftSettings: swiftSettings))
     for fuzz in fuzzTargets {
