@@ -35,4 +35,15 @@ public struct ConnectionLimits: Sendable, Hashable {
         self.maximumHeaderBytes = maximumHeaderBytes
         self.maximumHeaderFields = maximumHeaderFields
     }
+
+    /// The limits as the server applies them: timeouts of at least a millisecond (a zero or negative
+    /// one would wake a connection's timer in a loop), header budgets from 1 to 1 GiB and 1 to 100,000
+    /// fields. Any value of the public properties is safe to set.
+    var effective: ConnectionLimits {
+        let shortest = Duration.milliseconds(1)
+        return ConnectionLimits(
+            idleTimeout: max(idleTimeout, shortest), requestTimeout: max(requestTimeout, shortest),
+            lingerTimeout: max(lingerTimeout, shortest), maximumHeaderBytes: min(max(maximumHeaderBytes, 1), 1 << 30),
+            maximumHeaderFields: min(max(maximumHeaderFields, 1), 100_000))
+    }
 }

@@ -35,6 +35,7 @@ actor ServerLifecycle: MockServerListener {
 
     func start(_ server: MockServer, host: String, port: Int, limits: ConnectionLimits) async throws -> Int {
         guard case .idle = state else { throw MockServerError.alreadyRunning }
+        let limits = limits.effective
         state = .starting
         let group = MultiThreadedEventLoopGroup.singleton
         let quiescing = ServerQuiescingHelper(group: group)

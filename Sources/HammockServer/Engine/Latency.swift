@@ -18,12 +18,14 @@ public struct Latency: Sendable, Hashable {
         maximum = range.upperBound
     }
 
-    /// A range from seconds, as configuration files give it.
+    /// A range from seconds, as configuration files give it; each is held between 0 and a day (NaN
+    /// counts as 0), so no value can trap.
     public init(minimumSeconds: Double, maximumSeconds: Double) {
-        let low = Duration.seconds(min(minimumSeconds, maximumSeconds))
-        let high = Duration.seconds(max(minimumSeconds, maximumSeconds))
-        self.init(low...high)
+        let (first, second) = (Self.clamped(minimumSeconds), Self.clamped(maximumSeconds))
+        self.init(.seconds(min(first, second)) ... .seconds(max(first, second)))
     }
+
+    package static func clamped(_ seconds: Double) -> Double { seconds.isNaN ? 0 : min(max(seconds, 0), 86_400) }
 
     /// A time in the range for a uniform random number in `0..<1`.
     func delay(forUnit unit: Double) -> Duration {

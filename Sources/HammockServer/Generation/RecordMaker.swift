@@ -61,14 +61,19 @@ struct RecordMaker {
         case .integer:
             let range = Self.integerRange(of: field)
             let low = rule.minimum?.intValue ?? range.lowerBound
-            let high = max(low, rule.maximum?.intValue ?? (rule.minimum == nil ? range.upperBound : low + 100))
+            let high = max(low, rule.maximum?.intValue ?? (rule.minimum == nil ? range.upperBound : low.saturatingAdd(100)))
             return .integer(Int.random(in: low...high, using: &random))
         case .float:
             let (range, places) = Self.floatRange(of: field)
             let low = rule.minimum?.doubleValue ?? range.lowerBound
             let high = max(low, rule.maximum?.doubleValue ?? (rule.minimum == nil ? range.upperBound : low + 100))
             let scale = Double(places == 0 ? 1 : (1...places).reduce(1) { total, _ in total * 10 })
-            return .double((Double.random(in: low...high, using: &random) * scale).rounded() / scale)
+            // Weighted ends instead of `Double.random(in: low...high)`, which traps when `high - low`
+            // overflows (a rule from -1e308 to 1e308); each product here stays finite.
+            let unit = Double.random(in: 0..<1, using: &random)
+            let value = min(max(low * (1 - unit) + high * unit, low), high)
+            let rounded = (value * scale).rounded() / scale
+            return .double(rounded.isFinite ? rounded : value)
         case .boolean:
             return .bool(Bool.random(using: &random))
         case .date:
