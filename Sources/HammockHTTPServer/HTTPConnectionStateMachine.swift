@@ -1,0 +1,345 @@
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+
+/// The life of one HTTP/1.1 connection without its I/O: what arrives, what is owed, what may be read
+/// and when it ends. ``HTTPConnectionHandler`` feeds it the connection's events and carries out what
+/// each transition returns; the tests drive it with no socket (`HTTPConnectionStateMachineTests`).
+///
+/// Two sides move on their own:
+/// - the **input** waits for a request, receives one (head, then body), or is done (after an error,
+///   `CONNECT`, or an answer that closes the connection): once done, what arrives is discarded;
+/// - the **output** is ready, answering one request with the engine, stalled (the client has not read
+///   what was written: the next answer waits), or finished (nothing more is written).
+///
+/// Requests received while one is being answered wait in order in a queue. Time comes in through `now`
+/// and goes out through the connection's ``ConnectionActivity``, which the decoder shares.
+struct HTTPConnectionStateMachine {
+    /// A request whose head has arrived and whose body is arriving.
+    struct Receiving {
+        var request: MockRequest
+        var version: HTTPVersion
+        var keepAlive: Bool
+        var expectsContinue: Bool
+        /// llhttp stops parsing after this request (it asked for an upgrade).
+        var stopsDecoder: Bool
+    }
+
+    /// What the connection owes the client, in the order the requests came.
+    enum Work {
+        case request(MockRequest, version: HTTPVersion, keepAlive: Bool)
+        /// A request refused with a problem (or no request at all), after which the connection closes.
+        case failure(MockRequest?, HTTPProblem, version: HTTPVersion)
+
+        var version: HTTPVersion {
+            switch self {
+            case .request(_, let version, _), .failure(_, _, let version): version
+            }
+        }
+    }
+
+    enum Input {
+        case waiting
+        case receiving(Receiving)
+        case done
+    }
+
+    enum Output {
+        case ready
+        case answering(Work)
+        case stalled
+        case finished
+    }
+
+    /// What the handler does next.
+    enum Next {
+        /// Nothing until the next event.
+        case none
+        /// Answer this with the engine, then call ``answered(_:now:)``.
+        case answer(Work)
+        /// Call ``nextTurn(now:isWritable:)`` on the event loop's next turn.
+        case answerOnNextTurn
+        /// Close the connection: nothing is owed.
+        case close
+        /// Nothing is owed: send `100 Continue` for the request arriving, and read again if a read was
+        /// held back.
+        case idle(sendContinue: HTTPVersion?, resumeReading: Bool)
+    }
+
+    /// How an answer is written, and what follows it.
+    enum Writing: Equatable {
+        /// The connection stays open: call ``continueAfterAnswer(now:isWritable:)`` after writing.
+        case keepOpen
+        /// With `Connection: close`, then flush and close.
+        case closeAfterFlush
+        /// After an error: write with `Connection: close`, close the output, then read and discard (read
+        /// again now if a read was held back) until the client closes or the linger timeout passes.
+        case linger(resumeReading: Bool)
+    }
+
+    /// After this many answers in a row, the next pipelined request waits for the loop's next turn.
+    static let pipelineBurst = 16
+
+    private(set) var input = Input.waiting
+    private(set) var output = Output.ready
+    private var queue = CircularBuffer<Work>(initialCapacity: 2)
+    /// The server is stopping: close once the answers owed are written.
+    private var isQuiescing = false
+    /// A `read()` was held back: requests wait in the socket, not in memory.
+    private var isReadWithheld = false
+    /// Pipelined requests answered one after another without the loop going back to its sockets.
+    private var answeredInARow = 0
+    let maximumBodySize: Int
+    let activity: ConnectionActivity
+
+    init(maximumBodySize: Int, activity: ConnectionActivity) {
+        self.maximumBodySize = maximumBodySize
+        self.activity = activity
+    }
+
+    /// Whether requests are still taken (errors from a decoder that already failed are not).
+    var isTakingRequests: Bool {
+        if case .done = input { return false }
+        return true
+    }
+
+    // MARK: Input
+
+    /// A head arrived and became a request. A body declared larger than the limit is refused before a
+    /// byte of it is read.
+    mutating func receivedHead(_ receiving: Receiving, declaredLength: Int?, now: NIODeadline, isWritable: Bool) -> Next {
+        guard case .waiting = input else { return .none }
+        if let declaredLength, declaredLength > maximumBodySize {
+            return refuse(
+                .contentTooLarge(limit: maximumBodySize), request: receiving.request, version: receiving.version, now: now,
+                isWritable: isWritable)
+        }
+        input = .receiving(receiving)
+        if activity.phase == .idle { activity.enter(.reading, at: now) }
+        return continueIfExpected()
+    }
+
+    /// Part of the body arrived.
+    mutating func receivedBody(_ buffer: ByteBuffer, now: NIODeadline, isWritable: Bool) -> Next {
+        guard case .receiving(var current) = input else { return .none }
+        guard current.request.body.count + buffer.readableBytes <= maximumBodySize else {
+            return refuse(
+                .contentTooLarge(limit: maximumBodySize), request: current.request, version: current.version, now: now,
+                isWritable: isWritable)
+        }
+        input = .waiting  // so that the body below is the only reference to its storage: appended in place
+        current.request.body.append(contentsOf: buffer.readableBytesView)
+        input = .receiving(current)
+        return .none
+    }
+
+    /// The request arrived in full: it is queued, and answered now if nothing is ahead of it.
+    mutating func receivedEnd(now: NIODeadline, isWritable: Bool) -> Next {
+        guard case .receiving(let current) = input else { return .none }
+        input = .waiting
+        if current.stopsDecoder { activity.decoderStopped = true }
+        queue.append(.request(current.request, version: current.version, keepAlive: current.keepAlive))
+        return startNext(now: now, isWritable: isWritable)
+    }
+
+    /// Ends the input with a problem, answered after whatever is owed before it.
+    mutating func refuse(
+        _ problem: HTTPProblem, request: MockRequest?, version: HTTPVersion = .http1_1, now: NIODeadline, isWritable: Bool
+    ) -> Next {
+        var version = version
+        switch input {
+        case .done: return .none
+        case .receiving(let current): version = current.version
+        case .waiting: break
+        }
+        input = .done
+        activity.isInputDone = true
+        // No more request timeouts: what is left is answering, then lingering.
+        if activity.phase != .lingering { activity.enter(.responding, at: now) }
+        queue.append(.failure(request, problem, version: version))
+        return startNext(now: now, isWritable: isWritable)
+    }
+
+    /// Whether to read from the socket now. While one answer is pending and another request waits
+    /// behind it, or while the client leaves written answers unread, further requests wait in the
+    /// socket. One answer in progress alone does not hold reads back: a client that waits for its
+    /// answer sends nothing meanwhile, and withholding the read would cost two `epoll_ctl` calls per
+    /// request (interest dropped, then restored).
+    mutating func shouldRead(isWritable: Bool) -> Bool {
+        guard activity.phase != .lingering else { return true }
+        if case .answering = output, !queue.isEmpty {
+            isReadWithheld = true
+            return false
+        }
+        guard isWritable else {
+            isReadWithheld = true
+            return false
+        }
+        return true
+    }
+
+    // MARK: Output
+
+    /// The engine answered the work that ``Next/answer(_:)`` handed out.
+    mutating func answered(_ response: MockResponse, now: NIODeadline) -> Writing {
+        guard case .answering(let work) = output else { return .closeAfterFlush }
+        switch work {
+        case .request(_, _, let keepAlive):
+            // While stopping, the last answer owed is the one that closes.
+            let isLast = isQuiescing && queue.isEmpty
+            if keepAlive && !isLast && response.headerFields[.connection] != "close" {
+                output = .ready
+                return .keepOpen
+            }
+            output = .finished
+            input = .done
+            activity.isInputDone = true
+            return .closeAfterFlush
+        case .failure:
+            output = .finished
+            activity.enter(.lingering, at: now)
+            defer { isReadWithheld = false }
+            return .linger(resumeReading: isReadWithheld)
+        }
+    }
+
+    /// After a kept-alive answer is written: the next request, or after a burst of pipelined answers,
+    /// a turn of the event loop first. The engine answers on the loop, each answer a task: a client that
+    /// pipelines thousands of requests would otherwise keep the loop in its task phase for the whole
+    /// pipeline, and the timers of other connections would fire before their reads.
+    mutating func continueAfterAnswer(now: NIODeadline, isWritable: Bool) -> Next {
+        answeredInARow += 1
+        guard answeredInARow >= Self.pipelineBurst, !queue.isEmpty else {
+            if queue.isEmpty { answeredInARow = 0 }
+            return startNext(now: now, isWritable: isWritable)
+        }
+        answeredInARow = 0
+        return .answerOnNextTurn
+    }
+
+    /// The event loop's next turn, after ``Next/answerOnNextTurn``.
+    mutating func nextTurn(now: NIODeadline, isWritable: Bool) -> Next { startNext(now: now, isWritable: isWritable) }
+
+    /// The channel's writability changed (SwiftNIO's water marks on unwritten bytes).
+    mutating func writabilityChanged(now: NIODeadline, isWritable: Bool) -> Next {
+        guard isWritable else { return .none }
+        if case .stalled = output {
+            output = .ready
+            return startNext(now: now, isWritable: isWritable)
+        }
+        return resumeReadingIfWithheld(isWritable: isWritable) ? .idle(sendContinue: nil, resumeReading: true) : .none
+    }
+
+    /// The server is stopping: finish what was received in full, the last answer closing the connection;
+    /// a request still arriving is dropped.
+    mutating func quiesce(now: NIODeadline) -> Next {
+        isQuiescing = true
+        if case .receiving = input { activity.enter(.responding, at: now) }
+        input = .done
+        activity.isInputDone = true
+        guard case .ready = output, queue.isEmpty else { return .none }
+        output = .finished
+        return .close
+    }
+
+    // MARK: Timeouts
+
+    /// When the timer should wake: the current phase's deadline, or sooner, since the phase can change
+    /// without the timer knowing (the decoder starts a request), so it looks again at least every
+    /// shortest timeout.
+    func deadline(now: NIODeadline, limits: ConnectionLimits) -> NIODeadline {
+        let check = now + TimeAmount(min(limits.idleTimeout, limits.requestTimeout, limits.lingerTimeout))
+        switch activity.phase {
+        case .idle, .stalled: return min(activity.since + TimeAmount(limits.idleTimeout), check)
+        case .reading: return min(activity.since + TimeAmount(limits.requestTimeout), check)
+        case .lingering: return min(activity.since + TimeAmount(limits.lingerTimeout), check)
+        case .responding: return check
+        }
+    }
+
+    /// The timer woke: close an idle, stalled or lingering connection past its time, and answer 408 to a
+    /// request that has not arrived in time.
+    mutating func timerFired(now: NIODeadline, limits: ConnectionLimits, isWritable: Bool) -> Next {
+        switch activity.phase {
+        case .idle where now >= activity.since + TimeAmount(limits.idleTimeout),
+            .stalled where now >= activity.since + TimeAmount(limits.idleTimeout),
+            .lingering where now >= activity.since + TimeAmount(limits.lingerTimeout):
+            output = .finished
+            return .close
+        case .reading where now >= activity.since + TimeAmount(limits.requestTimeout):
+            let seconds =
+                Double(limits.requestTimeout.components.seconds)
+                + Double(limits.requestTimeout.components.attoseconds) / 1e18
+            let problem = HTTPProblem(
+                .requestTimeout, detail: "The request did not arrive in full within \(seconds) seconds",
+                extensions: ["timeout": .double(seconds)])
+            var request: MockRequest?
+            if case .receiving(let current) = input { request = current.request }
+            return refuse(problem, request: request, now: now, isWritable: isWritable)
+        default:
+            return .none
+        }
+    }
+
+    // MARK: Steps
+
+    /// Starts the next queued work, or, with nothing owed, goes idle.
+    private mutating func startNext(now: NIODeadline, isWritable: Bool) -> Next {
+        switch output {
+        case .answering, .finished: return .none
+        case .ready, .stalled: break
+        }
+        if !queue.isEmpty && !isWritable {
+            // The answers written so far exceed the channel's high-water mark (64 KiB): the next one
+            // waits until the client reads, so one connection holds at most one answer more.
+            output = .stalled
+            if activity.phase != .lingering { activity.enter(.stalled, at: now) }
+            return .none
+        }
+        guard let work = queue.popFirst() else {
+            output = .ready
+            if isQuiescing {
+                output = .finished
+                return .close
+            }
+            if activity.phase != .lingering {
+                if case .receiving = input {
+                    activity.enter(.reading, at: now)
+                } else if let since = activity.partialHeadSince {
+                    // Part of the next head arrived with or before this answer: its clock is running.
+                    activity.enter(.reading, at: since)
+                } else {
+                    activity.enter(.idle, at: now)
+                }
+            }
+            let sendContinue = continueVersion()
+            let resume = resumeReadingIfWithheld(isWritable: isWritable)
+            return sendContinue == nil && !resume ? .none : .idle(sendContinue: sendContinue, resumeReading: resume)
+        }
+        output = .answering(work)
+        if case .request = work, activity.phase != .lingering { activity.enter(.responding, at: now) }
+        return .answer(work)
+    }
+
+    /// `100 Continue` is owed to the request arriving, once every earlier answer is written.
+    private mutating func continueIfExpected() -> Next {
+        continueVersion().map { .idle(sendContinue: $0, resumeReading: false) } ?? .none
+    }
+
+    private mutating func continueVersion() -> HTTPVersion? {
+        guard case .ready = output, queue.isEmpty, case .receiving(var current) = input, current.expectsContinue else {
+            return nil
+        }
+        current.expectsContinue = false
+        input = .receiving(current)
+        return current.version
+    }
+
+    /// Takes back a held read if nothing holds it any more.
+    private mutating func resumeReadingIfWithheld(isWritable: Bool) -> Bool {
+        guard isReadWithheld, isWritable else { return false }
+        if case .answering = output, !queue.isEmpty { return false }
+        isReadWithheld = false
+        return true
+    }
+}

@@ -1,0 +1,285 @@
+import HTTPTypes
+import NIOCore
+import NIOHTTP1
+import Testing
+
+@testable import HammockHTTPServer
+@testable import HammockServer
+
+/// The connection's life without a socket: each test feeds the state machine events in an order a
+/// client (or the event loop) can produce and checks what it asks the handler to do.
+@Suite("HTTP connection state machine")
+struct HTTPConnectionStateMachineTests {
+    typealias Machine = HTTPConnectionStateMachine
+
+    let start = NIODeadline.uptimeNanoseconds(1_000_000_000)
+    let limits = ConnectionLimits(
+        idleTimeout: .seconds(60), requestTimeout: .seconds(30), lingerTimeout: .seconds(2))
+
+    func machine(maximumBodySize: Int = 1024) -> Machine {
+        Machine(maximumBodySize: maximumBodySize, activity: ConnectionActivity(now: start))
+    }
+
+    func receiving(
+        _ target: String = "/people", keepAlive: Bool = true, expectsContinue: Bool = false, stopsDecoder: Bool = false
+    ) -> Machine.Receiving {
+        Machine.Receiving(
+            request: MockRequest(.get, target), version: .http1_1, keepAlive: keepAlive,
+            expectsContinue: expectsContinue, stopsDecoder: stopsDecoder)
+    }
+
+    /// Head and end of one request; returns what the end asked for.
+    func receive(
+        _ target: String, into machine: inout Machine, keepAlive: Bool = true, at now: NIODeadline? = nil,
+        isWritable: Bool = true
+    ) -> Machine.Next {
+        let now = now ?? start
+        _ = machine.receivedHead(
+            receiving(target, keepAlive: keepAlive), declaredLength: nil, now: now, isWritable: isWritable)
+        return machine.receivedEnd(now: now, isWritable: isWritable)
+    }
+
+    func target(of next: Machine.Next) -> String? {
+        guard case .answer(.request(let request, _, _)) = next else { return nil }
+        return request.path
+    }
+
+    func problemStatus(of next: Machine.Next) -> Int? {
+        guard case .answer(.failure(_, let problem, _)) = next else { return nil }
+        return problem.status.code
+    }
+
+    func isIdle(_ next: Machine.Next, resumeReading: Bool) -> Bool {
+        switch next {
+        case .none: !resumeReading
+        case .idle(nil, let resume): resume == resumeReading
+        default: false
+        }
+    }
+
+    let ok = MockResponse(status: .ok)
+
+    @Test("A whole request is answered at once, and a kept-alive answer leaves the connection idle")
+    func oneRequest() {
+        var machine = machine()
+        let next = receive("/people", into: &machine)
+        #expect(target(of: next) == "/people")
+        #expect(machine.activity.phase == .responding)
+        #expect(machine.answered(ok, now: start) == .keepOpen)
+        let after = machine.continueAfterAnswer(now: start + .seconds(1), isWritable: true)
+        #expect(isIdle(after, resumeReading: false))
+        #expect(machine.activity.phase == .idle)
+        #expect(machine.activity.since == start + .seconds(1))
+    }
+
+    @Test("Pipelined requests are answered in order, and reads wait while one is queued behind an answer")
+    func pipelined() {
+        var machine = machine()
+        #expect(target(of: receive("/a", into: &machine)) == "/a")
+        #expect(reads(&machine, isWritable: true), "one answer in progress alone does not hold reads back")
+        #expect(isNone(receive("/b", into: &machine)))
+        #expect(!reads(&machine, isWritable: true), "a second request waits: the third stays in the socket")
+        #expect(machine.answered(ok, now: start) == .keepOpen)
+        #expect(target(of: machine.continueAfterAnswer(now: start, isWritable: true)) == "/b")
+        #expect(machine.answered(ok, now: start) == .keepOpen)
+        let after = machine.continueAfterAnswer(now: start, isWritable: true)
+        #expect(isIdle(after, resumeReading: true), "the read held back is taken back once nothing is queued")
+    }
+
+    @Test("A client that does not read its answers stalls the connection: nothing more is answered or read until it does")
+    func backpressure() {
+        var machine = machine()
+        _ = receive("/a", into: &machine)
+        _ = receive("/b", into: &machine)
+        #expect(machine.answered(ok, now: start) == .keepOpen)
+        // The first answer filled the channel past its high-water mark.
+        #expect(isNone(machine.continueAfterAnswer(now: start, isWritable: false)))
+        #expect(machine.activity.phase == .stalled)
+        #expect(!reads(&machine, isWritable: false))
+        // A stalled connection is timed as idle: a client that never reads is closed.
+        #expect(machine.deadline(now: start, limits: limits) <= start + .seconds(2))
+        #expect(target(of: machine.writabilityChanged(now: start, isWritable: true)) == "/b")
+    }
+
+    @Test("A stalled connection whose client never reads is closed at the idle timeout")
+    func stalledCloses() {
+        var machine = machine()
+        _ = receive("/a", into: &machine)
+        _ = receive("/b", into: &machine)
+        _ = machine.answered(ok, now: start)
+        _ = machine.continueAfterAnswer(now: start, isWritable: false)
+        #expect(isNone(machine.timerFired(now: start + .seconds(59), limits: limits, isWritable: false)))
+        #expect(isClose(machine.timerFired(now: start + .seconds(60), limits: limits, isWritable: false)))
+    }
+
+    @Test("Writability coming back with nothing stalled only takes back a held read")
+    func writabilityWithoutStall() {
+        var machine = machine()
+        #expect(!reads(&machine, isWritable: false))
+        #expect(isIdle(machine.writabilityChanged(now: start, isWritable: true), resumeReading: true))
+        #expect(isNone(machine.writabilityChanged(now: start, isWritable: true)))
+        #expect(isNone(machine.writabilityChanged(now: start, isWritable: false)))
+    }
+
+    @Test("A body declared or sent beyond the limit is refused with 413, after the answers owed before it")
+    func bodyTooLarge() {
+        var declared = machine(maximumBodySize: 10)
+        let next = declared.receivedHead(receiving(), declaredLength: 11, now: start, isWritable: true)
+        #expect(problemStatus(of: next) == 413)
+        #expect(!declared.isTakingRequests)
+        #expect(declared.activity.isInputDone)
+
+        var sent = machine(maximumBodySize: 10)
+        #expect(target(of: receive("/first", into: &sent)) == "/first")
+        _ = sent.receivedHead(receiving("/second"), declaredLength: nil, now: start, isWritable: true)
+        #expect(isNone(sent.receivedBody(ByteBuffer(bytes: Array(repeating: 1, count: 10)), now: start, isWritable: true)))
+        #expect(isNone(sent.receivedBody(ByteBuffer(bytes: [1]), now: start, isWritable: true)), "queued behind /first")
+        #expect(sent.answered(ok, now: start) == .keepOpen)
+        #expect(problemStatus(of: sent.continueAfterAnswer(now: start, isWritable: true)) == 413)
+    }
+
+    @Test("After a refusal the connection lingers: its answer closes the output, and a held read is resumed to discard")
+    func refusalLingers() {
+        var machine = machine()
+        _ = receive("/a", into: &machine)
+        _ = receive("/b", into: &machine)
+        #expect(!reads(&machine, isWritable: true))
+        #expect(isNone(machine.refuse(.badRequest("bad"), request: nil, now: start, isWritable: true)))
+        #expect(isNone(machine.refuse(.badRequest("again"), request: nil, now: start, isWritable: true)), "refused once")
+        _ = machine.answered(ok, now: start)
+        #expect(target(of: machine.continueAfterAnswer(now: start, isWritable: true)) == "/b")
+        _ = machine.answered(ok, now: start)
+        #expect(problemStatus(of: machine.continueAfterAnswer(now: start, isWritable: true)) == 400)
+        #expect(machine.answered(MockResponse(status: .badRequest), now: start) == .linger(resumeReading: true))
+        #expect(machine.activity.phase == .lingering)
+        #expect(reads(&machine, isWritable: false), "a lingering connection reads, to discard")
+        #expect(isNone(machine.timerFired(now: start + .seconds(1), limits: limits, isWritable: true)))
+        #expect(isClose(machine.timerFired(now: start + .seconds(2), limits: limits, isWritable: true)))
+    }
+
+    @Test("Input after the connection is done is ignored, whatever order it comes in")
+    func inputAfterDone() {
+        var machine = machine()
+        _ = machine.refuse(.badRequest("bad"), request: nil, now: start, isWritable: true)
+        #expect(isNone(machine.receivedHead(receiving(), declaredLength: nil, now: start, isWritable: true)))
+        #expect(isNone(machine.receivedBody(ByteBuffer(bytes: [1]), now: start, isWritable: true)))
+        #expect(isNone(machine.receivedEnd(now: start, isWritable: true)))
+    }
+
+    @Test("Connection: close, on the request or on the answer, closes after the flush")
+    func closing() {
+        var onRequest = machine()
+        _ = receive("/a", into: &onRequest, keepAlive: false)
+        #expect(onRequest.answered(ok, now: start) == .closeAfterFlush)
+        #expect(!onRequest.isTakingRequests)
+
+        var onAnswer = machine()
+        _ = receive("/a", into: &onAnswer)
+        #expect(onAnswer.answered(MockResponse(status: .ok, headerFields: [.connection: "close"]), now: start) == .closeAfterFlush)
+    }
+
+    @Test("Stopping the server closes an idle connection at once and a busy one after what it received in full")
+    func quiescing() {
+        var idle = machine()
+        #expect(isClose(idle.quiesce(now: start)))
+
+        var busy = machine()
+        _ = receive("/a", into: &busy)
+        _ = receive("/b", into: &busy)
+        _ = busy.receivedHead(receiving("/c"), declaredLength: nil, now: start, isWritable: true)
+        #expect(isNone(busy.quiesce(now: start)))
+        #expect(!busy.isTakingRequests, "/c, still arriving, is dropped")
+        #expect(busy.answered(ok, now: start) == .keepOpen)
+        #expect(target(of: busy.continueAfterAnswer(now: start, isWritable: true)) == "/b")
+        #expect(busy.answered(ok, now: start) == .closeAfterFlush, "the last answer owed closes")
+    }
+
+    @Test("100 Continue goes out only once every earlier answer is written")
+    func expectContinue() {
+        var machine = machine()
+        let alone = machine.receivedHead(receiving(expectsContinue: true), declaredLength: 5, now: start, isWritable: true)
+        guard case .idle(let version?, false) = alone else {
+            Issue.record("expected 100 Continue, got \(alone)")
+            return
+        }
+        #expect(version == .http1_1)
+
+        var behind = self.machine()
+        _ = receive("/a", into: &behind)
+        #expect(isNone(behind.receivedHead(receiving(expectsContinue: true), declaredLength: 5, now: start, isWritable: true)))
+        _ = behind.answered(ok, now: start)
+        guard case .idle(.http1_1?, _) = behind.continueAfterAnswer(now: start, isWritable: true) else {
+            Issue.record("expected 100 Continue after the first answer")
+            return
+        }
+    }
+
+    @Test("After sixteen pipelined answers in a row the next waits for the event loop's next turn")
+    func pipelineBurst() {
+        var machine = machine()
+        for index in 0...Machine.pipelineBurst {
+            _ = receive("/\(index)", into: &machine)
+        }
+        var answered = 0
+        var next = Machine.Next.none
+        repeat {
+            _ = machine.answered(ok, now: start)
+            answered += 1
+            next = machine.continueAfterAnswer(now: start, isWritable: true)
+        } while target(of: next) != nil
+        #expect(answered == Machine.pipelineBurst)
+        guard case .answerOnNextTurn = next else {
+            Issue.record("expected a turn of the loop, got \(next)")
+            return
+        }
+        #expect(target(of: machine.nextTurn(now: start, isWritable: true)) == "/\(Machine.pipelineBurst)")
+    }
+
+    @Test("A request that arrives too slowly gets 408 at the request timeout, counted from its first byte")
+    func requestTimeout() {
+        var machine = machine()
+        let head = start + .seconds(10)
+        _ = machine.receivedHead(receiving(), declaredLength: 100, now: head, isWritable: true)
+        #expect(machine.deadline(now: head, limits: limits) <= head + .seconds(2))
+        #expect(isNone(machine.timerFired(now: head + .seconds(29), limits: limits, isWritable: true)))
+        #expect(problemStatus(of: machine.timerFired(now: head + .seconds(30), limits: limits, isWritable: true)) == 408)
+    }
+
+    @Test("An idle connection closes at the idle timeout, not before")
+    func idleTimeout() {
+        var machine = machine()
+        #expect(isNone(machine.timerFired(now: start + .seconds(59), limits: limits, isWritable: true)))
+        #expect(isClose(machine.timerFired(now: start + .seconds(60), limits: limits, isWritable: true)))
+    }
+
+    @Test("Timeouts of a millisecond and of Int64.max seconds give deadlines that neither loop nor overflow")
+    func extremeDeadlines() {
+        let machine = machine()
+        let tiny = ConnectionLimits(idleTimeout: .zero, requestTimeout: .seconds(-5), lingerTimeout: .zero).effective
+        #expect(machine.deadline(now: start, limits: tiny) > start)
+        let huge = ConnectionLimits(
+            idleTimeout: .seconds(Int64.max), requestTimeout: .seconds(Int64.max), lingerTimeout: .seconds(Int64.max))
+        #expect(machine.deadline(now: start, limits: huge) > start + .hours(24 * 365))
+    }
+
+    @Test("A request that asks for an upgrade tells the decoder to start again once it has arrived")
+    func upgrade() {
+        var machine = machine()
+        _ = machine.receivedHead(receiving(stopsDecoder: true), declaredLength: nil, now: start, isWritable: true)
+        #expect(!machine.activity.decoderStopped)
+        _ = machine.receivedEnd(now: start, isWritable: true)
+        #expect(machine.activity.decoderStopped)
+    }
+
+    func reads(_ machine: inout Machine, isWritable: Bool) -> Bool { machine.shouldRead(isWritable: isWritable) }
+
+    func isNone(_ next: Machine.Next) -> Bool {
+        if case .none = next { return true }
+        return false
+    }
+
+    func isClose(_ next: Machine.Next) -> Bool {
+        if case .close = next { return true }
+        return false
+    }
+}
