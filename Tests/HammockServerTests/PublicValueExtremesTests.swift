@@ -47,7 +47,14 @@ struct PublicValueExtremesTests {
             await connection.send("GET /people HTTP/1.1\r\nHost: x\r\n\r\n")
             let answer = await connection.readResponses(1).first
             // With a one-byte header budget the request is a 431; with the widest limits it is served.
-            #expect(answer.map { [200, 431].contains($0.status) } == true)
+            // With timeouts clamped to a millisecond, the idle or request timer may also win the race
+            // against the client's first byte: then the answer is a 408 or the connection is closed
+            // unanswered. What must never happen is a trap, a timer spinning, or a server that will not stop.
+            if limits.idleTimeout > .seconds(1) {
+                #expect(answer?.status == 200)
+            } else if let answer {
+                #expect([408, 431].contains(answer.status))
+            }
         }
     }
 
