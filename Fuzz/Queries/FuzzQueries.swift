@@ -52,7 +52,9 @@ struct FuzzTarget {
                 _ = await server.respond(to: MockRequest(.post, "/people", json: .object(person)))
             }
             for index in 0..<9 {
-                let car: JSONObject = ["name": .string(names[index % names.count]), "power": ages[index % ages.count], "person_id": 1]
+                let car: JSONObject = [
+                    "name": .string(names[index % names.count]), "power": ages[index % ages.count], "person_id": 1,
+                ]
                 _ = await server.respond(to: MockRequest(.post, "/cars", json: .object(car)))
             }
             servers.append(server)
@@ -83,7 +85,8 @@ struct FuzzTarget {
                     FuzzTarget.check(response, query: query)
                     answers.append(response)
                 }
-                Fuzzer.check(answers[0].status == answers[1].status, "the stores answer \(answers[0].status) and \(answers[1].status)")
+                Fuzzer.check(
+                    answers[0].status == answers[1].status, "the stores answer \(answers[0].status) and \(answers[1].status)")
                 Fuzzer.check(answers[0].body == answers[1].body, "the stores answer different records")
                 Fuzzer.check(answers[0].headerFields == answers[1].headerFields, "the stores answer different headers")
                 await FuzzTarget.compareWithOracle(answers[0], list: list, query: query, server: servers[0])
@@ -138,10 +141,14 @@ struct FuzzTarget {
     }
 
     /// The plain evaluation on every record: what the indexes answer must be what it gives.
-    static func compareWithOracle(_ response: MockResponse, list: (path: String, resource: String), query: String, server: MockServer) async {
+    static func compareWithOracle(
+        _ response: MockResponse, list: (path: String, resource: String), query: String, server: MockServer
+    ) async {
         guard response.status == .ok, let schema = server.schema(named: list.resource) else { return }
         let rawQuery = query
-        guard let parsed = try? ListQuery(parsing: rawQuery, for: schema), parsed.embed.isEmpty, parsed.expand.isEmpty else { return }
+        guard let parsed = try? ListQuery(parsing: rawQuery, for: schema), parsed.embed.isEmpty, parsed.expand.isEmpty else {
+            return
+        }
         var all = (try? await server.store.storedRecords(of: schema)) ?? []
         if list.path.hasPrefix("/people/1/") {
             all = all.filter { $0.fields["person_id"] == .integer(1) }

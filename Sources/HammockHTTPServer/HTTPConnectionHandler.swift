@@ -159,7 +159,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         // The task ends on the loop (its executor preference), so the answer is written there directly,
         // with no promise and future in between; a task that ends elsewhere hands it to the loop.
         let loop = context.eventLoop
-        let finish = NIOLoopBound({ (response: MockResponse) in self.write(response, for: work, context: context) }, eventLoop: loop)
+        let finish = NIOLoopBound(
+            { (response: MockResponse) in self.write(response, for: work, context: context) }, eventLoop: loop)
         Task(executorPreference: executor) {
             let response = await answer()
             if loop.inEventLoop {

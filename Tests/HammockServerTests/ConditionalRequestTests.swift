@@ -1,10 +1,10 @@
 import Foundation
 import HTTPTypes
-import HammockJSON
-import HammockWire
 import HammockHTTPServer
+import HammockJSON
 import HammockSQLite
 import HammockServer
+import HammockWire
 import Synchronization
 import Testing
 

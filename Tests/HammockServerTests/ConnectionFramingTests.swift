@@ -107,7 +107,8 @@ struct ConnectionFramingTests {
                 await connection.send(Self.next + half)
                 let (bytes, closed) = await connection.readUntilClosed(timeout: .seconds(20))
                 #expect(closed)
-                #expect(RawResponse.parse(bytes).map(\.status) == [200, 408], "\(half): \(String(decoding: bytes, as: UTF8.self))")
+                #expect(
+                    RawResponse.parse(bytes).map(\.status) == [200, 408], "\(half): \(String(decoding: bytes, as: UTF8.self))")
             }
         }
     }

@@ -175,7 +175,8 @@ struct HTTPConnectionStateMachineTests {
 
         var onAnswer = machine()
         _ = receive("/a", into: &onAnswer)
-        #expect(onAnswer.answered(MockResponse(status: .ok, headerFields: [.connection: "close"]), now: start) == .closeAfterFlush)
+        #expect(
+            onAnswer.answered(MockResponse(status: .ok, headerFields: [.connection: "close"]), now: start) == .closeAfterFlush)
     }
 
     @Test("Stopping the server closes an idle connection at once and a busy one after what it received in full")

@@ -24,7 +24,9 @@ struct QueryIntegerExtremesTests {
     static func seeded(_ kind: StoreKind) async throws -> MockServer {
         let server = try await Fixtures.server(kind)
         for index in 0..<7 {
-            #expect(await server.send(.post, "/people", json: ["name": .string("p\(index)"), "numberOfKids": .integer(index)]).0.status == .created)
+            #expect(
+                await server.send(.post, "/people", json: ["name": .string("p\(index)"), "numberOfKids": .integer(index)]).0
+                    .status == .created)
         }
         for index in 0..<3 {
             #expect(await server.send(.post, "/cars", json: ["name": .string("c\(index)"), "person_id": 1]).0.status == .created)

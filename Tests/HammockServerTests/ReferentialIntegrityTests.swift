@@ -80,7 +80,8 @@ struct ReferentialIntegrityTests {
     func loadingDanglingKeys() async throws {
         let server = try await Fixtures.server()
         _ = try await server.addData([["name": "ada"]], for: "people")
-        let report = try await server.addData([["name": "mini", "person_id": 1], ["name": "ghost", "person_id": 5]], for: "cars")
+        let report = try await server.addData(
+            [["name": "mini", "person_id": 1], ["name": "ghost", "person_id": 5]], for: "cars")
         #expect(report.loaded == 2 && report.droppedValues == 1)
         let (_, cars) = await server.send(.get, "/cars")
         #expect(cars?[1]?["person_id"] == .null)

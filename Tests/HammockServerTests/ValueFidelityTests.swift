@@ -1,9 +1,10 @@
 import HTTPTypes
 import HammockJSON
 import HammockSQLite
-@testable import HammockServer
 import HammockTestSupport
 import Testing
+
+@testable import HammockServer
 
 /// A value stored is the value written, and an order over values is an order: what a hostile client
 /// found with numbers at the edge of a double's precision, a negative zero and days that do not exist.
@@ -88,7 +89,9 @@ struct ValueFidelityTests {
         #expect(ListQuery.compare(.integer(0), .double(-0.0)) == 0)
     }
 
-    @Test("An integer field refuses a double at or beyond 2^53, which no longer says which integer was written", arguments: StoreKind.allCases)
+    @Test(
+        "An integer field refuses a double at or beyond 2^53, which no longer says which integer was written",
+        arguments: StoreKind.allCases)
     func integersBeyondDoublePrecision(kind: StoreKind) async throws {
         let server = try await Fixtures.server(kind, resources: [Self.things])
         for text in ["9007199254740993.0", "9007199254740992.0", "-9007199254740992.0", "9.007199254740993e15"] {

@@ -26,7 +26,8 @@ public struct LoadReport: Sendable, Hashable, CustomStringConvertible {
 
     /// `loaded 3, skipped 1`.
     public var description: String {
-        "loaded \(loaded), skipped \(skipped)" + (droppedValues > 0 ? ", dropped \(droppedValues) mistyped values or dangling keys" : "")
+        "loaded \(loaded), skipped \(skipped)"
+            + (droppedValues > 0 ? ", dropped \(droppedValues) mistyped values or dangling keys" : "")
     }
 }
 
