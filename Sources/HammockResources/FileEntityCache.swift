@@ -75,18 +75,21 @@ public final class FileEntityCache: EntityCache {
     }
 
     public func removeEntities(where predicate: @Sendable (String) -> Bool) async {
-        await withoutActuallyEscaping(predicate) { predicate in
-            await onQueue { [self] in
-                for file in entryFiles() {
-                    guard let data = try? Data(contentsOf: file) else { continue }
-                    // Files that cannot be read back are no use to anyone: they go too.
-                    guard let key = Self.key(in: Array(data)) else {
-                        remove(file)
-                        continue
-                    }
-                    if predicate(key) { remove(file) }
-                }
+        // The queue reads the keys and removes the files; the predicate runs here, within this call.
+        // Handing a non-escaping predicate to the queue (through `withoutActuallyEscaping`) trapped:
+        // the dispatch block could still hold it after the continuation resumed, in 5 sign-outs of 6 on
+        // a busy machine.
+        let entries = await onQueue { [self] in
+            sweepTemporaryFiles()
+            return entryFiles().map { file in
+                // Files that cannot be read back are no use to anyone: they go too (key `nil`).
+                (file: file, key: (try? Data(contentsOf: file)).flatMap { Self.key(in: Array($0)) })
             }
+        }
+        let doomed = entries.filter { entry in entry.key.map(predicate) ?? true }.map(\.file)
+        guard !doomed.isEmpty else { return }
+        await onQueue { [self] in
+            for file in doomed { remove(file) }
         }
     }
 
@@ -106,9 +109,36 @@ public final class FileEntityCache: EntityCache {
         return directory.appendingPathComponent(String(repeating: "0", count: 16 - name.count) + name + ".json")
     }
 
+    /// The entries in the directory: files named as this cache names them (16 hex digits, `.json`).
+    /// Anything else in the directory is not ours, and no wipe or eviction touches it.
     private func entryFiles() -> [URL] {
-        let files = (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
-        return files.filter { $0.pathExtension == "json" }
+        directoryFiles().filter { Self.isEntryName($0.lastPathComponent) }
+    }
+
+    private func directoryFiles() -> [URL] {
+        (try? FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)) ?? []
+    }
+
+    static func isEntryName(_ name: String) -> Bool {
+        let utf8 = name.utf8
+        guard utf8.count == 21, name.hasSuffix(".json") else { return false }
+        return utf8.prefix(16).allSatisfy {
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0)
+        }
+    }
+
+    /// A write's temporary file: `.` + a UUID + `.tmp`.
+    static func isTemporaryName(_ name: String) -> Bool {
+        name.utf8.count == 41 && name.hasPrefix(".") && name.hasSuffix(".tmp")
+            && UUID(uuidString: String(name.dropFirst().dropLast(4))) != nil
+    }
+
+    /// Removes the temporary files of writes that never finished (the process ended between writing
+    /// and renaming): on first use and on every wipe (on `queue`, where no write of ours is under way).
+    private func sweepTemporaryFiles() {
+        for file in directoryFiles() where Self.isTemporaryName(file.lastPathComponent) {
+            try? FileManager.default.removeItem(at: file)
+        }
     }
 
     private func remove(_ file: URL) {
@@ -124,6 +154,7 @@ public final class FileEntityCache: EntityCache {
 
     private func loadIndexIfNeeded() {
         guard index.withLock({ $0 == nil }) else { return }
+        sweepTemporaryFiles()
         var entries: [String: (bytes: Int, lastUse: Double)] = [:]
         for file in entryFiles() {
             let attributes = try? FileManager.default.attributesOfItem(atPath: file.path)

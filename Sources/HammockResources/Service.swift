@@ -34,8 +34,20 @@ public final class Service {
 
     /// The URL `resource(_:)` paths are relative to; `nil` if the text given was not a URL.
     public var baseURL: URL? { core.baseURL }
-    /// The transport and interceptors that carry every request.
+    /// The transport and interceptors that carry requests under the base URL. Requests for other URLs
+    /// (an absolute URL, `relative("https://elsewhere/…")`) go through the transport alone, unless
+    /// ``applyInterceptors(under:)`` names them.
     public var transport: InterceptedTransport { core.transport }
+
+    /// Lets requests under `baseURL`, another origin or path, go through the service's interceptors too
+    /// (a second API host that takes the same token).
+    ///
+    /// ```swift
+    /// api.applyInterceptors(under: URL(string: "https://uploads.example.com/v1")!)
+    /// ```
+    public func applyInterceptors(under baseURL: URL) {
+        core.interceptedBases.append(baseURL)
+    }
 
     /// A client for the service's base URL with the service's transport and interceptors.
     @available(*, deprecated, message: "use transport; a service without a valid base URL has no client")
@@ -154,10 +166,7 @@ public final class Service {
     /// matches. A cache write scheduled before the wipe never lands after it.
     public func wipeResources(matching pattern: String? = nil) {
         let urlPattern = pattern.map(URLPattern.init)
-        for resource in core.liveResources where urlPattern.map({ core.url(resource.url, matches: $0) }) ?? true {
-            resource.wipe()
-        }
-        let matches: @Sendable (String) -> Bool
+        let matches: (@Sendable (String) -> Bool)?
         if let urlPattern, let baseURL = core.baseURL, core.baseProblem == nil {
             matches = { key in
                 guard let url = URL(string: key), let path = ResourceURL.relativePath(of: url, under: baseURL) else {
@@ -166,12 +175,18 @@ public final class Service {
                 return urlPattern.matches(path)
             }
         } else if urlPattern != nil {
-            return  // no base URL: no path can match
+            matches = nil  // no base URL: no path can match
         } else {
             matches = { _ in true }
         }
+        // The cache removals are queued before any resource is wiped: an observer told of the wipe may
+        // create a resource at once, and its cache read, queued after them, must find nothing.
         for cache in core.caches {
+            guard let matches else { break }
             core.cacheOperations.enqueue { await cache.removeEntities(where: matches) }
+        }
+        for resource in core.liveResources where urlPattern.map({ core.url(resource.url, matches: $0) }) ?? true {
+            resource.wipe()
         }
     }
 

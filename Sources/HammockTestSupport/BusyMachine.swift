@@ -10,8 +10,12 @@ import Synchronization
 /// ```
 /// The spinning threads are plain threads, not tasks: they compete with the test for the cores without
 /// taking the concurrency pool's threads away from it. They stop when `body` returns or throws.
-/// - Parameter threads: How many spinning threads; one per core when `nil`.
-public func withBusyMachine<T>(threads: Int? = nil, _ body: () async throws -> T) async rethrows -> T {
+/// - Parameters:
+///   - threads: How many spinning threads; one per core when `nil`.
+///   - isolation: Where `body` runs: the caller's actor (a `@MainActor` test's main actor).
+public func withBusyMachine<T>(
+    threads: Int? = nil, isolation: isolated (any Actor)? = #isolation, _ body: () async throws -> T
+) async rethrows -> T {
     let stop = Arc()
     for _ in 0..<max(threads ?? ProcessInfo.processInfo.activeProcessorCount, 1) {
         let thread = Thread {

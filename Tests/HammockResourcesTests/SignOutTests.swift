@@ -101,6 +101,102 @@ struct SignOutTests {
         withExtendedLifetime(owner) {}
     }
 
+    @Test("Signing out of a file-cached service, again and again while other tasks load on a busy machine, never traps")
+    func wipeUnderLoad() async throws {
+        // Before the fix, `FileEntityCache.removeEntities(where:)` handed its non-escaping predicate to
+        // the cache's dispatch queue, which could still hold it when the call returned: "non-escaping
+        // closure has escaped", in 5 runs of 6 of the review's program on a busy 2-core machine. On that
+        // code this suite trapped in 6 runs of 6.
+        let cache = try temporaryCache()
+        let api = service(cache: cache)
+        backend.setFallback(.json(["secret": "user A"]))
+        await withBusyMachine {
+            let readers = (0..<4).map { reader in
+                Task { @MainActor in
+                    for round in 0..<60 {
+                        _ = await api.resource("/items/\(reader)/\(round % 7)").load().response()
+                    }
+                }
+            }
+            let wiper = Task { @MainActor in
+                for round in 0..<120 {
+                    api.wipeResources(matching: round.isMultiple(of: 3) ? "/items/1/**" : nil)
+                    await Task.yield()
+                }
+            }
+            for reader in readers { await reader.value }
+            await wiper.value
+        }
+        api.wipeResources()
+        await api.waitForCacheOperations()
+        for reader in 0..<4 {
+            for index in 0..<7 {
+                #expect(await cache.readEntity(forKey: "http://api.test/items/\(reader)/\(index)") == nil)
+            }
+        }
+    }
+
+    @Test("A resource an observer creates during a wipe never reads the previous user's cached copy")
+    func resourceCreatedDuringWipe() async throws {
+        let cache = MemoryEntityCache()
+        let api = service(cache: cache)
+        backend.setFallback(.json(["name": "user A"]))
+        _ = await api.resource("/me").load().response()
+        await api.waitForCacheOperations()
+        api.flushUnobservedResources()
+        #expect(await cache.readEntity(forKey: "http://api.test/me") != nil)
+
+        backend.hold(true)
+        let screen = api.resource("/screen")
+        let owner = Owner()
+        let recreated = Recreated()
+        screen.addObserver(owner: owner) { resource, event in
+            // A screen that, on sign-out, at once shows the profile again.
+            if case .newData(.wipe) = event { recreated.resource = resource.service.resource("/me") }
+        }
+        api.wipeResources()
+        await api.waitForCacheOperations()
+        let me = try #require(recreated.resource)
+        #expect(me.latestData == nil)
+        backend.hold(false)
+        backend.releaseAll()
+        withExtendedLifetime(owner) {}
+    }
+
+    @Test("A wipe removes only the cache's own files, and sweeps the temporary files of writes that never finished")
+    func wipeTouchesOnlyItsOwn() async throws {
+        let cache = try temporaryCache()
+        let api = service(cache: cache)
+        backend.setFallback(.json(["x": 1]))
+        _ = await api.resource("/a").load().response()
+        await api.waitForCacheOperations()
+        let manager = FileManager.default
+        let folder = cache.directory
+        let foreign = folder.appendingPathComponent("settings.json")
+        let shortHex = folder.appendingPathComponent("abc.json")
+        let leftover = folder.appendingPathComponent(".\(UUID().uuidString).tmp")
+        let otherTemporary = folder.appendingPathComponent(".keep.tmp")
+        for file in [foreign, shortHex, leftover, otherTemporary] {
+            #expect(manager.createFile(atPath: file.path, contents: Data("{}".utf8)))
+        }
+        api.wipeResources()
+        await api.waitForCacheOperations()
+        let left = Set(try manager.contentsOfDirectory(atPath: folder.path))
+        #expect(left == ["settings.json", "abc.json", ".keep.tmp"])
+    }
+
+    @Test("A cache opened on a folder with leftover temporary files sweeps them on first use")
+    func sweepOnFirstUse() async throws {
+        let folder = TemporaryFiles.directory("sweep")
+        let manager = FileManager.default
+        try manager.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let leftover = URL(fileURLWithPath: folder).appendingPathComponent(".\(UUID().uuidString).tmp")
+        #expect(manager.createFile(atPath: leftover.path, contents: Data(repeating: 1, count: 4096)))
+        let cache = try FileEntityCache(directory: URL(fileURLWithPath: folder))
+        await cache.writeEntity(CachedEntity(bytes: [1], headerFields: [:]), forKey: "http://api.test/a")
+        #expect(!manager.fileExists(atPath: leftover.path))
+    }
+
     @Test("A resource a view still holds stays the canonical one after eviction, and wipe and invalidation reach it")
     func evictedButHeld() async {
         let api = service()
@@ -135,4 +231,10 @@ struct SignOutTests {
         // The same URL through the resource's service is the same object.
         #expect(resource.map { $0.service.resource("/kept") === $0 } == true)
     }
+}
+
+/// Where an observer puts the resource it makes (observers run on the main actor).
+@MainActor
+final class Recreated {
+    var resource: Resource?
 }
