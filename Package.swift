@@ -196,6 +196,7 @@ let package = Package(
             name: "HammockAsyncHTTPClientTests",
             dependencies: [
                 "HammockAsyncHTTPClient", "HammockClient", "HammockServer", "HammockHTTPServer", "HammockTestSupport",
+                "HammockResources", .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: swiftSettings
         ),

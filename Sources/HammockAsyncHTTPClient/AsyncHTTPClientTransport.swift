@@ -1,4 +1,5 @@
 public import AsyncHTTPClient
+import Foundation
 public import HammockClient
 import NIOCore
 import NIOHTTP1
@@ -6,40 +7,79 @@ import NIOHTTP1
 /// Sends requests with AsyncHTTPClient (SwiftNIO): the reliable choice on Linux servers.
 ///
 /// ```swift
-/// let client = RestClient(baseURL: url, transport: AsyncHTTPClientTransport())   // HTTPClient.shared
+/// let client = RestClient(baseURL: url, transport: AsyncHTTPClientTransport())
 /// ```
 /// Cancelling the calling task cancels the request. Response bodies larger than
-/// `maximumResponseSize` fail instead of filling memory. `timeout` bounds the whole call, body
-/// included: a server that sends its head and then trickles the body fails with
-/// `HTTPClientError.deadlineExceeded` when the time is up. Redirects that leave the origin drop
-/// `Authorization`, `Cookie` and `Proxy-Authorization` (AsyncHTTPClient's own rule).
+/// `maximumResponseSize` fail instead of filling memory. `timeout` bounds the whole call, redirects and
+/// body included: a server that sends its head and then trickles the body fails with
+/// `HTTPClientError.deadlineExceeded` when the time is up.
+///
+/// The transport follows redirects itself, under ``RedirectRule``: one that leaves the origin keeps
+/// only content-negotiation fields and `User-Agent`, so no token, cookie or API key follows it. The
+/// default client is `HTTPClient.shared`'s configuration with AsyncHTTPClient's own redirect following
+/// turned off. A client you pass should be configured with `redirectConfiguration: .disallow` too: one
+/// that follows redirects itself strips only `Authorization`, `Cookie`, `Proxy-Authorization` and
+/// `Origin` (AsyncHTTPClient's rule), and the transport never sees the redirect.
 public struct AsyncHTTPClientTransport: HTTPTransport {
-    /// The HTTP client; `HTTPClient.shared` by default, which needs no shutdown.
+    /// The HTTP client.
     public let client: HTTPClient
-    /// How long a whole request may take.
+    /// How long a whole request may take (applied between a millisecond and a year).
     public let timeout: Duration
     /// The largest response body accepted, in bytes.
     public let maximumResponseSize: Int
 
-    /// A transport over `client`.
-    public init(client: HTTPClient = .shared, timeout: Duration = .seconds(60), maximumResponseSize: Int = 16 << 20) {
-        self.client = client
+    /// The client used when none is given: `HTTPClient.shared`'s configuration and event loops, with
+    /// redirects left to the transport. Like `HTTPClient.shared`, it lives as long as the process and
+    /// is never shut down: a `static let` is never released, so AsyncHTTPClient's check that a client
+    /// is shut down before it is released never runs.
+    public static let defaultClient: HTTPClient = {
+        var configuration = HTTPClient.Configuration.singletonConfiguration
+        configuration.redirectConfiguration = .disallow
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
+    /// A transport over `client` (``defaultClient`` when `nil`).
+    public init(client: HTTPClient? = nil, timeout: Duration = .seconds(60), maximumResponseSize: Int = 16 << 20) {
+        self.client = client ?? Self.defaultClient
         self.timeout = timeout
-        self.maximumResponseSize = maximumResponseSize
+        self.maximumResponseSize = max(0, maximumResponseSize)
     }
 
     public func send(_ request: HTTPRequest, body: [UInt8]?) async throws -> (HTTPResponse, [UInt8]) {
-        guard let url = request.url else { throw HTTPClientError.invalidURL }
-        var outgoing = HTTPClientRequest(url: url.absoluteString)
-        outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
-        for (name, value) in request.headerFields.http1Lines { outgoing.headers.add(name: name, value: value) }
-        if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+        guard var url = request.url else { throw HTTPClientError.invalidURL }
+        let timeout = Self.clamped(timeout)
         let deadline = ContinuousClock.now + timeout
         let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-        let response = try await client.execute(outgoing, timeout: .nanoseconds(nanoseconds))
-        // AsyncHTTPClient's timeout ends with the head; the rest of the budget bounds the body.
+        let nioDeadline = NIODeadline.now() + .nanoseconds(nanoseconds)
+        var method = request.method
+        var fields = request.headerFields
+        var body = body
+        var redirects = 0
+        var response: HTTPClientResponse
+        while true {
+            var outgoing = HTTPClientRequest(url: url.absoluteString)
+            outgoing.method = HTTPMethod(rawValue: method.rawValue)
+            for (name, value) in fields.http1Lines { outgoing.headers.add(name: name, value: value) }
+            if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+            response = try await client.execute(outgoing, deadline: nioDeadline)
+            guard RedirectRule.follows(Int(response.status.code)),
+                let location = response.headers.first(name: "location"),
+                let target = URL(string: location, relativeTo: url)?.absoluteURL,
+                target.scheme?.lowercased() == "http" || target.scheme?.lowercased() == "https"
+            else { break }
+            guard redirects < RedirectRule.maximumRedirects else { throw HTTPClientError.redirectLimitReached }
+            redirects += 1
+            try await Self.discard(response)
+            let next = RedirectRule.method(after: Int(response.status.code), from: method)
+            fields = RedirectRule.fields(fields, from: url, to: target, keepsBody: next.keepsBody)
+            method = next.method
+            if !next.keepsBody { body = nil }
+            url = target
+        }
+        // AsyncHTTPClient's deadline ends with the head; the rest of the budget bounds the body.
+        let answered = response
         let buffer = try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
-            group.addTask { try await self.collect(response) }
+            group.addTask { try await self.collect(answered) }
             group.addTask {
                 try await Task.sleep(until: deadline, clock: .continuous)
                 return nil
@@ -48,12 +88,27 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
             guard let first = try await group.next(), let buffer = first else { throw HTTPClientError.deadlineExceeded }
             return buffer
         }
-        var fields = HTTPFields()
+        var responseFields = HTTPFields()
         for (name, value) in response.headers {
-            if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
+            if let fieldName = HTTPField.Name(name) { responseFields.append(HTTPField(name: fieldName, value: value)) }
         }
         let status = HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase)
-        return (HTTPResponse(status: status, headerFields: fields), Array(buffer: buffer))
+        return (HTTPResponse(status: status, headerFields: responseFields), Array(buffer: buffer))
+    }
+
+    /// Reads and drops a redirect's body (at most 64 KiB of it: a longer one ends its connection instead).
+    static func discard(_ response: HTTPClientResponse) async throws {
+        var total = 0
+        for try await chunk in response.body {
+            total += chunk.readableBytes
+            if total > 64 << 10 { return }
+        }
+    }
+
+    /// The timeout as it is applied: from a millisecond to a year. Any `Duration` is safe to pass; in
+    /// nanoseconds, `.seconds(Int64.max)` overflowed.
+    static func clamped(_ timeout: Duration) -> Duration {
+        min(max(timeout, .milliseconds(1)), .seconds(366 * 86_400))
     }
 
     private func collect(_ response: HTTPClientResponse) async throws -> ByteBuffer {

@@ -14,8 +14,8 @@ public import FoundationNetworking
 /// The default session keeps nothing between requests: no cache (conditional requests are the
 /// caller's to make) and no cookie jar (cookies are the caller's to send, as with AsyncHTTPClient, so a
 /// client shared by several users never sends one user's session to another). Redirects are followed;
-/// one that leaves the request's origin (scheme, host and port) goes without `Authorization`, `Cookie`
-/// and `Proxy-Authorization`, whatever session you pass. Cancelling the calling task cancels the request.
+/// one that leaves the request's origin (scheme, host and port) keeps only the fields of
+/// ``RedirectRule/keptAcrossOrigins`` (no token, cookie or API key), whatever session you pass. Cancelling the calling task cancels the request.
 public struct URLSessionTransport: HTTPTransport {
     let session: URLSession
 
@@ -105,28 +105,39 @@ final class DataTaskHandle: Sendable {
 }
 
 /// Follows a redirect as URLSession would, except that one leaving the original request's origin
-/// drops the credentials (`Authorization`, `Cookie`, `Proxy-Authorization`), as AsyncHTTPClient and
-/// curl do: a redirect must not carry a user's token to whatever host the `Location` names.
+/// keeps only the fields of ``RedirectRule/keptAcrossOrigins``: a redirect must not carry a user's
+/// token, cookie or API key to whatever host the `Location` names.
 ///
 /// `@unchecked Sendable`: it has no stored state (an `NSObject` subclass cannot be checked by the compiler).
 final class CredentialsStayHome: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
     static let shared = CredentialsStayHome()
-    static let credentialFields = ["Authorization", "Cookie", "Proxy-Authorization"]
 
     func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
+        #if canImport(FoundationNetworking)
+        // A 307 or 308 sends the method and body again (RFC 9110 §15.4.8), but FoundationNetworking
+        // sends the method with an empty body, whatever the new request holds: a POST would arrive
+        // empty. Such a redirect is not followed; the caller gets the 307 or 308 itself.
+        if [307, 308].contains(response.statusCode), task.originalRequest?.httpBody?.isEmpty == false {
+            completionHandler(nil)
+            return
+        }
+        #endif
         completionHandler(Self.redirect(request, from: task.originalRequest?.url))
     }
 
-    /// `request` as it may go: unchanged within the origin of `original`, without credentials outside it.
+    /// `request` as it may go: unchanged within the origin of `original`, with only the kept fields
+    /// outside it (or when the original URL is unknown).
     static func redirect(_ request: URLRequest, from original: URL?) -> URLRequest {
-        guard let original, let target = request.url, Origin(original) != Origin(target) || Origin(original) == nil else {
-            return request
-        }
+        guard let target = request.url else { return request }
+        if let original, !RedirectRule.leavesOrigin(from: original, to: target) { return request }
         var stripped = request
-        for name in credentialFields { stripped.setValue(nil, forHTTPHeaderField: name) }
+        for name in (request.allHTTPHeaderFields ?? [:]).keys
+        where !RedirectRule.keptAcrossOrigins.contains(name.lowercased()) {
+            stripped.setValue(nil, forHTTPHeaderField: name)
+        }
         return stripped
     }
 }

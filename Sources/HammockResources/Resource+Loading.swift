@@ -124,7 +124,7 @@ extension Resource {
         if isLoad { loadRequests.append(request) }
         allRequests.append(request)
         if isLoad { notifyObservers(.requested) }
-        let transport = core.transport
+        let transport = core.transport(for: plan.url)
         let clock = core.clock
         request.task = Task {
             let outcome = await plan.execute(transport: transport, clock: clock)

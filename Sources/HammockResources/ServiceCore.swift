@@ -31,11 +31,26 @@ final class ServiceCore {
     /// The service object users hold, while they hold it.
     weak var handle: Service?
 
+    /// The same transport without the interceptors: what requests outside the base URL go through.
+    let plainTransport: InterceptedTransport
+    /// Further URLs under which requests go through the interceptors (``Service/applyInterceptors(under:)``).
+    var interceptedBases: [URL] = []
+
     init(baseURL: URL?, transport: InterceptedTransport, clock: ServiceClock) {
         self.baseURL = baseURL
         self.baseProblem = baseURL.flatMap(ResourceURL.problem(withBase:))
         self.transport = transport
+        self.plainTransport = InterceptedTransport(transport.transport)
         self.clock = clock
+    }
+
+    /// The chain a request to `url` goes through: with the interceptors under the base URL (and the
+    /// bases the app added), without them anywhere else, so that a bearer token or a signature meant
+    /// for the API never reaches a tracker or a CDN a resource happens to name.
+    func transport(for url: URL) -> InterceptedTransport {
+        let bases = (baseProblem == nil ? [baseURL].compactMap { $0 } : []) + interceptedBases
+        let isUnder = bases.contains { ResourceURL.relativePath(of: url, under: $0) != nil }
+        return isUnder ? transport : plainTransport
     }
 
     var now: ServiceInstant { clock.now() }

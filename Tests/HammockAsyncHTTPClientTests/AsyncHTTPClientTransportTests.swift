@@ -194,4 +194,23 @@ struct AsyncHTTPClientWireTests {
             baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, transport: AsyncHTTPClientTransport(timeout: .seconds(30)))
         #expect(try await patient.send(RequestBuilder(.get, "/slow")).body == Array("abcdef".utf8))
     }
+
+    @Test(
+        "Timeouts and size limits at their extremes never trap: the longest timeout answers, a negative size refuses every body")
+    func extremes() async throws {
+        let server = try RecordingHTTPServer { _ in .text("ok") }
+        defer { server.stop() }
+        let base = URL(string: "http://127.0.0.1:\(server.port)")!
+        for timeout in [Duration.seconds(Int64.max), .seconds(Int64.min), .zero] {
+            let client = RestClient(baseURL: base, transport: AsyncHTTPClientTransport(timeout: timeout))
+            // A zero or negative timeout is a millisecond: the call may fail, as a transport error.
+            do {
+                #expect(try await client.send(RequestBuilder(.get, "/x")).body == Array("ok".utf8))
+            } catch {
+                #expect(timeout <= .zero, "\(timeout): \(error)")
+            }
+        }
+        let strict = RestClient(baseURL: base, transport: AsyncHTTPClientTransport(maximumResponseSize: Int.min))
+        await #expect(throws: RestError.self) { try await strict.send(RequestBuilder(.get, "/x")) }
+    }
 }
