@@ -56,7 +56,8 @@ public struct CachedEntity: Sendable, Hashable {
     /// Whether a request with `fields` may be answered from this entry.
     func matches(_ fields: HTTPFields) -> Bool {
         for name in varyingNames {
-            guard let fieldName = HTTPField.Name(name) else { return false }  // `*` and nonsense match nothing
+            // `Vary: *` matches no request (RFC 9111 §4.1); `*` is a valid field name, so it is named here.
+            guard name != "*", let fieldName = HTTPField.Name(name) else { return false }  // nonsense matches nothing
             if fields[fieldName] != requestHeaderFields[fieldName] { return false }
         }
         return true

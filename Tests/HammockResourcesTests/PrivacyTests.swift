@@ -156,6 +156,24 @@ struct CacheSafetyTests {
         backend.releaseAll()
     }
 
+    @Test("An entry stored with Vary: * is never shown from the cache, whatever the request sends")
+    func varyStar() async {
+        let cache = MemoryEntityCache()
+        backend.setFallback(.json(["greeting": "hello"], headers: [("Vary", "Accept-Language, *")]))
+        let first = service(cache: cache)
+        _ = await first.resource("/greeting").load().response()
+        await first.waitForCacheOperations()
+        #expect(await cache.readEntity(forKey: "http://api.test/greeting") != nil)
+
+        backend.hold(true)
+        let again = service(cache: cache)
+        let greeting = again.resource("/greeting")
+        await again.waitForCacheOperations()
+        #expect(greeting.latestData == nil)
+        backend.hold(false)
+        backend.releaseAll()
+    }
+
     @Test("Both caches stay within their entry and byte limits, dropping the least recently used first")
     func boundedCaches() async throws {
         let entry = { (size: Int) in CachedEntity(bytes: Array(repeating: 1, count: size), headerFields: [:]) }
