@@ -15,7 +15,8 @@ public import FoundationNetworking
 /// caller's to make) and no cookie jar (cookies are the caller's to send, as with AsyncHTTPClient, so a
 /// client shared by several users never sends one user's session to another). Redirects are followed;
 /// one that leaves the request's origin (scheme, host and port) keeps only the fields of
-/// ``RedirectRule/keptAcrossOrigins`` (no token, cookie or API key), whatever session you pass. Cancelling the calling task cancels the request.
+/// ``RedirectRule/keptAcrossOrigins`` (no token, cookie or API key), whatever session you pass.
+/// Cancelling the calling task cancels the request.
 public struct URLSessionTransport: HTTPTransport {
     let session: URLSession
 
