@@ -21,12 +21,30 @@ public struct InterceptedTransport: HTTPTransport {
     public init(_ transport: any HTTPTransport, interceptors: [any ClientInterceptor] = []) {
         self.transport = transport
         self.interceptors = interceptors
-        var next: ClientInterceptor.Next = { request, body in try await transport.send(request, body: body) }
+        chain = Self.compose(transport, interceptors, observing: nil)
+    }
+
+    static func compose(
+        _ transport: any HTTPTransport, _ interceptors: [any ClientInterceptor],
+        observing observe: (@Sendable (HTTPRequest) -> Void)?
+    ) -> ClientInterceptor.Next {
+        var next: ClientInterceptor.Next = { request, body in
+            observe?(request)
+            return try await transport.send(request, body: body)
+        }
         for interceptor in interceptors.reversed() {
             let inner = next
             next = { request, body in try await interceptor.intercept(request, body: body, next: inner) }
         }
-        chain = next
+        return next
+    }
+
+    /// Sends like ``send(_:body:)``, telling `observe` the head as it goes to the transport (after every
+    /// interceptor), once per attempt: what a cache needs to know of the request that was answered.
+    package func send(
+        _ request: HTTPRequest, body: [UInt8]?, observingSentHead observe: @escaping @Sendable (HTTPRequest) -> Void
+    ) async throws -> (HTTPResponse, [UInt8]) {
+        try await Self.compose(transport, interceptors, observing: observe)(request, body)
     }
 
     /// Sends a finished request head through the interceptors and the transport, and returns what came

@@ -36,8 +36,12 @@ public struct CachedEntity: Sendable, Hashable {
     public var bytes: [UInt8]
     /// The response header fields (content type and validators among them).
     public var headerFields: HTTPFields
-    /// The request header fields the response's `Vary` names, as they were sent: an entry serves only
-    /// requests that send the same (another `Accept-Language`, another `Authorization`, is a miss).
+    /// The request header fields the response's `Vary` names, each value a digest of what was sent
+    /// (`sha256:` and 64 hexadecimal digits), never the value itself: with `Vary: Authorization`, a
+    /// cache file must not hold the token. An entry serves only requests whose configured fields have
+    /// the same digests (another `Accept-Language`, another `Authorization`, is a miss), and none while
+    /// it records a field the configuration does not set (an interceptor's token, which a read cannot
+    /// check).
     public var requestHeaderFields: HTTPFields
 
     /// An entry.
@@ -58,17 +62,20 @@ public struct CachedEntity: Sendable, Hashable {
         for name in varyingNames {
             // `Vary: *` matches no request (RFC 9111 §4.1); `*` is a valid field name, so it is named here.
             guard name != "*", let fieldName = HTTPField.Name(name) else { return false }  // nonsense matches nothing
-            if fields[fieldName] != requestHeaderFields[fieldName] { return false }
+            if fields[fieldName].map(Self.digest) != requestHeaderFields[fieldName] { return false }
         }
         return true
     }
 
-    /// The fields of `request` named by the response's `Vary`.
+    /// What a cache stores for a request header value.
+    static func digest(_ value: String) -> String { "sha256:" + SHA256.hex(Array(value.utf8)) }
+
+    /// The fields of `request` named by the response's `Vary`, as digests.
     static func requestFields(varyingOn response: HTTPFields, in request: HTTPFields) -> HTTPFields {
         var varying = HTTPFields()
         for name in CachedEntity(bytes: [], headerFields: response).varyingNames {
             guard let fieldName = HTTPField.Name(name), let value = request[fieldName] else { continue }
-            varying[fieldName] = value
+            varying[fieldName] = digest(value)
         }
         return varying
     }

@@ -2,13 +2,15 @@ import Foundation
 import HTTPTypes
 import HammockClient
 import HammockWire
+import Synchronization
 
 /// What the network said, before the resource records it.
 enum NetworkOutcome: Sendable {
-    /// A 2xx response, through the pipeline.
-    case entity(Entity)
-    /// A 304 response, with its header fields.
-    case notModified(HTTPFields)
+    /// A 2xx response, through the pipeline, and the header fields of the request it answered (as
+    /// sent, interceptors included).
+    case entity(Entity, sent: HTTPFields)
+    /// A 304 response, with its header fields, and those of the request it answered.
+    case notModified(HTTPFields, sent: HTTPFields)
     /// A failure; its timestamp is filled in by the resource.
     case failure(ResourceError)
 }
@@ -39,9 +41,12 @@ struct RequestPlan: Sendable {
         }
         let response: HTTPResponse
         let bytes: [UInt8]
+        let sent = SentFields(head.headerFields)
         do {
             try Task.checkCancellation()
-            let send: ClientInterceptor.Next = { head, body in try await transport.send(head, body: body) }
+            let send: ClientInterceptor.Next = { head, body in
+                try await transport.send(head, body: body) { sent.record($0.headerFields) }
+            }
             let call: ClientInterceptor.Next =
                 retry.map { retry in
                     let policy = clock.retryPolicy(retry)
@@ -61,7 +66,8 @@ struct RequestPlan: Sendable {
             return .failure(failure(.transport(error), message: "The server could not be reached: \(Self.describe(error))"))
         }
         if Task.isCancelled { return .failure(.cancelled(at: ServiceInstant(sinceStart: .zero))) }
-        if response.status.code == 304 { return .notModified(response.headerFields) }
+        let sentFields = sent.fields
+        if response.status.code == 304 { return .notModified(response.headerFields, sent: sentFields) }
         let raw = Self.entity(bytes: bytes, headerFields: response.headerFields)
         guard response.status.kind == .successful else {
             let processed = (try? pipeline.process(raw, isError: true)) ?? raw
@@ -75,9 +81,11 @@ struct RequestPlan: Sendable {
             return .failure(error)
         }
         // HEAD, 204 and 205 carry no representation to parse.
-        if method == .head || response.status.code == 204 || response.status.code == 205 { return .entity(raw) }
+        if method == .head || response.status.code == 204 || response.status.code == 205 {
+            return .entity(raw, sent: sentFields)
+        }
         do {
-            return .entity(try pipeline.process(raw))
+            return .entity(try pipeline.process(raw), sent: sentFields)
         } catch {
             var failure = failure(.pipeline(error), message: "The response could not be read: \(Self.describe(error))")
             failure.status = response.status
@@ -116,4 +124,15 @@ struct RequestPlan: Sendable {
         if let error = error as? RestError { return error.description }
         return String(describing: error)
     }
+}
+
+/// The header fields of the last attempt's request as it went to the transport.
+final class SentFields: Sendable {
+    private let latest: Mutex<HTTPFields>
+
+    init(_ fields: HTTPFields) { latest = Mutex(fields) }
+
+    func record(_ fields: HTTPFields) { latest.withLock { $0 = fields } }
+
+    var fields: HTTPFields { latest.withLock { $0 } }
 }

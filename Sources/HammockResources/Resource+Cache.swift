@@ -38,8 +38,9 @@ extension Resource {
 
     /// Saves a response to the cache, after every cache operation scheduled before. A response marked
     /// `Cache-Control: no-store` is never saved, and removes what was saved before; cookies and
-    /// hop-by-hop header fields are never saved.
-    func writeToCache(_ entity: Entity, configuration: ResourceConfiguration) {
+    /// hop-by-hop header fields are never saved. The request fields `Vary` names are taken from `sent`,
+    /// the request as it went out (interceptors included), and saved as digests.
+    func writeToCache(_ entity: Entity, sent: HTTPFields, configuration: ResourceConfiguration) {
         guard let cache = configuration.cache else { return }
         let key = url.absoluteString
         if entity.isNoStore {
@@ -48,7 +49,7 @@ extension Resource {
         }
         var fields = HTTPFields()
         for field in entity.headerFields where !Self.unsavedFields.contains(field.name) { fields.append(field) }
-        let varying = CachedEntity.requestFields(varyingOn: entity.headerFields, in: configuration.headers)
+        let varying = CachedEntity.requestFields(varyingOn: entity.headerFields, in: sent)
         let cached = CachedEntity(bytes: entity.bytes, headerFields: fields, requestHeaderFields: varying)
         core.cacheOperations.enqueue { await cache.writeEntity(cached, forKey: key) }
     }

@@ -174,6 +174,75 @@ struct CacheSafetyTests {
         backend.releaseAll()
     }
 
+    @Test("Vary: Authorization stores a SHA-256 digest, never the token, taken from the request as sent (interceptors included)")
+    @MainActor
+    func varyStoresDigests() async throws {
+        let folder = URL(fileURLWithPath: TemporaryFiles.directory("vary-digest"))
+        let cache = try FileEntityCache(directory: folder)
+        backend.setFallback(.json(["name": "user A"], headers: [("Vary", "Authorization, Accept-Language")]))
+        let userA = Service(
+            baseURL: "http://api.test", transport: backend.transport,
+            interceptors: [BearerAuthentication { "token-A" }], clock: ManualClock())
+        userA.configure {
+            $0.cache = cache
+            $0.headers[.acceptLanguage] = "en"
+        }
+        _ = await userA.resource("/me").load().response()
+        await userA.waitForCacheOperations()
+
+        let stored = try #require(await cache.readEntity(forKey: "http://api.test/me"))
+        // Digests computed with Python's hashlib.sha256.
+        #expect(
+            stored.requestHeaderFields[.authorization]
+                == "sha256:554b8cec38a5a3f3b9baf98b21f33155c74c0520c6e4db8bd91ac366fa3775ed")
+        #expect(
+            stored.requestHeaderFields[.acceptLanguage]
+                == "sha256:dbd3a49d0d906b4ed9216b73330d2fb080ef2f758c12f3885068222e5e17151c")
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) {
+            let text = String(decoding: try Data(contentsOf: folder.appendingPathComponent(name)), as: UTF8.self)
+            #expect(!text.contains("token-A"), "\(name) holds the token")
+        }
+
+        // User B, on a service whose interceptor sends another token, is never shown A's copy.
+        backend.hold(true)
+        let userB = Service(
+            baseURL: "http://api.test", transport: backend.transport,
+            interceptors: [BearerAuthentication { "token-B" }], clock: ManualClock())
+        userB.configure {
+            $0.cache = cache
+            $0.headers[.acceptLanguage] = "en"
+        }
+        let me = userB.resource("/me")
+        await userB.waitForCacheOperations()
+        #expect(me.latestData == nil)
+        backend.hold(false)
+        backend.releaseAll()
+    }
+
+    @Test("An entry whose varying fields the configuration sets is still shown to a request that sends the same")
+    @MainActor
+    func varyConfiguredStillHits() async throws {
+        let cache = MemoryEntityCache()
+        backend.setFallback(.json(["name": "Ada"], headers: [("Vary", "Authorization")]))
+        let first = service(cache: cache)
+        first.configure { $0.headers[.authorization] = "Bearer same" }
+        _ = await first.resource("/me").load().response()
+        await first.waitForCacheOperations()
+
+        backend.hold(true)
+        let again = service(cache: cache)
+        again.configure { $0.headers[.authorization] = "Bearer same" }
+        let me = again.resource("/me")
+        #expect(await eventually { me.latestData != nil })
+        let other = service(cache: cache)
+        other.configure { $0.headers[.authorization] = "Bearer other" }
+        let notMine = other.resource("/me")
+        await other.waitForCacheOperations()
+        #expect(notMine.latestData == nil)
+        backend.hold(false)
+        backend.releaseAll()
+    }
+
     @Test("Both caches stay within their entry and byte limits, dropping the least recently used first")
     func boundedCaches() async throws {
         let entry = { (size: Int) in CachedEntity(bytes: Array(repeating: 1, count: size), headerFields: [:]) }
