@@ -142,17 +142,17 @@ extension Resource {
         let duration = request.startedAt.duration(to: now)
         let configuration = configuration ?? self.configuration
         switch outcome {
-        case .entity(var entity):
+        case .entity(var entity, let sent):
             entity.timestamp = now
             core.progressEstimator.record(duration: duration, bytes: entity.bytes.count)
             if request.isLoad {
-                recordLoad(entity, from: request, event: .newData(.network), configuration: configuration)
+                recordLoad(entity, from: request, sent: sent, event: .newData(.network), configuration: configuration)
             }
             request.complete(with: .success(entity))
             if !request.isLoad, request.method != .get, request.method != .head {
                 core.invalidateAfterMutation(of: self, method: request.method, configuration: configuration)
             }
-        case .notModified(let fields):
+        case .notModified(let fields, let sent):
             core.progressEstimator.record(duration: duration, bytes: 0)
             // A 304 confirms what the server last sent, not a local override it may have refused.
             guard request.isLoad, var data = serverEntity ?? latestData else {
@@ -166,11 +166,15 @@ extension Resource {
             // A 304 carries the current header fields of the representation (RFC 9111 §4.3.4): they replace
             // the stored ones, except those describing the body it does not carry.
             for field in fields where !Self.bodyFields.contains(field.name) { data.headerFields[field.name] = field.value }
-            recordLoad(data, from: request, event: .notModified, configuration: configuration)
+            recordLoad(data, from: request, sent: sent, event: .notModified, configuration: configuration)
             request.complete(with: .success(data))
         case .failure(var error):
             error.timestamp = now
             record(error, for: request)
+            if !request.isLoad, request.method != .get, request.method != .head, error.mayHaveChangedServer {
+                // The server may have done it: lists that would show it must not stay "fresh" without it.
+                core.invalidateAfterMutation(of: self, method: request.method, configuration: configuration)
+            }
         }
     }
 
@@ -181,14 +185,15 @@ extension Resource {
     /// so that an observer that wipes on `.newData` wipes it too. A load that started before the latest
     /// invalidation leaves the resource invalidated, and an observed one reloads.
     private func recordLoad(
-        _ entity: Entity, from request: ResourceRequest, event: ResourceEvent, configuration: ResourceConfiguration
+        _ entity: Entity, from request: ResourceRequest, sent: HTTPFields, event: ResourceEvent,
+        configuration: ResourceConfiguration
     ) {
         guard request.sequence > lastRecordedLoad else { return }
         lastRecordedLoad = request.sequence
         // Decided before observers hear of the data: one that wipes or invalidates in its callback
         // starts a new story, not a reload loop.
         let invalidatedMeanwhile = request.generation < invalidationGeneration
-        writeToCache(entity, configuration: configuration)
+        writeToCache(entity, sent: sent, configuration: configuration)
         serverEntity = entity
         let recordedGeneration = dataGeneration + 1
         record(entity, event: event)

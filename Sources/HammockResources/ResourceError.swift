@@ -61,6 +61,18 @@ public struct ResourceError: Error, Sendable, CustomStringConvertible {
         return false
     }
 
+    /// Whether the server may have carried out the request although it failed: the transport broke
+    /// off or the request was cancelled (either may come after the request was sent), or the server
+    /// failed (5xx, a 502, 503 or 504 from a proxy included), or a 2xx could not be read. A refusal
+    /// (4xx), a 304 without data and a URL that was never sent are known to have changed nothing.
+    public var mayHaveChangedServer: Bool {
+        switch cause {
+        case .invalidURL, .notModifiedWithoutData: return false
+        case .transport, .cancelled, .pipeline: return true
+        case .unacceptableStatus: return status.map { $0.kind != .clientError } ?? true
+        }
+    }
+
     public var description: String {
         let code = status.map { "\($0.code) " } ?? ""
         return "\(code)\(userMessage)"

@@ -102,6 +102,34 @@ struct MutationRaceTests {
         #expect((try? deleted.get()) != nil)
     }
 
+    @Test(
+        "A mutation whose outcome is unknown (a broken connection, a 5xx, a cancellation) invalidates the list; a 4xx does not",
+        arguments: ["transport", "502", "503", "504", "500", "cancelled", "422", "409"])
+    func unknownOutcomeInvalidates(outcome: String) async {
+        backend.script(.json([["id": 1, "name": "Ada"]]))
+        let people = api.resource("/people")
+        _ = await people.load().response()
+        #expect(!people.isInvalidated)
+        switch outcome {
+        case "transport":
+            backend.script(.init(failure: FakeNetworkError()))
+        case "cancelled":
+            backend.hold(true)
+        default:
+            let code = Int(outcome) ?? 500
+            backend.script(.json(["detail": "no"], status: HTTPResponse.Status(code: code)))
+        }
+        let post = people.request(.post, json: ["name": "Bob"])
+        if outcome == "cancelled" {
+            #expect(await backend.waitForHeld(1))  // the request went out: the server may have it
+            post.cancel()
+            backend.hold(false)
+            backend.releaseAll()
+        }
+        _ = await post.response()
+        #expect(people.isInvalidated == !outcome.hasPrefix("4"), "after \(outcome)")
+    }
+
     @Test("A polling interval configured after observers exist starts polling, and removing it stops it")
     func pollingAfterObservers() async {
         backend.setFallback(.json(["items": []]))
