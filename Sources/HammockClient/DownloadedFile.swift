@@ -29,7 +29,7 @@ extension RestClient {
         let raw = try await send(request)
         let directory = FileManager.default.temporaryDirectory
         let suggested = raw.headerFields[.contentDisposition].flatMap(Self.filename(fromContentDisposition:))
-        let url = directory.appendingPathComponent("hammock-\(UUID().uuidString)-\(suggested ?? "download")")
+        let url = directory.appendingPathComponent(Self.diskName(suggested: suggested))
         if let error = await Self.write(raw.body, to: url) {
             throw RestError(
                 .saving(error), method: request.method, url: request.describeURL(baseURL: baseURL), status: raw.status,
@@ -44,15 +44,42 @@ extension RestClient {
             byteCount: raw.body.count)
     }
 
-    /// Writes `bytes` to `url` on a queue of its own: a large body would otherwise hold a thread of the
+    /// The file's name on disk: `hammock-`, a UUID, and the suggested name cut to fit a file system's
+    /// 255-byte name limit (a name past it would lose the download), keeping a short extension.
+    static func diskName(suggested: String?) -> String {
+        let prefix = "hammock-\(UUID().uuidString)-"
+        let budget = 255 - prefix.utf8.count  // 210 bytes
+        let name = suggested ?? "download"
+        guard name.utf8.count > budget else { return prefix + name }
+        let dot = name.lastIndex(of: ".")
+        let ext = dot.map { String(name[$0...]) }.flatMap { $0.utf8.count <= 16 ? $0 : nil } ?? ""
+        var stem = ""
+        for character in name.dropLast(ext.count) {
+            guard stem.utf8.count + character.utf8.count + ext.utf8.count <= budget else { break }
+            stem.append(character)
+        }
+        return prefix + stem + ext
+    }
+
+    /// Writes `bytes` to a new file at `url`, readable by its owner only (0600: the temporary directory
+    /// is shared on Linux), on a queue of its own: a large body would otherwise hold a thread of the
     /// concurrency pool for the whole write. Returns the failure, if any.
     static func write(_ bytes: [UInt8], to url: URL) async -> (any Error)? {
         await withCheckedContinuation { continuation in
             fileQueue.async {
+                // O_EXCL: a file someone placed at the name beforehand is never written through.
+                let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+                guard descriptor >= 0 else {
+                    continuation.resume(returning: CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: url.path]))
+                    return
+                }
+                let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
                 do {
-                    try Data(bytes).write(to: url, options: .atomic)
+                    try handle.write(contentsOf: Data(bytes))
+                    try handle.close()
                     continuation.resume(returning: nil)
                 } catch {
+                    try? FileManager.default.removeItem(at: url)
                     continuation.resume(returning: error)
                 }
             }

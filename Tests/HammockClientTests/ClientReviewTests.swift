@@ -138,4 +138,24 @@ struct ClientReviewTests {
         #expect(file.suggestedFilename == expected)
         try? FileManager.default.removeItem(at: file.url)
     }
+
+    @Test(
+        "A download is private to its owner (0600), and a suggested name past the file system's limit keeps the download and the name",
+        arguments: [400, 254, 20])
+    func privateDownload(nameLength: Int) async throws {
+        let name = String(repeating: "é", count: nameLength / 2) + ".pdf"
+        let recorder = Recorder(
+            headers: [
+                .contentDisposition: "attachment; filename*=UTF-8''"
+                    + (name.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(["."])) ?? "")
+            ], body: "report")
+        let file = try await recorder.client().download(RequestBuilder(.get, "/file"))
+        defer { try? FileManager.default.removeItem(at: file.url) }
+        #expect(file.suggestedFilename == name)
+        #expect(try Data(contentsOf: file.url) == Data("report".utf8))
+        #expect(file.url.lastPathComponent.utf8.count <= 255)
+        #expect(file.url.pathExtension == "pdf")
+        let mode = try #require(try FileManager.default.attributesOfItem(atPath: file.url.path)[.posixPermissions] as? NSNumber)
+        #expect(mode.intValue & 0o777 == 0o600)
+    }
 }
