@@ -124,42 +124,63 @@ extension RetryPolicy where C == ContinuousClock {
     }
 }
 
-/// Logs each request and response through swift-log, with secrets redacted: `Authorization`,
-/// `Proxy-Authorization`, `Cookie` and `Set-Cookie` values, and query items whose names suggest
-/// secrets (`token`, `password`, `secret`, `key`, `signature`…).
+/// Logs each request and response through swift-log, with secrets redacted: every header value but
+/// those of ``visibleHeaders`` (content negotiation, framing, validators, `User-Agent`: an API key in a
+/// header of the app's own is secret by default), query items whose names suggest secrets (`token`,
+/// `password`, `key`, `sig`, `code`, `credential`…), also in URLs inside logged errors.
 ///
 /// ```swift
 /// RequestLogging(logger: Logger(label: "api"))
+/// RequestLogging(logger: logger, visibleHeaders: RequestLogging.defaultVisibleHeaders.union([.init("X-Request-Id")!]))
 /// ```
 public struct RequestLogging: ClientInterceptor {
     let logger: Logger
+    /// The header fields whose values are logged; every other value shows as `<redacted>`.
+    public let visibleHeaders: Set<HTTPField.Name>
 
-    /// Logs to `logger` at `debug` for requests and `info` for responses.
-    public init(logger: Logger) { self.logger = logger }
+    /// Logs to `logger` at `debug` for requests and `info` for responses, showing the values of
+    /// `visibleHeaders` only.
+    public init(logger: Logger, visibleHeaders: Set<HTTPField.Name> = Self.defaultVisibleHeaders) {
+        self.logger = logger
+        self.visibleHeaders = visibleHeaders.subtracting(Self.secretHeaders)
+    }
 
+    /// Fields that describe a request without identifying anyone.
+    public static let defaultVisibleHeaders: Set<HTTPField.Name> = [
+        .accept, .acceptEncoding, .acceptLanguage, .contentType, .contentLength, .contentEncoding, .userAgent,
+        .cacheControl, .ifNoneMatch, .ifModifiedSince, .ifMatch, .ifUnmodifiedSince, .range,
+    ]
+
+    /// Fields never shown, whatever `visibleHeaders` says.
     static let secretHeaders: Set<HTTPField.Name> = [.authorization, .proxyAuthorization, .cookie, .setCookie]
-    static let secretWords = ["token", "password", "passwd", "secret", "key", "signature", "auth", "session"]
+    static let secretWords = [
+        "token", "password", "passwd", "secret", "key", "sig", "auth", "session", "code", "credential",
+    ]
 
     public func intercept(_ request: HTTPRequest, body: [UInt8]?, next: Next) async throws -> (HTTPResponse, [UInt8]) {
         let target = Self.redactedPath(request.path ?? "/")
         logger.debug(
             "→ \(request.method.rawValue) \(target)",
-            metadata: ["headers": .string(Self.redactedHeaderText(request.headerFields))])
+            metadata: ["headers": .string(Self.redactedHeaderText(request.headerFields, visible: visibleHeaders))])
         let start = ContinuousClock.now
         do {
             let (response, responseBody) = try await next(request, body)
             logger.info("← \(response.status.code) \(request.method.rawValue) \(target) (\(ContinuousClock.now - start))")
             return (response, responseBody)
         } catch {
-            logger.warning("✕ \(request.method.rawValue) \(target): \(error)")
+            logger.warning("✕ \(request.method.rawValue) \(target): \(Self.redactedURLs(in: String(describing: error)))")
             throw error
         }
     }
 
-    /// Header fields as text, secrets replaced by `<redacted>` (what the log shows).
-    public static func redactedHeaderText(_ fields: HTTPFields) -> String {
-        fields.map { field in "\(field.name): \(secretHeaders.contains(field.name) ? "<redacted>" : field.value)" }
-            .joined(separator: "; ")
+    /// Header fields as text, every value but those of `visible` replaced by `<redacted>` (what the log
+    /// shows).
+    public static func redactedHeaderText(_ fields: HTTPFields, visible: Set<HTTPField.Name> = defaultVisibleHeaders) -> String {
+        fields.map { field in
+            let shown = visible.contains(field.name) && !secretHeaders.contains(field.name)
+            return "\(field.name): \(shown ? field.value : "<redacted>")"
+        }
+        .joined(separator: "; ")
     }
 
     /// A path with the values of secret-looking query items replaced by `<redacted>` (what the log shows).
@@ -171,5 +192,30 @@ public struct RequestLogging: ClientInterceptor {
             return isSecret ? "\(name)=<redacted>" : String(item)
         }
         return String(target[..<mark]) + "?" + items.joined(separator: "&")
+    }
+
+    /// `text` with the secret-looking query items of every `http://` or `https://` URL in it redacted,
+    /// and user info (`user:password@`) too: an error's description often quotes the URL it failed on.
+    public static func redactedURLs(in text: String) -> String {
+        var result = ""
+        var rest = Substring(text)
+        while let range = rest.range(of: "http", options: .caseInsensitive) {
+            result += rest[..<range.lowerBound]
+            let candidate = rest[range.lowerBound...]
+            let end = candidate.firstIndex { $0.isWhitespace || "\"'<>,)".contains($0) } ?? candidate.endIndex
+            var url = String(candidate[..<end])
+            let lower = url.lowercased()
+            if lower.hasPrefix("http://") || lower.hasPrefix("https://") {
+                let schemeEnd = url.index(url.startIndex, offsetBy: lower.hasPrefix("https") ? 8 : 7)
+                let authorityEnd = url[schemeEnd...].firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? url.endIndex
+                if let at = url[schemeEnd..<authorityEnd].lastIndex(of: "@") {
+                    url = String(url[..<schemeEnd]) + "<redacted>" + String(url[at...])
+                }
+                url = redactedPath(url)
+            }
+            result += url
+            rest = candidate[end...]  // `end` is past "http": the loop always moves on
+        }
+        return result + rest
     }
 }

@@ -161,4 +161,42 @@ struct ResponseHandlingTests {
             RequestLogging.redactedPath("/login?user=ada&access_token=xyz&apiKey=1&page=2")
                 == "/login?user=ada&access_token=<redacted>&apiKey=<redacted>&page=2")
     }
+
+    @Test("Logging shows only the values of describing headers: an API key of the app's own is secret by default")
+    func redactionByDefault() {
+        let fields: HTTPFields = [
+            HTTPField.Name("X-Api-Key")!: "key-123", HTTPField.Name("Private-Token")!: "glpat", .accept: "application/json",
+            .userAgent: "App/1", HTTPField.Name("X-Hammock-Made-Up")!: "per-call",
+        ]
+        let text = RequestLogging.redactedHeaderText(fields)
+        for secret in ["key-123", "glpat", "per-call"] { #expect(!text.contains(secret)) }
+        #expect(text.contains("Accept: application/json") && text.contains("User-Agent: App/1"))
+        // A field the app names as visible is shown; credentials never are.
+        let visible = RequestLogging.defaultVisibleHeaders.union([HTTPField.Name("X-Api-Key")!, .authorization])
+        let widened = RequestLogging.redactedHeaderText(
+            fields + [HTTPField(name: .authorization, value: "Bearer t")], visible: visible)
+        #expect(widened.contains("X-Api-Key: key-123") && widened.contains("Authorization: <redacted>"))
+    }
+
+    @Test(
+        "URLs inside logged errors lose their secret query items and user info; sig, code and credential are secret words",
+        arguments: [
+            (
+                "Error Domain=NSURLErrorDomain Code=-1004 \"Could not connect\" UserInfo={NSErrorFailingURLKey=https://s3.example/x?X-Amz-Signature=abc&X-Amz-Credential=AKIA&part=1}",
+                "https://s3.example/x?X-Amz-Signature=<redacted>&X-Amz-Credential=<redacted>&part=1}"
+            ),
+            (
+                "failed: http://user:pa55@api.example/cb?code=123&state=ok then",
+                "http://<redacted>@api.example/cb?code=<redacted>&state=ok then"
+            ),
+            ("GET https://a.example/q?sig=s1, retrying", "https://a.example/q?sig=<redacted>, retrying"),
+            ("no url here, only http and https words", "no url here, only http and https words"),
+        ])
+    func redactedErrors(text: String, expectedTail: String) {
+        let redacted = RequestLogging.redactedURLs(in: text)
+        #expect(redacted.hasSuffix(expectedTail), "\(redacted)")
+        for secret in ["abc", "AKIA", "pa55", "123", "s1"] where text.contains("=\(secret)") || text.contains(":\(secret)@") {
+            #expect(!redacted.contains(secret))
+        }
+    }
 }
