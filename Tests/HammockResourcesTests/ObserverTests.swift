@@ -182,19 +182,50 @@ struct StateSnapshotTests {
         let profile = api.resource("/profile")
         _ = await profile.load().response()
         let gate = AsyncStream<Void>.makeStream()
-        let consumer = Self.collect(profile.states(), count: 4, after: gate.stream)
+        let consumer = Self.collect(profile.states(), count: 3, after: gate.stream)
         _ = await profile.load().response()
-        profile.wipe()
         // Read everything only now: each snapshot still shows its own moment.
         gate.continuation.finish()
         let seen = await consumer.value
-        #expect(seen.map(\.event) == [.observerAdded, .requested, .error, .newData(.wipe)])
+        #expect(seen.map(\.event) == [.observerAdded, .requested, .error])
         #expect(seen[0].latestData?.jsonContent == ["v": 1] && seen[0].latestError == nil && !seen[0].isLoading)
         #expect(seen[1].isLoading && seen[1].latestData?.jsonContent == ["v": 1])
         #expect(seen[2].latestError?.userMessage == "down" && seen[2].latestData?.jsonContent == ["v": 1] && !seen[2].isLoading)
-        #expect(seen[3].latestData == nil && seen[3].latestError == nil)
         #expect(seen.allSatisfy { $0.url == profile.url })
         #expect(await eventually { profile.observerCount == 0 })  // the consumer stopped, so did the observer
+    }
+
+    @Test("A wipe empties the states a slow consumer has not read: the first it reads is the wipe's, without data")
+    func wipeEmptiesStates() async {
+        let backend = ScriptedBackend()
+        backend.setFallback(.json(["owner": "user A"]))
+        let api = Service(baseURL: "http://api.test", transport: backend.transport, clock: ManualClock())
+        let profile = api.resource("/profile")
+        let gate = AsyncStream<Void>.makeStream()
+        let consumer = Self.collect(profile.states(), count: 1, after: gate.stream)
+        for _ in 0..<3 { _ = await profile.load().response() }
+        profile.wipe()
+        gate.continuation.finish()
+        let seen = await consumer.value
+        #expect(seen.map(\.event) == [.newData(.wipe)])
+        #expect(seen.allSatisfy { $0.latestData == nil })
+    }
+
+    @Test("states() keeps at most 32 states for a consumer that never reads, the newest")
+    func boundedStates() async {
+        let backend = ScriptedBackend()
+        backend.setFallback(.json(["n": 1]))
+        let api = Service(baseURL: "http://api.test", transport: backend.transport, clock: ManualClock())
+        let feed = api.resource("/feed")
+        let gate = AsyncStream<Void>.makeStream()
+        let consumer = Self.collect(feed.states(), count: 32, after: gate.stream)
+        for _ in 0..<50 { _ = await feed.load().response() }  // 1 + 100 states
+        gate.continuation.finish()
+        let seen = await consumer.value
+        // Unbounded, the first read would be the first state (.observerAdded).
+        #expect(seen.count == 32)
+        #expect(seen.last?.event == .newData(.network))
+        #expect(!seen.contains { $0.event == .observerAdded })
     }
 
     /// Reads `count` states on another task, once `gate` ends; the stream goes away with the task.
