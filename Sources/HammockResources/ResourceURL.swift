@@ -11,18 +11,69 @@ enum ResourceURL {
             return url
         }
         components.fragment = nil
-        // `%2E` is `.` (an unreserved character, RFC 3986 §6.2.2.2): decoded first, so `/users/%2E%2E/admin`
-        // is `/admin` here as on a server that decodes it.
+        // RFC 3986 §6.2.2: scheme and host are case-insensitive, a default port says nothing, and an
+        // escaped unreserved character is that character; so `HTTP://API.example:443/%7Eada` and
+        // `https://api.example/~ada` are one resource and one cache key.
+        let scheme = components.scheme?.lowercased()
+        components.scheme = scheme
+        if let host = components.percentEncodedHost { components.percentEncodedHost = host.lowercased() }
+        if (scheme == "http" && components.port == 80) || (scheme == "https" && components.port == 443) {
+            components.port = nil
+        }
+        // `%2E` is `.`: decoded before dot segments go, so `/users/%2E%2E/admin` is `/admin` here as on
+        // a server that decodes it.
         let path = components.percentEncodedPath
-        components.percentEncodedPath = removingDotSegments(
-            path.contains("%") ? path.replacingOccurrences(of: "%2E", with: ".", options: .caseInsensitive) : path)
+        components.percentEncodedPath = removingDotSegments(path.contains("%") ? normalizingEscapes(path) : path)
         if let items = components.percentEncodedQueryItems {
-            let sorted = items.enumerated().sorted { lhs, rhs in
+            let sorted = items.map { item in
+                URLQueryItem(name: normalizingEscapes(item.name), value: item.value.map(normalizingEscapes))
+            }.enumerated().sorted { lhs, rhs in
                 lhs.element.name != rhs.element.name ? lhs.element.name < rhs.element.name : lhs.offset < rhs.offset
             }.map(\.element)
             components.percentEncodedQueryItems = sorted.isEmpty ? nil : sorted
         }
         return components.url ?? url
+    }
+
+    /// Percent-encoded text with escaped unreserved characters (letters, digits, `-._~`) decoded and
+    /// every other escape in uppercase hexadecimal (RFC 3986 §6.2.2.1-2).
+    static func normalizingEscapes(_ text: String) -> String {
+        guard text.contains("%") else { return text }
+        let bytes = Array(text.utf8)
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        func hexValue(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            guard byte == UInt8(ascii: "%"), index + 2 < bytes.count, let high = hexValue(bytes[index + 1]),
+                let low = hexValue(bytes[index + 2])
+            else {
+                output.append(byte)
+                index += 1
+                continue
+            }
+            let decoded = high << 4 | low
+            let isUnreserved =
+                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(decoded)
+                || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(decoded)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(decoded) || Array("-._~".utf8).contains(decoded)
+            if isUnreserved {
+                output.append(decoded)
+            } else {
+                let digits = Array("0123456789ABCDEF".utf8)
+                output.append(contentsOf: [UInt8(ascii: "%"), digits[Int(decoded >> 4)], digits[Int(decoded & 0x0f)]])
+            }
+            index += 3
+        }
+        return String(decoding: output, as: UTF8.self)
     }
 
     /// RFC 3986 §5.2.4: `.` segments go, `..` removes the segment before it (never above the root).

@@ -136,6 +136,9 @@ public final class Service {
     /// How many resources the service keeps now (those it keeps for reuse, observed or not).
     public var resourceCount: Int { core.retained.count }
 
+    /// How many entries the table of live resources has, dead ones not yet pruned included (tests).
+    package var trackedResourceCount: Int { core.live.count }
+
     /// Stops keeping the resources that have no observers and no request in flight. Whoever holds one
     /// keeps a working object, and `resource(_:)` returns that same object while it lives.
     public func flushUnobservedResources() {

@@ -22,6 +22,8 @@ final class ServiceCore {
     var retained: [String: Resource] = [:]
     /// Every resource that exists, held weakly: whoever holds one gets the same one again.
     var live: [String: WeakResource] = [:]
+    /// The size of `live` at which it is pruned next.
+    var livePruneThreshold = 256
     var accessCounter = 0
     var maximumUnobservedResources = 500
     /// Every persistent cache a configuration has named, for sign-out.
@@ -74,6 +76,7 @@ final class ServiceCore {
         } else {
             resource = Resource(core: self, url: canonical)
             live[key] = WeakResource(resource)
+            if live.count > livePruneThreshold { pruneLive() }
             resource.readCacheIfConfigured()
         }
         resource.lastAccess = accessCounter
@@ -84,8 +87,16 @@ final class ServiceCore {
 
     /// Every resource that exists now, held by the service or by anyone else, in URL order.
     var liveResources: [Resource] {
-        live = live.filter { $0.value.resource != nil }
+        pruneLive()
         return live.values.compactMap(\.resource).sorted { $0.url.absoluteString < $1.url.absoluteString }
+    }
+
+    /// Drops the entries of resources nobody holds any more. Run when the table has doubled since the
+    /// last pruning (and on every read of `liveResources`), so an app that visits thousands of URLs
+    /// keeps a table the size of what is alive, at an amortized constant cost per new resource.
+    func pruneLive() {
+        live = live.filter { $0.value.resource != nil }
+        livePruneThreshold = max(256, live.count * 2)
     }
 
     /// Stops keeping idle, unobserved resources beyond `limit` (least recently used first). Whoever

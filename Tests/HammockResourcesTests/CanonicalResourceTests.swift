@@ -19,6 +19,35 @@ struct CanonicalResourceTests {
         #expect(api.resource("/items/124") !== direct)
     }
 
+    @Test(
+        "One URL is one object and one cache key: case of scheme and host, a default port and escaped unreserved characters do not matter",
+        arguments: [
+            ("HTTP://API.Test/v1/%7Eada/a%2db?%61=%31", "http://api.test/v1/~ada/a-b?a=1"),
+            ("http://api.test:80/v1/items", "http://api.test/v1/items"),
+            ("https://Api.Test:443/v1/x", "https://api.test/v1/x"),
+            ("http://api.test/v1/a%2fb?q=%e2%9c%93", "http://api.test/v1/a%2Fb?q=%E2%9C%93"),
+        ])
+    func canonicalForms(variant: String, canonical: String) {
+        let one = api.resource(absoluteURL: variant)
+        #expect(one === api.resource(absoluteURL: canonical))
+        #expect(one.url.absoluteString == canonical)
+    }
+
+    @Test("A port that is not the default, and a slash that is escaped, still make different resources")
+    func distinctForms() {
+        #expect(api.resource(absoluteURL: "http://api.test:8080/v1/x") !== api.resource(absoluteURL: "http://api.test/v1/x"))
+        #expect(api.resource(absoluteURL: "https://api.test/v1/x") !== api.resource(absoluteURL: "http://api.test/v1/x"))
+        #expect(api.resource(absoluteURL: "http://api.test/v1/a%2Fb") !== api.resource(absoluteURL: "http://api.test/v1/a/b"))
+    }
+
+    @Test("Visiting 20,000 URLs nobody holds keeps the service's tables the size of what is alive")
+    func liveTablePruned() {
+        api.maximumUnobservedResources = 10
+        for index in 0..<20_000 { _ = api.resource("/visited/\(index)") }
+        #expect(api.resourceCount <= 10)
+        #expect(api.trackedResourceCount <= 512, "the weak table is pruned as it grows, not only on wipe or mutation")
+    }
+
     @Test("parameters are sorted, replaced and removed")
     func parameters() {
         let items = api.resource("/items")
