@@ -17,22 +17,44 @@ public import FoundationNetworking
 /// one that leaves the request's origin (scheme, host and port) keeps only the fields of
 /// ``RedirectRule/keptAcrossOrigins`` (no token, cookie or API key), whatever session you pass.
 /// Cancelling the calling task cancels the request.
+///
+/// Like `AsyncHTTPClientTransport`, it is bounded by default: `timeout` (60 s) covers the whole call,
+/// body included, and a body past `maximumResponseSize` (16 MiB) fails as it arrives, not after it is
+/// all in memory. The body arrives chunk by chunk, reported through ``TransferProgress``.
 public struct URLSessionTransport: HTTPTransport {
     let session: URLSession
+    /// Whether the session's delegate is the transport's own, which sees the body as it arrives.
+    let streams: Bool
+    /// How long a whole request may take (applied between a millisecond and a year).
+    public let timeout: Duration
+    /// The largest response body accepted, in bytes.
+    public let maximumResponseSize: Int
+
+    /// The session of transports made without one: ephemeral, without a cache or cookies, its delegate
+    /// the transport's own. One for the process, as `URLSession.shared` is: a session with a delegate
+    /// holds it until invalidated, so one per transport would never be released.
+    static let defaultSession: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.httpCookieStorage = nil
+        configuration.httpCookieAcceptPolicy = .never
+        configuration.httpShouldSetCookies = false
+        // URLSession's own bound is 7 days; each transport's deadline is the one that counts.
+        configuration.timeoutIntervalForResource = 366 * 86_400
+        return URLSession(configuration: configuration, delegate: TransferRouter.shared, delegateQueue: nil)
+    }()
 
     /// A transport over `session`; by default an ephemeral session without a cache or cookies.
-    public init(session: URLSession? = nil) {
-        if let session {
-            self.session = session
-        } else {
-            let configuration = URLSessionConfiguration.ephemeral
-            configuration.urlCache = nil
-            configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-            configuration.httpCookieStorage = nil
-            configuration.httpCookieAcceptPolicy = .never
-            configuration.httpShouldSetCookies = false
-            self.session = URLSession(configuration: configuration)
-        }
+    ///
+    /// With the default session the body is counted as it arrives, so one past `maximumResponseSize`
+    /// fails without being held whole, and progress is reported. A session you pass keeps its own
+    /// delegate: its bodies are checked against the limit once they are complete, and report no progress.
+    public init(session: URLSession? = nil, timeout: Duration = .seconds(60), maximumResponseSize: Int = 16 << 20) {
+        self.timeout = min(max(timeout, .milliseconds(1)), .seconds(366 * 86_400))
+        self.maximumResponseSize = max(0, maximumResponseSize)
+        self.session = session ?? Self.defaultSession
+        streams = session == nil
     }
 
     public func send(_ request: HTTPRequest, body: [UInt8]?) async throws -> (HTTPResponse, [UInt8]) {
@@ -51,25 +73,36 @@ public struct URLSessionTransport: HTTPTransport {
         return (HTTPResponse(status: .init(code: http.statusCode), headerFields: fields), [UInt8](data))
     }
 
-    /// Runs a data task, cancelling it as soon as the calling task is cancelled. (The async
-    /// `data(for:)` of FoundationNetworking waits for the server before it reports cancellation.)
+    /// Runs a data task, cancelling it as soon as the calling task is cancelled, the deadline passes or
+    /// the body grows past the limit. (The async `data(for:)` of FoundationNetworking waits for the
+    /// server before it reports cancellation.)
     func perform(_ request: URLRequest) async throws -> (Data, URLResponse) {
         let handle = DataTaskHandle()
+        let transfer = DataTransfer(limit: maximumResponseSize, reporter: streams ? TransferProgress.reporter : nil)
+        let timeout = self.timeout
+        let deadline = Task {
+            try await Task.sleep(for: timeout)
+            transfer.fail(with: URLError(.timedOut))
+            handle.cancel()
+        }
+        defer { deadline.cancel() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
-                let task = session.dataTask(with: request) { data, response, error in
-                    if let error {
-                        continuation.resume(throwing: error)
-                    } else if let response {
-                        continuation.resume(returning: (data ?? Data(), response))
-                    } else {
-                        continuation.resume(throwing: URLError(.badServerResponse))
+                transfer.start(continuation)
+                let task: URLSessionDataTask
+                if streams {
+                    task = session.dataTask(with: request)
+                    TransferRouter.shared.register(transfer, for: task)
+                } else {
+                    task = session.dataTask(with: request) { data, response, error in
+                        transfer.finish(data: data, response: response, error: error)
                     }
+                    task.delegate = TransferRouter.shared  // the redirect rule, whatever the session's delegate
                 }
-                task.delegate = CredentialsStayHome.shared
                 handle.start(task)
             }
         } onCancel: {
+            transfer.fail(with: CancellationError())
             handle.cancel()
         }
     }
@@ -105,13 +138,145 @@ final class DataTaskHandle: Sendable {
     }
 }
 
-/// Follows a redirect as URLSession would, except that one leaving the original request's origin
-/// keeps only the fields of ``RedirectRule/keptAcrossOrigins``: a redirect must not carry a user's
-/// token, cookie or API key to whatever host the `Location` names.
+/// One request's transfer: collects the body as it arrives (failing past the limit), reports progress,
+/// and resumes the caller exactly once, whichever comes first: the task's end, the deadline, a
+/// cancellation or the limit.
+final class DataTransfer: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<(Data, URLResponse), any Error>?
+        var data = Data()
+        var response: URLResponse?
+        /// A failure decided before the task completed (over the limit, deadline, cancellation).
+        var failure: (any Error)?
+    }
+
+    private let state = Mutex(State())
+    let limit: Int
+    let reporter: TransferReporter?
+
+    init(limit: Int, reporter: TransferReporter?) {
+        self.limit = limit
+        self.reporter = reporter
+    }
+
+    func start(_ continuation: CheckedContinuation<(Data, URLResponse), any Error>) {
+        let failure = state.withLock { state -> (any Error)? in
+            if let failure = state.failure { return failure }
+            state.continuation = continuation
+            return nil
+        }
+        if let failure { continuation.resume(throwing: failure) }
+    }
+
+    /// Ends the call with `error` now, if it has not ended.
+    func fail(with error: any Error) {
+        let continuation = state.withLock { state -> CheckedContinuation<(Data, URLResponse), any Error>? in
+            if state.failure == nil { state.failure = error }
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume(throwing: error)
+    }
+
+    /// The head arrived; `false` if its declared length is already past the limit.
+    func received(_ response: URLResponse) -> Bool {
+        let expected = response.expectedContentLength >= 0 ? Int(response.expectedContentLength) : nil
+        if let expected, expected > limit {
+            fail(with: Self.tooLarge(limit))
+            return false
+        }
+        state.withLock { $0.response = response }
+        reporter?.report(.responseHeadReceived(expectedBytes: expected))
+        return true
+    }
+
+    /// Part of the body arrived; `false` once the body is past the limit (the task should be cancelled).
+    func received(_ data: Data) -> Bool {
+        let total = state.withLock { state -> Int? in
+            guard state.failure == nil else { return 0 }
+            guard state.data.count + data.count <= limit else { return nil }
+            state.data.append(data)
+            return state.data.count
+        }
+        guard let total else {
+            fail(with: Self.tooLarge(limit))
+            return false
+        }
+        if total > 0 { reporter?.report(.responseBytesReceived(total: total)) }
+        return true
+    }
+
+    /// The task ended (delegate path): the body collected so far is the answer.
+    func completed(error: (any Error)?, response: URLResponse?) {
+        finish(result: { state in
+            if let error { return .failure(error) }
+            guard let response = state.response ?? response else { return .failure(URLError(.badServerResponse)) }
+            return .success((state.data, response))
+        })
+    }
+
+    /// The task ended (completion-handler path): the whole body is checked against the limit now.
+    func finish(data: Data?, response: URLResponse?, error: (any Error)?) {
+        let limit = self.limit
+        finish(result: { _ in
+            if let error { return .failure(error) }
+            guard let response else { return .failure(URLError(.badServerResponse)) }
+            let body = data ?? Data()
+            return body.count > limit ? .failure(Self.tooLarge(limit)) : .success((body, response))
+        })
+    }
+
+    private func finish(result: (State) -> Result<(Data, URLResponse), any Error>) {
+        let (continuation, outcome) = state.withLock {
+            state -> (CheckedContinuation<(Data, URLResponse), any Error>?, Result<(Data, URLResponse), any Error>) in
+            defer { state.continuation = nil }
+            if let failure = state.failure { return (state.continuation, .failure(failure)) }
+            return (state.continuation, result(state))
+        }
+        continuation?.resume(with: outcome)
+    }
+
+    static func tooLarge(_ limit: Int) -> URLError {
+        URLError(
+            .dataLengthExceedsMaximum, userInfo: [NSLocalizedDescriptionKey: "The response body is larger than \(limit) bytes"])
+    }
+}
+
+/// The delegate of the transport's session: hands each task's events to its ``DataTransfer``, and
+/// follows redirects under ``RedirectRule`` (also for tasks of sessions the app passed, as their task
+/// delegate).
 ///
-/// `@unchecked Sendable`: it has no stored state (an `NSObject` subclass cannot be checked by the compiler).
-final class CredentialsStayHome: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-    static let shared = CredentialsStayHome()
+/// `@unchecked Sendable`: its only mutable state is the registry behind the `Mutex`. (An `NSObject`
+/// subclass cannot be checked by the compiler.)
+final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    static let shared = TransferRouter()
+    private let transfers = Mutex<[Int: DataTransfer]>([:])
+
+    /// Routes `task`'s events to `transfer` until the task completes. Call before the task resumes.
+    func register(_ transfer: DataTransfer, for task: URLSessionTask) {
+        transfers.withLock { $0[task.taskIdentifier] = transfer }
+    }
+
+    private func transfer(for task: URLSessionTask) -> DataTransfer? {
+        transfers.withLock { $0[task.taskIdentifier] }
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        let allowed = transfer(for: dataTask)?.received(response) ?? true
+        completionHandler(allowed ? .allow : .cancel)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        if transfer(for: dataTask)?.received(data) == false { dataTask.cancel() }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let transfer = transfers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        transfer?.completed(error: error, response: task.response)
+    }
 
     func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,

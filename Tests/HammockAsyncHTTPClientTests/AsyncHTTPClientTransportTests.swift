@@ -179,10 +179,12 @@ struct AsyncHTTPClientWireTests {
     @Test("The timeout covers the whole call: a body that trickles in past it fails")
     func timeoutCoversBody() async throws {
         let server = try RecordingHTTPServer { _ in
-            RecordingHTTPServer.Reply(body: Array("abcdef".utf8), trickle: .milliseconds(300))
+            // 4 s of body against a 300 ms timeout: a margin that a loaded machine (the suite runs races
+            // with every core busy alongside) cannot eat.
+            RecordingHTTPServer.Reply(body: Array("abcd".utf8), trickle: .seconds(1))
         }
         defer { server.stop() }
-        let transport = AsyncHTTPClientTransport(timeout: .milliseconds(500))
+        let transport = AsyncHTTPClientTransport(timeout: .milliseconds(300))
         let client = RestClient(baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, transport: transport)
         let error = try await #require(throws: RestError.self) { try await client.send(RequestBuilder(.get, "/slow")) }
         guard case .transport = error.reason else {
@@ -192,7 +194,7 @@ struct AsyncHTTPClientWireTests {
         // A generous timeout lets the same trickle through.
         let patient = RestClient(
             baseURL: URL(string: "http://127.0.0.1:\(server.port)")!, transport: AsyncHTTPClientTransport(timeout: .seconds(30)))
-        #expect(try await patient.send(RequestBuilder(.get, "/slow")).body == Array("abcdef".utf8))
+        #expect(try await patient.send(RequestBuilder(.get, "/slow")).body == Array("abcd".utf8))
     }
 
     @Test(
