@@ -67,7 +67,10 @@ public struct RequestBuilder: Sendable {
     /// Sets a header; a `nil` optional removes it. Later settings win; names compare case-insensitively.
     public mutating func setHeader(_ name: String, _ value: some ParameterValue) {
         let strings = value.parameterStrings
-        headers.append((name, strings.isEmpty ? nil : strings.joined(separator: ", ")))
+        // Several values make one field: a list joins with ", ", but cookies with "; " (RFC 6265
+        // §5.4: `a=1, b=2` would be one cookie named `a` with the value `1, b=2`).
+        let separator = name.lowercased() == "cookie" ? "; " : ", "
+        headers.append((name, strings.isEmpty ? nil : strings.joined(separator: separator)))
     }
 
     /// Removes a header set earlier (or by the client's defaults).

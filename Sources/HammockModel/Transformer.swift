@@ -6,7 +6,13 @@ import Synchronization
 ///
 /// ```swift
 /// let cents = Transformer<Int>(
-///     decode: { json throws(ModelError) in Int((try Double(json: json)) * 100) },
+///     decode: { json throws(ModelError) in
+///         // Int(_:) traps on a value it cannot hold: Int(exactly:) refuses it with an error instead.
+///         guard let cents = Int(exactly: ((try Double(json: json)) * 100).rounded()) else {
+///             throw ModelError(.transformer, message: "\(json) is not an amount")
+///         }
+///         return cents
+///     },
 ///     encode: { .double(Double($0) / 100) })
 /// Field("price", \.priceInCents, at: "price", transformer: cents)
 /// ```

@@ -50,6 +50,13 @@ struct TransportPrivacyTests {
         request.setHeader("Cookie", "session=abc; theme=dark")
         _ = try await client(server.port).send(request)
         #expect(server.requests.first?.values(of: "Cookie") == ["session=abc; theme=dark"])
+        // Cookies given as a list join the same way (a comma would make them one cookie).
+        var listed = RequestBuilder(.get, "/echo")
+        listed.setHeader("Cookie", ["session=abc", "theme=dark"])
+        listed.setHeader("Accept", ["text/plain", "application/json"])
+        _ = try await client(server.port).send(listed)
+        #expect(server.requests.last?.values(of: "Cookie") == ["session=abc; theme=dark"])
+        #expect(server.requests.last?.values(of: "Accept") == ["text/plain, application/json"])
     }
 
     @Test("The default transport keeps no cookie jar: a cookie one caller received never goes out for another")
