@@ -9,18 +9,18 @@ extension Resource {
         let configuration = self.configuration
         guard let cache = configuration.cache else { return }
         let key = url.absoluteString
-        let generation = dataGeneration
+        let version = ledger.cacheReadStarted()
         let pipeline = configuration.pipeline
         let requestHeaders = configuration.headers
         core.cacheOperations.enqueue { [weak self] in
             guard let cached = await cache.readEntity(forKey: key), cached.matches(requestHeaders) else { return }
             guard let entity = await Self.process(cached, pipeline: pipeline) else { return }
-            await self?.showCached(entity, generation: generation)
+            await self?.showCached(entity, askedAt: version)
         }
     }
 
-    private func showCached(_ entity: Entity, generation: Int) {
-        guard dataGeneration == generation, latestData == nil else { return }
+    private func showCached(_ entity: Entity, askedAt version: Int) {
+        guard latestData == nil, ledger.cacheReadAnswered(askedAt: version) else { return }
         var fresh = entity
         fresh.timestamp = core.now
         serverEntity = fresh

@@ -23,7 +23,7 @@ extension Resource {
                 fields[.ifModifiedSince] = lastModified
             }
         }
-        if let existing = loadRequests.first(where: { $0.headerFields == fields && $0.generation == invalidationGeneration }) {
+        if let existing = loadRequests.first(where: { $0.headerFields == fields && $0.ticket.map(ledger.isCurrent) == true }) {
             return existing
         }
         let plan = RequestPlan(
@@ -44,7 +44,7 @@ extension Resource {
     /// ```
     @discardableResult
     public func loadIfNeeded() -> ResourceRequest? {
-        if let inFlight = loadInFlight, inFlight.generation == invalidationGeneration { return inFlight }
+        if let inFlight = loadInFlight, inFlight.ticket.map(ledger.isCurrent) == true { return inFlight }
         if isUpToDateUntracked { return nil }
         return load()
     }
@@ -112,11 +112,7 @@ extension Resource {
         let request = ResourceRequest(
             method: plan.method, url: url, headerFields: plan.headerFields, isLoad: isLoad, clock: core.clock,
             expectedDuration: core.progressEstimator.expectedDuration(bytes: expectedBytes), tracker: tracker)
-        request.generation = invalidationGeneration
-        if isLoad {
-            loadSequence += 1
-            request.sequence = loadSequence
-        }
+        if isLoad { request.ticket = ledger.startLoad() }
         request.cancellationHandler = { [weak self, weak request] in
             guard let self, let request else { return }
             self.finish(request, with: .failure(.cancelled(at: self.core.now)))
@@ -181,23 +177,23 @@ extension Resource {
     /// Header fields of a 304 that describe a body and so never replace the stored ones.
     static let bodyFields: Set<HTTPField.Name> = [.contentLength, .contentType, .contentEncoding, .transferEncoding]
 
-    /// Records a load's data, unless a newer load already recorded some; saves it to the cache first,
-    /// so that an observer that wipes on `.newData` wipes it too. A load that started before the latest
-    /// invalidation leaves the resource invalidated, and an observed one reloads.
+    /// Records a load's data, unless the ledger says newer data is already there (a later load, an
+    /// override, a wipe); saves it to the cache first, so that an observer that wipes on `.newData`
+    /// wipes it too. A load that started before the latest invalidation leaves the resource
+    /// invalidated, and an observed one reloads.
     private func recordLoad(
         _ entity: Entity, from request: ResourceRequest, sent: HTTPFields, event: ResourceEvent,
         configuration: ResourceConfiguration
     ) {
-        guard request.sequence > lastRecordedLoad else { return }
-        lastRecordedLoad = request.sequence
-        // Decided before observers hear of the data: one that wipes or invalidates in its callback
-        // starts a new story, not a reload loop.
-        let invalidatedMeanwhile = request.generation < invalidationGeneration
+        guard let ticket = request.ticket,
+            case .record(let staysInvalidated, let version) = ledger.loadAnswered(ticket)
+        else { return }
         writeToCache(entity, sent: sent, configuration: configuration)
         serverEntity = entity
-        let recordedGeneration = dataGeneration + 1
-        record(entity, event: event)
-        if invalidatedMeanwhile, dataGeneration == recordedGeneration {
+        show(entity, event: event)
+        // Decided before observers heard of the data; one that wipes, overrides or invalidates in its
+        // callback starts a new story, not a reload loop.
+        if staysInvalidated, ledger.isUnchanged(since: version) {
             isInvalidated = true
             if configuration.reloadsObservedResourcesWhenInvalidated, hasObservers { loadIfNeeded() }
         }
@@ -216,17 +212,39 @@ extension Resource {
     }
 
     /// Replaces the data with `entity`, as if it had come from the server (observers get
-    /// `.newData(.localOverride)`). Use it to show the result of a mutation before reloading; the next
-    /// load still revalidates what the server sent, and a 304 restores that.
-    public func overrideLocalData(with entity: Entity) {
+    /// `.newData(.localOverride)`): an optimistic update. Loads already in flight started before it, so
+    /// their answers (a 304 included) no longer replace it; a load started afterwards brings the
+    /// server's word. The validators stay those of what the server last sent.
+    ///
+    /// ```swift
+    /// let optimistic = profile.overrideLocalContent(with: renamed)
+    /// profile.request(.put, encoding: renamed).onFailure { _ in optimistic.rollBack() }
+    /// ```
+    @discardableResult
+    public func overrideLocalData(with entity: Entity) -> LocalOverride {
+        let previous = LocalOverride.Snapshot(data: latestData, lifetime: dataLifetime, isInvalidated: isInvalidated)
         var entity = entity
         entity.timestamp = core.now
-        record(entity, event: .newData(.localOverride))
+        let version = ledger.override()
+        show(entity, event: .newData(.localOverride))
+        return LocalOverride(resource: self, version: version, previous: previous)
     }
 
-    /// Makes `entity` the current data (fresh, no error), and tells observers `event`.
-    func record(_ entity: Entity, event: ResourceEvent) {
-        dataGeneration += 1
+    /// Puts back the data an override replaced, if nothing replaced the override since.
+    func restore(_ snapshot: LocalOverride.Snapshot, ifStill version: Int) -> Bool {
+        guard ledger.isUnchanged(since: version) else { return false }
+        _ = ledger.restore()
+        latestData = snapshot.data
+        dataLifetime = snapshot.lifetime
+        latestError = nil
+        isInvalidated = snapshot.isInvalidated
+        notifyObservers(.newData(.localOverride))
+        return true
+    }
+
+    /// Makes `entity` the current data (fresh, no error), and tells observers `event`. The ledger has
+    /// already counted the change.
+    func show(_ entity: Entity, event: ResourceEvent) {
         latestData = entity
         dataLifetime = entity.freshnessLifetime
         latestError = nil
@@ -241,7 +259,8 @@ extension Resource {
     /// ```swift
     /// profile.overrideLocalContent(with: updatedUser)       // the UI shows it at once
     /// ```
-    public func overrideLocalContent(with content: any Sendable) {
+    @discardableResult
+    public func overrideLocalContent(with content: any Sendable) -> LocalOverride {
         var entity = latestData ?? Entity(content: content, contentType: "application/json")
         entity.content = content
         if let json = content as? JSON {
@@ -251,14 +270,14 @@ extension Resource {
         } else {
             entity.bytes = []
         }
-        overrideLocalData(with: entity)
+        return overrideLocalData(with: entity)
     }
 
     /// Marks the data stale: the next `loadIfNeeded()` loads, whatever the freshness, and a load already
     /// in flight no longer counts (its answer may predate whatever made the data stale). The data stays
     /// until new data replaces it.
     public func invalidate() {
-        invalidationGeneration += 1
+        ledger.invalidate()
         isInvalidated = true
     }
 
@@ -266,9 +285,7 @@ extension Resource {
     /// cache write scheduled before). Observers get `.newData(.wipe)`.
     public func wipe() {
         for request in loadRequests { request.cancel() }
-        dataGeneration += 1
-        invalidationGeneration += 1
-        lastRecordedLoad = loadSequence
+        ledger.wipe()
         latestData = nil
         serverEntity = nil
         dataLifetime = nil

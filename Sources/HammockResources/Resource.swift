@@ -44,14 +44,8 @@ public final class Resource {
     @ObservationIgnored var pollingTask: Task<Void, Never>?
     @ObservationIgnored var lastAccess = 0
     @ObservationIgnored var cachedConfiguration: (generation: Int, configuration: ResourceConfiguration)?
-    /// Bumped whenever data arrives from anywhere but the cache, so a late cache read never wins.
-    @ObservationIgnored var dataGeneration = 0
-    /// Bumped by every invalidation: a load that started before the latest one cannot make the
-    /// resource count as fresh again (a mutation always wins over a load already in flight).
-    @ObservationIgnored var invalidationGeneration = 0
-    /// Loads in the order they started, so an older one that finishes last cannot replace newer data.
-    @ObservationIgnored var loadSequence = 0
-    @ObservationIgnored var lastRecordedLoad = 0
+    /// Which answer may become the data: loads, invalidations, overrides, cache reads and wipes.
+    @ObservationIgnored var ledger = LoadLedger()
     /// The latest entity from the server (or the cache), which a local override does not replace: a
     /// 304 confirms this one, never an override the server may have rejected.
     @ObservationIgnored var serverEntity: Entity?

@@ -33,9 +33,8 @@ public final class ResourceRequest {
     let tracker: TransferTracker?
     var task: Task<Void, Never>?
     var cancellationHandler: (() -> Void)?
-    /// For loads: the resource's invalidation generation when it started, and its place in order.
-    var generation = 0
-    var sequence = 0
+    /// For loads: its place in order and the epoch it started in (see `LoadLedger`).
+    var ticket: LoadLedger.Ticket?
     private var completionHandlers: [(Result<Entity, ResourceError>) -> Void] = []
     private var waiters: [Int: CheckedContinuation<Result<Entity, ResourceError>, Never>] = [:]
     private var nextWaiterID = 0

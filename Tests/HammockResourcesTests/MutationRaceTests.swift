@@ -67,6 +67,60 @@ struct MutationRaceTests {
         #expect(feed.latestData?.jsonContent == ["new"])
     }
 
+    @Test("An override supersedes the loads already in flight: their answers, a 304 included, never flip it back")
+    func overrideSupersedesLoadsInFlight() async throws {
+        let profile = api.resource("/profile")
+        backend.script(.json(["name": "Ada"], headers: [("ETag", "\"v1\"")]))
+        _ = await profile.load().response()
+        backend.hold(true)
+        backend.script(
+            .json(["name": "Ada, before the edit"], headers: [("ETag", "\"v1\"")]),
+            .init(status: .notModified, headers: [("ETag", "\"v1\"")], body: []))
+        profile.invalidate()
+        let full = profile.load()
+        #expect(await backend.waitForHeld(1))
+        profile.invalidate()
+        let notModified = profile.load()
+        #expect(notModified !== full)
+        #expect(await backend.waitForHeld(2))
+        let optimistic = profile.overrideLocalContent(with: ["name": "Optimistic"] as JSON)
+        #expect(profile.loadIfNeeded() == nil, "the override is fresh; the loads in flight no longer count")
+        backend.hold(false)
+        backend.releaseAll()
+        // Their callers still get their answers; the resource keeps the override.
+        #expect((try? await full.response().get()) != nil)
+        #expect((try? await notModified.response().get()) != nil)
+        #expect(profile.latestData?.jsonContent == ["name": "Optimistic"])
+
+        // A load started after the override brings the server's word, and then nothing is rolled back.
+        backend.script(.json(["name": "Ada L."]))
+        _ = await profile.load().response()
+        #expect(profile.latestData?.jsonContent == ["name": "Ada L."])
+        #expect(!optimistic.rollBack())
+        #expect(profile.latestData?.jsonContent == ["name": "Ada L."])
+    }
+
+    @Test("A refused mutation rolls its optimistic override back to the data, freshness and events from before it")
+    func rollBackAfterRefusal() async throws {
+        let todos = api.resource("/todos")
+        backend.script(.json(["a"]))
+        _ = await todos.load().response()
+        let owner = Owner()
+        let log = EventLog()
+        todos.addObserver(owner: owner) { _, event in log.events.append(event) }
+        let optimistic = todos.overrideLocalContent(with: ["a", "b"] as JSON)
+        #expect(todos.latestData?.jsonContent == ["a", "b"])
+        backend.script(.json(["detail": "title is taken"], status: .unprocessableContent))
+        let outcome = await todos.request(.post, json: ["title": "b"]).response()
+        #expect(throws: ResourceError.self) { try outcome.get() }
+        #expect(optimistic.rollBack())
+        #expect(todos.latestData?.jsonContent == ["a"])
+        #expect(!todos.isInvalidated, "a refusal (4xx) changed nothing on the server")
+        #expect(!optimistic.rollBack(), "once is enough")
+        #expect(log.events == [.observerAdded, .newData(.localOverride), .newData(.localOverride)])
+        withExtendedLifetime(owner) {}
+    }
+
     @Test("A 304 after a rejected optimistic override restores the server's data, not the override")
     func notModifiedAfterOverride() async {
         let profile = api.resource("/profile")
