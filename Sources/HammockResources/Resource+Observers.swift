@@ -138,7 +138,8 @@ extension Resource {
     /// Polls at the configured interval while anything observes the resource: starts, stops or
     /// restarts the polling task when observers or the configuration change.
     func updatePolling() {
-        let interval = observers.contains { $0.isAlive } ? configuration.pollingInterval : nil
+        // At least 100 ms: a zero or negative interval would reload in a loop on the main actor.
+        let interval = observers.contains { $0.isAlive } ? configuration.pollingInterval.map { max($0, .milliseconds(100)) } : nil
         guard interval != pollingInterval || (interval != nil && pollingTask == nil) else { return }
         pollingTask?.cancel()
         pollingTask = nil

@@ -24,7 +24,8 @@ public struct ResourceConfiguration: Sendable {
     /// Retries a failed load (a transport failure, 429, 502, 503 or 504) before reporting an error, through
     /// the client's `RetryPolicy` on the service's clock. Off by default.
     public var retry: RetryBackoff?
-    /// While a resource has observers, reload it this often (conditionally, so unchanged data costs a 304).
+    /// While a resource has observers, reload it this often (conditionally, so unchanged data costs a
+    /// 304); at least every 100 ms, whatever is set.
     public var pollingInterval: Duration?
     /// A persistent cache: data shows from it before the network answers, and network data is saved to it.
     public var cache: (any EntityCache)?

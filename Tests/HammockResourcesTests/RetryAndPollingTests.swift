@@ -43,6 +43,33 @@ struct RetryAndPollingTests {
         withExtendedLifetime(owner) {}
     }
 
+    @Test(
+        "A polling interval of zero or less polls every 100 ms instead of reloading in a loop",
+        arguments: [Duration.zero, .seconds(-5)])
+    func pollingFloor(interval: Duration) async {
+        backend.setFallback(.json(["n": 1]))
+        api.configure { $0.pollingInterval = interval }
+        let feed = api.resource("/feed")
+        let owner = Owner()
+        feed.addObserver(owner: owner) { _, _ in }
+        #expect(await clock.waitForSleepers(1))
+        for _ in 0..<200 { await Task.yield() }
+        #expect(backend.requestCount == 0, "nothing before the first 100 ms")
+        clock.advance(by: .milliseconds(100))
+        #expect(await eventually { backend.requestCount == 1 })
+        withExtendedLifetime(owner) {}
+    }
+
+    @Test("A RetryBackoff whose attempts are set to zero after it is made still loads once")
+    func zeroAttemptsLoad() async {
+        var backoff = RetryBackoff(initialDelay: .seconds(1))
+        backoff.maximumAttempts = 0
+        api.configure { $0.retry = backoff }
+        backend.setFallback(.json(["detail": "down"], status: .serviceUnavailable))
+        _ = await api.resource("/profile").load().response()
+        #expect(backend.requestCount == 1)
+    }
+
     @Test("client errors are not retried, and the last failure is reported")
     func noRetryOnClientError() async {
         api.configure { $0.retry = RetryBackoff(maximumAttempts: 5, initialDelay: .seconds(1)) }
