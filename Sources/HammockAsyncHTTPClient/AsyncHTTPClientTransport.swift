@@ -14,7 +14,7 @@ import NIOHTTP1
 /// body included: a server that sends its head and then trickles the body fails with
 /// `HTTPClientError.deadlineExceeded` when the time is up.
 ///
-/// The transport follows redirects itself, under ``RedirectRule``: one that leaves the origin keeps
+/// The transport follows redirects itself, under `RedirectRule` (HammockClient): one that leaves the origin keeps
 /// only content-negotiation fields and `User-Agent`, so no token, cookie or API key follows it. The
 /// default client is `HTTPClient.shared`'s configuration with AsyncHTTPClient's own redirect following
 /// turned off. A client you pass should be configured with `redirectConfiguration: .disallow` too: one
@@ -116,7 +116,7 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         return try await response.body.collect(upTo: maximumResponseSize)
     }
 
-    /// Reads the body chunk by chunk, telling ``TransferProgress`` about the head and each chunk.
+    /// Reads the body chunk by chunk, telling `TransferProgress` about the head and each chunk.
     private func collectReportingProgress(_ response: HTTPClientResponse) async throws -> ByteBuffer {
         let expected = response.headers.first(name: "content-length").flatMap(Int.init)
         TransferProgress.report(.responseHeadReceived(expectedBytes: expected))
