@@ -20,7 +20,8 @@ public import FoundationNetworking
 ///
 /// Like `AsyncHTTPClientTransport`, it is bounded by default: `timeout` (60 s) covers the whole call,
 /// body included, and a body past `maximumResponseSize` (16 MiB) fails as it arrives, not after it is
-/// all in memory. The body arrives chunk by chunk, reported through ``TransferProgress``.
+/// all in memory; progress is reported through ``TransferProgress``. (With a session you pass, which
+/// keeps its own delegate, the size is checked once the body is whole and no progress is reported.)
 public struct URLSessionTransport: HTTPTransport {
     let session: URLSession
     /// Whether the session's delegate is the transport's own, which sees the body as it arrives.
