@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HammockJSON
 import Synchronization
 
 /// Maps a request's path to an endpoint by asking each family of routes in turn, and answers what is
@@ -66,7 +67,7 @@ final class MockRouter: Sendable {
                 break
             }
         }
-        guard let endpoint = found else { throw HTTPProblem.notFound("No route for '\(request.path)'") }
+        guard let endpoint = found else { throw notFound(request, families: families) }
         if request.method == .options {
             var fields = HTTPFields()
             fields[.allow] = (endpoint.methods + [.options]).map(\.rawValue).joined(separator: ", ")
@@ -76,5 +77,83 @@ final class MockRouter: Sendable {
             throw HTTPProblem.methodNotAllowed(request.method, allowed: endpoint.methods)
         }
         return try await endpoint.handler(request)
+    }
+
+    /// The 404 for a path no family serves, naming the routes it nearly matched and why each missed: a
+    /// stub whose condition failed, or a pattern one segment away (a typo of up to two characters).
+    func notFound(_ request: MockRequest, families: [any MockRoutes]) -> HTTPProblem {
+        var misses: [NearMiss] = []
+        for case let custom as CustomRoutes in families { misses += custom.nearMisses(for: request) }
+        misses += NearMiss.paths(near: request.path, in: families.flatMap(\.routeTable))
+        let shown = misses.prefix(NearMiss.maximumShown).map { $0.under(basePath) }
+        let path = (basePath ?? "") + request.path
+        guard let first = shown.first else { return HTTPProblem.notFound("No route for '\(path)'") }
+        return HTTPProblem(
+            .notFound, detail: "No route for '\(path)'; nearest: \(first.route) (\(first.why))",
+            extensions: ["nearMisses": .array(shown.map(\.json))])
+    }
+}
+
+/// A route a request nearly matched, and why it did not: what a 404 says, as WireMock's near misses do.
+struct NearMiss: Sendable, Hashable {
+    /// `POST /login`, or the pattern of a route table row.
+    var route: String
+    /// The first difference, in words.
+    var why: String
+
+    /// The most near misses one 404 lists.
+    static let maximumShown = 5
+    /// Longer path segments are not compared: a typo is short, and a hostile path must not cost much.
+    static let longestComparedSegment = 64
+
+    var json: JSON { ["route": .string(route), "why": .string(why)] }
+
+    /// The same miss with its pattern under `basePath` (`GET /people` → `GET /api/people`).
+    func under(_ basePath: String?) -> NearMiss {
+        guard let basePath, let space = route.firstIndex(of: " ") else { return self }
+        let pattern = route[route.index(after: space)...]
+        return NearMiss(route: route[..<space] + " " + (pattern == "/" ? basePath : basePath + pattern), why: why)
+    }
+
+    /// Route table rows whose pattern differs from `path` in exactly one literal segment, by at most two
+    /// edits (`/peple` and `/people`), or whose pattern is `path` with a trailing segment more or less.
+    static func paths(near path: String, in rows: [RouteTableEntry]) -> [NearMiss] {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        guard segments.allSatisfy({ $0.utf8.count <= longestComparedSegment }) else { return [] }
+        var misses: [NearMiss] = []
+        for row in rows {
+            let pattern = row.pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+            guard pattern.count == segments.count else { continue }
+            var differing: (sent: Substring, wanted: Substring)?
+            var fits = true
+            for (sent, wanted) in zip(segments, pattern) where !wanted.hasPrefix(":") && sent != wanted {
+                guard differing == nil, editDistance(sent, wanted, atMost: 2) != nil else {
+                    fits = false
+                    break
+                }
+                differing = (sent, wanted)
+            }
+            guard fits, let differing else { continue }
+            let methods = row.methods.map(\.rawValue).joined(separator: ", ")
+            misses.append(NearMiss(route: "\(methods) \(row.pattern)", why: "'\(differing.sent)' is not '\(differing.wanted)'"))
+        }
+        return misses
+    }
+
+    /// The Levenshtein distance between two short strings if it is at most `limit`, else `nil`.
+    static func editDistance(_ a: Substring, _ b: Substring, atMost limit: Int) -> Int? {
+        let a = Array(a.utf8)
+        let b = Array(b.utf8)
+        guard abs(a.count - b.count) <= limit else { return nil }
+        var previous = Array(0...b.count)
+        for i in 1...max(a.count, 1) where !a.isEmpty {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...max(b.count, 1) where !b.isEmpty {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        let distance = previous[b.count]
+        return distance <= limit ? distance : nil
     }
 }

@@ -150,6 +150,27 @@ final class CustomRoutes: MockRoutes {
         return MockEndpoint(methods: allowed) { _ in throw HTTPProblem.methodNotAllowed(request.method, allowed: allowed) }
     }
 
+    /// The stubs whose path and method fit `request` but whose conditions did not, each with the first
+    /// condition that failed: what a 404 tells the client.
+    func nearMisses(for request: MockRequest) -> [NearMiss] {
+        let entries = self.entries.withLock { $0 }
+        let method = request.method == .head ? HTTPRequest.Method.get : request.method
+        var context: StubTemplate.Context?
+        var misses: [NearMiss] = []
+        for entry in entries {
+            guard case .stub(let stub) = entry, stub.method == method, let parameters = stub.path.match(request.path) else {
+                continue
+            }
+            guard var current = context ?? (try? Self.context(of: request)) else { return misses }
+            current.parameters = parameters
+            context = current
+            if let why = stub.mismatch(in: current) {
+                misses.append(NearMiss(route: "\(stub.method.rawValue) \(stub.path.description)", why: why))
+            }
+        }
+        return misses
+    }
+
     static func context(of request: MockRequest) throws(HTTPProblem) -> StubTemplate.Context {
         let query = request.query.map { text in (try? ListQuery.items(of: text)) ?? [] } ?? []
         var body: JSON?

@@ -99,18 +99,35 @@ public struct StubRoute: Sendable {
     }
 
     /// Whether the request carries every value of ``match``.
-    func accepts(_ context: StubTemplate.Context) -> Bool {
-        for (name, value) in match.query where !context.query.contains(where: { $0.name == name && $0.value == value }) {
-            return false
+    func accepts(_ context: StubTemplate.Context) -> Bool { mismatch(in: context) == nil }
+
+    /// The first value of ``match`` the request does not carry, in words (`header 'X-Env' is missing`),
+    /// or `nil` if it carries them all: what a 404 says about a near miss. Conditions are checked in a
+    /// fixed order (query, headers, body; names sorted) so the answer is the same every time.
+    func mismatch(in context: StubTemplate.Context) -> String? {
+        for (name, value) in match.query.sorted(by: { $0.key < $1.key })
+        where !context.query.contains(where: { $0.name == name && $0.value == value }) {
+            let sent = context.query.filter { $0.name == name }.map(\.value)
+            return sent.isEmpty
+                ? "query parameter '\(name)' is missing (wanted '\(value)')"
+                : "query parameter '\(name)' is '\(sent.joined(separator: "', '"))', not '\(value)'"
         }
-        for (name, value) in match.headers {
-            guard let field = HTTPField.Name(name), context.headers[values: field].contains(value) else { return false }
+        for (name, value) in match.headers.sorted(by: { $0.key < $1.key }) {
+            let sent = HTTPField.Name(name).map { context.headers[values: $0] } ?? []
+            guard !sent.contains(value) else { continue }
+            return sent.isEmpty
+                ? "header '\(name)' is missing (wanted '\(value)')"
+                : "header '\(name)' is '\(sent.joined(separator: "', '"))', not '\(value)'"
         }
         if !match.body.isEmpty {
-            guard case .object(let body) = context.body else { return false }
-            for (key, value) in match.body where body[key] != value { return false }
+            guard case .object(let body) = context.body else { return "the body is not a JSON object" }
+            for (key, value) in match.body.sorted(by: { $0.key < $1.key }) where body[key] != value {
+                guard let sent = body[key] else { return "body member '\(key)' is missing" }
+                return
+                    "body member '\(key)' is \(String(decoding: sent.serialized(), as: UTF8.self).prefix(100)), not \(String(decoding: value.serialized(), as: UTF8.self).prefix(100))"
+            }
         }
-        return true
+        return nil
     }
 
     /// The answer to a request the stub accepted.
