@@ -22,6 +22,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     let limits: ConnectionLimits
     private var state: HTTPConnectionStateMachine
     private var timer: Scheduled<Void>?
+    /// The client's address and port, for each request's context.
+    private var peer: String?
     /// Where the engine answers this connection's requests: its own event loop.
     private var executor: EventLoopTaskExecutor?
 
@@ -34,12 +36,22 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     // MARK: Lifecycle
 
     func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { scheduleTimer(context: context) }
+        if context.channel.isActive {
+            notePeer(context: context)
+            scheduleTimer(context: context)
+        }
     }
 
     func channelActive(context: ChannelHandlerContext) {
+        notePeer(context: context)
         scheduleTimer(context: context)
         context.fireChannelActive()
+    }
+
+    private func notePeer(context: ChannelHandlerContext) {
+        guard peer == nil, let address = context.channel.remoteAddress, let ip = address.ipAddress else { return }
+        let host = ip.contains(":") ? "[\(ip)]" : ip
+        peer = address.port.map { "\(host):\($0)" } ?? host
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -82,7 +94,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         switch Self.makeRequest(from: head) {
         case .failure(let problem):
             return state.refuse(problem, request: nil, version: head.version, now: now, isWritable: isWritable)
-        case .success(let request):
+        case .success(var request):
+            request.context = server.makeContext(arrival: .now, peer: peer)
             let expectsContinue =
                 head.version == .http1_1
                 && head.headers.first(name: "expect").map { $0.lowercased() == "100-continue" } == true

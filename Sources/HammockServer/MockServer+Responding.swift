@@ -11,6 +11,8 @@ extension MockServer {
     /// #expect(created.status == .created)
     /// ```
     public func respond(to request: MockRequest) async -> MockResponse {
+        var request = request
+        if request.context == nil { request.context = makeContext(arrival: .now, peer: nil) }
         do {
             return try await pipeline.respond(request)
         } catch {
@@ -28,6 +30,11 @@ extension MockServer {
         rejected.body = []
         rejected.rejection = MockRequest.Rejection(problem: problem, isUnreadable: request == nil)
         return await respond(to: rejected)
+    }
+
+    /// A context for the next request: its number, and what the transport knows of its arrival.
+    package func makeContext(arrival: ContinuousClock.Instant, peer: String?) -> MockRequestContext {
+        MockRequestContext(id: requestNumbers.add(1, ordering: .relaxed).newValue, arrival: arrival, peer: peer)
     }
 
     /// Stops whatever serves the server on a socket, if anything does, and releases every response held

@@ -84,13 +84,19 @@ public final class MockServer: Sendable {
     let pipeline: MiddlewareChain
     /// Raised while the server stops, to release responses held back by latency.
     let stopSignal = StopSignal()
+    /// The number of the latest request given a context.
+    let requestNumbers = Atomic<UInt64>(0)
     /// What serves this server on a socket (HammockHTTPServer), told to stop by ``stop()``.
     package let listener = Mutex<(any MockServerListener)?>(nil)
 
     /// Creates a server and adds `resources` (in any order: parents are added before children).
     /// - Parameters:
     ///   - routes: Families of routes of your own, asked before the resources'.
-    ///   - middleware: Your middleware, outermost first, inside the server's own (see ``MockMiddleware``).
+    ///   - middleware: Your middleware, outermost first, inside the server's own (see ``MockMiddleware``):
+    ///     it sees what the router will see, and answers before CORS, latency and problem mapping.
+    ///   - outerMiddleware: Your middleware placed outside the server's own, outermost first: it sees
+    ///     every request first (refusals of the transport included) and every answer as it leaves
+    ///     (with CORS headers, after latency, errors already problem+json), as a request journal must.
     ///   - clock: The clock latency waits on; inject a test clock to control time.
     ///   - random: Uniform numbers in `0..<1` that pick each latency.
     ///   - now: The wall-clock time, for `Last-Modified`.
@@ -103,6 +109,7 @@ public final class MockServer: Sendable {
         options: Options = Options(),
         routes: [any MockRoutes] = [],
         middleware: [any MockMiddleware] = [],
+        outerMiddleware: [any MockMiddleware] = [],
         clock: C = ContinuousClock(),
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
         now: @escaping @Sendable () -> Date = { Date() },
@@ -122,7 +129,7 @@ public final class MockServer: Sendable {
         self.customRoutes = customRoutes
         let router = MockRouter([customRoutes] + routes + [resourceRoutes], basePath: options.basePath)
         self.router = router
-        var chain: [any MockMiddleware] = [LogMiddleware(logger: logger)]
+        var chain: [any MockMiddleware] = outerMiddleware + [LogMiddleware(logger: logger)]
         if let latency = options.latency {
             chain.append(
                 LatencyMiddleware(latency: latency, timer: LatencyTimer(clock: clock), random: random, stopSignal: stopSignal))

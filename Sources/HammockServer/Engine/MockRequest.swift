@@ -17,6 +17,8 @@ public struct MockRequest: Sendable {
     public var headerFields: HTTPFields
     /// The body bytes.
     public var body: [UInt8]
+    /// Its number, arrival, peer and (once routed) route; the server gives one to every request.
+    public package(set) var context: MockRequestContext?
     /// Set by an HTTP transport that refused the request before it reached the engine (a body over the
     /// limit, a request that could not be parsed): the router answers with the problem, and the rest of
     /// the pipeline treats the answer like any other.

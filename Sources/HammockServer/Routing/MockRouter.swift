@@ -68,6 +68,7 @@ final class MockRouter: Sendable {
             }
         }
         guard let endpoint = found else { throw notFound(request, families: families) }
+        request.context?.match(endpoint.route ?? MatchedRoute(kind: .custom, pattern: request.path))
         if request.method == .options {
             var fields = HTTPFields()
             fields[.allow] = (endpoint.methods + [.options]).map(\.rawValue).joined(separator: ", ")

@@ -34,10 +34,17 @@ public struct MockEndpoint: Sendable {
     public var methods: [HTTPRequest.Method]
     /// Answers a request with one of ``methods``.
     public var handler: @Sendable (MockRequest) async throws -> MockResponse
+    /// The route this is, for the request's context (``MockRequestContext/route``); `nil` leaves it
+    /// unnamed.
+    public var route: MatchedRoute?
 
     /// Creates an endpoint.
-    public init(methods: [HTTPRequest.Method], handler: @escaping @Sendable (MockRequest) async throws -> MockResponse) {
+    public init(
+        methods: [HTTPRequest.Method], route: MatchedRoute? = nil,
+        handler: @escaping @Sendable (MockRequest) async throws -> MockResponse
+    ) {
         self.methods = methods
+        self.route = route
         self.handler = handler
     }
 }

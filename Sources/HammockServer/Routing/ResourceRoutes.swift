@@ -48,7 +48,8 @@ final class ResourceRoutes: MockRoutes {
             return (route, registry.serializers[route.schema.name] ?? defaultSerializer, registry.schemas)
         }
         guard let (route, serializer, schemas) = found else { return nil }
-        return MockEndpoint(methods: route.allowedMethods) { request in
+        let matched = MatchedRoute(kind: .resource, pattern: route.pattern, resource: route.schema.name)
+        return MockEndpoint(methods: route.allowedMethods, route: matched) { request in
             try await self.respond(to: request, route: route, serializer: serializer, schemas: schemas)
         }
     }

@@ -106,3 +106,14 @@ extension ResourceSchema {
         return "/" + PercentEncoding.encode(name) + "/" + segment
     }
 }
+
+extension Route {
+    /// The route table's pattern for this route: `/people`, `/people/:id`, `/people/:id/cars`.
+    var pattern: String {
+        switch self {
+        case .collection(let schema): "/\(schema.name)"
+        case .item(let schema, _): "/\(schema.name)/:\(schema.key.name)"
+        case .children(let schema, let parent, _, _): "/\(parent.name)/:\(parent.key.name)/\(schema.name)"
+        }
+    }
+}

@@ -133,14 +133,16 @@ final class CustomRoutes: MockRoutes {
                 let latency = stub.latency.map { ($0, timer.markArrival()) }
                 let random = self.random
                 let accepted = current
-                return MockEndpoint(methods: methods) { _ in
+                return MockEndpoint(methods: methods, route: MatchedRoute(kind: .stub, pattern: stub.path.description)) { _ in
                     if let (latency, wait) = latency { await wait(latency.delay(forUnit: random())) }
                     return stub.response(in: accepted)
                 }
             case .handler(_, _, let handler):
                 let routeRequest = RouteRequest(
                     request: request, parameters: parameters, query: current.query, json: current.body, records: records)
-                return MockEndpoint(methods: methods) { _ in try await handler(routeRequest) }
+                return MockEndpoint(methods: methods, route: MatchedRoute(kind: .swift, pattern: entry.path.description)) { _ in
+                    try await handler(routeRequest)
+                }
             }
         }
         // A path of ours with no route for the method: the router answers 405 with these methods. A

@@ -1,0 +1,68 @@
+import Synchronization
+
+/// What the server knows of a request beyond its bytes: its number, when it arrived, from where, and
+/// which route answered it. Middleware reads it; what runs outside the router sees ``route`` once
+/// `next` has returned (as Hummingbird's request context and swift-openapi-runtime's operation ID do).
+///
+/// ```swift
+/// struct RouteTiming: MockMiddleware {
+///     func handle(_ request: MockRequest, next: (MockRequest) async throws -> MockResponse) async throws -> MockResponse {
+///         let response = try await next(request)
+///         let route = request.context?.route.map { "\($0.kind) \($0.pattern)" } ?? "no route"
+///         print(request.context?.id ?? 0, route, ContinuousClock.now - (request.context?.arrival ?? .now))
+///         return response
+///     }
+/// }
+/// ```
+/// The server gives every request one: the HTTP transport when the head arrives (with the peer's
+/// address), ``MockServer/respond(to:)`` for a request handed in without one.
+public final class MockRequestContext: Sendable {
+    /// The request's number on its server: 1 for the first, each next one higher.
+    public let id: UInt64
+    /// When the request arrived: its head over HTTP, the call in process.
+    public let arrival: ContinuousClock.Instant
+    /// The client's address and port (`127.0.0.1:52144`) over HTTP; `nil` in process.
+    public let peer: String?
+    private let matched = Mutex<MatchedRoute?>(nil)
+
+    package init(id: UInt64, arrival: ContinuousClock.Instant, peer: String?) {
+        self.id = id
+        self.arrival = arrival
+        self.peer = peer
+    }
+
+    /// The route that answered, once the router has found it; `nil` before, and for a request no
+    /// route answered (a 404, a request the transport refused).
+    public var route: MatchedRoute? { matched.withLock { $0 } }
+
+    func match(_ route: MatchedRoute?) { matched.withLock { $0 = route } }
+}
+
+/// Which route answered a request: what a journal, a fault rule or a log line names it by.
+public struct MatchedRoute: Sendable, Hashable {
+    /// The kinds of route.
+    public enum Kind: String, Sendable, Hashable {
+        /// A resource's route (collection, item or nested list).
+        case resource
+        /// A described route (`StubRoute`, a configuration file's `routes`).
+        case stub
+        /// A route written in Swift (`MockServer.route(_:_:_:)`).
+        case swift
+        /// A route of a family of your own (`MockRoutes`).
+        case custom
+    }
+
+    /// The kind of route.
+    public var kind: Kind
+    /// Its path pattern, as the route table shows it (`/people/:id`), without the base path.
+    public var pattern: String
+    /// The resource it acts on, for a resource's route.
+    public var resource: String?
+
+    /// Names a route.
+    public init(kind: Kind, pattern: String, resource: String? = nil) {
+        self.kind = kind
+        self.pattern = pattern
+        self.resource = resource
+    }
+}
