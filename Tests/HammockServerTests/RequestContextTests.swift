@@ -74,6 +74,9 @@ struct RequestContextTests {
         let login = await server.respond(to: MockRequest(.post, "/login"))
         #expect(login.status == .ok)
         #expect(recorder.all.last?.route == MatchedRoute(kind: .stub, pattern: "/login"))
+        // A method the route lacks is a 405 that still names the route whose path matched.
+        #expect(await server.respond(to: MockRequest(.delete, "/health")).status == .methodNotAllowed)
+        #expect(recorder.all.last?.route == MatchedRoute(kind: .swift, pattern: "/health"))
     }
 
     @Test("Every request gets its own number, in order, also when many arrive at once")

@@ -31,8 +31,9 @@ public final class MockRequestContext: Sendable {
         self.peer = peer
     }
 
-    /// The route that answered, once the router has found it; `nil` before, and for a request no
-    /// route answered (a 404, a request the transport refused).
+    /// The route whose path the request matched, once the router has found it (also when the route
+    /// answers `OPTIONS` or 405 for the method); `nil` before, and for a request no route matched (a
+    /// 404, a request the transport refused).
     public var route: MatchedRoute? { matched.withLock { $0 } }
 
     func match(_ route: MatchedRoute?) { matched.withLock { $0 = route } }
@@ -54,7 +55,8 @@ public struct MatchedRoute: Sendable, Hashable {
 
     /// The kind of route.
     public var kind: Kind
-    /// Its path pattern, as the route table shows it (`/people/:id`), without the base path.
+    /// Its path pattern, as the route table shows it (`/people/:id`), without the base path; for a
+    /// family of your own whose endpoint names no route, the request's path.
     public var pattern: String
     /// The resource it acts on, for a resource's route.
     public var resource: String?

@@ -85,6 +85,14 @@ final class CustomRoutes: MockRoutes {
             case .handler(_, let path, _): path
             }
         }
+
+        /// How a request's context names this route.
+        var matchedRoute: MatchedRoute {
+            switch self {
+            case .stub(let stub): MatchedRoute(kind: .stub, pattern: stub.path.description)
+            case .handler(_, let path, _): MatchedRoute(kind: .swift, pattern: path.description)
+            }
+        }
     }
 
     let entries = Mutex<[Entry]>([])
@@ -119,8 +127,10 @@ final class CustomRoutes: MockRoutes {
         let entries = self.entries.withLock { $0 }
         var methods: [HTTPRequest.Method] = []
         var context: StubTemplate.Context?
+        var firstOnPath: Entry?
         for entry in entries {
             guard let parameters = entry.path.match(request.path) else { continue }
+            firstOnPath = firstOnPath ?? entry
             for method in Self.methods(entry.method) where !methods.contains(method) { methods.append(method) }
             let method = request.method == .head ? HTTPRequest.Method.get : request.method
             guard entry.method == method else { continue }
@@ -133,14 +143,14 @@ final class CustomRoutes: MockRoutes {
                 let latency = stub.latency.map { ($0, timer.markArrival()) }
                 let random = self.random
                 let accepted = current
-                return MockEndpoint(methods: methods, route: MatchedRoute(kind: .stub, pattern: stub.path.description)) { _ in
+                return MockEndpoint(methods: methods, route: entry.matchedRoute) { _ in
                     if let (latency, wait) = latency { await wait(latency.delay(forUnit: random())) }
                     return stub.response(in: accepted)
                 }
             case .handler(_, _, let handler):
                 let routeRequest = RouteRequest(
                     request: request, parameters: parameters, query: current.query, json: current.body, records: records)
-                return MockEndpoint(methods: methods, route: MatchedRoute(kind: .swift, pattern: entry.path.description)) { _ in
+                return MockEndpoint(methods: methods, route: entry.matchedRoute) { _ in
                     try await handler(routeRequest)
                 }
             }
@@ -149,7 +159,9 @@ final class CustomRoutes: MockRoutes {
         // route whose conditions failed lets the resources' routes have the request.
         guard !methods.isEmpty, !methods.contains(request.method) else { return nil }
         let allowed = methods
-        return MockEndpoint(methods: allowed) { _ in throw HTTPProblem.methodNotAllowed(request.method, allowed: allowed) }
+        return MockEndpoint(methods: allowed, route: firstOnPath?.matchedRoute) { _ in
+            throw HTTPProblem.methodNotAllowed(request.method, allowed: allowed)
+        }
     }
 
     /// The stubs whose path and method fit `request` but whose conditions did not, each with the first
