@@ -47,7 +47,7 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
 
     public func send(_ request: HTTPRequest, body: [UInt8]?) async throws -> (HTTPResponse, [UInt8]) {
         guard var url = request.url else { throw HTTPClientError.invalidURL }
-        let timeout = Self.clamped(timeout)
+        let timeout = Self.clampedTimeout(timeout)
         let deadline = ContinuousClock.now + timeout
         let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
         let nioDeadline = NIODeadline.now() + .nanoseconds(nanoseconds)
@@ -103,12 +103,6 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
             total += chunk.readableBytes
             if total > 64 << 10 { return }
         }
-    }
-
-    /// The timeout as it is applied: from a millisecond to a year. Any `Duration` is safe to pass; in
-    /// nanoseconds, `.seconds(Int64.max)` overflowed.
-    static func clamped(_ timeout: Duration) -> Duration {
-        min(max(timeout, .milliseconds(1)), .seconds(366 * 86_400))
     }
 
     private func collect(_ response: HTTPClientResponse) async throws -> ByteBuffer {

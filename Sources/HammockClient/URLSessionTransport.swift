@@ -42,7 +42,7 @@ public struct URLSessionTransport: HTTPTransport {
         configuration.httpCookieAcceptPolicy = .never
         configuration.httpShouldSetCookies = false
         // URLSession's own bound is 7 days; each transport's deadline is the one that counts.
-        configuration.timeoutIntervalForResource = 366 * 86_400
+        configuration.timeoutIntervalForResource = Double(Self.longestTimeout.components.seconds)
         return URLSession(configuration: configuration, delegate: TransferRouter.shared, delegateQueue: nil)
     }()
 
@@ -52,7 +52,7 @@ public struct URLSessionTransport: HTTPTransport {
     /// fails without being held whole, and progress is reported. A session you pass keeps its own
     /// delegate: its bodies are checked against the limit once they are complete, and report no progress.
     public init(session: URLSession? = nil, timeout: Duration = .seconds(60), maximumResponseSize: Int = 16 << 20) {
-        self.timeout = min(max(timeout, .milliseconds(1)), .seconds(366 * 86_400))
+        self.timeout = Self.clampedTimeout(timeout)
         self.maximumResponseSize = max(0, maximumResponseSize)
         self.session = session ?? Self.defaultSession
         streams = session == nil
@@ -306,5 +306,15 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             stripped.setValue(nil, forHTTPHeaderField: name)
         }
         return stripped
+    }
+}
+
+extension HTTPTransport {
+    /// The longest timeout a transport applies: a year (in nanoseconds, `.seconds(Int64.max)` overflows).
+    package static var longestTimeout: Duration { .seconds(366 * 86_400) }
+
+    /// A timeout as transports apply it: from a millisecond to ``longestTimeout``, so any `Duration` is safe.
+    package static func clampedTimeout(_ timeout: Duration) -> Duration {
+        min(max(timeout, .milliseconds(1)), longestTimeout)
     }
 }
