@@ -88,6 +88,9 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
             guard let first = try await group.next(), let buffer = first else { throw HTTPClientError.deadlineExceeded }
             return buffer
         }
+        // On a machine busy enough to hold back the sleeping child, the body may win a race it had lost:
+        // whatever the scheduling, a call that ends after its deadline is a timeout.
+        guard ContinuousClock.now <= deadline else { throw HTTPClientError.deadlineExceeded }
         var responseFields = HTTPFields()
         for (name, value) in response.headers {
             if let fieldName = HTTPField.Name(name) { responseFields.append(HTTPField(name: fieldName, value: value)) }

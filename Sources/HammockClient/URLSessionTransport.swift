@@ -87,7 +87,8 @@ public struct URLSessionTransport: HTTPTransport {
             handle.cancel()
         }
         defer { deadline.cancel() }
-        return try await withTaskCancellationHandler {
+        let end = ContinuousClock.now + timeout
+        let result = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
                 transfer.start(continuation)
                 let task: URLSessionDataTask
@@ -106,6 +107,11 @@ public struct URLSessionTransport: HTTPTransport {
             transfer.fail(with: CancellationError())
             handle.cancel()
         }
+        // The deadline task needs a thread of the concurrency pool to fire; on a machine busy enough to
+        // hold it back, the transfer (finished on URLSession's own queue) may win a race it had lost.
+        // Whatever the scheduling, a call that ends after its deadline is a timeout.
+        guard ContinuousClock.now <= end else { throw URLError(.timedOut) }
+        return result
     }
 }
 
