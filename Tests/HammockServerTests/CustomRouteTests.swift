@@ -76,6 +76,23 @@ struct CustomRouteTests {
         #expect(try await third.respond(to: MockRequest(.get, "/fixed?kind=x")).json() == ["n": 3])
     }
 
+    @Test("Stub paths take wildcards: * is any one segment, ** at the end the rest of the path, none included")
+    func wildcards() async throws {
+        let server = try await MockServer()
+        server.addStubs([
+            try StubRoute(.get, "/files/*/raw", body: ["one": true]),
+            try StubRoute(.get, "/assets/**", body: ["rest": true]),
+        ])
+        #expect(await server.send(.get, "/files/a.txt/raw").1 == ["one": true])
+        #expect(await server.send(.get, "/files/a/b/raw").0.status == .notFound)
+        #expect(await server.send(.get, "/assets").1 == ["rest": true])
+        #expect(await server.send(.get, "/assets/css/site.css").1 == ["rest": true])
+        #expect(await server.send(.get, "/assetsx/a").0.status == .notFound)
+        #expect(throws: StubError.self) { try StubRoute(.get, "/assets/**/raw") }
+        #expect(try PathPattern("/a/*/c").match("/a/b/c") == [:])
+        #expect(try PathPattern("/a/:id/**").match("/a/7/x/y") == ["id": "7"])
+    }
+
     @Test("Query and header conditions must all hold; otherwise the next route, or a 404")
     func matching() async throws {
         let server = try await Self.server()

@@ -124,10 +124,10 @@ struct NearMiss: Sendable, Hashable {
         var misses: [NearMiss] = []
         for row in rows {
             let pattern = row.pattern.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-            guard pattern.count == segments.count else { continue }
+            guard pattern.count == segments.count, !pattern.contains("**") else { continue }
             var differing: (sent: Substring, wanted: Substring)?
             var fits = true
-            for (sent, wanted) in zip(segments, pattern) where !wanted.hasPrefix(":") && sent != wanted {
+            for (sent, wanted) in zip(segments, pattern) where !wanted.hasPrefix(":") && wanted != "*" && sent != wanted {
                 guard differing == nil, editDistance(sent, wanted, atMost: 2) != nil else {
                     fits = false
                     break
