@@ -207,6 +207,54 @@ public final class SQLiteStore: MockStore {
 }
 
 extension SQLiteStore {
+    public func snapshot(of schemas: [ResourceSchema]) async throws -> StoreSnapshot {
+        // On the writer, so no write lands between the mirror's tables and the key counters read here.
+        try await write { db in
+            var saved: [String: RecordTable] = [:]
+            for schema in schemas {
+                var table = try self.mirror.withLock { tables throws(StoreError) in try tables.table(schema) }
+                if schema.isKeyGenerated {
+                    let sequence =
+                        try Int.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = ?", arguments: [schema.name]) ?? 0
+                    table.lastGeneratedKey = max(table.lastGeneratedKey, sequence)
+                }
+                saved[schema.name] = table
+            }
+            return StoreSnapshot(tables: saved)
+        }
+    }
+
+    public func restore(_ snapshot: StoreSnapshot, schemas: [ResourceSchema]) async throws {
+        let restored = snapshot.tables(for: schemas)
+        try await write { db in
+            // Children first, so no moment of the transaction has a child pointing at a deleted parent.
+            for table in restored.reversed() {
+                try db.execute(sql: "DELETE FROM \(Self.quote(table.schema.name))")
+            }
+            for table in restored {
+                let schema = table.schema
+                let names = schema.columns.map { Self.quote($0.name) }.joined(separator: ", ")
+                let placeholders = Array(repeating: "?", count: schema.columns.count).joined(separator: ", ")
+                let statement = try db.cachedStatement(
+                    sql: "INSERT INTO \(Self.quote(schema.name)) (\(names)) VALUES (\(placeholders))")
+                for record in table.storedRecords {
+                    var arguments: [DatabaseValue] = []
+                    for column in schema.columns {
+                        arguments.append(try Self.databaseValue(record.fields[column.name] ?? .null, as: column.type))
+                    }
+                    try statement.execute(arguments: StatementArguments(arguments))
+                }
+                if schema.isKeyGenerated {
+                    try db.execute(sql: "DELETE FROM sqlite_sequence WHERE name = ?", arguments: [schema.name])
+                    try db.execute(
+                        sql: "INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)",
+                        arguments: [schema.name, table.lastGeneratedKey])
+                }
+            }
+            self.mirror.withLock { tables in for table in restored { tables.replace(table) } }
+        }
+    }
+
     /// Runs a write in the next group transaction (see ``GroupCommit``). If it fails, the mirror is
     /// reloaded from the file, since the mirror may hold changes of a transaction that did not commit.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {

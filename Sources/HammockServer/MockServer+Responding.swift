@@ -13,11 +13,23 @@ extension MockServer {
     public func respond(to request: MockRequest) async -> MockResponse {
         var request = request
         if request.context == nil { request.context = makeContext(arrival: .now, peer: nil) }
+        if let admin, request.rejection == nil, admin.owns(request.path) { return await admin.respond(to: request, on: self) }
+        if !baseline.isTaken { await takeBaselineOnce() }
+        let pipeline = self.pipeline.withLock { $0 }
         do {
             return try await pipeline.respond(request)
         } catch {
-            // The problem middleware maps every error; this is only reached if that changes.
-            return HTTPProblem(.internalServerError, detail: String(describing: error)).response
+            // The problem middleware maps every error the server's own steps see; this is reached by
+            // errors of middleware placed outside them.
+            return Self.unmappedFailure(.failure(error))
+        }
+    }
+
+    /// The 500 for an error no problem mapping saw.
+    static func unmappedFailure(_ outcome: Result<MockResponse, any Error>) -> MockResponse {
+        switch outcome {
+        case .success(let response): response
+        case .failure(let error): HTTPProblem(.internalServerError, detail: String(describing: error)).response
         }
     }
 

@@ -38,14 +38,30 @@ public final class MockServer: Sendable {
         /// people, `Location` and `Link` headers carry the prefix, and paths outside it are 404.
         public var basePath: String?
 
+        /// How much the request journal (``MockServer/journal``) keeps; ``RequestJournal/Limits/off``
+        /// turns it off.
+        public var journal: RequestJournal.Limits
+
+        /// Where the admin API is served (`/__hammock`), outside the base path; `nil` turns it off. A
+        /// path the admin API owns is never answered by a resource or route.
+        public var adminPath: String?
+        /// The bearer token the admin API requires (`Authorization: Bearer TOKEN`), if any; the rest of
+        /// the API does not need it.
+        public var adminToken: String?
+
         /// Creates options.
         public init(
-            latency: Latency? = nil, maximumBodySize: Int = 1 << 20, allowsCrossOrigin: Bool = true, basePath: String? = nil
+            latency: Latency? = nil, maximumBodySize: Int = 1 << 20, allowsCrossOrigin: Bool = true, basePath: String? = nil,
+            journal: RequestJournal.Limits = RequestJournal.Limits(), adminPath: String? = "/__hammock",
+            adminToken: String? = nil
         ) {
             self.latency = latency
             self.maximumBodySize = maximumBodySize
             self.allowsCrossOrigin = allowsCrossOrigin
             self.basePath = basePath.flatMap(Self.normalizedBasePath)
+            self.journal = journal
+            self.adminPath = adminPath.flatMap(Self.normalizedBasePath)
+            self.adminToken = adminToken
         }
 
         /// `text` as a base path: with a leading slash and without a trailing one; `nil` for the root
@@ -81,9 +97,23 @@ public final class MockServer: Sendable {
     /// Routes added with ``route(_:_:_:)`` and ``addStubs(_:)``, asked first.
     let customRoutes: CustomRoutes
     let router: MockRouter
-    let pipeline: MiddlewareChain
+    /// The pipeline, rebuilt when the latency changes (``setLatency(_:)``): no request pays for a
+    /// latency step while there is no latency.
+    let pipeline: Mutex<MiddlewareChain>
+    /// Builds the pipeline for a latency.
+    let assemble: @Sendable (Latency?) -> MiddlewareChain
+    /// The current latency.
+    let currentLatency: Mutex<Latency?>
+    /// Every request and its answer, for tests to query and wait on.
+    public let journal: RequestJournal
+    /// The admin API, when ``Options/adminPath`` is set.
+    let admin: AdminAPI?
+    /// The data to go back to on ``reset()``; taken before the first request is answered.
+    let baseline = Baseline()
+    /// Snapshots saved by name.
+    let snapshots = Mutex<[String: StoreSnapshot]>([:])
     /// Raised while the server stops, to release responses held back by latency.
-    let stopSignal = StopSignal()
+    let stopSignal: StopSignal
     /// The number of the latest request given a context.
     let requestNumbers = Atomic<UInt64>(0)
     /// What serves this server on a socket (HammockHTTPServer), told to stop by ``stop()``.
@@ -129,14 +159,26 @@ public final class MockServer: Sendable {
         self.customRoutes = customRoutes
         let router = MockRouter([customRoutes] + routes + [resourceRoutes], basePath: options.basePath)
         self.router = router
-        var chain: [any MockMiddleware] = outerMiddleware + [LogMiddleware(logger: logger)]
-        if let latency = options.latency {
-            chain.append(
-                LatencyMiddleware(latency: latency, timer: LatencyTimer(clock: clock), random: random, stopSignal: stopSignal))
+        let journal = RequestJournal(limits: options.journal, clock: clock, now: now)
+        self.journal = journal
+        let timer = LatencyTimer(clock: clock)
+        let stopSignal = StopSignal()
+        self.stopSignal = stopSignal
+        assemble = { latency in
+            var chain: [any MockMiddleware] = journal.isEnabled ? [JournalMiddleware(journal: journal)] : []
+            chain += outerMiddleware + [LogMiddleware(logger: logger)]
+            if let latency {
+                chain.append(LatencyMiddleware(latency: latency, timer: timer, random: random, stopSignal: stopSignal))
+            }
+            if options.allowsCrossOrigin { chain.append(CORSMiddleware()) }
+            chain += [
+                ProblemMiddleware(logger: logger), FinalAnswerStep(), HeadMiddleware(), ConditionalRequestMiddleware(now: now),
+            ]
+            return MiddlewareChain(chain + middleware, around: router.respond(to:))
         }
-        if options.allowsCrossOrigin { chain.append(CORSMiddleware()) }
-        chain += [ProblemMiddleware(logger: logger), FinalAnswerStep(), HeadMiddleware(), ConditionalRequestMiddleware(now: now)]
-        self.pipeline = MiddlewareChain(chain + middleware, around: router.respond(to:))
+        pipeline = Mutex(assemble(options.latency))
+        currentLatency = Mutex(options.latency)
+        admin = options.adminPath.map { AdminAPI(path: $0, token: options.adminToken, options: options, logger: logger) }
         for resource in try MockResource.parentsFirst(resources) { try await addResource(resource) }
     }
 

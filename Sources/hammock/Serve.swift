@@ -47,6 +47,22 @@ struct Serve: AsyncParsableCommand {
         help: "The seed of the file's generated records: the same seed makes the same records (default: a random one, printed).")
     var seed: UInt64?
 
+    @Option(help: "The admin API's path prefix (default: the file's adminPath, else /__hammock).")
+    var adminPath: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "A token the admin API then requires as 'Authorization: Bearer TOKEN' (default: $HAMMOCK_ADMIN_TOKEN, else none).",
+            valueName: "token"))
+    var adminToken: String?
+
+    @Option(
+        parsing: .unconditional,
+        help:
+            "How many requests the journal keeps for GET <admin>/requests (default: the file's journalSize, else 5000; 0 turns it off)."
+    )
+    var journalSize: Int?
+
     @Flag(help: "Do not log each request.")
     var quiet = false
 
@@ -61,6 +77,7 @@ struct Serve: AsyncParsableCommand {
             Self.printError(error.description)
             throw ExitCode(2)
         }
+        let token = adminToken ?? ProcessInfo.processInfo.environment["HAMMOCK_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
         let location = configuration.store ?? .sqlite(path: Self.defaultStorePath(for: config))
         let store: any MockStore
         do {
@@ -80,7 +97,8 @@ struct Serve: AsyncParsableCommand {
         let port: Int
         do {
             do {
-                server = try await MockServer(configuration: configuration, store: store, logger: logger)
+                server = try await MockServer(
+                    configuration: configuration, store: store, adminToken: token, logger: logger)
             } catch {
                 Self.printError("\(config): \(error)")
                 throw ExitCode(2)
@@ -113,6 +131,11 @@ struct Serve: AsyncParsableCommand {
             Self.printError(
                 "warning: listening on \(host), reachable from other machines: anyone who can reach this one can "
                     + "read and change the data, and CORS lets any web page call it. Use --host 127.0.0.1 to stay local.")
+            if token == nil {
+                Self.printError(
+                    "warning: the admin API at \(configuration.effectiveAdminPath) is open to them too (it reads every "
+                        + "request and can reset the data); give it a token with --admin-token or HAMMOCK_ADMIN_TOKEN.")
+            }
         }
         for await _ in signals { break }
         await logOutput.flush()
@@ -171,6 +194,22 @@ struct Serve: AsyncParsableCommand {
             }
             configuration.basePath = MockServer.Options.normalizedBasePath(basePath)
         }
+        if let adminPath {
+            guard let path = MockServer.Options.normalizedBasePath(adminPath) else {
+                throw ConfigurationError(
+                    file: "--admin-path", keyPath: "", message: "expected a path such as /__hammock, found \(adminPath)")
+            }
+            configuration.adminPath = path
+        }
+        if let journalSize {
+            guard (0...1_000_000).contains(journalSize) else {
+                throw ConfigurationError(
+                    file: "--journal-size", keyPath: "", message: "expected 0 to 1000000 requests, found \(journalSize)")
+            }
+            configuration.journalSize = journalSize
+        }
+        // Flags may have moved the base path or the admin path: check again what the file checked.
+        try configuration.checkAdminPath(file: config)
         if let latency {
             guard let range = Self.parseLatency(latency) else {
                 throw ConfigurationError(
@@ -201,6 +240,7 @@ struct Serve: AsyncParsableCommand {
     ) {
         Self.printLine("Hammock is serving \(config) at \(url)")
         Self.printLine("store: \(store)")
+        Self.printLine("admin: \(url)\(server.options.adminPath ?? "") (requests, reset, snapshots, latency, routes)")
         for (resource, report) in reports { Self.printLine("data: \(resource): \(report)") }
         if let generated, !generated.reports.isEmpty {
             let counts = generated.reports.map { "\($0.resource) \($0.report.loaded)" }.joined(separator: ", ")

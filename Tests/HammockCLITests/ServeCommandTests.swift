@@ -290,6 +290,58 @@ struct ServeCommandTests {
         #expect(bad.errorOutput.withLock { $0 }.contains("--base-path"))
     }
 
+    @Test("A file of routes alone serves; the admin API takes --admin-token or HAMMOCK_ADMIN_TOKEN and journals requests")
+    func routesOnlyWithAdmin() async throws {
+        let (directory, path) = try temporaryConfig(
+            #"{"routes": [{"method": "GET", "path": "/health", "body": {"ok": true}}]}"#)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (process, url) = try await serve([path, "--store", "memory", "--admin-token", "t0k", "--journal-size", "2"])
+        let admin = await process.firstLine { $0.hasPrefix("admin: ") }
+        #expect(admin?.hasSuffix("/__hammock (requests, reset, snapshots, latency, routes)") == true)
+        #expect(try await send("GET", url + "/health").json == ["ok": true])
+        for _ in 0..<3 { _ = try await send("GET", url + "/nothing") }
+        #expect(try await send("GET", url + "/__hammock/requests").status == 401)
+        var request = URLRequest(url: try #require(URL(string: url + "/__hammock/requests")))
+        request.setValue("Bearer t0k", forHTTPHeaderField: "Authorization")
+        let (data, _) = try await URLSession(configuration: .ephemeral).data(for: request)
+        let entries = try JSON(parsing: [UInt8](data)).arrayValue ?? []
+        #expect(entries.map { $0["request"]?["path"] } == ["/nothing", "/nothing"])  // --journal-size 2
+        process.interrupt()
+        #expect(await process.exitStatus() == 0)
+
+        let fromEnvironment = try HammockProcess(
+            ["serve", path, "--store", "memory", "--port", "0", "--host", "0.0.0.0"], shellPrefix: "export HAMMOCK_ADMIN_TOKEN=e")
+        #expect(await fromEnvironment.firstLine { $0.hasPrefix("Hammock is serving") } != nil)
+        #expect(await eventually { fromEnvironment.errorOutput.withLock { $0.contains("warning: listening on 0.0.0.0") } })
+        // With a token, no warning about an open admin API.
+        #expect(!fromEnvironment.errorOutput.withLock { $0.contains("admin API") })
+        fromEnvironment.interrupt()
+        #expect(await fromEnvironment.exitStatus() == 0)
+
+        let open = try HammockProcess(["serve", path, "--store", "memory", "--port", "0", "--host", "0.0.0.0"])
+        #expect(await eventually { open.errorOutput.withLock { $0.contains("the admin API at /__hammock is open") } })
+        open.interrupt()
+        #expect(await open.exitStatus() == 0)
+
+        for (flags, message) in [
+            (["--admin-path", "no"], "--admin-path: expected a path"), (["--journal-size", "-1"], "--journal-size: expected 0"),
+            (["--base-path", "/__hammock"], "basePath: lies under /__hammock"),
+        ] {
+            let bad = try HammockProcess(["serve", path, "--store", "memory", "--port", "0"] + flags)
+            #expect(await bad.exitStatus() == 2, "\(flags)")
+            #expect(bad.errorOutput.withLock { $0 }.contains(message), "\(flags)")
+        }
+    }
+
+    @Test("hammock serve --help lists the admin and journal flags")
+    func help() async throws {
+        let process = try HammockProcess(["serve", "--help"])
+        var text = ""
+        for await line in process.lines { text += line + "\n" }
+        #expect(await process.exitStatus() == 0)
+        for flag in ["--admin-path", "--admin-token", "--journal-size"] { #expect(text.contains(flag), "\(flag)") }
+    }
+
     @Test("hammock routes prints the route table")
     func routes() async throws {
         let process = try HammockProcess(["routes", "Examples/people.json"])

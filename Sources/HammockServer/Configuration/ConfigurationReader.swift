@@ -45,10 +45,10 @@ struct ConfigurationReader {
         return Latency(minimumSeconds: minimum, maximumSeconds: maximum)
     }
 
+    /// The `resources` array; none when it is absent (a file of routes alone).
     func resources(_ value: JSON?) throws(ConfigurationError) -> [MockResource] {
-        guard let value else { throw fail("resources", "missing; list at least one resource") }
+        guard let value, !value.isNull else { return [] }
         guard case .array(let elements) = value else { throw fail("resources", "expected an array of resources") }
-        guard !elements.isEmpty else { throw fail("resources", "empty; list at least one resource") }
         var resources: [MockResource] = []
         for (index, element) in elements.enumerated() {
             resources.append(try resource(element, at: "resources[\(index)]"))

@@ -1,7 +1,8 @@
 public import Logging
 
 extension MockServer {
-    /// Creates a server from a configuration file's contents, with `store` already opened.
+    /// Creates a server from a configuration file's contents, with `store` already opened; `adminToken`
+    /// protects the admin API (see ``Options/adminToken``).
     ///
     /// ```swift
     /// let configuration = try ServerConfiguration(contentsOfFile: "Examples/people.json")
@@ -14,12 +15,15 @@ extension MockServer {
         serializer: any MockSerializer = DefaultSerializer(),
         routes: [any MockRoutes] = [],
         middleware: [any MockMiddleware] = [],
+        adminToken: String? = nil,
         logger: Logger = Logger(label: "Hammock", factory: { _ in SwiftLogNoOpLogHandler() })
     ) async throws {
         let options = Options(
             latency: configuration.latency,
             maximumBodySize: configuration.maximumBodySize ?? (1 << 20),
-            allowsCrossOrigin: configuration.allowsCrossOrigin ?? true, basePath: configuration.basePath)
+            allowsCrossOrigin: configuration.allowsCrossOrigin ?? true, basePath: configuration.basePath,
+            journal: configuration.journalSize.map { RequestJournal.Limits(entries: $0) } ?? RequestJournal.Limits(),
+            adminPath: configuration.effectiveAdminPath, adminToken: adminToken)
         try await self.init(
             resources: configuration.resources, store: store, controller: controller, serializer: serializer,
             options: options, routes: routes, middleware: middleware, clock: ContinuousClock(), logger: logger)

@@ -72,10 +72,14 @@ public struct ServerConfiguration: Sendable {
     public var basePath: String?
     /// Records to make up for resources that are still empty after `data` (`generate`).
     public var generate: DataGeneration?
+    /// Where the admin API is served (`adminPath`, normalized); `/__hammock` when absent.
+    public var adminPath: String?
+    /// How many requests the journal keeps (`journalSize`); 5,000 when absent, 0 for none.
+    public var journalSize: Int?
 
     static let topLevelKeys = [
         "host", "port", "store", "latency", "maximumBodySize", "cors", "idleTimeout", "requestTimeout", "resources", "data",
-        "routes", "basePath", "generate",
+        "routes", "basePath", "generate", "adminPath", "journalSize",
     ]
     static let resourceKeys = ["name", "fields", "primaryKey", "actions", "parents"]
 
@@ -139,12 +143,43 @@ public struct ServerConfiguration: Sendable {
         resources = try reader.resources(object["resources"])
         data = try reader.data(object["data"], resources: resources)
         routes = try reader.routes(object["routes"])
+        if resources.isEmpty && routes.isEmpty {
+            let found = object["resources"] == nil ? "missing" : "empty"
+            throw fail("resources", "\(found); list at least one resource, or give routes (a file of routes alone is fine)")
+        }
         generate = try reader.generate(object["generate"], resources: resources)
         if let text = try reader.string(object["basePath"], at: "basePath") {
             guard MockServer.Options.isValidBasePath(text) else {
                 throw fail("basePath", "expected a path such as \"/api/v1\", found \"\(text)\"")
             }
             basePath = MockServer.Options.normalizedBasePath(text)
+        }
+        if let text = try reader.string(object["adminPath"], at: "adminPath") {
+            guard let path = MockServer.Options.normalizedBasePath(text) else {
+                throw fail("adminPath", "expected a path such as \"/__hammock\", found \"\(text)\"")
+            }
+            adminPath = path
+        }
+        journalSize = try reader.integer(object["journalSize"], at: "journalSize", in: 0...1_000_000)
+        try checkAdminPath(file: file)
+    }
+
+    /// The admin API's prefix in force: ``adminPath``, else `/__hammock`.
+    public var effectiveAdminPath: String { adminPath ?? "/__hammock" }
+
+    /// Checks that no resource, route or base path lies under the admin API's prefix, where it could
+    /// never be reached.
+    /// - Throws: ``ConfigurationError`` naming `file` and the key of the first one that does.
+    public func checkAdminPath(file: String) throws(ConfigurationError) {
+        let admin = effectiveAdminPath
+        func isUnderAdmin(_ path: String) -> Bool { path == admin || path.hasPrefix(admin + "/") }
+        let message = "lies under \(admin), the admin API's prefix, where it could never be reached; rename it or set adminPath"
+        if let basePath, isUnderAdmin(basePath) { throw ConfigurationError(file: file, keyPath: "basePath", message: message) }
+        for (index, resource) in resources.enumerated() where isUnderAdmin((basePath ?? "") + "/" + resource.name) {
+            throw ConfigurationError(file: file, keyPath: "resources[\(index)].name", message: message)
+        }
+        for (index, route) in routes.enumerated() where isUnderAdmin((basePath ?? "") + route.path.description) {
+            throw ConfigurationError(file: file, keyPath: "routes[\(index)].path", message: message)
         }
     }
 }

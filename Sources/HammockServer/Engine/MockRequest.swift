@@ -56,6 +56,9 @@ extension MockRequest {
 }
 
 extension MockRequest {
+    /// The body parsed as JSON.
+    public func json() throws(JSONParsingError) -> JSON { try JSON(parsing: body) }
+
     /// Creates a request with a JSON body and `Content-Type: application/json`.
     public init(_ method: HTTPRequest.Method, _ target: String, headerFields: HTTPFields = [:], json: JSON) {
         var fields = headerFields

@@ -105,6 +105,19 @@ public final class MemoryStore: MockStore {
         }
     }
 
+    public func snapshot(of schemas: [ResourceSchema]) async throws -> StoreSnapshot {
+        try tables.withLock { tables throws(StoreError) in
+            var saved: [String: RecordTable] = [:]
+            for schema in schemas { saved[schema.name] = try tables.table(schema) }
+            return StoreSnapshot(tables: saved)
+        }
+    }
+
+    public func restore(_ snapshot: StoreSnapshot, schemas: [ResourceSchema]) async throws {
+        let restored = snapshot.tables(for: schemas)
+        tables.withLock { tables in for table in restored { tables.replace(table) } }
+    }
+
     private static func insert(
         _ values: JSONObject, of schema: ResourceSchema, into tables: inout RecordTables
     )

@@ -57,6 +57,11 @@ public protocol MockStore: Sendable {
     func updateRecord(of schema: ResourceSchema, withKey key: JSON, with values: JSONObject) async throws -> JSONObject?
     /// Deletes the record with `key`, nulling its children's foreign keys; `false` if there was none.
     func deleteRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> Bool
+    /// Every record of `schemas` and each one's last generated key, read in one consistent step.
+    func snapshot(of schemas: [ResourceSchema]) async throws -> StoreSnapshot
+    /// Replaces every record of `schemas` with the snapshot's, keys and key counters included, in one
+    /// atomic step (see ``StoreSnapshot/tables(for:)`` for resources it lacks or whose fields changed).
+    func restore(_ snapshot: StoreSnapshot, schemas: [ResourceSchema]) async throws
 }
 
 extension MockStore {

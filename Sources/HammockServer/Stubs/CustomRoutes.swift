@@ -95,7 +95,9 @@ final class CustomRoutes: MockRoutes {
         }
     }
 
-    let entries = Mutex<[Entry]>([])
+    /// The routes in the order tried, each with the number it was added under.
+    let entries = Mutex<[(id: Int, entry: Entry)]>([])
+    private let lastID = Atomic<Int>(0)
     let records: RouteRecords
     let timer: LatencyTimer
     let random: @Sendable () -> Double
@@ -106,11 +108,26 @@ final class CustomRoutes: MockRoutes {
         self.random = random
     }
 
-    func add(_ entry: Entry) { entries.withLock { $0.append(entry) } }
+    /// Adds a route after the others; returns its number.
+    @discardableResult
+    func add(_ entry: Entry) -> Int {
+        let id = lastID.add(1, ordering: .relaxed).newValue
+        entries.withLock { $0.append((id, entry)) }
+        return id
+    }
+
+    /// Removes the routes numbered `ids`; returns how many there were.
+    func remove(_ ids: Set<Int>) -> Int {
+        entries.withLock { entries in
+            let before = entries.count
+            entries.removeAll { ids.contains($0.id) }
+            return before - entries.count
+        }
+    }
 
     var routeTable: [RouteTableEntry] {
         var rows: [RouteTableEntry] = []
-        for entry in entries.withLock({ $0 }) {
+        for (_, entry) in entries.withLock({ $0 }) {
             let methods = Self.methods(entry.method)
             if let index = rows.firstIndex(where: { $0.pattern == entry.path.description }) {
                 rows[index].methods += methods.filter { !rows[index].methods.contains($0) }
@@ -128,7 +145,7 @@ final class CustomRoutes: MockRoutes {
         var methods: [HTTPRequest.Method] = []
         var context: StubTemplate.Context?
         var firstOnPath: Entry?
-        for entry in entries {
+        for (_, entry) in entries {
             guard let parameters = entry.path.match(request.path) else { continue }
             firstOnPath = firstOnPath ?? entry
             for method in Self.methods(entry.method) where !methods.contains(method) { methods.append(method) }
@@ -171,7 +188,7 @@ final class CustomRoutes: MockRoutes {
         let method = request.method == .head ? HTTPRequest.Method.get : request.method
         var context: StubTemplate.Context?
         var misses: [NearMiss] = []
-        for entry in entries {
+        for (_, entry) in entries {
             guard case .stub(let stub) = entry, stub.method == method, let parameters = stub.path.match(request.path) else {
                 continue
             }

@@ -24,8 +24,15 @@ extension MockServer {
         customRoutes.add(.handler(method, pattern, handler))
     }
 
-    /// Adds described routes (a configuration file's `routes`), after the routes of your own added so far.
-    public func addStubs(_ stubs: [StubRoute]) {
-        for stub in stubs { customRoutes.add(.stub(stub)) }
+    /// Adds described routes (a configuration file's `routes`), after the routes of your own added so
+    /// far; returns the number each was added under, for ``removeRoutes(_:)``.
+    @discardableResult
+    public func addStubs(_ stubs: [StubRoute]) -> [Int] {
+        stubs.map { customRoutes.add(.stub($0)) }
     }
+
+    /// Removes routes of your own (stubs, or closures added with ``route(_:_:_:)``) by the numbers they
+    /// were added under; returns how many were removed.
+    @discardableResult
+    public func removeRoutes(_ ids: [Int]) -> Int { customRoutes.remove(Set(ids)) }
 }

@@ -1,0 +1,220 @@
+import Foundation
+import HTTPTypes
+import HammockJSON
+import HammockWire
+import Synchronization
+
+extension AdminAPI {
+    /// The query parameters `GET <prefix>/requests` takes.
+    static let requestFilters = ["method", "path", "status", "since", "after", "limit"]
+
+    /// `GET <prefix>/requests`: the journal's entries, oldest first, filtered.
+    func listRequests(_ request: MockRequest, journal: RequestJournal) throws -> MockResponse {
+        let items = try ListQuery.items(of: request.query ?? "")
+        var pattern = RequestPattern()
+        var since: Date?
+        var after: UInt64 = 0
+        var limit = Int.max
+        for item in items {
+            switch item.name {
+            case "method":
+                guard let method = HTTPRequest.Method(item.value.uppercased()) else {
+                    throw HTTPProblem.badRequest("'method' must be an HTTP method, such as GET; found '\(item.value.prefix(40))'")
+                }
+                pattern.method = method
+            case "path":
+                guard (try? PathPattern(item.value)) != nil else {
+                    throw HTTPProblem.badRequest(
+                        "'path' must be a path pattern such as /people/:id, /people/* or /files/**; found '\(item.value.prefix(200))'"
+                    )
+                }
+                pattern.path = item.value
+            case "status":
+                guard let status = Int(item.value), (100...599).contains(status) else {
+                    throw HTTPProblem.badRequest(
+                        "'status' must be a status code from 100 to 599; found '\(item.value.prefix(40))'")
+                }
+                pattern.status = status
+            case "since":
+                guard let date = JournalJSON.parseTime(item.value) else {
+                    throw HTTPProblem.badRequest(
+                        "'since' must be an ISO 8601 time such as 2026-11-25T10:00:00Z; found '\(item.value.prefix(60))'")
+                }
+                since = date
+            case "after":
+                guard let id = UInt64(item.value) else {
+                    throw HTTPProblem.badRequest("'after' must be an entry number; found '\(item.value.prefix(40))'")
+                }
+                after = id
+            case "limit":
+                guard let count = Int(item.value), count >= 0 else {
+                    throw HTTPProblem.badRequest("'limit' must be a number of entries; found '\(item.value.prefix(40))'")
+                }
+                limit = count
+            default:
+                throw HTTPProblem.badRequest(
+                    "Unknown filter '\(item.name.prefix(60))'; use \(Self.requestFilters.joined(separator: ", "))")
+            }
+        }
+        var entries = journal.entries(matching: pattern, after: JournalCursor(id: after))
+        if let since { entries.removeAll { $0.time < since } }
+        // The newest `limit`, still oldest first.
+        if entries.count > limit { entries.removeFirst(entries.count - limit) }
+        var fields = HTTPFields()
+        fields[HTTPField.Name("X-Total-Count")!] = String(entries.count)
+        return MockResponse(headerFields: fields, json: .array(entries.map(JournalJSON.entry)))
+    }
+
+    /// `GET <prefix>/resources`: each resource's definition and how many records it has.
+    func listResources(_ server: MockServer) async throws -> MockResponse {
+        var resources: [JSON] = []
+        for schema in server.schemas {
+            var fields = JSONObject()
+            for column in schema.columns { fields[column.name] = .string(column.type.rawValue) }
+            let count = try await server.store.count(of: schema)
+            resources.append([
+                "name": .string(schema.name), "primaryKey": .string(schema.key.name),
+                "keyIsGenerated": .bool(schema.isKeyGenerated), "fields": .object(fields),
+                "parents": .array(schema.foreignKeys.map { ["resource": .string($0.parent), "foreignKey": .string($0.name)] }),
+                "count": .integer(count),
+            ])
+        }
+        return MockResponse(json: .array(resources))
+    }
+
+    static func json(_ row: RouteTableEntry) -> JSON {
+        var object: JSONObject = [
+            "methods": .array(row.methods.map { .string($0.rawValue) }), "pattern": .string(row.pattern),
+        ]
+        if let resource = row.resource { object["resource"] = .string(resource) }
+        return .object(object)
+    }
+
+    /// `POST <prefix>/routes`: one route, or an array of them, in the configuration file's shape; each
+    /// answered before the resources' routes from now on. Answers the numbers they were added under.
+    func addRoutes(_ request: MockRequest, server: MockServer) throws -> MockResponse {
+        let body = try Self.jsonBody(of: request)
+        let reader = ConfigurationReader { keyPath, message in
+            ConfigurationError(file: "request body", keyPath: keyPath, message: message)
+        }
+        var stubs: [StubRoute] = []
+        do {
+            if case .array = body {
+                stubs = try reader.routes(body)
+            } else {
+                stubs = [try reader.route(body, at: "route")]
+            }
+        } catch {
+            throw HTTPProblem.badRequest(error.description)
+        }
+        let ids = server.addStubs(stubs)
+        addedRoutes.withLock { $0 += ids }
+        return MockResponse(status: .created, json: ["ids": .array(ids.map(JSON.integer))])
+    }
+
+    /// `PUT <prefix>/latency`: `{"min": 0.1, "max": 0.5}` in seconds, as in a configuration file, or
+    /// `null` for none.
+    static func latency(from request: MockRequest) throws -> Latency? {
+        let body = try jsonBody(of: request)
+        let reader = ConfigurationReader { keyPath, message in
+            ConfigurationError(file: "request body", keyPath: keyPath, message: message)
+        }
+        do {
+            return try reader.latency(body, at: "latency")
+        } catch {
+            throw HTTPProblem.badRequest(error.description)
+        }
+    }
+
+    static func json(_ latency: Latency?) -> JSON {
+        guard let latency else { return .null }
+        func seconds(_ duration: Duration) -> JSON {
+            let (whole, fraction) = duration.components
+            return .double(Double(whole) + Double(fraction) / 1e18)
+        }
+        return ["min": seconds(latency.minimum), "max": seconds(latency.maximum)]
+    }
+
+    static func jsonBody(of request: MockRequest) throws -> JSON {
+        do {
+            return try JSON(parsing: request.body)
+        } catch {
+            throw HTTPProblem.badRequest("The body is not JSON: \(error.description)")
+        }
+    }
+}
+
+/// The journal's entries as JSON, the shape `GET /__hammock/requests` answers (see docs/server.md).
+enum JournalJSON {
+    static func entry(_ entry: JournalEntry) -> JSON {
+        var request: JSONObject = [
+            "method": .string(entry.request.method.rawValue), "path": .string(entry.request.path),
+            "query": entry.request.query.map(JSON.string) ?? .null, "headers": headers(entry.request.headerFields),
+            "bodySize": .integer(entry.request.body.count),
+        ]
+        body(entry.request.body, type: entry.request.headerFields[.contentType], into: &request)
+        var response: JSONObject = [
+            "status": .integer(entry.response.status.code), "headers": headers(entry.response.headerFields),
+            "bodySize": .integer(entry.response.body.count),
+        ]
+        body(entry.response.body, type: entry.response.headerFields[.contentType], into: &response)
+        var route = JSON.null
+        if let matched = entry.route {
+            var object: JSONObject = ["kind": .string(matched.kind.rawValue), "pattern": .string(matched.pattern)]
+            if let resource = matched.resource { object["resource"] = .string(resource) }
+            route = .object(object)
+        }
+        let (seconds, attoseconds) = entry.duration.components
+        return [
+            "id": .integer(Int(clamping: entry.id)), "time": .string(formatTime(entry.time)),
+            "durationMs": .double((Double(seconds) * 1000 + Double(attoseconds) / 1e15 * 1000).rounded() / 1000),
+            "peer": entry.peer.map(JSON.string) ?? .null, "refused": .bool(entry.isRefused), "route": route,
+            "request": .object(request), "response": .object(response),
+        ]
+    }
+
+    /// Header fields as an object of lowercased names: a string for one value, an array for several
+    /// (so `Set-Cookie` lines stay apart).
+    static func headers(_ fields: HTTPFields) -> JSON {
+        var object = JSONObject()
+        for field in fields {
+            let name = field.name.canonicalName
+            switch object[name] {
+            case nil: object[name] = .string(field.value)
+            case .string(let first)?: object[name] = .array([.string(first), .string(field.value)])
+            case .array(var values)?:
+                values.append(.string(field.value))
+                object[name] = .array(values)
+            default: break
+            }
+        }
+        return .object(object)
+    }
+
+    /// `body` and `bodyEncoding`: JSON as itself when the content type says JSON and it parses, text
+    /// when it is UTF-8, else base64. No body, no members.
+    static func body(_ bytes: [UInt8], type: String?, into object: inout JSONObject) {
+        guard !bytes.isEmpty else { return }
+        if type.map { HeaderValue.mediaType(of: $0) }?.contains("json") ?? false, let json = try? JSON(parsing: bytes) {
+            object["body"] = json
+            object["bodyEncoding"] = "json"
+        } else if let text = String(validating: bytes, as: UTF8.self) {
+            object["body"] = .string(text)
+            object["bodyEncoding"] = "text"
+        } else {
+            object["body"] = .string(Base64.encode(bytes))
+            object["bodyEncoding"] = "base64"
+        }
+    }
+
+    static func formatTime(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
+    /// An ISO 8601 time, with or without fractional seconds; `nil` if it is not one.
+    static func parseTime(_ text: String) -> Date? {
+        guard text.utf8.count <= 64 else { return nil }
+        return (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))
+            ?? (try? Date.ISO8601FormatStyle().parse(text))
+    }
+}

@@ -1,0 +1,230 @@
+import Foundation
+import HTTPTypes
+import HammockJSON
+import Logging
+import Synchronization
+
+/// The admin API under a reserved prefix (`/__hammock` by default), outside the base path: the
+/// journal, the resources and routes, reset, snapshots, latency and the version, as JSON, with
+/// problem+json errors. Each call is also a Swift method of ``MockServer``; this only maps HTTP onto
+/// them. Its requests are not journaled and get no simulated latency; they do get CORS headers and a
+/// log line.
+final class AdminAPI: Sendable {
+    /// The prefix, normalized (`/__hammock`).
+    let path: String
+    /// `Bearer TOKEN` as bytes, when a token is required.
+    let expectedAuthorization: [UInt8]?
+    let allowsCrossOrigin: Bool
+    let logger: Logger
+    /// Routes added over this API, which `DELETE <prefix>/routes` removes.
+    let addedRoutes = Mutex<[Int]>([])
+
+    init(path: String, token: String?, options: MockServer.Options, logger: Logger) {
+        self.path = path
+        expectedAuthorization = token.map { Array($0.utf8) }
+        allowsCrossOrigin = options.allowsCrossOrigin
+        self.logger = logger
+    }
+
+    /// Whether `requestPath` is the prefix or under it: a plain byte comparison, since every request
+    /// asks it.
+    func owns(_ requestPath: String) -> Bool {
+        guard requestPath.hasPrefix(path) else { return false }
+        let rest = requestPath.utf8.dropFirst(path.utf8.count)
+        return rest.isEmpty || rest.first == UInt8(ascii: "/")
+    }
+
+    /// One endpoint: the methods it allows and what answers them.
+    struct Endpoint {
+        var methods: [HTTPRequest.Method]
+        var handler: (MockRequest) async throws -> MockResponse
+    }
+
+    func respond(to request: MockRequest, on server: MockServer) async -> MockResponse {
+        var outcome: Result<MockResponse, any Error>
+        do {
+            outcome = .success(try await answer(request, on: server))
+        } catch {
+            outcome = .failure(error)
+        }
+        outcome = ProblemMiddleware(logger: logger).finish(outcome, for: request)
+        outcome = FinalAnswerStep().finish(outcome, for: request)
+        outcome = HeadMiddleware().finish(outcome, for: request)
+        if allowsCrossOrigin { outcome = CORSMiddleware().finish(outcome, for: request) }
+        outcome = LogMiddleware(logger: logger).finish(outcome, for: request)
+        return (try? outcome.get()) ?? MockServer.unmappedFailure(outcome)
+    }
+
+    func answer(_ request: MockRequest, on server: MockServer) async throws -> MockResponse {
+        let rest = request.path.dropFirst(path.count)
+        let segments = rest.split(separator: "/").map(String.init)
+        guard let endpoint = endpoint(for: segments, on: server) else {
+            throw HTTPProblem.notFound(
+                "No admin endpoint '\(request.path.prefix(200))'; see GET \(path) for the list")
+        }
+        let method = request.method == .head ? HTTPRequest.Method.get : request.method
+        if request.method == .options {
+            // A preflight carries no credentials, so it is answered before the token is checked.
+            var fields = HTTPFields()
+            fields[.allow] = (endpoint.methods + (endpoint.methods.contains(.get) ? [.head] : []) + [.options])
+                .map(\.rawValue).joined(separator: ", ")
+            return MockResponse(status: .noContent, headerFields: fields)
+        }
+        try authorize(request)
+        guard endpoint.methods.contains(method) else {
+            throw HTTPProblem.methodNotAllowed(request.method, allowed: endpoint.methods)
+        }
+        var inner = request
+        inner.method = method
+        return try await endpoint.handler(inner)
+    }
+
+    /// Checks `Authorization: Bearer TOKEN` when a token is set, comparing in time that depends only on
+    /// the expected value's length.
+    func authorize(_ request: MockRequest) throws(HTTPProblem) {
+        guard let expected = expectedAuthorization else { return }
+        var given: [UInt8] = []
+        if let value = request.headerFields[.authorization] {
+            let trimmed = value.trimmingCharacters(in: .whitespaces)
+            if trimmed.count > 7, trimmed.prefix(7).lowercased() == "bearer " {
+                given = Array(trimmed.dropFirst(7).trimmingCharacters(in: .whitespaces).utf8)
+            }
+        }
+        guard Self.constantTimeEquals(expected, given) else {
+            throw HTTPProblem(
+                .unauthorized,
+                detail: request.headerFields[.authorization] == nil
+                    ? "The admin API needs 'Authorization: Bearer TOKEN' (the server's --admin-token)"
+                    : "The admin token is not the server's",
+                headerFields: [.wwwAuthenticate: "Bearer realm=\"hammock-admin\""])
+        }
+    }
+
+    /// Whether `given` equals `expected`, looking at every byte of `expected` whatever `given` holds.
+    static func constantTimeEquals(_ expected: [UInt8], _ given: [UInt8]) -> Bool {
+        var difference = expected.count ^ given.count
+        for index in expected.indices {
+            difference |= Int(expected[index] ^ (index < given.count ? given[index] : 0))
+        }
+        return difference == 0
+    }
+
+    /// The endpoint a path names, if any.
+    func endpoint(for segments: [String], on server: MockServer) -> Endpoint? {
+        switch segments.count {
+        case 0:
+            return Endpoint(methods: [.get]) { _ in MockResponse(json: self.index) }
+        case 1:
+            switch segments[0] {
+            case "version":
+                return Endpoint(methods: [.get]) { _ in
+                    MockResponse(json: ["name": "Hammock", "version": .string(MockServer.version)])
+                }
+            case "requests":
+                return Endpoint(methods: [.get, .delete]) { request in
+                    if request.method == .delete {
+                        server.journal.clear()
+                        return MockResponse(status: .noContent)
+                    }
+                    return try self.listRequests(request, journal: server.journal)
+                }
+            case "resources":
+                return Endpoint(methods: [.get]) { _ in try await self.listResources(server) }
+            case "routes":
+                return Endpoint(methods: [.get, .post, .delete]) { request in
+                    switch request.method {
+                    case .post: return try self.addRoutes(request, server: server)
+                    case .delete:
+                        let ids = self.addedRoutes.withLock { ids in
+                            defer { ids.removeAll() }
+                            return ids
+                        }
+                        let removed = server.removeRoutes(ids)
+                        return MockResponse(json: ["removed": .integer(removed)])
+                    default: return MockResponse(json: .array(server.routeTable.map(Self.json)))
+                    }
+                }
+            case "reset":
+                return Endpoint(methods: [.post]) { _ in
+                    try await server.reset()
+                    return MockResponse(status: .noContent)
+                }
+            case "snapshots":
+                return Endpoint(methods: [.get]) { _ in MockResponse(json: .array(server.snapshotNames.map(JSON.string))) }
+            case "latency":
+                return Endpoint(methods: [.get, .put, .delete]) { request in
+                    switch request.method {
+                    case .put: server.setLatency(try Self.latency(from: request))
+                    case .delete: server.setLatency(nil)
+                    default: break
+                    }
+                    return MockResponse(json: Self.json(server.latency))
+                }
+            default: return nil
+            }
+        case 2:
+            let name = segments[1]
+            switch segments[0] {
+            case "requests":
+                return Endpoint(methods: [.get]) { _ in
+                    guard let id = UInt64(name), let entry = server.journal.entries.first(where: { $0.id == id }) else {
+                        throw HTTPProblem.notFound("The journal holds no request #\(name.prefix(40))")
+                    }
+                    return MockResponse(json: JournalJSON.entry(entry))
+                }
+            case "routes":
+                return Endpoint(methods: [.delete]) { _ in
+                    guard let id = Int(name), server.removeRoutes([id]) == 1 else {
+                        throw HTTPProblem.notFound("No route of your own numbered \(name.prefix(40))")
+                    }
+                    self.addedRoutes.withLock { $0.removeAll { $0 == id } }
+                    return MockResponse(status: .noContent)
+                }
+            case "snapshots":
+                return Endpoint(methods: [.get, .put, .delete]) { request in
+                    switch request.method {
+                    case .put:
+                        let snapshot = try await server.saveSnapshot(named: name)
+                        return MockResponse(
+                            status: .created, json: ["name": .string(name), "records": .integer(snapshot.recordCount)])
+                    case .delete:
+                        guard server.deleteSnapshot(named: name) else {
+                            throw HTTPProblem.notFound("No snapshot named '\(name.prefix(100))'")
+                        }
+                        return MockResponse(status: .noContent)
+                    default:
+                        guard let snapshot = server.snapshots.withLock({ $0[name] }) else {
+                            throw HTTPProblem.notFound("No snapshot named '\(name.prefix(100))'")
+                        }
+                        var object = JSONObject()
+                        for resource in snapshot.resourceNames {
+                            object[resource] = .array(snapshot.records(of: resource).map(JSON.object))
+                        }
+                        return MockResponse(json: .object(object))
+                    }
+                }
+            default: return nil
+            }
+        case 3 where segments[0] == "snapshots" && segments[2] == "restore":
+            return Endpoint(methods: [.post]) { _ in
+                try await server.restoreSnapshot(named: segments[1])
+                return MockResponse(status: .noContent)
+            }
+        default:
+            return nil
+        }
+    }
+
+    /// `GET <prefix>`: what the API offers.
+    var index: JSON {
+        let endpoints: [(String, String)] = [
+            ("GET", "/version"), ("GET, DELETE", "/requests"), ("GET", "/requests/{id}"), ("GET", "/resources"),
+            ("GET, POST, DELETE", "/routes"), ("DELETE", "/routes/{id}"), ("POST", "/reset"), ("GET", "/snapshots"),
+            ("GET, PUT, DELETE", "/snapshots/{name}"), ("POST", "/snapshots/{name}/restore"), ("GET, PUT, DELETE", "/latency"),
+        ]
+        return [
+            "name": "Hammock admin API", "version": .string(MockServer.version),
+            "endpoints": .array(endpoints.map { ["methods": .string($0.0), "path": .string(path + $0.1)] }),
+        ]
+    }
+}
