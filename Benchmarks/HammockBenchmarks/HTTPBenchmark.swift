@@ -111,12 +111,14 @@ enum HTTPBenchmark {
     }
 
     /// The mock with 100 people on `storeName`, logging nothing.
-    static func makeMock(storeName: String, directory: String) async throws -> MockServer {
+    static func makeMock(
+        storeName: String, directory: String, options: MockServer.Options = MockServer.Options()
+    ) async throws -> MockServer {
         let people = MockResource(
             "people", fields: ["name": .string, "numberOfKids": .integer, "kilometersWalked": .float, "avatar": .blob])
         let store: any MockStore =
             storeName == "memory" ? MemoryStore() : try SQLiteStore(path: directory + "bench-\(storeName).sqlite")
-        let mock = try await MockServer(resources: [people], store: store)
+        let mock = try await MockServer(resources: [people], store: store, options: options)
         let seed = JSON.array(
             (1...100).map { ["name": .string("person \($0)"), "numberOfKids": .integer($0 % 4), "kilometersWalked": 1.5] })
         try await mock.addData(seed, for: "people")

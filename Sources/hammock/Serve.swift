@@ -59,7 +59,7 @@ struct Serve: AsyncParsableCommand {
     @Option(
         parsing: .unconditional,
         help:
-            "How many requests the journal keeps for GET <admin>/requests (default: the file's journalSize, else 5000; 0 turns it off)."
+            "How many requests the journal keeps for GET <admin>/requests (default: the file's journalSize, else 1000; 0 turns it off)."
     )
     var journalSize: Int?
 

@@ -39,7 +39,7 @@ struct AdminAPITests {
         #expect(created["request"]?["headers"]?["content-type"] == "application/json")
         #expect(created["response"]?["status"] == 201)
         #expect(created["response"]?["headers"]?["location"] == "/people/3")
-        #expect(created["response"]?["body"]?["name"] == "cy")
+        #expect(created["response"]?["bodySize"]?.intValue ?? 0 > 0)
         #expect(created["route"] == ["kind": "resource", "pattern": "/people", "resource": "people"])
         #expect(created["durationMs"]?.doubleValue != nil)
         #expect(created["time"]?.stringValue.flatMap(JSONTime.parse) != nil)

@@ -148,16 +148,15 @@ extension AdminAPI {
 enum JournalJSON {
     static func entry(_ entry: JournalEntry) -> JSON {
         var request: JSONObject = [
-            "method": .string(entry.request.method.rawValue), "path": .string(entry.request.path),
-            "query": entry.request.query.map(JSON.string) ?? .null, "headers": headers(entry.request.headerFields),
-            "bodySize": .integer(entry.request.body.count),
+            "method": .string(entry.method.rawValue), "path": .string(entry.path),
+            "query": entry.query.map(JSON.string) ?? .null, "headers": headers(entry.headerFields),
+            "bodySize": .integer(entry.body.count),
         ]
-        body(entry.request.body, type: entry.request.headerFields[.contentType], into: &request)
-        var response: JSONObject = [
-            "status": .integer(entry.response.status.code), "headers": headers(entry.response.headerFields),
-            "bodySize": .integer(entry.response.body.count),
+        body(entry.body, type: entry.headerFields[.contentType], into: &request)
+        let response: JSONObject = [
+            "status": .integer(entry.status.code), "headers": headers(entry.responseHeaderFields),
+            "bodySize": .integer(entry.responseBodySize),
         ]
-        body(entry.response.body, type: entry.response.headerFields[.contentType], into: &response)
         var route = JSON.null
         if let matched = entry.route {
             var object: JSONObject = ["kind": .string(matched.kind.rawValue), "pattern": .string(matched.pattern)]

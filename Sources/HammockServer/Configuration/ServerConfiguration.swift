@@ -74,7 +74,7 @@ public struct ServerConfiguration: Sendable {
     public var generate: DataGeneration?
     /// Where the admin API is served (`adminPath`, normalized); `/__hammock` when absent.
     public var adminPath: String?
-    /// How many requests the journal keeps (`journalSize`); 5,000 when absent, 0 for none.
+    /// How many requests the journal keeps (`journalSize`); 1,000 when absent, 0 for none.
     public var journalSize: Int?
 
     static let topLevelKeys = [

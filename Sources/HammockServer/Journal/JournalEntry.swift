@@ -7,8 +7,10 @@ public import HTTPTypes
 /// let entry = try await server.journal.next(matching: RequestPattern(.post, "/orders"))
 /// entry.request.headerFields[.authorization]   // "Bearer t-1"
 /// try entry.request.json()["total"]            // 12
-/// entry.response.status                        // .created
+/// entry.status                                 // .created
 /// ```
+/// An entry keeps the request whole and of the answer its status, header fields and body size: a few
+/// references, so that keeping thousands of them costs little (see docs/benchmarks.md).
 public struct JournalEntry: Sendable, Identifiable {
     /// Its place in the journal: 1 for the first answer recorded, each next one higher (answers are
     /// recorded as they finish, so a slow request gets a higher number than a quick one that arrived
@@ -18,21 +20,31 @@ public struct JournalEntry: Sendable, Identifiable {
     public let time: Date
     /// From the request's arrival to its answer, simulated latency included.
     public let duration: Duration
-    /// The request: method, path (with the base path), query, header fields and body, as received.
-    /// A request the transport refused (a body over the limit, a head that could not be parsed) has
-    /// what could be read of it: no body, and `GET /` if nothing could be read.
-    public let request: MockRequest
-    /// The answer, as it left: status, header fields (CORS and validators included) and body (none for
-    /// `HEAD`, 304 and 204).
-    public let response: MockResponse
+    /// The method.
+    public let method: HTTPRequest.Method
+    /// The path as sent (with the base path), percent-encoded.
+    public let path: String
+    /// The query after `?`, if any.
+    public let query: String?
+    /// The request's header fields.
+    public let headerFields: HTTPFields
+    /// The request's body. A request the transport refused (a body over the limit, a head that could
+    /// not be parsed) has none, and `GET /` if nothing of it could be read.
+    public let body: [UInt8]
+    /// The status answered.
+    public let status: HTTPResponse.Status
+    /// The answer's header fields as they left (CORS, validators and `Location` included).
+    public let responseHeaderFields: HTTPFields
+    /// The size of the answer's body (0 for `HEAD`, 204 and 304).
+    public let responseBodySize: Int
     /// The route that answered, if one did (`nil` for a 404, or a request the transport refused).
     public let route: MatchedRoute?
     /// The client's address and port over HTTP; `nil` in process.
-    public var peer: String? { request.context?.peer }
+    public let peer: String?
     /// Whether the transport refused the request before any route saw it.
     public let isRefused: Bool
-    /// What the entry costs the journal's byte budget: its bodies, header fields and target, plus a
-    /// fixed part for the rest. Counted once (`utf8.count` of a native string is stored, so it is cheap).
+    /// What the entry costs the journal's byte budget: its body, header fields and target, plus a fixed
+    /// part for the rest. Counted once.
     let weight: Int
 
     package init(
@@ -42,19 +54,35 @@ public struct JournalEntry: Sendable, Identifiable {
         self.id = id
         self.time = time
         self.duration = duration
-        self.request = request
-        self.response = response
+        method = request.method
+        path = request.path
+        query = request.query
+        headerFields = request.headerFields
+        body = request.body
+        status = response.status
+        responseHeaderFields = response.headerFields
+        responseBodySize = response.body.count
         self.route = route
+        peer = request.context?.peer
         self.isRefused = isRefused
-        var bytes = 256 + request.body.count + response.body.count + request.path.utf8.count + (request.query?.utf8.count ?? 0)
-        for field in request.headerFields { bytes += field.name.rawName.utf8.count + field.value.utf8.count }
-        for field in response.headerFields { bytes += field.name.rawName.utf8.count + field.value.utf8.count }
+        // The client's fields are counted byte by byte (a hostile client sends 64 KiB heads); the
+        // answer's are the server's own, estimated: iterating fields copies each one, which cost more
+        // than the rest of the entry (perf, docs/benchmarks.md).
+        var bytes = 192 + body.count + path.utf8.count + (query?.utf8.count ?? 0) + 64 * responseHeaderFields.count
+        for field in headerFields { bytes += field.name.rawName.utf8.count + field.value.utf8.count }
         weight = bytes
+    }
+
+    /// The request as received.
+    public var request: MockRequest {
+        var request = MockRequest(method, path, headerFields: headerFields, body: body)
+        request.query = query
+        return request
     }
 
     /// `#4 POST /orders?x=1 → 201`.
     public var summary: String {
-        let target = request.query.map { "\(request.path)?\($0)" } ?? request.path
-        return "#\(id) \(request.method.rawValue) \(target.prefix(200)) → \(response.status.code)"
+        let target = query.map { "\(path)?\($0)" } ?? path
+        return "#\(id) \(method.rawValue) \(target.prefix(200)) → \(status.code)"
     }
 }

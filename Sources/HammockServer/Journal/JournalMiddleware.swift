@@ -6,11 +6,14 @@ struct JournalMiddleware: OutcomeStep {
     func finish(_ outcome: Result<MockResponse, any Error>, for request: MockRequest) -> Result<MockResponse, any Error> {
         // An error here came from middleware of yours placed outside the server's own; `respond(to:)`
         // answers it with this 500.
-        let response = (try? outcome.get()) ?? MockServer.unmappedFailure(outcome)
-        let duration = request.context.map { ContinuousClock.now - $0.arrival } ?? .zero
-        journal.record(
-            request: request, response: response, route: request.context?.route, duration: duration,
-            isRefused: request.rejection != nil)
+        let context = request.context
+        switch outcome {
+        case .success(let response):
+            journal.record(request: request, response: response, arrival: context?.arrival, route: context?.route)
+        case .failure:
+            let response = MockServer.unmappedFailure(outcome)
+            journal.record(request: request, response: response, arrival: context?.arrival, route: context?.route)
+        }
         return outcome
     }
 }

@@ -65,25 +65,24 @@ public struct RequestPattern: Sendable, CustomStringConvertible {
             found.append(text)
             return stoppingAtFirst
         }
-        let request = entry.request
-        if let method, request.method != method, differ("method is \(request.method.rawValue), not \(method.rawValue)") {
+        if let method, entry.method != method, differ("method is \(entry.method.rawValue), not \(method.rawValue)") {
             return found
         }
         switch parsedPath {
         case .failure(let error)?: if differ("\(error.description), so no path matches it") { return found }
         case .success(let pattern)?:
-            if pattern.match(request.path) == nil, differ("path '\(request.path.prefix(200))' is not \(pattern.description)") {
+            if pattern.match(entry.path) == nil, differ("path '\(entry.path.prefix(200))' is not \(pattern.description)") {
                 return found
             }
         case nil: break
         }
-        if let status, entry.response.status.code != status,
-            differ("status is \(entry.response.status.code), not \(status)")
+        if let status, entry.status.code != status,
+            differ("status is \(entry.status.code), not \(status)")
         {
             return found
         }
         if !query.isEmpty {
-            let items = request.query.flatMap { try? ListQuery.items(of: $0) } ?? []
+            let items = entry.query.flatMap { try? ListQuery.items(of: $0) } ?? []
             for (name, value) in query.sorted(by: { $0.key < $1.key })
             where !items.contains(where: { $0.name == name && $0.value == value }) {
                 let sent = items.filter { $0.name == name }.map(\.value)
@@ -95,7 +94,7 @@ public struct RequestPattern: Sendable, CustomStringConvertible {
             }
         }
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
-            let sent = HTTPField.Name(name).map { request.headerFields[values: $0] } ?? []
+            let sent = HTTPField.Name(name).map { entry.headerFields[values: $0] } ?? []
             guard !sent.contains(value) else { continue }
             let text =
                 sent.isEmpty
@@ -104,8 +103,8 @@ public struct RequestPattern: Sendable, CustomStringConvertible {
             if differ(text) { return found }
         }
         if !body.isEmpty {
-            guard let json = try? JSON(parsing: request.body) else {
-                _ = differ(request.body.isEmpty ? "the body is empty, not JSON" : "the body is not JSON")
+            guard let json = try? JSON(parsing: entry.body) else {
+                _ = differ(entry.body.isEmpty ? "the body is empty, not JSON" : "the body is not JSON")
                 return found
             }
             for (key, wanted) in body.sorted(by: { $0.key < $1.key }) {
