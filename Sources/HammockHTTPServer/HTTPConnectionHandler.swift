@@ -26,6 +26,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     private var peer: String?
     /// Where the engine answers this connection's requests: its own event loop.
     private var executor: EventLoopTaskExecutor?
+    /// The task sending a streamed body, cancelled when the client goes away or the server stops.
+    private var streaming: Task<Void, Never>?
 
     init(server: MockServer, limits: ConnectionLimits, activity: ConnectionActivity) {
         self.server = server
@@ -56,6 +58,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     func channelInactive(context: ChannelHandlerContext) {
         cancelTimer()
+        streaming?.cancel()
         context.fireChannelInactive()
     }
 
@@ -66,6 +69,8 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             context.fireUserInboundEventTriggered(event)
             return
         }
+        // A streamed body could go on for ever: stopping ends it (the client gets its last chunk).
+        streaming?.cancel()
         perform(state.quiesce(now: .now()), context: context)
     }
 
@@ -186,6 +191,10 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     /// Writes the engine's answer to `work`, then does what the state machine says follows it.
     func write(_ response: MockResponse, for work: Work, context: ChannelHandlerContext) {
+        if let stream = response.stream, case .request = work, MockResponse.allowsBody(response.status) {
+            startStreaming(response, stream, version: work.version, context: context)
+            return
+        }
         let writing = state.answered(response, now: .now())
         write(response, version: work.version, keepAlive: writing == .keepOpen, context: context)
         switch writing {
@@ -203,10 +212,79 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         }
     }
 
+    // MARK: Streamed bodies
+
+    /// Writes a streamed answer's head, then each chunk once the one before has reached the socket, then
+    /// closes the connection. The state machine stays in its answering state meanwhile (no timeout,
+    /// pipelined requests wait), and is told of the answer only when the body has ended: the client
+    /// left, the server is stopping, or the sequence finished.
+    func startStreaming(_ response: MockResponse, _ stream: StreamingBody, version: HTTPVersion, context: ChannelHandlerContext) {
+        // HTTP/1.0 has no chunked encoding: the body ends where the connection does.
+        let chunked = version != .http1_0
+        var head = response
+        head.body = []
+        head.headerFields[.contentLength] = nil
+        if chunked { head.headerFields[.transferEncoding] = "chunked" }
+        write(head, version: version, keepAlive: false, bodyLength: nil, context: context)
+        let loop = context.eventLoop
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
+        let executor = self.executor ?? EventLoopTaskExecutor(loop)
+        self.executor = executor
+        streaming = Task(executorPreference: executor) {
+            for await chunk in stream.chunks where !chunk.isEmpty {
+                let written = loop.flatSubmit { () -> EventLoopFuture<Void> in
+                    let (handler, context) = bound.value
+                    return handler.writeChunk(chunk, chunked: chunked, context: context)
+                }
+                // A write that fails means the client went away: stop reading the stream.
+                do { try await written.get() } catch { break }
+            }
+            loop.execute {
+                let (handler, context) = bound.value
+                handler.finishStreaming(chunked: chunked, context: context)
+            }
+        }
+    }
+
+    func writeChunk(_ bytes: [UInt8], chunked: Bool, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
+        guard context.channel.isActive else { return context.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel) }
+        var buffer = context.channel.allocator.buffer(capacity: bytes.count + 16)
+        if chunked {
+            buffer.writeString(String(bytes.count, radix: 16))
+            buffer.writeStaticString("\r\n")
+        }
+        buffer.writeBytes(bytes)
+        if chunked { buffer.writeStaticString("\r\n") }
+        return context.writeAndFlush(wrapOutboundOut(buffer))
+    }
+
+    /// The streamed body has ended: its last chunk, and the connection closes.
+    func finishStreaming(chunked: Bool, context: ChannelHandlerContext) {
+        streaming = nil
+        if chunked, context.channel.isActive {
+            var buffer = context.channel.allocator.buffer(capacity: 5)
+            buffer.writeStaticString("0\r\n\r\n")
+            context.write(wrapOutboundOut(buffer), promise: nil)
+        }
+        _ = state.answered(Self.streamEnded, now: .now())
+        context.flush()
+        context.close(promise: nil)
+    }
+
+    /// What the state machine is told a streamed answer was: one that closes the connection.
+    static let streamEnded = MockResponse(status: .ok, headerFields: [.connection: "close"])
+
     /// Writes a response as one buffer: status line, header fields, framing headers, body; one write
     /// and one flush. HTTPTypes has already made every name a token and every value free of CR, LF and
     /// NUL, so the fields are written as they are.
     func write(_ response: MockResponse, version: HTTPVersion, keepAlive: Bool, context: ChannelHandlerContext) {
+        write(response, version: version, keepAlive: keepAlive, bodyLength: -1, context: context)
+    }
+
+    /// - Parameter bodyLength: `nil` for a streamed body (no `Content-Length`); else the body is written.
+    func write(
+        _ response: MockResponse, version: HTTPVersion, keepAlive: Bool, bodyLength: Int?, context: ChannelHandlerContext
+    ) {
         let code = Int(response.status.code)
         // The engine already takes the body off these statuses; a body written here would be read as
         // the start of the next response.
@@ -222,7 +300,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             buffer.writeStaticString("\r\n")
         }
         // RFC 9110 §8.6: no Content-Length on 1xx and 204; a 304's, if any, is the engine's.
-        if code >= 200 && code != 204 && code != 304 && response.headerFields[.contentLength] == nil {
+        if bodyLength != nil && code >= 200 && code != 204 && code != 304 && response.headerFields[.contentLength] == nil {
             buffer.writeStaticString("Content-Length: ")
             buffer.writeString(String(body.count))
             buffer.writeStaticString("\r\n")

@@ -20,7 +20,9 @@ public struct MockServerTransport: HTTPTransport {
         if body != nil, mockRequest.headerFields[.contentLength] == nil {
             mockRequest.headerFields[.contentLength] = String(body?.count ?? 0)
         }
-        let response = await server.respond(to: mockRequest)
+        var response = await server.respond(to: mockRequest)
+        // A streamed body is read whole, as a client that buffers bodies does (cancelling the call ends it).
+        if let stream = response.stream { response.body = await stream.collect() }
         // As over a socket: a call cancelled while the server worked (or held its answer back for
         // simulated latency) ends in cancellation, not in the answer nobody waits for any more.
         try Task.checkCancellation()

@@ -8,61 +8,137 @@ extension AdminAPI {
     /// The query parameters `GET <prefix>/requests` takes.
     static let requestFilters = ["method", "path", "status", "since", "after", "limit"]
 
-    /// `GET <prefix>/requests`: the journal's entries, oldest first, filtered.
-    func listRequests(_ request: MockRequest, journal: RequestJournal) throws -> MockResponse {
-        let items = try ListQuery.items(of: request.query ?? "")
+    /// The filters of `GET <prefix>/requests` and `<prefix>/events`.
+    struct RequestFilter: Sendable {
         var pattern = RequestPattern()
         var since: Date?
         var after: UInt64 = 0
         var limit = Int.max
+
+        func admits(_ entry: JournalEntry) -> Bool {
+            entry.id > after && since.map { entry.time >= $0 } != false && pattern.matches(entry)
+        }
+    }
+
+    /// `GET <prefix>/requests`: the journal's entries, oldest first, filtered.
+    func listRequests(_ request: MockRequest, journal: RequestJournal) throws -> MockResponse {
+        let filter = try Self.requestFilter(of: request)
+        var entries = journal.entries.filter(filter.admits)
+        // The newest `limit`, still oldest first.
+        if entries.count > filter.limit { entries.removeFirst(entries.count - filter.limit) }
+        var fields = HTTPFields()
+        fields[HTTPField.Name("X-Total-Count")!] = String(entries.count)
+        return MockResponse(headerFields: fields, json: .array(entries.map(JournalJSON.entry)))
+    }
+
+    static func requestFilter(of request: MockRequest) throws -> RequestFilter {
+        let items = try ListQuery.items(of: request.query ?? "")
+        var filter = RequestFilter()
         for item in items {
             switch item.name {
             case "method":
                 guard let method = HTTPRequest.Method(item.value.uppercased()) else {
                     throw HTTPProblem.badRequest("'method' must be an HTTP method, such as GET; found '\(item.value.prefix(40))'")
                 }
-                pattern.method = method
+                filter.pattern.method = method
             case "path":
                 guard (try? PathPattern(item.value)) != nil else {
                     throw HTTPProblem.badRequest(
                         "'path' must be a path pattern such as /people/:id, /people/* or /files/**; found '\(item.value.prefix(200))'"
                     )
                 }
-                pattern.path = item.value
+                filter.pattern.path = item.value
             case "status":
                 guard let status = Int(item.value), (100...599).contains(status) else {
                     throw HTTPProblem.badRequest(
                         "'status' must be a status code from 100 to 599; found '\(item.value.prefix(40))'")
                 }
-                pattern.status = status
+                filter.pattern.status = status
             case "since":
                 guard let date = JournalJSON.parseTime(item.value) else {
                     throw HTTPProblem.badRequest(
                         "'since' must be an ISO 8601 time such as 2026-11-25T10:00:00Z; found '\(item.value.prefix(60))'")
                 }
-                since = date
+                filter.since = date
             case "after":
                 guard let id = UInt64(item.value) else {
                     throw HTTPProblem.badRequest("'after' must be an entry number; found '\(item.value.prefix(40))'")
                 }
-                after = id
+                filter.after = id
             case "limit":
                 guard let count = Int(item.value), count >= 0 else {
                     throw HTTPProblem.badRequest("'limit' must be a number of entries; found '\(item.value.prefix(40))'")
                 }
-                limit = count
+                filter.limit = count
             default:
                 throw HTTPProblem.badRequest(
                     "Unknown filter '\(item.name.prefix(60))'; use \(Self.requestFilters.joined(separator: ", "))")
             }
         }
-        var entries = journal.entries(matching: pattern, after: JournalCursor(id: after))
-        if let since { entries.removeAll { $0.time < since } }
-        // The newest `limit`, still oldest first.
-        if entries.count > limit { entries.removeFirst(entries.count - limit) }
-        var fields = HTTPFields()
-        fields[HTTPField.Name("X-Total-Count")!] = String(entries.count)
-        return MockResponse(headerFields: fields, json: .array(entries.map(JournalJSON.entry)))
+        return filter
+    }
+
+    /// How often the events stream sends a comment when nothing happens, so that proxies keep it open
+    /// and a client that left is noticed.
+    static let heartbeat = Duration.seconds(15)
+
+    /// `GET <prefix>/events`: each new journal entry as a Server-Sent Event (`id`, `event: request`,
+    /// `data` the entry's JSON), filtered as `requests` is; with `Last-Event-ID` (a reconnecting
+    /// browser sends it) the kept entries after that one first. Ends when the client leaves or the
+    /// server stops.
+    func events(_ request: MockRequest, server: MockServer) throws -> MockResponse {
+        var filter = try Self.requestFilter(of: request)
+        if let last = request.headerFields[HTTPField.Name("Last-Event-ID")!].flatMap({ UInt64($0) }) {
+            filter.after = max(filter.after, last)
+        }
+        let journal = server.journal
+        let stopSignal = server.stopSignal
+        let (chunks, output) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingNewest(1_024))
+        // Subscribed before the replay is read: an entry recorded in between is in one or the other,
+        // and the ids tell which.
+        let updates = journal.updates()
+        var replay = Array(": connected\n\n".utf8)
+        var lastSent = filter.after
+        if request.headerFields[HTTPField.Name("Last-Event-ID")!] != nil || filter.after > 0 {
+            for entry in journal.entries where filter.admits(entry) {
+                replay += Self.event(entry)
+                lastSent = entry.id
+            }
+        }
+        output.yield(replay)
+        let replayed = lastSent
+        let admitted = filter
+        let sleep = journal.sleep
+        let pump = Task {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await entry in updates where entry.id > replayed && admitted.admits(entry) {
+                        output.yield(Self.event(entry))
+                    }
+                }
+                group.addTask {
+                    while !Task.isCancelled {
+                        await sleep(Self.heartbeat)
+                        guard !Task.isCancelled else { break }
+                        output.yield(Array(": keepalive\n\n".utf8))
+                    }
+                }
+                group.addTask { await stopSignal.wait() }
+                await group.next()
+                group.cancelAll()
+            }
+            output.finish()
+        }
+        output.onTermination = { _ in pump.cancel() }
+        let fields: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-cache"]
+        return MockResponse(status: .ok, headerFields: fields, stream: StreamingBody(chunks))
+    }
+
+    static func event(_ entry: JournalEntry) -> [UInt8] {
+        var bytes = Array("id: \(entry.id)\nevent: request\ndata: ".utf8)
+        bytes += JournalJSON.entry(entry).serialized()
+        bytes += Array("\n\n".utf8)
+        return bytes
     }
 
     /// `GET <prefix>/resources`: each resource's definition and how many records it has.

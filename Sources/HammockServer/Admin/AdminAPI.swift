@@ -128,6 +128,8 @@ final class AdminAPI: Sendable {
                     }
                     return try self.listRequests(request, journal: server.journal)
                 }
+            case "events":
+                return Endpoint(methods: [.get]) { request in try self.events(request, server: server) }
             case "resources":
                 return Endpoint(methods: [.get]) { _ in try await self.listResources(server) }
             case "routes":
@@ -218,7 +220,8 @@ final class AdminAPI: Sendable {
     /// `GET <prefix>`: what the API offers.
     var index: JSON {
         let endpoints: [(String, String)] = [
-            ("GET", "/version"), ("GET, DELETE", "/requests"), ("GET", "/requests/{id}"), ("GET", "/resources"),
+            ("GET", "/version"), ("GET, DELETE", "/requests"), ("GET", "/requests/{id}"), ("GET", "/events"),
+            ("GET", "/resources"),
             ("GET, POST, DELETE", "/routes"), ("DELETE", "/routes/{id}"), ("POST", "/reset"), ("GET", "/snapshots"),
             ("GET, PUT, DELETE", "/snapshots/{name}"), ("POST", "/snapshots/{name}/restore"), ("GET, PUT, DELETE", "/latency"),
         ]

@@ -81,12 +81,22 @@ public struct MockResponse: Sendable {
     public var headerFields: HTTPFields
     /// The body bytes.
     public var body: [UInt8]
+    /// A body sent as it is produced, in place of ``body`` (which is then empty); see ``StreamingBody``.
+    public var stream: StreamingBody?
 
     /// Creates a response.
     public init(status: HTTPResponse.Status, headerFields: HTTPFields = [:], body: [UInt8] = []) {
         self.status = status
         self.headerFields = headerFields
         self.body = body
+    }
+
+    /// A response whose body is streamed.
+    public init(status: HTTPResponse.Status, headerFields: HTTPFields = [:], stream: StreamingBody) {
+        self.status = status
+        self.headerFields = headerFields
+        self.body = []
+        self.stream = stream
     }
 
     /// A response with a JSON body and `Content-Type: application/json`.

@@ -86,7 +86,8 @@ public final class RequestJournal: Sendable {
     private let state = Mutex(State())
     /// The wall-clock time at a moment of the monotonic clock, from which each entry's time follows.
     private let base: (date: Date, instant: ContinuousClock.Instant)
-    private let sleep: @Sendable (Duration) async -> Void
+    /// Sleeps on the server's clock (waits, and the events stream's heartbeat).
+    let sleep: @Sendable (Duration) async -> Void
 
     /// Creates a journal.
     /// - Parameters:
@@ -206,6 +207,9 @@ public final class RequestJournal: Sendable {
     static func seconds(_ duration: Duration) -> TimeInterval {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
+
+    /// How many ``updates(buffer:)`` streams are open.
+    package var subscriberCount: Int { state.withLock { $0.subscribers.count } }
 
     /// Records an answered request: subscribers get it, and waiters whose pattern it matches are resumed.
     func record(request: MockRequest, response: MockResponse, arrival: ContinuousClock.Instant?, route: MatchedRoute?) {

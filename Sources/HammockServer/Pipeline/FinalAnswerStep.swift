@@ -14,8 +14,9 @@ struct FinalAnswerStep: OutcomeStep {
                     .internalServerError,
                     detail: "The route answered \(response.status.code), an informational status, not a final answer"))
         }
-        if !response.body.isEmpty, !MockResponse.allowsBody(response.status) {
+        if !MockResponse.allowsBody(response.status), !response.body.isEmpty || response.stream != nil {
             response.body = []
+            response.stream = nil
             response.headerFields[.contentType] = nil
         }
         return .success(response)

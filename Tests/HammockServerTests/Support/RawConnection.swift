@@ -89,6 +89,26 @@ final class RawConnection: @unchecked Sendable {
         }
     }
 
+    /// Reads until the bytes read in this call contain `text`, the peer closes, or nothing arrives for
+    /// `timeout`; returns those bytes as text.
+    func read(until text: String, timeout: Duration = .seconds(10)) async -> String {
+        let descriptor = self.descriptor
+        let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let wanted = Array(text.utf8)
+        return await run {
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while received.firstRange(of: wanted) == nil {
+                var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                guard poll(&poller, 1, milliseconds) > 0 else { break }
+                let read = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                if read <= 0 { break }
+                received += buffer[0..<read]
+            }
+            return String(decoding: received, as: UTF8.self)
+        }
+    }
+
     /// Reads until `count` complete responses have arrived (heads and Content-Length bodies), the peer
     /// closes, or nothing arrives for `timeout`.
     func readResponses(_ count: Int, timeout: Duration = .seconds(10)) async -> [RawResponse] {
