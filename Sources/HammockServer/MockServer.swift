@@ -48,13 +48,17 @@ public final class MockServer: Sendable {
         /// The bearer token the admin API requires (`Authorization: Bearer TOKEN`), if any; the rest of
         /// the API does not need it.
         public var adminToken: String?
+        /// Whether a request may ask for its own delay (`?_delay=500`, `Prefer: delay=500`) or status
+        /// (`Prefer: status=503`). On by default; off is `hammock serve --strict`.
+        public var allowsOverrides: Bool
 
         /// Creates options.
         public init(
             latency: Latency? = nil, maximumBodySize: Int = 1 << 20, allowsCrossOrigin: Bool = true, basePath: String? = nil,
             journal: RequestJournal.Limits = RequestJournal.Limits(), adminPath: String? = "/__hammock",
-            adminToken: String? = nil
+            adminToken: String? = nil, allowsOverrides: Bool = true
         ) {
+            self.allowsOverrides = allowsOverrides
             self.latency = latency
             self.maximumBodySize = maximumBodySize
             self.allowsCrossOrigin = allowsCrossOrigin
@@ -157,13 +161,15 @@ public final class MockServer: Sendable {
         let records = RouteRecords(store: store) { name in resourceRoutes.registry.withLock { $0.schemas[name] } }
         let customRoutes = CustomRoutes(records: records, timer: LatencyTimer(clock: clock), random: random)
         self.customRoutes = customRoutes
-        let router = MockRouter([customRoutes] + routes + [resourceRoutes], basePath: options.basePath)
+        let stopSignal = StopSignal()
+        self.stopSignal = stopSignal
+        let overrides =
+            options.allowsOverrides ? RequestOverrides(timer: LatencyTimer(clock: clock), stopSignal: stopSignal) : nil
+        let router = MockRouter([customRoutes] + routes + [resourceRoutes], basePath: options.basePath, overrides: overrides)
         self.router = router
         let journal = RequestJournal(limits: options.journal, clock: clock, now: now)
         self.journal = journal
         let timer = LatencyTimer(clock: clock)
-        let stopSignal = StopSignal()
-        self.stopSignal = stopSignal
         assemble = { latency in
             var chain: [any MockMiddleware] = journal.isEnabled ? [JournalMiddleware(journal: journal)] : []
             chain += outerMiddleware + [LogMiddleware(logger: logger)]

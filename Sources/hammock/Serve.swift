@@ -63,6 +63,12 @@ struct Serve: AsyncParsableCommand {
     )
     var journalSize: Int?
 
+    @Flag(
+        help:
+            "Ignore what a request asks for itself: ?_delay=MS, Prefer: delay=MS, Prefer: status=CODE (default: the file's strict, else off)."
+    )
+    var strict = false
+
     @Flag(help: "Do not log each request.")
     var quiet = false
 
@@ -208,6 +214,7 @@ struct Serve: AsyncParsableCommand {
             }
             configuration.journalSize = journalSize
         }
+        if strict { configuration.strict = true }
         // Flags may have moved the base path or the admin path: check again what the file checked.
         try configuration.checkAdminPath(file: config)
         if let latency {

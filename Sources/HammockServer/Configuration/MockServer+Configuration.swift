@@ -23,7 +23,8 @@ extension MockServer {
             maximumBodySize: configuration.maximumBodySize ?? (1 << 20),
             allowsCrossOrigin: configuration.allowsCrossOrigin ?? true, basePath: configuration.basePath,
             journal: configuration.journalSize.map { RequestJournal.Limits(entries: $0) } ?? RequestJournal.Limits(),
-            adminPath: configuration.effectiveAdminPath, adminToken: adminToken)
+            adminPath: configuration.effectiveAdminPath, adminToken: adminToken,
+            allowsOverrides: !(configuration.strict ?? false))
         try await self.init(
             resources: configuration.resources, store: store, controller: controller, serializer: serializer,
             options: options, routes: routes, middleware: middleware, clock: ContinuousClock(), logger: logger)

@@ -76,10 +76,12 @@ public struct ServerConfiguration: Sendable {
     public var adminPath: String?
     /// How many requests the journal keeps (`journalSize`); 1,000 when absent, 0 for none.
     public var journalSize: Int?
+    /// Whether requests may not ask for their own delay or status (`strict`); false when absent.
+    public var strict: Bool?
 
     static let topLevelKeys = [
         "host", "port", "store", "latency", "maximumBodySize", "cors", "idleTimeout", "requestTimeout", "resources", "data",
-        "routes", "basePath", "generate", "adminPath", "journalSize",
+        "routes", "basePath", "generate", "adminPath", "journalSize", "strict",
     ]
     static let resourceKeys = ["name", "fields", "primaryKey", "actions", "parents"]
 
@@ -161,6 +163,7 @@ public struct ServerConfiguration: Sendable {
             adminPath = path
         }
         journalSize = try reader.integer(object["journalSize"], at: "journalSize", in: 0...1_000_000)
+        strict = try reader.bool(object["strict"], at: "strict")
         try checkAdminPath(file: file)
     }
 

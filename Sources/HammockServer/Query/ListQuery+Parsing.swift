@@ -28,7 +28,15 @@ extension ListQuery {
             case "_embed" where !dependent: result.embed += try Parser.names(item)
             case "_expand" where !dependent: result.expand += try Parser.names(item)
             case "_dependent" where dependent: result.dependent += try Parser.names(item)
-            default: result.ignored.append(item.name)
+            case "_delay": continue  // the router's
+            default:
+                if let problem = ReservedParameters.problem(
+                    for: item.name, sentTo: dependent ? "a record's DELETE" : "a record",
+                    accepting: dependent ? [.deletes] : [.reads])
+                {
+                    throw problem
+                }
+                result.ignored.append(item.name)
             }
         }
         return result
@@ -108,6 +116,8 @@ extension ListQuery {
                 // jQuery and others add `_=<timestamp>` to bust caches.
                 query.ignored.append(item.name)
                 return
+            case "_delay":
+                return  // the router's (a per-request override)
             default:
                 if let underscore = item.name.lastIndex(of: "_"), underscore != item.name.startIndex,
                     let column = column(String(item.name[..<underscore]))
@@ -122,11 +132,8 @@ extension ListQuery {
                     }
                     return try addFilter(column, comparison, item, into: &query)
                 }
-                if item.name.hasPrefix("_") {
-                    let options = ["_sort", "_order", "_page", "_per_page", "_start", "_end", "_limit", "_embed", "_expand"]
-                    throw HTTPProblem.badQuery(
-                        item.name, "is not an option; the options are q, \(options.joined(separator: ", "))",
-                        extensions: ["options": .array((["q"] + options).map(JSON.string))])
+                if let problem = ReservedParameters.problem(for: item.name, sentTo: "a list", accepting: [.lists, .reads]) {
+                    throw problem
                 }
                 // Cache-busters, API keys and the like: ignored, and said so in a header.
                 query.ignored.append(item.name)

@@ -11,10 +11,13 @@ final class MockRouter: Sendable {
 
     /// The prefix every route is served under, if any.
     let basePath: String?
+    /// The per-request overrides, unless the server is strict.
+    let overrides: RequestOverrides?
 
-    init(_ families: [any MockRoutes], basePath: String? = nil) {
+    init(_ families: [any MockRoutes], basePath: String? = nil, overrides: RequestOverrides? = nil) {
         self.families = Mutex(families)
         self.basePath = basePath
+        self.overrides = overrides
     }
 
     /// Adds a family in front of the others (`first`) or behind them.
@@ -76,6 +79,9 @@ final class MockRouter: Sendable {
         }
         guard endpoint.methods.contains(request.method) else {
             throw HTTPProblem.methodNotAllowed(request.method, allowed: endpoint.methods)
+        }
+        if let overrides, let asked = try overrides.asked(by: request) {
+            return try await overrides.answer(request, asked: asked, handler: endpoint.handler)
         }
         return try await endpoint.handler(request)
     }

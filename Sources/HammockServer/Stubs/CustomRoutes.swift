@@ -157,6 +157,12 @@ final class CustomRoutes: MockRoutes {
             switch entry {
             case .stub(let stub):
                 guard stub.accepts(current) else { continue }
+                // The server's `_` parameters are one list for every route: an unknown one is a typo.
+                for item in current.query where stub.match.query[item.name] == nil {
+                    if let problem = ReservedParameters.problem(for: item.name, sentTo: "a stub", accepting: []) {
+                        return MockEndpoint(methods: methods, route: entry.matchedRoute) { _ in throw problem }
+                    }
+                }
                 let latency = stub.latency.map { ($0, timer.markArrival()) }
                 let random = self.random
                 let accepted = current

@@ -1,0 +1,116 @@
+import Foundation
+import HTTPTypes
+import HammockJSON
+
+/// What a request may ask of the mock for itself, for exploring from a browser or curl: `?_delay=500`
+/// or `Prefer: delay=500` (milliseconds) holds its answer, and `Prefer: status=503` answers that status
+/// at once, without running the route (so nothing is changed). The answer says what was applied in
+/// `Preference-Applied`. The router applies them once a route has matched; `--strict`
+/// (``MockServer/Options/allowsOverrides``) turns them off.
+struct RequestOverrides: Sendable {
+    /// The longest delay a request may ask for: ten minutes.
+    static let longestDelayMilliseconds = 600_000
+
+    let timer: LatencyTimer
+    let stopSignal: StopSignal
+
+    /// What one request asked for.
+    struct Asked {
+        var delay: Duration?
+        var status: HTTPResponse.Status?
+        var applied: [String] = []
+    }
+
+    static let prefer = HTTPField.Name("Prefer")!
+    static let preferenceApplied = HTTPField.Name("Preference-Applied")!
+
+    /// The overrides `request` asks for, `nil` for none.
+    /// - Throws: 400 ``HTTPProblem`` for a delay or status that is not a number in range.
+    func asked(by request: MockRequest) throws(HTTPProblem) -> Asked? {
+        var asked = Asked()
+        if let query = request.query, query.contains("_delay") {
+            for item in try ListQuery.items(of: query) where item.name == "_delay" {
+                asked.delay = try Self.delay(item.value, parameter: "_delay")
+                asked.applied.append("delay=\(item.value)")
+            }
+        }
+        for value in request.headerFields[values: Self.prefer] {
+            for preference in value.split(separator: ",") {
+                let parts = preference.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard parts.count == 2 else { continue }
+                // RFC 7240: a preference the server does not know is ignored.
+                switch parts[0].lowercased() {
+                case "delay":
+                    asked.delay = try Self.delay(parts[1], parameter: "Prefer: delay")
+                    asked.applied.append("delay=\(parts[1])")
+                case "status":
+                    guard let code = Int(parts[1]), (200...599).contains(code) else {
+                        throw HTTPProblem.badRequest(
+                            "'Prefer: status=\(parts[1].prefix(40))' must name a status from 200 to 599")
+                    }
+                    asked.status = HTTPResponse.Status(code: code)
+                    asked.applied.append("status=\(code)")
+                default: continue
+                }
+            }
+        }
+        return asked.applied.isEmpty ? nil : asked
+    }
+
+    static func delay(_ text: String, parameter: String) throws(HTTPProblem) -> Duration {
+        guard let milliseconds = Int(text), (0...longestDelayMilliseconds).contains(milliseconds) else {
+            throw HTTPProblem(
+                .badRequest,
+                detail: "'\(parameter)' must be milliseconds from 0 to \(longestDelayMilliseconds); '\(text.prefix(40))' is not",
+                extensions: ["parameter": .string(parameter), "minimum": 0, "maximum": .integer(longestDelayMilliseconds)])
+        }
+        return .milliseconds(milliseconds)
+    }
+
+    /// Answers `request` with `handler`, as `asked` says: the status instead of the handler, then the
+    /// delay (counted from now, released when the server stops).
+    func answer(
+        _ request: MockRequest, asked: Asked, handler: (MockRequest) async throws -> MockResponse
+    ) async throws -> MockResponse {
+        let wait = timer.markArrival()
+        var outcome: Result<MockResponse, any Error>
+        if let status = asked.status {
+            outcome = .success(Self.response(for: status))
+        } else {
+            do {
+                outcome = .success(try await handler(request))
+            } catch {
+                outcome = .failure(error)
+            }
+        }
+        if let delay = asked.delay {
+            let stopSignal = self.stopSignal
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await wait(delay) }
+                group.addTask { await stopSignal.wait() }
+                await group.next()
+                group.cancelAll()
+            }
+        }
+        let applied = asked.applied.joined(separator: ", ")
+        switch outcome {
+        case .success(var response):
+            response.headerFields[Self.preferenceApplied] = applied
+            return response
+        case .failure(var problem as HTTPProblem):
+            problem.headerFields[Self.preferenceApplied] = applied
+            throw problem
+        case .failure(let error):
+            throw error
+        }
+    }
+
+    /// The answer to `Prefer: status=N`: a problem for an error, nothing for the rest.
+    static func response(for status: HTTPResponse.Status) -> MockResponse {
+        guard status.code >= 400 else { return MockResponse(status: status) }
+        return HTTPProblem(
+            status, detail: "Answered \(status.code) because the request asked for it (Prefer: status=\(status.code))"
+        )
+        .response
+    }
+}
