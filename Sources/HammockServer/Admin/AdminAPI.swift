@@ -153,6 +153,11 @@ final class AdminAPI: Sendable {
                 }
             case "snapshots":
                 return Endpoint(methods: [.get]) { _ in MockResponse(json: .array(server.snapshotNames.map(JSON.string))) }
+            case "scenarios":
+                return Endpoint(methods: [.get, .delete]) { request in
+                    if request.method == .delete { server.resetScenarios() }
+                    return MockResponse(json: Self.json(server.scenarioStates))
+                }
             case "latency":
                 return Endpoint(methods: [.get, .put, .delete]) { request in
                     switch request.method {
@@ -173,6 +178,15 @@ final class AdminAPI: Sendable {
                         throw HTTPProblem.notFound("The journal holds no request #\(name.prefix(40))")
                     }
                     return MockResponse(json: JournalJSON.entry(entry))
+                }
+            case "scenarios":
+                return Endpoint(methods: [.put]) { request in
+                    guard case .object(let object) = try Self.jsonBody(of: request), case .string(let state)? = object["state"]
+                    else {
+                        throw HTTPProblem.badRequest("Expected {\"state\": \"paid\"}")
+                    }
+                    server.setScenario(name, to: state)
+                    return MockResponse(json: Self.json(server.scenarioStates))
                 }
             case "routes":
                 return Endpoint(methods: [.delete]) { _ in
@@ -217,6 +231,12 @@ final class AdminAPI: Sendable {
         }
     }
 
+    static func json(_ states: [String: String]) -> JSON {
+        var object = JSONObject()
+        for (name, state) in states.sorted(by: { $0.key < $1.key }) { object[name] = .string(state) }
+        return .object(object)
+    }
+
     /// `GET <prefix>`: what the API offers.
     var index: JSON {
         let endpoints: [(String, String)] = [
@@ -224,6 +244,7 @@ final class AdminAPI: Sendable {
             ("GET", "/resources"),
             ("GET, POST, DELETE", "/routes"), ("DELETE", "/routes/{id}"), ("POST", "/reset"), ("GET", "/snapshots"),
             ("GET, PUT, DELETE", "/snapshots/{name}"), ("POST", "/snapshots/{name}/restore"), ("GET, PUT, DELETE", "/latency"),
+            ("GET, DELETE", "/scenarios"), ("PUT", "/scenarios/{name}"),
         ]
         return [
             "name": "Hammock admin API", "version": .string(MockServer.version),

@@ -59,8 +59,8 @@ extension MockServer {
     }
 
     /// Returns the server to how it started: the data it had before answering its first request (or
-    /// at the last ``takeBaseline()``; a resource added since is emptied), its configured latency, and
-    /// an empty journal. Generated keys start again where they were, so a test that creates a record
+    /// at the last ``takeBaseline()``; a resource added since is emptied), its configured latency, every
+    /// scenario and stub sequence at its start, and an empty journal. Generated keys start again where they were, so a test that creates a record
     /// after a reset gets the same key every run. Saved snapshots and routes added since stay.
     ///
     /// ```swift
@@ -79,8 +79,19 @@ extension MockServer {
         }
         try await restore(snapshot)
         setLatency(options.latency)
+        resetScenarios()
         journal.clear()
     }
+
+    /// Every scenario back to its first state, and every stub that answers in turn back to its first
+    /// answer (``reset()`` does this too).
+    public func resetScenarios() { customRoutes.resetMemory() }
+
+    /// Each scenario that has left its first state, and the state it is in.
+    public var scenarioStates: [String: String] { customRoutes.memory.withLock { $0.states } }
+
+    /// Puts a scenario in `state`, as if a stub had moved it there.
+    public func setScenario(_ name: String, to state: String) { customRoutes.memory.withLock { $0.states[name] = state } }
 
     /// Saves the current data as `name`, replacing a snapshot of that name; returns it.
     /// - Throws: 400 ``HTTPProblem`` for a name that is not 1 to 100 letters, digits, `.`, `_` or `-`;

@@ -2,8 +2,13 @@ import HTTPTypes
 import HammockJSON
 
 extension ConfigurationReader {
-    static let routeKeys = ["method", "path", "status", "headers", "body", "match", "latency"]
+    static let answerKeys = ["status", "reason", "headers", "body", "text", "base64", "file"]
+    static let routeKeys =
+        ["method", "path", "match", "latency", "responses", "afterLast", "order", "scenario", "whenState", "setState"]
+        + answerKeys
     static let matchKeys = ["query", "headers", "body"]
+    /// The largest stub body read from a file.
+    static let largestStubFile = 16 << 20
 
     /// The `routes` array: stubs tried in file order.
     func routes(_ value: JSON?) throws(ConfigurationError) -> [StubRoute] {
@@ -32,21 +37,26 @@ extension ConfigurationReader {
         guard let pattern = try string(object["path"], at: "\(path).path") else {
             throw fail("\(path).path", "missing; give the path, such as \"/login\" or \"/users/:id\"")
         }
-        // A 1xx is no final answer: a client would wait for the one that never comes.
-        let status = try integer(object["status"], at: "\(path).status", in: 200...599) ?? 200
-        let headers = try strings(object["headers"], at: "\(path).headers").map { (name, value) throws(ConfigurationError) in
-            guard let field = HTTPField.Name(name) else { throw fail("\(path).headers.\(name)", "not a valid header name") }
-            return (name: field, value: value)
-        }
-        for header in headers {
-            let problem: StubError?
-            do {
-                _ = try StubTemplate.pieces(of: header.value)
-                problem = nil
-            } catch {
-                problem = error
+        var answers: [StubAnswer] = []
+        if let responses = object["responses"], !responses.isNull {
+            if let key = Self.answerKeys.first(where: { object[$0] != nil }) {
+                throw fail("\(path).\(key)", "give it inside each of responses, not beside them")
             }
-            if let problem { throw fail("\(path).headers.\(header.name)", problem.message) }
+            guard case .array(let list) = responses, !list.isEmpty else {
+                throw fail("\(path).responses", "expected a non-empty array of answers: [{\"status\": 202}, {\"body\": {...}}]")
+            }
+            for (index, element) in list.enumerated() {
+                let at = "\(path).responses[\(index)]"
+                guard case .object(let answer) = element else {
+                    throw fail(at, "expected an answer: {\"status\": 200, \"body\": ...}")
+                }
+                for key in answer.keys where !Self.answerKeys.contains(key) {
+                    throw fail("\(at).\(key)", "unknown key; expected one of \(Self.answerKeys.joined(separator: ", "))")
+                }
+                answers.append(try self.answer(answer, at: at))
+            }
+        } else {
+            answers = [try answer(object, at: path)]
         }
         var match = StubRoute.Match()
         if let matchValue = object["match"], !matchValue.isNull {
@@ -63,15 +73,86 @@ extension ConfigurationReader {
                 match.body = members
             }
         }
+        let afterLast = try choice(object["afterLast"], at: "\(path).afterLast", of: StubRoute.AfterLast.self) ?? .repeatLast
+        let order = try choice(object["order"], at: "\(path).order", of: StubRoute.Order.self) ?? .inTurn
+        var scenario: StubRoute.Scenario?
+        if let name = try string(object["scenario"], at: "\(path).scenario") {
+            scenario = StubRoute.Scenario(
+                name, whenState: try string(object["whenState"], at: "\(path).whenState"),
+                setState: try string(object["setState"], at: "\(path).setState"))
+        } else if let key = ["whenState", "setState"].first(where: { object[$0] != nil }) {
+            throw fail("\(path).\(key)", "belongs to a scenario; name it with \"scenario\"")
+        }
         let latency = try latency(object["latency"], at: "\(path).latency")
         do {
             return try StubRoute(
-                method, pattern, match: match, status: HTTPResponse.Status(code: status), headers: headers,
-                body: object["body"], latency: latency)
+                method, pattern, match: match, answers: answers, afterLast: afterLast, order: order, scenario: scenario,
+                latency: latency)
         } catch {
-            let key = error.message.hasPrefix("the path") ? "path" : error.message.hasPrefix("the status") ? "status" : "body"
+            throw fail("\(path).path", error.message)
+        }
+    }
+
+    /// One answer: `status`, `reason`, `headers`, and at most one of `body` (JSON), `text`, `base64`
+    /// and `file` (read now, relative to the configuration's directory).
+    func answer(_ object: JSONObject, at path: String) throws(ConfigurationError) -> StubAnswer {
+        // A 1xx is no final answer: a client would wait for the one that never comes.
+        let status = try integer(object["status"], at: "\(path).status", in: 200...599) ?? 200
+        let reason = try string(object["reason"], at: "\(path).reason")
+        let headers = try strings(object["headers"], at: "\(path).headers").map { (name, value) throws(ConfigurationError) in
+            guard let field = HTTPField.Name(name) else { throw fail("\(path).headers.\(name)", "not a valid header name") }
+            return (name: field, value: value)
+        }
+        for header in headers {
+            let problem: StubError?
+            do {
+                _ = try StubTemplate.pieces(of: header.value)
+                problem = nil
+            } catch {
+                problem = error
+            }
+            if let problem { throw fail("\(path).headers.\(header.name)", problem.message) }
+        }
+        let bodyKeys = ["body", "text", "base64", "file"].filter { object[$0] != nil && object[$0] != .null }
+        if bodyKeys.count > 1 { throw fail("\(path).\(bodyKeys[1])", "give one of body, text, base64 and file") }
+        var body: StubAnswer.Body?
+        switch bodyKeys.first {
+        case "body": body = object["body"].map(StubAnswer.Body.json)
+        case "text": body = try string(object["text"], at: "\(path).text").map(StubAnswer.Body.text)
+        case "base64":
+            guard let text = try string(object["base64"], at: "\(path).base64"), let bytes = Base64.decode(text) else {
+                throw fail("\(path).base64", "not base64")
+            }
+            body = .bytes(bytes)
+        case "file":
+            guard let name = try string(object["file"], at: "\(path).file") else { break }
+            let full = name.hasPrefix("/") ? name : directory + name
+            do {
+                body = .bytes(try FileContents.read(full, limit: Self.largestStubFile))
+            } catch {
+                throw fail("\(path).file", "cannot read \(full): \(error.reason)")
+            }
+        default: break
+        }
+        do {
+            return try StubAnswer(status: status, reasonPhrase: reason, headers: headers, body: body)
+        } catch {
+            let key =
+                error.message.hasPrefix("the reason")
+                ? "reason" : error.message.hasPrefix("the status") ? "status" : bodyKeys.first ?? "body"
             throw fail("\(path).\(key)", error.message)
         }
+    }
+
+    /// A string naming one case of `type`.
+    func choice<T: RawRepresentable & CaseIterable>(
+        _ value: JSON?, at path: String, of type: T.Type
+    ) throws(ConfigurationError) -> T? where T.RawValue == String {
+        guard let text = try string(value, at: path) else { return nil }
+        guard let chosen = T(rawValue: text) else {
+            throw fail(path, "expected one of \(T.allCases.map(\.rawValue).joined(separator: ", ")), found \"\(text)\"")
+        }
+        return chosen
     }
 
     /// An object of strings, in order.

@@ -3,6 +3,8 @@ import HammockJSON
 /// Reads typed values out of configuration JSON, failing with key paths.
 struct ConfigurationReader {
     let fail: (String, String) -> ConfigurationError
+    /// Where relative file paths (a stub's `file`) start: the configuration file's directory.
+    var directory = ""
 
     func string(_ value: JSON?, at path: String) throws(ConfigurationError) -> String? {
         guard let value, !value.isNull else { return nil }

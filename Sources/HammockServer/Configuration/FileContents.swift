@@ -14,13 +14,14 @@ enum FileContents {
     }
 
     /// The whole file; configuration files are small, so one read loop is enough.
-    static func read(_ path: String) throws(ReadError) -> [UInt8] {
+    static func read(_ path: String, limit: Int = .max) throws(ReadError) -> [UInt8] {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw ReadError(reason: String(cString: strerror(errno))) }
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw ReadError(reason: String(cString: strerror(errno))) }
         guard (info.st_mode & S_IFMT) == S_IFREG else { throw ReadError(reason: "not a regular file") }
+        guard Int(info.st_size) <= limit else { throw ReadError(reason: "larger than \(limit) bytes") }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
         while true {

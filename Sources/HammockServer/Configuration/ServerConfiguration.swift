@@ -122,7 +122,7 @@ public struct ServerConfiguration: Sendable {
         for key in object.keys where !Self.topLevelKeys.contains(key) {
             throw fail(key, "unknown key; expected one of \(Self.topLevelKeys.joined(separator: ", "))")
         }
-        let reader = ConfigurationReader(fail: fail)
+        let reader = ConfigurationReader(fail: fail, directory: FileContents.directory(of: file))
         host = try reader.string(object["host"], at: "host")
         port = try reader.integer(object["port"], at: "port", in: 0...65535)
         maximumBodySize = try reader.integer(object["maximumBodySize"], at: "maximumBodySize", in: 1...Int.max)

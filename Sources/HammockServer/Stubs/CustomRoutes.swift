@@ -97,6 +97,9 @@ final class CustomRoutes: MockRoutes {
 
     /// The routes in the order tried, each with the number it was added under.
     let entries = Mutex<[(id: Int, entry: Entry)]>([])
+    /// What stubs remember between requests: each scenario's state, and the next answer of each stub
+    /// that answers in turn. One lock, so a stub's check of its scenario and its move are one step.
+    let memory = Mutex(StubMemory())
     private let lastID = Atomic<Int>(0)
     let records: RouteRecords
     let timer: LatencyTimer
@@ -145,7 +148,7 @@ final class CustomRoutes: MockRoutes {
         var methods: [HTTPRequest.Method] = []
         var context: StubTemplate.Context?
         var firstOnPath: Entry?
-        for (_, entry) in entries {
+        for (id, entry) in entries {
             guard let parameters = entry.path.match(request.path) else { continue }
             firstOnPath = firstOnPath ?? entry
             for method in Self.methods(entry.method) where !methods.contains(method) { methods.append(method) }
@@ -157,6 +160,7 @@ final class CustomRoutes: MockRoutes {
             switch entry {
             case .stub(let stub):
                 guard stub.accepts(current) else { continue }
+                guard let answer = take(stub, id: id) else { continue }
                 // The server's `_` parameters are one list for every route: an unknown one is a typo.
                 for item in current.query where stub.match.query[item.name] == nil {
                     if let problem = ReservedParameters.problem(for: item.name, sentTo: "a stub", accepting: []) {
@@ -168,7 +172,7 @@ final class CustomRoutes: MockRoutes {
                 let accepted = current
                 return MockEndpoint(methods: methods, route: entry.matchedRoute) { _ in
                     if let (latency, wait) = latency { await wait(latency.delay(forUnit: random())) }
-                    return stub.response(in: accepted)
+                    return answer.response(in: accepted)
                 }
             case .handler(_, _, let handler):
                 let routeRequest = RouteRequest(
@@ -194,19 +198,33 @@ final class CustomRoutes: MockRoutes {
         let method = request.method == .head ? HTTPRequest.Method.get : request.method
         var context: StubTemplate.Context?
         var misses: [NearMiss] = []
-        for (_, entry) in entries {
+        for (id, entry) in entries {
             guard case .stub(let stub) = entry, stub.method == method, let parameters = stub.path.match(request.path) else {
                 continue
             }
             guard var current = context ?? (try? Self.context(of: request)) else { return misses }
             current.parameters = parameters
             context = current
+            let route = "\(stub.method.rawValue) \(stub.path.description)"
             if let why = stub.mismatch(in: current) {
-                misses.append(NearMiss(route: "\(stub.method.rawValue) \(stub.path.description)", why: why))
+                misses.append(NearMiss(route: route, why: why))
+            } else if let why = memory.withLock({ $0.whyNot(stub, id: id) }) {
+                misses.append(NearMiss(route: route, why: why))
             }
         }
         return misses
     }
+
+    /// The answer `stub` gives now, moving its scenario and its turn; `nil` if its scenario is in
+    /// another state, or it has given its last answer and then stops.
+    func take(_ stub: StubRoute, id: Int) -> StubAnswer? {
+        // Drawn outside the lock: the server's random numbers may take their own.
+        let unit = stub.order == .random ? random() : 0
+        return memory.withLock { $0.take(stub, id: id, unit: unit) }
+    }
+
+    /// Every scenario back to its start and every stub back to its first answer.
+    func resetMemory() { memory.withLock { $0 = StubMemory() } }
 
     static func context(of request: MockRequest) throws(HTTPProblem) -> StubTemplate.Context {
         let query = request.query.map { text in (try? ListQuery.items(of: text)) ?? [] } ?? []
@@ -215,5 +233,51 @@ final class CustomRoutes: MockRoutes {
             body = try? JSON(parsing: request.body)
         }
         return StubTemplate.Context(parameters: [:], query: query, headers: request.headerFields, body: body)
+    }
+}
+
+/// Each scenario's state and each in-turn stub's next answer.
+struct StubMemory: Sendable {
+    var states: [String: String] = [:]
+    var turns: [Int: Int] = [:]
+
+    func state(of scenario: String) -> String { states[scenario] ?? StubRoute.Scenario.started }
+
+    mutating func take(_ stub: StubRoute, id: Int, unit: Double) -> StubAnswer? {
+        if let scenario = stub.scenario, let wanted = scenario.whenState, state(of: scenario.name) != wanted { return nil }
+        let answers = stub.answers
+        let answer: StubAnswer
+        switch stub.order {
+        case .random:
+            answer = answers[min(Int(min(max(unit, 0), 1) * Double(answers.count)), answers.count - 1)]
+        case .inTurn:
+            let turn = turns[id] ?? 0
+            if turn < answers.count {
+                answer = answers[turn]
+                turns[id] = turn + 1
+            } else {
+                switch stub.afterLast {
+                case .repeatLast: answer = answers[answers.count - 1]
+                case .cycle:
+                    // `turn` stays between count and twice count, so it never grows past a bound.
+                    answer = answers[turn % answers.count]
+                    turns[id] = turn + 1 >= 2 * answers.count ? answers.count : turn + 1
+                case .notFound: return nil
+                }
+            }
+        }
+        if let scenario = stub.scenario, let next = scenario.setState { states[scenario.name] = next }
+        return answer
+    }
+
+    /// Why `stub`, whose conditions hold, would not answer now, for a 404's near misses.
+    func whyNot(_ stub: StubRoute, id: Int) -> String? {
+        if let scenario = stub.scenario, let wanted = scenario.whenState, state(of: scenario.name) != wanted {
+            return "scenario '\(scenario.name)' is in state '\(state(of: scenario.name))', not '\(wanted)'"
+        }
+        if stub.order == .inTurn, stub.afterLast == .notFound, (turns[id] ?? 0) >= stub.answers.count {
+            return "it gave all its \(stub.answers.count) answers"
+        }
+        return nil
     }
 }

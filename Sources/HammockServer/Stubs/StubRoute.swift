@@ -32,70 +32,123 @@ public struct StubRoute: Sendable {
         var isEmpty: Bool { query.isEmpty && headers.isEmpty && body.isEmpty }
     }
 
+    /// What a stub does once it has given its last answer.
+    public enum AfterLast: String, Sendable, Hashable, CaseIterable {
+        /// Gives the last answer again (the default).
+        case repeatLast
+        /// Starts over from the first.
+        case cycle
+        /// Stops answering: the request goes on to the next route, and finally a 404.
+        case notFound
+    }
+
+    /// The order of a stub's answers.
+    public enum Order: String, Sendable, Hashable, CaseIterable {
+        /// One after the other, as listed (the default).
+        case inTurn
+        /// Any of them, drawn by the server's random numbers (seeded with `hammock serve --seed`).
+        case random
+    }
+
+    /// A state machine a stub belongs to, as WireMock's scenarios are: the stub answers only while its
+    /// scenario is in `whenState` and moves it to `setState` when it answers. Every scenario starts in
+    /// ``started``; ``MockServer/reset()`` and ``MockServer/resetScenarios()`` put them back.
+    public struct Scenario: Sendable, Hashable {
+        /// The state every scenario starts in.
+        public static let started = "started"
+        /// The scenario's name.
+        public var name: String
+        /// The state it must be in for the stub to answer; any state when `nil`.
+        public var whenState: String?
+        /// The state it moves to when the stub answers; unchanged when `nil`.
+        public var setState: String?
+
+        /// Names a scenario and the stub's place in it.
+        public init(_ name: String, whenState: String? = nil, setState: String? = nil) {
+            self.name = name
+            self.whenState = whenState
+            self.setState = setState
+        }
+    }
+
     /// The method answered (`GET` also answers `HEAD`).
     public var method: HTTPRequest.Method
-    /// The path, with `:name` parameters.
+    /// The path, with `:name` parameters and `*` / `**` wildcards.
     public var path: PathPattern
     /// The conditions on the request.
     public var match: Match
-    /// The status.
-    public var status: HTTPResponse.Status
-    /// Header fields; values may hold placeholders.
-    public var headers: [(name: HTTPField.Name, value: String)] {
-        didSet { fixedHeaders = Self.fixedFields(headers) }
-    }
-    /// The JSON body, if any; strings may hold placeholders.
-    public var body: JSON? {
-        didSet { fixedBody = Self.fixedBytes(body) }
-    }
-    /// The header fields, made once, when no value has a placeholder.
-    private var fixedHeaders: HTTPFields?
-    /// The body's bytes, serialized once, when it has no placeholder: most stubs answer the same bytes
-    /// every time, and walking the body for placeholders cost more than the rest of the answer.
-    private var fixedBody: [UInt8]?
+    /// The answers, given in ``order``; one for most stubs, never none.
+    public private(set) var answers: [StubAnswer]
+    /// What happens after the last answer (for answers given in turn).
+    public var afterLast: AfterLast
+    /// The order of the answers.
+    public var order: Order
+    /// The scenario the stub belongs to, if any.
+    public var scenario: Scenario?
     /// A delay before the answer, if any.
     public var latency: Latency?
 
-    /// Creates a stub.
+    /// The first answer's status.
+    public var status: HTTPResponse.Status {
+        get { answers[0].status }
+        set { answers[0].status = newValue }
+    }
+    /// The first answer's header fields.
+    public var headers: [(name: HTTPField.Name, value: String)] {
+        get { answers[0].headers }
+        set { answers[0].headers = newValue }
+    }
+    /// The first answer's body, when it is JSON.
+    public var body: JSON? {
+        get {
+            guard case .json(let json)? = answers[0].body else { return nil }
+            return json
+        }
+        set { answers[0].body = newValue.map(StubAnswer.Body.json) }
+    }
+
+    /// Creates a stub with one answer.
     /// - Throws: ``StubError`` for a bad path, a placeholder that names nothing it could read, a 1xx
     ///   status, or a body with a status that forbids one (204, 304).
     public init(
         _ method: HTTPRequest.Method, _ path: String, match: Match = Match(), status: HTTPResponse.Status = .ok,
         headers: [(name: HTTPField.Name, value: String)] = [], body: JSON? = nil, latency: Latency? = nil
     ) throws(StubError) {
+        let answer = try StubAnswer(
+            status: status.code,
+            reasonPhrase: status.reasonPhrase == HTTPResponse.Status(code: status.code).reasonPhrase
+                ? nil : status.reasonPhrase,
+            headers: headers, body: body.map(StubAnswer.Body.json))
+        try self.init(method, path, match: match, answers: [answer], latency: latency)
+    }
+
+    /// Creates a stub that gives `answers` in turn (or at random), optionally as a step of a scenario.
+    ///
+    /// ```swift
+    /// let polling = try StubRoute(.get, "/jobs/7", answers: [
+    ///     try StubAnswer(body: .json(["state": "queued"])), try StubAnswer(body: .json(["state": "done"])),
+    /// ])                                    // queued, then done for ever after
+    /// let pay = try StubRoute(.post, "/checkout", answers: [try StubAnswer(status: 201)],
+    ///                         scenario: .init("checkout", whenState: "started", setState: "paid"))
+    /// ```
+    /// - Throws: ``StubError`` for a bad path or no answers.
+    public init(
+        _ method: HTTPRequest.Method, _ path: String, match: Match = Match(), answers: [StubAnswer],
+        afterLast: AfterLast = .repeatLast, order: Order = .inTurn, scenario: Scenario? = nil, latency: Latency? = nil
+    ) throws(StubError) {
         do {
             self.path = try PathPattern(path)
         } catch {
             throw StubError(error.description)
         }
+        guard !answers.isEmpty else { throw StubError("a stub needs at least one answer") }
         self.method = method
         self.match = match
-        self.status = status
-        self.headers = headers
-        self.body = body
+        self.answers = answers
+        self.afterLast = afterLast
+        self.order = order
+        self.scenario = scenario
         self.latency = latency
-        if status.kind == .informational {
-            throw StubError("the status \(status.code) is informational, not a final answer; a stub answers 200 to 599")
-        }
-        if body != nil, !MockResponse.allowsBody(status) {
-            throw StubError("a \(status.code) answer has no body (RFC 9110); remove the body or choose another status")
-        }
-        if let body { try StubTemplate.validate(body) }
-        for header in headers { _ = try StubTemplate.pieces(of: header.value) }
-        fixedHeaders = Self.fixedFields(headers)
-        fixedBody = Self.fixedBytes(body)
-    }
-
-    static func fixedFields(_ headers: [(name: HTTPField.Name, value: String)]) -> HTTPFields? {
-        guard !headers.contains(where: { StubTemplate.mayHavePlaceholder($0.value) }) else { return nil }
-        var fields = HTTPFields()
-        for header in headers { fields.append(HTTPField(name: header.name, value: header.value)) }
-        return fields
-    }
-
-    static func fixedBytes(_ body: JSON?) -> [UInt8]? {
-        guard let body, !StubTemplate.hasPlaceholder(body) else { return nil }
-        return body.serialized()
     }
 
     /// Whether the request carries every value of ``match``.
@@ -128,22 +181,5 @@ public struct StubRoute: Sendable {
             }
         }
         return nil
-    }
-
-    /// The answer to a request the stub accepted.
-    func response(in context: StubTemplate.Context) -> MockResponse {
-        var fields: HTTPFields
-        if let fixedHeaders {
-            fields = fixedHeaders
-        } else {
-            fields = HTTPFields()
-            for header in headers {
-                fields.append(HTTPField(name: header.name, value: StubTemplate.renderText(header.value, context)))
-            }
-        }
-        guard let body else { return MockResponse(status: status, headerFields: fields) }
-        if fields[.contentType] == nil { fields.append(MockResponse.jsonContentType) }
-        return MockResponse(
-            status: status, headerFields: fields, body: fixedBody ?? StubTemplate.render(body, context).serialized())
     }
 }

@@ -1,0 +1,172 @@
+import Foundation
+import HTTPTypes
+import HammockHTTPServer
+import HammockJSON
+import HammockServer
+import HammockTestSupport
+import Synchronization
+import Testing
+
+/// Stubs that change between calls: answers in turn or at random, scenarios with states, bodies that are
+/// not JSON, and reason phrases.
+@Suite("Stub sequences and scenarios")
+struct ScenarioTests {
+    func server(_ routes: String) async throws -> MockServer {
+        let configuration = try ServerConfiguration(parsing: Array(#"{"routes": \#(routes)}"#.utf8), file: "mock.json")
+        let server = try await MockServer(configuration: configuration, store: MemoryStore())
+        return server
+    }
+
+    @Test(
+        "Answers in turn, then the last again, from the start again, or a 404",
+        arguments: [
+            ("repeatLast", [1, 2, 3, 3, 3]), ("cycle", [1, 2, 3, 1, 2]), ("notFound", [1, 2, 3, 0, 0]),
+        ])
+    func sequence(afterLast: String, expected: [Int]) async throws {
+        let server = try await server(
+            #"[{"method": "GET", "path": "/job", "afterLast": "\#(afterLast)", "responses": [{"body": {"n": 1}}, {"body": {"n": 2}}, {"status": 201, "body": {"n": 3}}]}]"#
+        )
+        var seen: [Int] = []
+        for _ in 0..<5 {
+            let (response, json) = await server.send(.get, "/job")
+            seen.append(response.status == .notFound ? 0 : json?["n"]?.intValue ?? -1)
+        }
+        #expect(seen == expected)
+        if afterLast == "notFound" {
+            let (_, problem) = await server.send(.get, "/job")
+            #expect(problem?["nearMisses"]?[0]?["why"] == "it gave all its 3 answers")
+        }
+        // A reset starts every sequence over.
+        try await server.reset()
+        #expect(await server.send(.get, "/job").1?["n"] == 1)
+    }
+
+    @Test("Random order draws every answer under the server's random numbers")
+    func randomOrder() async throws {
+        let units = [0.0, 0.5, 0.99, 0.4]
+        let index = AtomicCounter()
+        let configuration = try ServerConfiguration(
+            parsing: Array(
+                #"{"routes": [{"method": "GET", "path": "/coin", "order": "random", "responses": [{"text": "heads"}, {"text": "tails"}]}]}"#
+                    .utf8), file: "mock.json")
+        let server = try await MockServer(
+            resources: [], routes: [], clock: ContinuousClock(), random: { units[index.next() % units.count] })
+        server.addStubs(configuration.routes)
+        var seen: [String] = []
+        for _ in 0..<4 { seen.append(String(decoding: await server.respond(to: MockRequest(.get, "/coin")).body, as: UTF8.self)) }
+        #expect(seen == ["heads", "tails", "tails", "heads"])
+    }
+
+    @Test("A scenario moves from state to state as its stubs answer; reset and the admin API put it back")
+    func checkoutScenario() async throws {
+        let server = try await server(
+            #"""
+            [{"method": "GET", "path": "/order", "scenario": "checkout", "whenState": "started", "body": {"state": "cart"}},
+             {"method": "POST", "path": "/pay", "scenario": "checkout", "whenState": "started", "setState": "paid", "status": 201},
+             {"method": "GET", "path": "/order", "scenario": "checkout", "whenState": "paid", "setState": "shipped", "body": {"state": "paid"}},
+             {"method": "GET", "path": "/order", "scenario": "checkout", "whenState": "shipped", "body": {"state": "shipped"}}]
+            """#)
+        #expect(await server.send(.get, "/order").1 == ["state": "cart"])
+        #expect(await server.send(.get, "/order").1 == ["state": "cart"])
+        #expect(await server.send(.post, "/pay").0.status == .created)
+        let (again, problem) = await server.send(.post, "/pay")
+        #expect(again.status == .notFound)
+        #expect(problem?["detail"]?.stringValue?.contains("scenario 'checkout' is in state 'paid', not 'started'") == true)
+        #expect(await server.send(.get, "/order").1 == ["state": "paid"])
+        #expect(await server.send(.get, "/order").1 == ["state": "shipped"])
+        #expect(await server.send(.get, "/__hammock/scenarios").1 == ["checkout": "shipped"])
+        #expect(await server.send(.put, "/__hammock/scenarios/checkout", json: ["state": "paid"]).0.status == .ok)
+        #expect(await server.send(.get, "/order").1 == ["state": "paid"])
+        #expect(await server.send(.delete, "/__hammock/scenarios").1 == [:])
+        #expect(await server.send(.get, "/order").1 == ["state": "cart"])
+        _ = await server.send(.post, "/pay")
+        #expect(await server.send(.post, "/__hammock/reset").0.status == .noContent)
+        #expect(await server.send(.get, "/order").1 == ["state": "cart"])
+    }
+
+    @Test("Concurrent requests each move a scenario once: one payment succeeds, the rest miss")
+    func scenarioRace() async throws {
+        let server = try await server(
+            #"[{"method": "POST", "path": "/pay", "scenario": "checkout", "whenState": "started", "setState": "paid", "status": 201}]"#
+        )
+        let statuses = await withBusyMachine {
+            await withTaskGroup(of: Int.self) { group in
+                for _ in 0..<50 { group.addTask { await server.respond(to: MockRequest(.post, "/pay")).status.code } }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        #expect(statuses.filter { $0 == 201 }.count == 1)
+        #expect(statuses.filter { $0 == 404 }.count == 49)
+    }
+
+    @Test("Bodies as text, base64 and files, with their content types; a reason phrase in the status line")
+    func bodiesAndReasons() async throws {
+        let directory = TemporaryFiles.directory("stub")
+        try Data([0x89, 0x50, 0x4E, 0x47]).write(to: URL(fileURLWithPath: directory + "logo.png"))
+        let text = #"""
+            {"routes": [
+              {"method": "GET", "path": "/hello/:name", "text": "hello {{path.name}}"},
+              {"method": "GET", "path": "/blob", "base64": "AAEC/w=="},
+              {"method": "GET", "path": "/logo", "file": "logo.png", "headers": {"Content-Type": "image/png"}},
+              {"method": "POST", "path": "/pay", "status": 402, "reason": "Card Declined", "body": {"error": "declined"}}
+            ]}
+            """#
+        try Data(text.utf8).write(to: URL(fileURLWithPath: directory + "mock.json"))
+        let configuration = try ServerConfiguration(contentsOfFile: directory + "mock.json")
+        let server = try await MockServer(configuration: configuration, store: MemoryStore())
+        let hello = await server.respond(to: MockRequest(.get, "/hello/ada"))
+        #expect(String(decoding: hello.body, as: UTF8.self) == "hello ada")
+        #expect(hello.headerFields[.contentType] == "text/plain; charset=utf-8")
+        let blob = await server.respond(to: MockRequest(.get, "/blob"))
+        #expect(blob.body == [0, 1, 2, 255] && blob.headerFields[.contentType] == "application/octet-stream")
+        let logo = await server.respond(to: MockRequest(.get, "/logo"))
+        #expect(logo.body == [0x89, 0x50, 0x4E, 0x47] && logo.headerFields[.contentType] == "image/png")
+        try await server.whileServing { port in
+            let connection = try RawConnection(port: port)
+            await connection.send("POST /pay HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n")
+            let reply = await connection.read(until: "declined")
+            #expect(reply.hasPrefix("HTTP/1.1 402 Card Declined\r\n"))
+        }
+    }
+
+    @Test(
+        "Mistakes in sequences, scenarios and bodies name the key",
+        arguments: [
+            (#"[{"method": "GET", "path": "/a", "responses": []}]"#, "routes[0].responses: expected a non-empty array"),
+            (
+                #"[{"method": "GET", "path": "/a", "status": 200, "responses": [{}]}]"#,
+                "routes[0].status: give it inside each of responses"
+            ),
+            (#"[{"method": "GET", "path": "/a", "responses": [{"colour": 1}]}]"#, "routes[0].responses[0].colour: unknown key"),
+            (
+                #"[{"method": "GET", "path": "/a", "afterLast": "loop", "body": 1}]"#,
+                "routes[0].afterLast: expected one of repeatLast, cycle, notFound"
+            ),
+            (#"[{"method": "GET", "path": "/a", "whenState": "x"}]"#, "routes[0].whenState: belongs to a scenario"),
+            (
+                #"[{"method": "GET", "path": "/a", "text": "a", "body": 1}]"#,
+                "routes[0].text: give one of body, text, base64 and file"
+            ),
+            (#"[{"method": "GET", "path": "/a", "base64": "***"}]"#, "routes[0].base64: not base64"),
+            (#"[{"method": "GET", "path": "/a", "file": "missing.bin"}]"#, "routes[0].file: cannot read"),
+            (#"[{"method": "GET", "path": "/a", "reason": "Bad\r\nX: y"}]"#, "routes[0].reason: the reason phrase"),
+            (
+                #"[{"method": "GET", "path": "/a", "responses": [{"status": 204, "text": "x"}]}]"#,
+                "routes[0].responses[0].text: a 204 answer has no body"
+            ),
+        ])
+    func mistakes(routes: String, message: String) throws {
+        do {
+            _ = try ServerConfiguration(parsing: Array(#"{"routes": \#(routes)}"#.utf8), file: "mock.json")
+            Issue.record("accepted \(routes)")
+        } catch {
+            #expect(error.description.hasPrefix("mock.json: " + message), "\(error.description)")
+        }
+    }
+}
+
+/// A counter for closures that must be Sendable.
+final class AtomicCounter: Sendable {
+    private let value = Synchronization.Atomic<Int>(0)
+    func next() -> Int { value.add(1, ordering: .relaxed).oldValue }
+}
