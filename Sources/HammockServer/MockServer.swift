@@ -158,7 +158,13 @@ public final class MockServer: Sendable {
             store: store, controller: controller, serializer: serializer, maximumBodySize: options.maximumBodySize,
             modifications: ModificationLog(now: now))
         self.resources = resourceRoutes
-        let records = RouteRecords(store: store) { name in resourceRoutes.registry.withLock { $0.schemas[name] } }
+        let records = RouteRecords(
+            store: store, schema: { name in resourceRoutes.registry.withLock { $0.schemas[name] } },
+            changed: { schema in
+                // A delete nulls children's keys: their lists change too.
+                resourceRoutes.modifications.record(
+                    schema, cascadingTo: resourceRoutes.registry.withLock { Array($0.schemas.values) })
+            })
         let customRoutes = CustomRoutes(records: records, timer: LatencyTimer(clock: clock), random: random)
         self.customRoutes = customRoutes
         let stopSignal = StopSignal()

@@ -170,3 +170,69 @@ final class AtomicCounter: Sendable {
     private let value = Synchronization.Atomic<Int>(0)
     func next() -> Int { value.add(1, ordering: .relaxed).oldValue }
 }
+
+/// Routes of your own that write resource data.
+@Suite("Routes that write data")
+struct RouteWriteTests {
+    @Test("A stub's create stores a record the resource's routes then list, and its answer reads it")
+    func stubCreates() async throws {
+        let text = #"""
+            {"resources": [{"name": "orders", "fields": {"total": "integer", "status": "string"}}],
+             "routes": [{"method": "POST", "path": "/checkout", "status": 201,
+                         "create": {"resource": "orders", "values": {"total": "{{body.total}}", "status": "new"}},
+                         "headers": {"Location": "/orders/{{created.id}}"},
+                         "body": {"order": "{{created.id}}", "total": "{{created.total}}"}}]}
+            """#
+        let configuration = try ServerConfiguration(parsing: Array(text.utf8), file: "mock.json")
+        let server = try await MockServer(configuration: configuration, store: MemoryStore())
+        let before = await server.respond(to: MockRequest(.get, "/orders"))
+        let (created, json) = await server.send(.post, "/checkout", json: ["total": 12])
+        #expect(created.status == .created)
+        #expect(json == ["order": 1, "total": 12])
+        #expect(created.headerFields[.location] == "/orders/1")
+        #expect(await server.send(.get, "/orders").1 == [["id": 1, "total": 12, "status": "new"]])
+        // The list's validators moved on: a client revalidating its copy gets the new list.
+        var conditional = HTTPFields()
+        conditional[.ifNoneMatch] = before.headerFields[.eTag]
+        #expect(await server.respond(to: MockRequest(.get, "/orders", headerFields: conditional)).status == .ok)
+        // Values the resource refuses are the 422 a POST would get, and nothing is stored.
+        let refused = await server.send(.post, "/checkout", json: ["total": "twelve"])
+        #expect(refused.0.status == .unprocessableContent)
+        #expect(await server.send(.get, "/orders").1?.arrayValue?.count == 1)
+    }
+
+    @Test("A stub's create naming no resource is a configuration error")
+    func unknownResource() throws {
+        let text = #"{"routes": [{"method": "POST", "path": "/x", "create": {"resource": "nope", "values": {}}}]}"#
+        #expect(throws: ConfigurationError.self) { try ServerConfiguration(parsing: Array(text.utf8), file: "mock.json") }
+        do {
+            _ = try ServerConfiguration(parsing: Array(text.utf8), file: "mock.json")
+        } catch {
+            #expect(error.description == "mock.json: routes[0].create.resource: no resource is named 'nope'")
+        }
+    }
+
+    @Test("Swift routes update and delete records as PATCH and DELETE would")
+    func swiftWrites() async throws {
+        let server = try await Fixtures.server()
+        try await server.addData([["name": "ada"], ["name": "bob"]], for: "people")
+        try await server.addData(["name": "mini", "person_id": 2], for: "cars")
+        try server.route(.post, "/people/:id/rename") { request in
+            let key = JSON.integer(Int(request.parameters["id"] ?? "") ?? 0)
+            guard let updated = try await request.records.update("people", key: key, ["name": request.json?["name"] ?? nil])
+            else { throw HTTPProblem.notFound("nobody") }
+            return MockResponse(json: .object(updated))
+        }
+        try server.route(.post, "/people/:id/forget") { request in
+            let key = JSON.integer(Int(request.parameters["id"] ?? "") ?? 0)
+            return MockResponse(json: ["deleted": .bool(try await request.records.delete("people", key: key))])
+        }
+        #expect(await server.send(.post, "/people/1/rename", json: ["name": "ada l."]).1?["name"] == "ada l.")
+        #expect(await server.send(.get, "/people/1").1?["name"] == "ada l.")
+        #expect(await server.send(.post, "/people/9/rename", json: ["name": "x"]).0.status == .notFound)
+        #expect(await server.send(.post, "/people/1/rename", json: ["name": 5]).0.status == .unprocessableContent)
+        #expect(await server.send(.post, "/people/2/forget").1 == ["deleted": true])
+        #expect(await server.send(.post, "/people/2/forget").1 == ["deleted": false])
+        #expect(await server.send(.get, "/cars/1").1?["person_id"] == .null)
+    }
+}

@@ -4,7 +4,7 @@ import HammockJSON
 extension ConfigurationReader {
     static let answerKeys = ["status", "reason", "headers", "body", "text", "base64", "file"]
     static let routeKeys =
-        ["method", "path", "match", "latency", "responses", "afterLast", "order", "scenario", "whenState", "setState"]
+        ["method", "path", "match", "latency", "responses", "afterLast", "order", "scenario", "whenState", "setState", "create"]
         + answerKeys
     static let matchKeys = ["query", "headers", "body"]
     /// The largest stub body read from a file.
@@ -84,10 +84,30 @@ extension ConfigurationReader {
             throw fail("\(path).\(key)", "belongs to a scenario; name it with \"scenario\"")
         }
         let latency = try latency(object["latency"], at: "\(path).latency")
+        var creates: [StubRoute.Creation] = []
+        if let create = object["create"], !create.isNull {
+            let list: [JSON] = if case .array(let elements) = create { elements } else { [create] }
+            for (index, element) in list.enumerated() {
+                let at = create.arrayValue == nil ? "\(path).create" : "\(path).create[\(index)]"
+                guard case .object(let creation) = element, case .string(let resource)? = creation["resource"],
+                    case .object(let values)? = creation["values"] ?? .object([:])
+                else {
+                    throw fail(at, "expected {\"resource\": \"orders\", \"values\": {\"total\": \"{{body.total}}\"}}")
+                }
+                for key in creation.keys where key != "resource" && key != "values" {
+                    throw fail("\(at).\(key)", "unknown key; expected resource and values")
+                }
+                do {
+                    creates.append(try StubRoute.Creation(resource, values: values))
+                } catch {
+                    throw fail("\(at).values", error.message)
+                }
+            }
+        }
         do {
             return try StubRoute(
                 method, pattern, match: match, answers: answers, afterLast: afterLast, order: order, scenario: scenario,
-                latency: latency)
+                latency: latency, creates: creates)
         } catch {
             throw fail("\(path).path", error.message)
         }

@@ -145,6 +145,13 @@ public struct ServerConfiguration: Sendable {
         resources = try reader.resources(object["resources"])
         data = try reader.data(object["data"], resources: resources)
         routes = try reader.routes(object["routes"])
+        for (index, route) in routes.enumerated() {
+            for (position, creation) in route.creates.enumerated()
+            where !resources.contains(where: { $0.name == creation.resource }) {
+                let key = route.creates.count == 1 ? "create" : "create[\(position)]"
+                throw fail("routes[\(index)].\(key).resource", "no resource is named '\(creation.resource)'")
+            }
+        }
         if resources.isEmpty && routes.isEmpty {
             let found = object["resources"] == nil ? "missing" : "empty"
             throw fail("resources", "\(found); list at least one resource, or give routes (a file of routes alone is fine)")

@@ -24,10 +24,13 @@ public struct RouteRequest: Sendable {
     public var records: RouteRecords
 }
 
-/// The server's records, by resource name, for routes of your own.
+/// The server's records, by resource name, for routes of your own: read them, and change them as the
+/// resources' routes would (fields checked, parents checked, `Last-Modified` moved on).
 public struct RouteRecords: Sendable {
     let store: any MockStore
     let schema: @Sendable (String) -> ResourceSchema?
+    /// Tells the resources' routes that `schema`'s records changed (for `Last-Modified`).
+    let changed: @Sendable (ResourceSchema) -> Void
 
     func schema(named name: String) throws(HTTPProblem) -> ResourceSchema {
         guard let schema = schema(name) else {
@@ -61,7 +64,28 @@ public struct RouteRecords: Sendable {
     /// Stores a new record of `resource` (its fields checked as a `POST` would) and returns it.
     public func create(_ resource: String, _ values: JSONObject) async throws -> JSONObject {
         let schema = try schema(named: resource)
-        return try await store.createRecord(of: schema, with: try schema.validate(values, encoding: .json, mode: .create))
+        let record = try await store.createRecord(of: schema, with: try schema.validate(values, encoding: .json, mode: .create))
+        changed(schema)
+        return record
+    }
+
+    /// Merges `values` into the record of `resource` with `key` (checked as a `PATCH` would) and returns
+    /// it; `nil` if there is none.
+    public func update(_ resource: String, key: JSON, _ values: JSONObject) async throws -> JSONObject? {
+        let schema = try schema(named: resource)
+        let checked = try schema.validate(values, encoding: .json, mode: .update(key: key))
+        guard let record = try await store.updateRecord(of: schema, withKey: key, with: checked) else { return nil }
+        changed(schema)
+        return record
+    }
+
+    /// Deletes the record of `resource` with `key` (its children's foreign keys become `null`, as a
+    /// `DELETE` does); `false` if there was none.
+    public func delete(_ resource: String, key: JSON) async throws -> Bool {
+        let schema = try schema(named: resource)
+        guard try await store.deleteRecord(of: schema, withKey: key) else { return false }
+        changed(schema)
+        return true
     }
 }
 
@@ -170,9 +194,15 @@ final class CustomRoutes: MockRoutes {
                 let latency = stub.latency.map { ($0, timer.markArrival()) }
                 let random = self.random
                 let accepted = current
+                let records = self.records
                 return MockEndpoint(methods: methods, route: entry.matchedRoute) { _ in
                     if let (latency, wait) = latency { await wait(latency.delay(forUnit: random())) }
-                    return answer.response(in: accepted)
+                    var context = accepted
+                    for creation in stub.creates {
+                        guard case .object(let values) = StubTemplate.render(.object(creation.values), context) else { continue }
+                        context.created = .object(try await records.create(creation.resource, values))
+                    }
+                    return answer.response(in: context)
                 }
             case .handler(_, _, let handler):
                 let routeRequest = RouteRequest(

@@ -71,6 +71,24 @@ public struct StubRoute: Sendable {
         }
     }
 
+    /// A record a stub creates before it answers, as a `POST` to the resource would (fields and parents
+    /// checked): `POST /checkout` can create the order that `GET /orders` then lists. The values may
+    /// hold placeholders; the answer reads the record as `{{created.id}}`.
+    public struct Creation: Sendable, Hashable {
+        /// The resource.
+        public var resource: String
+        /// The values, with placeholders.
+        public var values: JSONObject
+
+        /// Describes a record to create.
+        /// - Throws: ``StubError`` for a placeholder that names nothing it could read.
+        public init(_ resource: String, values: JSONObject) throws(StubError) {
+            try StubTemplate.validate(.object(values))
+            self.resource = resource
+            self.values = values
+        }
+    }
+
     /// The method answered (`GET` also answers `HEAD`).
     public var method: HTTPRequest.Method
     /// The path, with `:name` parameters and `*` / `**` wildcards.
@@ -87,6 +105,8 @@ public struct StubRoute: Sendable {
     public var scenario: Scenario?
     /// A delay before the answer, if any.
     public var latency: Latency?
+    /// Records created before each answer, in order.
+    public var creates: [Creation]
 
     /// The first answer's status.
     public var status: HTTPResponse.Status {
@@ -134,7 +154,8 @@ public struct StubRoute: Sendable {
     /// - Throws: ``StubError`` for a bad path or no answers.
     public init(
         _ method: HTTPRequest.Method, _ path: String, match: Match = Match(), answers: [StubAnswer],
-        afterLast: AfterLast = .repeatLast, order: Order = .inTurn, scenario: Scenario? = nil, latency: Latency? = nil
+        afterLast: AfterLast = .repeatLast, order: Order = .inTurn, scenario: Scenario? = nil, latency: Latency? = nil,
+        creates: [Creation] = []
     ) throws(StubError) {
         do {
             self.path = try PathPattern(path)
@@ -149,6 +170,7 @@ public struct StubRoute: Sendable {
         self.order = order
         self.scenario = scenario
         self.latency = latency
+        self.creates = creates
     }
 
     /// Whether the request carries every value of ``match``.

@@ -15,6 +15,8 @@ struct StubTemplate {
         case query(String)
         case header(String)
         case body(JSONPath)
+        /// The record the stub's `create` made (`{{created.id}}`).
+        case created(JSONPath)
     }
 
     /// What a template reads from one request.
@@ -23,6 +25,8 @@ struct StubTemplate {
         var query: [ListQuery.Item]
         var headers: HTTPFields
         var body: JSON?
+        /// The record the stub's `create` made, once it has.
+        var created: JSON?
 
         func value(of source: Source) -> JSON {
             switch source {
@@ -32,6 +36,7 @@ struct StubTemplate {
                 guard let field = HTTPField.Name(name), let value = headers[field] else { return .null }
                 return .string(value)
             case .body(let path): return body?[path] ?? .null
+            case .created(let path): return created?[path] ?? .null
             }
         }
     }
@@ -50,14 +55,17 @@ struct StubTemplate {
         case "path": return .path(rest)
         case "query": return .query(rest)
         case "headers": return .header(rest)
-        case "body":
+        case "body", "created":
+            let path: JSONPath
             do {
-                return .body(try JSONPath(parsing: rest))
+                path = try JSONPath(parsing: rest)
             } catch {
                 throw StubError("the placeholder '{{\(expression)}}' has a bad JSON path: \(error)")
             }
+            return text[..<dot] == "body" ? .body(path) : .created(path)
         default:
-            throw StubError("the placeholder '{{\(expression)}}' reads '\(text[..<dot])'; use path, query, headers or body")
+            throw StubError(
+                "the placeholder '{{\(expression)}}' reads '\(text[..<dot])'; use path, query, headers, body or created")
         }
     }
 
