@@ -1,4 +1,5 @@
 import ArgumentParser
+import HammockServer
 
 /// The `hammock` command: a thin front end over HammockServer.
 @main
@@ -6,7 +7,7 @@ struct Hammock: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hammock",
         abstract: "A REST toolkit: serve a mock REST API described in a JSON file.",
-        version: "0.1.0",
-        subcommands: [Serve.self, Routes.self]
+        version: MockServer.version,
+        subcommands: [Serve.self, Routes.self, Init.self]
     )
 }

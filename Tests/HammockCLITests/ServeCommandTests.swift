@@ -333,13 +333,37 @@ struct ServeCommandTests {
         }
     }
 
+    @Test("hammock init writes a starter that serves related resources, a route and data; it never overwrites")
+    func initStarter() async throws {
+        let directory = TemporaryFiles.directory("init")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "starter.json"
+        let first = try HammockProcess(["init", path])
+        var lines: [String] = []
+        for await line in first.lines { lines.append(line) }
+        #expect(await first.exitStatus() == 0)
+        #expect(lines.contains("serve it with:  hammock serve \(path)"))
+        let again = try HammockProcess(["init", path])
+        #expect(await again.exitStatus() == 1)
+        #expect(again.errorOutput.withLock { $0 }.contains("exists"))
+        let (process, url) = try await serve([path, "--store", "memory"])
+        #expect(try await send("GET", url + "/authors/1/posts").json?.arrayValue?.count == 1)
+        #expect(
+            try await send("POST", url + "/login", json: ["username": "ada", "password": "secret"]).json == ["token": "t-ada"])
+        #expect(try await send("POST", url + "/login", json: ["password": "no"]).status == 401)
+        process.interrupt()
+        #expect(await process.exitStatus() == 0)
+        let forced = try HammockProcess(["init", path, "--force"])
+        #expect(await forced.exitStatus() == 0)
+    }
+
     @Test("hammock serve --help lists the admin and journal flags")
     func help() async throws {
         let process = try HammockProcess(["serve", "--help"])
         var text = ""
         for await line in process.lines { text += line + "\n" }
         #expect(await process.exitStatus() == 0)
-        for flag in ["--admin-path", "--admin-token", "--journal-size"] { #expect(text.contains(flag), "\(flag)") }
+        for flag in ["--admin-path", "--admin-token", "--journal-size", "--strict"] { #expect(text.contains(flag), "\(flag)") }
     }
 
     @Test("hammock routes prints the route table")
