@@ -116,6 +116,9 @@ public final class MockServer: Sendable {
     let baseline = Baseline()
     /// Snapshots saved by name.
     let snapshots = Mutex<[String: StoreSnapshot]>([:])
+    /// The configuration the server runs (``reload(_:)`` replaces it), the numbers of the routes it
+    /// added, and the latency ``reset()`` returns to.
+    let loaded = Mutex<LoadedConfiguration>(LoadedConfiguration())
     /// Raised while the server stops, to release responses held back by latency.
     let stopSignal: StopSignal
     /// The number of the latest request given a context.
@@ -190,6 +193,7 @@ public final class MockServer: Sendable {
         }
         pipeline = Mutex(assemble(options.latency))
         currentLatency = Mutex(options.latency)
+        loaded.withLock { $0.latency = options.latency }
         admin = options.adminPath.map { AdminAPI(path: $0, token: options.adminToken, options: options, logger: logger) }
         for resource in try MockResource.parentsFirst(resources) { try await addResource(resource) }
     }

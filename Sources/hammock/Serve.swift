@@ -69,6 +69,9 @@ struct Serve: AsyncParsableCommand {
     )
     var strict = false
 
+    @Flag(help: "Watch the configuration file and put changes in force without a restart.")
+    var watch = false
+
     @Flag(help: "Do not log each request.")
     var quiet = false
 
@@ -143,7 +146,17 @@ struct Serve: AsyncParsableCommand {
                         + "request and can reset the data); give it a token with --admin-token or HAMMOCK_ADMIN_TOKEN.")
             }
         }
+        var watcher: Task<Void, Never>?
+        if watch {
+            let flags = self
+            let watching = ConfigurationWatcher(path: config, server: server) { configuration in
+                try flags.applyFlags(to: &configuration)
+            }
+            watcher = Task { await watching.run() }
+            Self.printLine("watching \(config) for changes")
+        }
         for await _ in signals { break }
+        watcher?.cancel()
         await logOutput.flush()
         Self.printLine("stopping")
         await server.stop()

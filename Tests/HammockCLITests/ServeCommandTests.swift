@@ -357,13 +357,40 @@ struct ServeCommandTests {
         #expect(await forced.exitStatus() == 0)
     }
 
+    @Test("hammock serve --watch puts a changed file in force, keeps data, and keeps the old one when the new has a mistake")
+    func watch() async throws {
+        let (directory, path) = try temporaryConfig(
+            #"{"resources": [{"name": "people", "fields": {"name": "string"}}], "data": {"people": [{"name": "ada"}]}}"#)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (process, url) = try await serve([path, "--store", "memory", "--watch"])
+        #expect(await process.firstLine { $0.hasPrefix("watching ") } != nil)
+        _ = try await send("POST", url + "/people", json: ["name": "bob"])
+        let changed =
+            #"{"resources": [{"name": "people", "fields": {"name": "string"}}, {"name": "shops", "fields": {"title": "string"}}],"#
+            + #" "routes": [{"method": "GET", "path": "/ping", "body": {"pong": true}}]}"#
+        try Data(changed.utf8).write(to: URL(fileURLWithPath: path))
+        let reloaded = await process.firstLine { $0.hasPrefix("reloaded ") }
+        #expect(reloaded?.contains("added shops") == true, "\(reloaded ?? "no line")")
+        #expect(try await send("GET", url + "/shops").json == [])
+        #expect(try await send("GET", url + "/ping").json == ["pong": true])
+        #expect(try await send("GET", url + "/people").json?.arrayValue?.count == 2)  // the data stayed
+        try Data(#"{"resources": [{"name": "people", "fields": {"name": "strin"}}]}"#.utf8).write(to: URL(fileURLWithPath: path))
+        #expect(await eventually { process.errorOutput.withLock { $0.contains("keeping the configuration in force") } })
+        #expect(process.errorOutput.withLock { $0.contains("resources[0].fields.name: unknown type 'strin'") })
+        #expect(try await send("GET", url + "/shops").status == 200)
+        process.interrupt()
+        #expect(await process.exitStatus() == 0)
+    }
+
     @Test("hammock serve --help lists the admin and journal flags")
     func help() async throws {
         let process = try HammockProcess(["serve", "--help"])
         var text = ""
         for await line in process.lines { text += line + "\n" }
         #expect(await process.exitStatus() == 0)
-        for flag in ["--admin-path", "--admin-token", "--journal-size", "--strict"] { #expect(text.contains(flag), "\(flag)") }
+        for flag in ["--admin-path", "--admin-token", "--journal-size", "--strict", "--watch"] {
+            #expect(text.contains(flag), "\(flag)")
+        }
     }
 
     @Test("hammock routes prints the route table")

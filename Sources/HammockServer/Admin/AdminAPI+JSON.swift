@@ -158,6 +158,31 @@ extension AdminAPI {
         return MockResponse(json: .array(resources))
     }
 
+    /// `POST <prefix>/resources`: one resource in the configuration file's shape, served at once.
+    func addResource(_ request: MockRequest, server: MockServer) async throws -> MockResponse {
+        let body = try Self.jsonBody(of: request)
+        let reader = ConfigurationReader { keyPath, message in
+            ConfigurationError(file: "request body", keyPath: keyPath, message: message)
+        }
+        let resource: MockResource
+        do {
+            resource = try reader.resource(body, at: "resource")
+        } catch {
+            throw HTTPProblem.badRequest(error.description)
+        }
+        if let admin = server.options.adminPath, owns((server.options.basePath ?? "") + "/" + resource.name) {
+            throw HTTPProblem.badRequest("A resource named '\(resource.name)' would lie under \(admin), the admin API's prefix")
+        }
+        do {
+            try await server.addResource(resource)
+        } catch let error as SchemaError {
+            throw HTTPProblem(.conflict, detail: error.description)
+        }
+        var response = try await listResources(server)
+        response.status = .created
+        return response
+    }
+
     static func json(_ row: RouteTableEntry) -> JSON {
         var object: JSONObject = [
             "methods": .array(row.methods.map { .string($0.rawValue) }), "pattern": .string(row.pattern),

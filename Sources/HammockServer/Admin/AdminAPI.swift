@@ -131,7 +131,10 @@ final class AdminAPI: Sendable {
             case "events":
                 return Endpoint(methods: [.get]) { request in try self.events(request, server: server) }
             case "resources":
-                return Endpoint(methods: [.get]) { _ in try await self.listResources(server) }
+                return Endpoint(methods: [.get, .post]) { request in
+                    if request.method == .post { return try await self.addResource(request, server: server) }
+                    return try await self.listResources(server)
+                }
             case "routes":
                 return Endpoint(methods: [.get, .post, .delete]) { request in
                     switch request.method {
@@ -178,6 +181,11 @@ final class AdminAPI: Sendable {
                         throw HTTPProblem.notFound("The journal holds no request #\(name.prefix(40))")
                     }
                     return MockResponse(json: JournalJSON.entry(entry))
+                }
+            case "resources":
+                return Endpoint(methods: [.delete]) { _ in
+                    try await server.removeResource(named: name)
+                    return MockResponse(status: .noContent)
                 }
             case "scenarios":
                 return Endpoint(methods: [.put]) { request in
@@ -241,7 +249,7 @@ final class AdminAPI: Sendable {
     var index: JSON {
         let endpoints: [(String, String)] = [
             ("GET", "/version"), ("GET, DELETE", "/requests"), ("GET", "/requests/{id}"), ("GET", "/events"),
-            ("GET", "/resources"),
+            ("GET, POST", "/resources"), ("DELETE", "/resources/{name}"),
             ("GET, POST, DELETE", "/routes"), ("DELETE", "/routes/{id}"), ("POST", "/reset"), ("GET", "/snapshots"),
             ("GET, PUT, DELETE", "/snapshots/{name}"), ("POST", "/snapshots/{name}/restore"), ("GET, PUT, DELETE", "/latency"),
             ("GET, DELETE", "/scenarios"), ("PUT", "/scenarios/{name}"),

@@ -78,7 +78,7 @@ extension MockServer {
                 detail: "The store could not be read when the server started, so there is no state to reset to")
         }
         try await restore(snapshot)
-        setLatency(options.latency)
+        setLatency(loaded.withLock { $0.latency })
         resetScenarios()
         journal.clear()
     }

@@ -1,4 +1,5 @@
 public import Logging
+import Synchronization
 
 extension MockServer {
     /// Creates a server from a configuration file's contents, with `store` already opened; `adminToken`
@@ -28,7 +29,8 @@ extension MockServer {
         try await self.init(
             resources: configuration.resources, store: store, controller: controller, serializer: serializer,
             options: options, routes: routes, middleware: middleware, clock: ContinuousClock(), logger: logger)
-        addStubs(configuration.routes)
+        let ids = addStubs(configuration.routes)
+        loaded.withLock { $0 = LoadedConfiguration(configuration: configuration, routeIDs: ids, latency: configuration.latency) }
     }
 
     /// Loads the configuration's `data` section if every resource is still empty, so a restart with a

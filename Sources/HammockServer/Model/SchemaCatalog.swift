@@ -28,6 +28,24 @@ struct SchemaCatalog: Sendable {
         order.append(schema.name)
     }
 
+    /// Resolves a new definition of a resource already present, against the others.
+    func resolveReplacement(_ resource: MockResource) throws(SchemaError) -> ResourceSchema {
+        var others = self
+        others.remove(resource.name)
+        return try others.resolve(resource)
+    }
+
+    /// Puts `schema` in place of the one of its name, keeping its place in the order.
+    mutating func replace(_ schema: ResourceSchema) {
+        if schemas[schema.name] == nil { order.append(schema.name) }
+        schemas[schema.name] = schema
+    }
+
+    mutating func remove(_ name: String) {
+        schemas[name] = nil
+        order.removeAll { $0 == name }
+    }
+
     /// The schemas in the order they were added.
     var orderedSchemas: [ResourceSchema] { order.compactMap { schemas[$0] } }
 }

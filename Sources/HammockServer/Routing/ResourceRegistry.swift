@@ -13,6 +13,17 @@ struct ResourceRegistry: Sendable {
 
     mutating func insert(_ schema: ResourceSchema) { catalog.insert(schema) }
 
+    func resolveReplacement(_ resource: MockResource) throws(SchemaError) -> ResourceSchema {
+        try catalog.resolveReplacement(resource)
+    }
+
+    mutating func replace(_ schema: ResourceSchema) { catalog.replace(schema) }
+
+    mutating func remove(_ name: String) {
+        catalog.remove(name)
+        serializers[name] = nil
+    }
+
     /// Resolves a request path (without query) to a route; `nil` for a path that names no resource.
     /// - Throws: ``HTTPProblem`` 400 for a malformed percent-encoding, 404 for a key of the wrong form.
     func route(forPath path: String) throws(HTTPProblem) -> Route? {

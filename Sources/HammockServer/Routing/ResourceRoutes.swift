@@ -39,6 +39,37 @@ final class ResourceRoutes: MockRoutes {
         }
     }
 
+    /// Serves `resource`'s new definition in place of the current one; the store reshapes its records.
+    func replace(_ resource: MockResource) async throws -> ResourceSchema {
+        let schema = try registry.withLock { registry throws(SchemaError) in try registry.resolveReplacement(resource) }
+        try await store.addResource(schema)
+        registry.withLock { $0.replace(schema) }
+        modifications.record(schema)
+        return schema
+    }
+
+    /// Stops serving the resource `name` and drops its records. Its children stay, with their foreign
+    /// keys to it set to `null` (as a delete of every parent would) and no nested route under it.
+    /// - Throws: 404 ``HTTPProblem`` for an unknown name; the store's error.
+    func remove(_ name: String) async throws {
+        guard let schema = registry.withLock({ $0.schemas[name] }) else {
+            throw HTTPProblem.notFound("No resource named '\(name.prefix(100))'")
+        }
+        let children = registry.withLock { $0.orderedSchemas.filter { $0.foreignKey(toParent: name) != nil } }
+        for child in children {
+            guard let foreignKey = child.foreignKey(toParent: name) else { continue }
+            for record in try await store.records(of: child) {
+                guard let value = record[foreignKey.name], !value.isNull, let key = record[child.key.name] else { continue }
+                _ = try await store.updateRecord(of: child, withKey: key, with: [foreignKey.name: .null])
+            }
+            var resource = child.resource
+            resource.parents.removeAll { $0.resource == name }
+            _ = try await replace(resource)
+        }
+        registry.withLock { $0.remove(name) }
+        try await store.dropResource(schema)
+    }
+
     var routeTable: [RouteTableEntry] { registry.withLock { $0.routeTable } }
 
     func endpoint(for request: MockRequest) throws -> MockEndpoint? {

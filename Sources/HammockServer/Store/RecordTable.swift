@@ -113,13 +113,24 @@ package struct RecordTables: Sendable {
         return table
     }
 
-    /// Adds a table, or updates the schema of an existing one (its records stay).
+    /// Adds a table, or updates the schema of an existing one: its records stay, reshaped to the new
+    /// columns (a new field is `null`, a field no longer declared is gone).
     package mutating func add(_ schema: ResourceSchema) {
-        if tables[schema.name] != nil {
-            tables[schema.name]?.schema = schema
-        } else {
+        guard let existing = tables[schema.name] else {
             tables[schema.name] = RecordTable(schema: schema)
+            return
         }
+        guard existing.schema.columns != schema.columns else {
+            tables[schema.name]?.schema = schema
+            return
+        }
+        var table = RecordTable(schema: schema)
+        for record in existing.storedRecords {
+            let key = record.fields[schema.key.name] ?? .null
+            table.insert(schema.makeRecord(key: key, values: record.fields), key: key)
+        }
+        table.lastGeneratedKey = existing.lastGeneratedKey
+        tables[schema.name] = table
     }
 
     package mutating func replace(_ table: RecordTable) { tables[table.schema.name] = table }

@@ -1,0 +1,115 @@
+import HammockJSON
+import Synchronization
+
+/// What a server runs from its configuration: the file's contents, the routes it added.
+struct LoadedConfiguration: Sendable {
+    var configuration: ServerConfiguration?
+    var routeIDs: [Int] = []
+    var latency: Latency?
+}
+
+/// What ``MockServer/reload(_:)`` changed.
+public struct ReloadReport: Sendable, Hashable, CustomStringConvertible {
+    /// Resources served from now on.
+    public var added: [String] = []
+    /// Resources rebuilt from a changed definition (their records kept, reshaped).
+    public var changed: [String] = []
+    /// Resources no longer served (their records dropped).
+    public var removed: [String] = []
+    /// How many routes of the file now answer (all of the file's routes are replaced).
+    public var routes = 0
+    /// Whether the latency changed.
+    public var latencyChanged = false
+    /// Settings that changed in the file but take a restart (`port`, `store`, `basePath`, …).
+    public var needsRestart: [String] = []
+
+    /// Whether anything in force changed.
+    public var changedAnything: Bool { !added.isEmpty || !changed.isEmpty || !removed.isEmpty || latencyChanged }
+
+    /// `added cars; changed people; removed pets; 2 routes` and what needs a restart.
+    public var description: String {
+        var parts: [String] = []
+        if !added.isEmpty { parts.append("added \(added.joined(separator: ", "))") }
+        if !changed.isEmpty { parts.append("changed \(changed.joined(separator: ", "))") }
+        if !removed.isEmpty { parts.append("removed \(removed.joined(separator: ", "))") }
+        if latencyChanged { parts.append("latency changed") }
+        parts.append("\(routes) route\(routes == 1 ? "" : "s") of the file")
+        var text = parts.joined(separator: "; ")
+        if !needsRestart.isEmpty { text += " (restart to change \(needsRestart.joined(separator: ", ")))" }
+        return text
+    }
+}
+
+extension MockServer {
+    /// Stops serving the resource `name` and drops its records; its children stay, their foreign keys to
+    /// it set to `null`, with no nested route under it.
+    /// - Throws: 404 ``HTTPProblem`` for an unknown name; the store's error.
+    public func removeResource(named name: String) async throws { try await resources.remove(name) }
+
+    /// Puts a changed configuration in force while the server runs: resources added, rebuilt (records
+    /// kept, reshaped to the new fields) or removed; the file's routes replaced (routes added over the
+    /// admin API or in Swift stay); the latency. The data of unchanged resources is untouched, and an
+    /// added resource gets its `data` section. Settings that need a restart (`host`, `port`, `store`,
+    /// `basePath`, …) are reported, not applied.
+    ///
+    /// ```swift
+    /// let report = try await server.reload(try ServerConfiguration(contentsOfFile: "mock.json"))
+    /// print(report)   // added cars; changed people; 3 routes of the file
+    /// ```
+    /// - Throws: ``SchemaError`` or the store's error; the server is then as far as the reload got.
+    @discardableResult
+    public func reload(_ configuration: ServerConfiguration) async throws -> ReloadReport {
+        var report = ReloadReport()
+        let previous = loaded.withLock { $0 }
+        // The new definitions, resolved among themselves as a fresh server would.
+        var catalog = SchemaCatalog()
+        for resource in configuration.resources { catalog.insert(try catalog.resolve(resource)) }
+        let wanted = Set(configuration.resources.map(\.name))
+        for schema in schemas.reversed() where !wanted.contains(schema.name) {
+            try await removeResource(named: schema.name)
+            report.removed.append(schema.name)
+        }
+        report.removed.reverse()
+        for resource in configuration.resources {
+            guard let current = schema(named: resource.name) else {
+                try await addResource(resource)
+                report.added.append(resource.name)
+                if let records = configuration.data.first(where: { $0.resource == resource.name })?.records {
+                    try await addData(records, for: resource.name)
+                }
+                continue
+            }
+            if catalog.schemas[resource.name] != current {
+                _ = try await resources.replace(resource)
+                report.changed.append(resource.name)
+            }
+        }
+        removeRoutes(previous.routeIDs)
+        let ids = addStubs(configuration.routes)
+        report.routes = ids.count
+        if configuration.latency != previous.latency {
+            setLatency(configuration.latency)
+            report.latencyChanged = true
+        }
+        if let old = previous.configuration { report.needsRestart = Self.restartSettings(from: old, to: configuration) }
+        loaded.withLock { $0 = LoadedConfiguration(configuration: configuration, routeIDs: ids, latency: configuration.latency) }
+        return report
+    }
+
+    /// The settings that differ between two configurations and only take effect at start.
+    static func restartSettings(from old: ServerConfiguration, to new: ServerConfiguration) -> [String] {
+        var names: [String] = []
+        if old.host != new.host { names.append("host") }
+        if old.port != new.port { names.append("port") }
+        if old.store != new.store { names.append("store") }
+        if old.basePath != new.basePath { names.append("basePath") }
+        if old.adminPath != new.adminPath { names.append("adminPath") }
+        if old.maximumBodySize != new.maximumBodySize { names.append("maximumBodySize") }
+        if old.allowsCrossOrigin != new.allowsCrossOrigin { names.append("cors") }
+        if old.idleTimeout != new.idleTimeout { names.append("idleTimeout") }
+        if old.requestTimeout != new.requestTimeout { names.append("requestTimeout") }
+        if old.journalSize != new.journalSize { names.append("journalSize") }
+        if old.strict != new.strict { names.append("strict") }
+        return names
+    }
+}

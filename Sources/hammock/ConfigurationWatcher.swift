@@ -1,0 +1,59 @@
+import Foundation
+import HammockServer
+
+/// `hammock serve --watch`: reads the configuration file a few times a second and, once a change has
+/// settled (two reads alike), puts it in force with `MockServer.reload(_:)`. A file with a mistake is
+/// reported (file, key) and the configuration in force stays.
+struct ConfigurationWatcher: Sendable {
+    /// How often the file is read: configuration files are small, and a read is cheaper than any
+    /// file-system notification that works on Linux and macOS alike.
+    static let interval = Duration.milliseconds(250)
+
+    let path: String
+    let server: MockServer
+    /// The command line's flags, applied over each new reading of the file.
+    let applyFlags: @Sendable (inout ServerConfiguration) throws -> Void
+
+    /// Watches until the task is cancelled.
+    func run(clock: some Clock<Duration> = ContinuousClock()) async {
+        var inForce = Self.contents(of: path)
+        var pending: [UInt8]?
+        while !Task.isCancelled {
+            do {
+                try await clock.sleep(for: Self.interval)
+            } catch {
+                return
+            }
+            let now = Self.contents(of: path)
+            guard now != inForce else {
+                pending = nil
+                continue
+            }
+            // Debounced: an editor may write the file in several steps.
+            guard now == pending else {
+                pending = now
+                continue
+            }
+            pending = nil
+            inForce = now
+            await reload()
+        }
+    }
+
+    func reload() async {
+        do {
+            var configuration = try ServerConfiguration(contentsOfFile: path)
+            try applyFlags(&configuration)
+            let report = try await server.reload(configuration)
+            Serve.printLine("reloaded \(path): \(report)")
+        } catch let error as ConfigurationError {
+            Serve.printError("\(error.description)\nkeeping the configuration in force")
+        } catch {
+            Serve.printError("\(path): \(error)\nthe reload stopped part way; fix the file to try again")
+        }
+    }
+
+    static func contents(of path: String) -> [UInt8]? {
+        FileManager.default.contents(atPath: path).map { [UInt8]($0) }
+    }
+}

@@ -1,0 +1,99 @@
+import HTTPTypes
+import HammockJSON
+import HammockSQLite
+import HammockServer
+import Testing
+
+/// A configuration put in force while the server runs, and resources added and removed at runtime.
+@Suite("Live reload and runtime resources")
+struct ReloadTests {
+    static let first = #"""
+        {"resources": [{"name": "people", "fields": {"name": "string"}},
+                       {"name": "cars", "fields": {"model": "string"}, "parents": ["people"]},
+                       {"name": "pets", "fields": {"name": "string"}}],
+         "data": {"people": [{"name": "ada"}], "cars": [{"model": "mini", "person_id": 1}], "pets": [{"name": "rex"}]},
+         "routes": [{"method": "GET", "path": "/health", "body": {"v": 1}}]}
+        """#
+
+    static let second = #"""
+        {"port": 9999,
+         "latency": {"min": 0, "max": 0},
+         "resources": [{"name": "people", "fields": {"name": "string", "age": "integer"}},
+                       {"name": "cars", "fields": {"model": "string"}, "parents": ["people"]},
+                       {"name": "shops", "fields": {"title": "string"}}],
+         "data": {"shops": [{"title": "corner"}], "people": [{"name": "not loaded again"}]},
+         "routes": [{"method": "GET", "path": "/health", "body": {"v": 2}}, {"method": "GET", "path": "/ping", "text": "pong"}]}
+        """#
+
+    func configuration(_ text: String) throws -> ServerConfiguration {
+        try ServerConfiguration(parsing: Array(text.utf8), file: "mock.json")
+    }
+
+    @Test(
+        "Added resources appear with their data, removed ones go, changed ones keep their records reshaped; unchanged keep theirs",
+        arguments: StoreKind.allCases)
+    func reload(kind: StoreKind) async throws {
+        let server = try await MockServer(configuration: configuration(Self.first), store: kind.makeStore())
+        _ = try await server.loadData(from: configuration(Self.first))
+        server.addStubs([try StubRoute(.get, "/mine", body: ["mine": true])])
+        _ = await server.send(.post, "/cars", json: ["model": "van", "person_id": 1])
+        let report = try await server.reload(configuration(Self.second))
+        #expect(report.added == ["shops"])
+        #expect(report.changed == ["people"])
+        #expect(report.removed == ["pets"])
+        #expect(report.routes == 2)
+        #expect(report.latencyChanged)
+        #expect(report.needsRestart == ["port"])
+        #expect(
+            report.description
+                == "added shops; changed people; removed pets; latency changed; 2 routes of the file (restart to change port)")
+        #expect(await server.send(.get, "/shops").1 == [["id": 1, "title": "corner"]])
+        #expect(await server.send(.get, "/pets").0.status == .notFound)
+        #expect(await server.send(.get, "/people").1 == [["id": 1, "name": "ada", "age": nil]])
+        #expect(await server.send(.get, "/people/1/cars").1?.arrayValue?.count == 2)
+        #expect(await server.send(.get, "/health").1 == ["v": 2])
+        #expect(String(decoding: await server.respond(to: MockRequest(.get, "/ping")).body, as: UTF8.self) == "pong")
+        #expect(await server.send(.get, "/mine").1 == ["mine": true])  // not the file's: it stays
+        // Reloading the same file changes nothing.
+        let again = try await server.reload(configuration(Self.second))
+        #expect(!again.changedAnything && again.routes == 2)
+        #expect(await server.send(.get, "/people/1/cars").1?.arrayValue?.count == 2)
+    }
+
+    @Test(
+        "Removing a parent keeps its children, their foreign keys null and no nested route; the admin API adds and removes resources"
+    )
+    func removeParent() async throws {
+        let server = try await MockServer(configuration: configuration(Self.first), store: MemoryStore())
+        _ = try await server.loadData(from: configuration(Self.first))
+        #expect(await server.send(.delete, "/__hammock/resources/people").0.status == .noContent)
+        #expect(await server.send(.get, "/people").0.status == .notFound)
+        #expect(await server.send(.get, "/cars").1 == [["id": 1, "model": "mini"]])
+        #expect(await server.send(.delete, "/__hammock/resources/people").0.status == .notFound)
+        let added = await server.send(
+            .post, "/__hammock/resources", json: ["name": "people", "fields": ["name": "string"]])
+        #expect(added.0.status == .created)
+        #expect(await server.send(.post, "/people", json: ["name": "bob"]).0.status == .created)
+        #expect(
+            await server.send(.post, "/__hammock/resources", json: ["name": "people", "fields": ["name": "string"]]).0.status
+                == .conflict)
+        #expect(await server.send(.post, "/__hammock/resources", json: ["name": "x"]).0.status == .badRequest)
+        #expect(
+            await server.send(.post, "/__hammock/resources", json: ["name": "__hammock", "fields": ["a": "string"]]).0.status
+                == .badRequest)
+    }
+
+    @Test("On SQLite a reload keeps the same store and file: records of unchanged resources survive a restart")
+    func sqliteReload() async throws {
+        let path = TemporaryDirectory.make() + "reload.sqlite"
+        let store = try SQLiteStore(path: path)
+        let server = try await MockServer(configuration: configuration(Self.first), store: store)
+        _ = try await server.loadData(from: configuration(Self.first))
+        try await server.reload(configuration(Self.second))
+        _ = await server.send(.post, "/people", json: ["name": "cy", "age": 30])
+        try store.close()
+        let reopened = try await MockServer(configuration: configuration(Self.second), store: SQLiteStore(path: path))
+        #expect(await reopened.send(.get, "/people").1?.arrayValue?.map { $0["name"] } == ["ada", "cy"])
+        #expect(await reopened.send(.get, "/people/2").1?["age"] == 30)
+    }
+}
