@@ -44,7 +44,9 @@ struct Serve: AsyncParsableCommand {
     var requestTimeout: Double?
 
     @Option(
-        help: "The seed of the file's generated records: the same seed makes the same records (default: a random one, printed).")
+        help:
+            "The seed of the file's generated records, of stubs answering at random and of latencies: the same seed repeats a run (default: a random one, printed)."
+    )
     var seed: UInt64?
 
     @Option(help: "The admin API's path prefix (default: the file's adminPath, else /__hammock).")
@@ -106,8 +108,10 @@ struct Serve: AsyncParsableCommand {
         let port: Int
         do {
             do {
+                let random: @Sendable () -> Double =
+                    if let seed { MockServer.seededRandom(seed) } else { { Double.random(in: 0..<1) } }
                 server = try await MockServer(
-                    configuration: configuration, store: store, adminToken: token, logger: logger)
+                    configuration: configuration, store: store, adminToken: token, random: random, logger: logger)
             } catch {
                 Self.printError("\(config): \(error)")
                 throw ExitCode(2)

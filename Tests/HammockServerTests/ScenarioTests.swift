@@ -57,6 +57,29 @@ struct ScenarioTests {
         #expect(seen == ["heads", "tails", "tails", "heads"])
     }
 
+    @Test("The same seed draws the same random answers (hammock serve --seed)")
+    func seeded() async throws {
+        let text =
+            #"{"routes": [{"method": "GET", "path": "/d6", "order": "random", "responses": [{"text": "1"}, {"text": "2"}, {"text": "3"}, {"text": "4"}, {"text": "5"}, {"text": "6"}]}]}"#
+        func rolls(seed: UInt64) async throws -> String {
+            let configuration = try ServerConfiguration(parsing: Array(text.utf8), file: "mock.json")
+            let server = try await MockServer(
+                configuration: configuration, store: MemoryStore(), random: MockServer.seededRandom(seed))
+            var rolled = ""
+            for _ in 0..<30 { rolled += String(decoding: await server.respond(to: MockRequest(.get, "/d6")).body, as: UTF8.self) }
+            return rolled
+        }
+        let first = try await rolls(seed: 7)
+        #expect(try await rolls(seed: 7) == first)
+        #expect(try await rolls(seed: 8) != first)
+        #expect(Set(first) == Set("123456"))
+        let draw = MockServer.seededRandom(1)
+        for _ in 0..<1_000 {
+            let unit = draw()
+            #expect(unit >= 0 && unit < 1)
+        }
+    }
+
     @Test("A scenario moves from state to state as its stubs answer; reset and the admin API put it back")
     func checkoutScenario() async throws {
         let server = try await server(

@@ -3,7 +3,8 @@ import Synchronization
 
 extension MockServer {
     /// Creates a server from a configuration file's contents, with `store` already opened; `adminToken`
-    /// protects the admin API (see ``Options/adminToken``).
+    /// protects the admin API (see ``Options/adminToken``), and `random` draws latencies and the answers
+    /// of stubs in random order (``seededRandom(_:)`` repeats a run).
     ///
     /// ```swift
     /// let configuration = try ServerConfiguration(contentsOfFile: "Examples/people.json")
@@ -17,6 +18,7 @@ extension MockServer {
         routes: [any MockRoutes] = [],
         middleware: [any MockMiddleware] = [],
         adminToken: String? = nil,
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
         logger: Logger = Logger(label: "Hammock", factory: { _ in SwiftLogNoOpLogHandler() })
     ) async throws {
         let options = Options(
@@ -28,7 +30,7 @@ extension MockServer {
             allowsOverrides: !(configuration.strict ?? false))
         try await self.init(
             resources: configuration.resources, store: store, controller: controller, serializer: serializer,
-            options: options, routes: routes, middleware: middleware, clock: ContinuousClock(), logger: logger)
+            options: options, routes: routes, middleware: middleware, clock: ContinuousClock(), random: random, logger: logger)
         let ids = addStubs(configuration.routes)
         loaded.withLock { $0 = LoadedConfiguration(configuration: configuration, routeIDs: ids, latency: configuration.latency) }
     }
@@ -47,5 +49,12 @@ extension MockServer {
             reports.append((resource, report))
         }
         return reports
+    }
+
+    /// Uniform numbers in `0..<1` from a seed: the same seed draws the same numbers, so stubs answering
+    /// at random and simulated latencies repeat a run (`hammock serve --seed`).
+    public static func seededRandom(_ seed: UInt64) -> @Sendable () -> Double {
+        let generator = Mutex(SeededRandom(seed: seed))
+        return { generator.withLock { Double($0.next() >> 11) * 0x1.0p-53 } }
     }
 }
