@@ -160,6 +160,21 @@ struct AdminAPITests {
         #expect(server.snapshotNames.isEmpty)
     }
 
+    @Test("A client cannot hold memory without end: snapshots and added routes are bounded, with a 409 that says so")
+    func bounded() async throws {
+        let server = try await server()
+        for index in 0..<MockServer.maximumSnapshots {
+            #expect(await server.send(.put, "/__hammock/snapshots/s\(index)").0.status == .created)
+        }
+        let refused = await server.send(.put, "/__hammock/snapshots/one-more")
+        #expect(refused.0.status == .conflict)
+        #expect(refused.1?["detail"]?.stringValue?.contains("at most 100 snapshots") == true)
+        #expect(await server.send(.put, "/__hammock/snapshots/s0").0.status == .created)  // replacing is fine
+        let many = JSON.array((0...1_000).map { ["method": "GET", "path": .string("/r\($0)")] })
+        #expect(await server.send(.post, "/__hammock/routes", json: many).0.status == .conflict)
+        #expect(server.routeTable.count == Fixtures.serverRouteCount)
+    }
+
     @Test("A snapshot taken before a resource was added empties it on restore, and orphans nothing")
     func snapshotOfFewerResources() async throws {
         let server = try await server()

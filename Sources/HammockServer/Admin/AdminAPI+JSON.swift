@@ -158,6 +158,9 @@ extension AdminAPI {
         return MockResponse(json: .array(resources))
     }
 
+    /// The most resources a server may have for the admin API to add one.
+    static let maximumResources = 1_000
+
     /// `POST <prefix>/resources`: one resource in the configuration file's shape, served at once.
     func addResource(_ request: MockRequest, server: MockServer) async throws -> MockResponse {
         let body = try Self.jsonBody(of: request)
@@ -169,6 +172,9 @@ extension AdminAPI {
             resource = try reader.resource(body, at: "resource")
         } catch {
             throw HTTPProblem.badRequest(error.description)
+        }
+        guard server.schemas.count < Self.maximumResources else {
+            throw HTTPProblem(.conflict, detail: "The server serves at most \(Self.maximumResources) resources added this way")
         }
         if let admin = server.options.adminPath, owns((server.options.basePath ?? "") + "/" + resource.name) {
             throw HTTPProblem.badRequest("A resource named '\(resource.name)' would lie under \(admin), the admin API's prefix")
@@ -191,6 +197,9 @@ extension AdminAPI {
         return .object(object)
     }
 
+    /// The most routes the admin API adds.
+    static let maximumAddedRoutes = 1_000
+
     /// `POST <prefix>/routes`: one route, or an array of them, in the configuration file's shape; each
     /// answered before the resources' routes from now on. Answers the numbers they were added under.
     func addRoutes(_ request: MockRequest, server: MockServer) throws -> MockResponse {
@@ -207,6 +216,12 @@ extension AdminAPI {
             }
         } catch {
             throw HTTPProblem.badRequest(error.description)
+        }
+        // Every request walks the routes of your own: a client adding without end would slow them all.
+        let room = addedRoutes.withLock { Self.maximumAddedRoutes - $0.count }
+        guard stubs.count <= room else {
+            throw HTTPProblem(
+                .conflict, detail: "The admin API keeps at most \(Self.maximumAddedRoutes) routes it added; DELETE some first")
         }
         let ids = server.addStubs(stubs)
         addedRoutes.withLock { $0 += ids }

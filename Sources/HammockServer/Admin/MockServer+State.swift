@@ -93,14 +93,25 @@ extension MockServer {
     /// Puts a scenario in `state`, as if a stub had moved it there.
     public func setScenario(_ name: String, to state: String) { customRoutes.memory.withLock { $0.states[name] = state } }
 
+    /// The most snapshots a server keeps: each holds what the data has changed since, so a client
+    /// saving without end would hold memory without end.
+    public static let maximumSnapshots = 100
+
     /// Saves the current data as `name`, replacing a snapshot of that name; returns it.
     /// - Throws: 400 ``HTTPProblem`` for a name that is not 1 to 100 letters, digits, `.`, `_` or `-`;
-    ///   the store's error.
+    ///   409 when ``maximumSnapshots`` other names are kept; the store's error.
     @discardableResult
     public func saveSnapshot(named name: String) async throws -> StoreSnapshot {
         try Self.checkSnapshotName(name)
         let snapshot = try await store.snapshot(of: schemas)
-        snapshots.withLock { $0[name] = snapshot }
+        let kept = snapshots.withLock { snapshots -> Bool in
+            guard snapshots[name] != nil || snapshots.count < Self.maximumSnapshots else { return false }
+            snapshots[name] = snapshot
+            return true
+        }
+        guard kept else {
+            throw HTTPProblem(.conflict, detail: "The server keeps at most \(Self.maximumSnapshots) snapshots; delete one first")
+        }
         return snapshot
     }
 

@@ -25,8 +25,8 @@ public final class RequestJournal: Sendable {
         /// The most bytes of bodies and header fields kept, all entries together.
         public var bytes: Int
 
-        /// Creates limits: 1,000 entries and 64 MiB by default (see docs/benchmarks.md for why not more).
-        public init(entries: Int = 1_000, bytes: Int = 64 << 20) {
+        /// Creates limits: 1,000 entries (see docs/benchmarks.md for why not more) and 16 MiB, the bound the reliability suite holds memory to under hostile requests (docs/reliability.md).
+        public init(entries: Int = 1_000, bytes: Int = 16 << 20) {
             self.entries = max(entries, 0)
             self.bytes = max(bytes, 0)
         }

@@ -39,6 +39,9 @@ enum Fixtures {
         fields: ["name": .string, "price": .float, "inStock": .boolean, "releasedOn": .date, "details": .json],
         parents: ["categories"])
 
+    /// The route table rows of ``server(_:resources:options:)`` with the default resources.
+    static let serverRouteCount = 5
+
     static func server(
         _ kind: StoreKind = .memory, resources: [MockResource] = [people, cars],
         options: MockServer.Options = MockServer.Options()
