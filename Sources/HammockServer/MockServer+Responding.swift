@@ -13,8 +13,9 @@ extension MockServer {
     public func respond(to request: MockRequest) async -> MockResponse {
         var request = request
         if request.context == nil { request.context = makeContext(arrival: .now, peer: nil) }
-        if let admin, request.rejection == nil, admin.owns(request.path) { return await admin.respond(to: request, on: self) }
+        // Before any request, admin ones included (a snapshot restored first must not become the start).
         if !baseline.isTaken { await takeBaselineOnce() }
+        if let admin, request.rejection == nil, admin.owns(request.path) { return await admin.respond(to: request, on: self) }
         let pipeline = self.pipeline.withLock { $0 }
         do {
             return try await pipeline.respond(request)

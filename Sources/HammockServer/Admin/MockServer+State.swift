@@ -21,6 +21,16 @@ final class Baseline: Sendable {
     }
 
     func markTaken() { taken.store(true, ordering: .releasing) }
+
+    /// Adds the tables of `snapshot` to the baseline, if one is taken (resources a reload added, with
+    /// the data it loaded for them).
+    func merge(_ snapshot: StoreSnapshot) {
+        state.withLock { state in
+            guard case .taken(var saved?) = state else { return }
+            saved.tables.merge(snapshot.tables) { _, new in new }
+            state = .taken(saved)
+        }
+    }
 }
 
 extension MockServer {

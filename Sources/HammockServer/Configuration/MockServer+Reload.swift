@@ -84,6 +84,9 @@ extension MockServer {
                 report.changed.append(resource.name)
             }
         }
+        // A reset returns an added resource to the data the file gave it, not to nothing.
+        let added = report.added.compactMap { schema(named: $0) }
+        if !added.isEmpty { baseline.merge(try await store.snapshot(of: added)) }
         removeRoutes(previous.routeIDs)
         let ids = addStubs(configuration.routes)
         report.routes = ids.count
