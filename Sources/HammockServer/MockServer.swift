@@ -14,11 +14,11 @@ package import Synchronization
 /// `import HammockHTTPServer` to serve it on a socket (`try await server.start(port: 0)`), and
 /// `import HammockSQLite` for a store that survives a restart.
 ///
-/// A request passes through a pipeline: the server's middleware (request logging, simulated latency,
-/// CORS, problem mapping, `HEAD`, conditional requests), then yours (``MockMiddleware``), then the
-/// router, which asks each family of routes (``MockRoutes``; yours first, then the resources) for the
-/// request's path. The server itself only assembles that pipeline and owns its life.
-/// Resources, and serializers for them, can be added while the server runs.
+/// A request passes through a pipeline: the server's middleware (the request journal, request logging,
+/// simulated latency, CORS, problem mapping, `HEAD`, conditional requests), then yours
+/// (``MockMiddleware``), then the router, which asks each family of routes (``MockRoutes``; yours
+/// first, then the resources) for the request's path. The admin API (`/__hammock`) answers before all
+/// of it. Resources, routes and serializers can be added and removed while the server runs.
 public final class MockServer: Sendable {
     /// Options that hold for the server's whole life.
     ///

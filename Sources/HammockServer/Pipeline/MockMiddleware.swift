@@ -21,9 +21,9 @@
 /// let server = try await MockServer(resources: [people], middleware: [Maintenance(isDown: { false })])
 /// ```
 ///
-/// Your middleware runs inside the server's own, in the order given, closest to the router:
-/// request logging, simulated latency, CORS, problem mapping, `HEAD`, conditional requests
-/// (`ETag`, `Last-Modified`, 304), then yours, then the router. So a response you return for a `GET`
+/// Your middleware runs inside the server's own, in the order given, closest to the router: the
+/// request journal, request logging, simulated latency, CORS, problem mapping, `HEAD`, conditional
+/// requests (`ETag`, `Last-Modified`, 304), then yours, then the router. So a response you return for a `GET`
 /// gets validators and 304s, a `HEAD` of it loses its body, and a problem you throw is logged and
 /// delayed like the rest.
 ///
