@@ -119,6 +119,8 @@ public final class MockServer: Sendable {
     /// The configuration the server runs (``reload(_:)`` replaces it), the numbers of the routes it
     /// added, and the latency ``reset()`` returns to.
     let loaded = Mutex<LoadedConfiguration>(LoadedConfiguration())
+    /// The faults in force (``setFaults(_:)``).
+    let faults: FaultInjector
     /// Raised while the server stops, to release responses held back by latency.
     let stopSignal: StopSignal
     /// The number of the latest request given a context.
@@ -174,7 +176,10 @@ public final class MockServer: Sendable {
         self.stopSignal = stopSignal
         let overrides =
             options.allowsOverrides ? RequestOverrides(timer: LatencyTimer(clock: clock), stopSignal: stopSignal) : nil
-        let router = MockRouter([customRoutes] + routes + [resourceRoutes], basePath: options.basePath, overrides: overrides)
+        let faults = FaultInjector(random: random, timer: LatencyTimer(clock: clock), stopSignal: stopSignal)
+        self.faults = faults
+        let router = MockRouter(
+            [customRoutes] + routes + [resourceRoutes], basePath: options.basePath, overrides: overrides, faults: faults)
         self.router = router
         let journal = RequestJournal(limits: options.journal, clock: clock, now: now)
         self.journal = journal

@@ -71,6 +71,12 @@ struct Serve: AsyncParsableCommand {
     )
     var strict = false
 
+    @Option(
+        help: ArgumentHelp(
+            "A failure to inject, after the file's faults; repeatable: 'GET /people/:id 503 20%', '* delay=300', '/search delay=50..400', 'POST /orders 503 retry-after=2' (docs/server.md).",
+            valueName: "fault"))
+    var fault: [String] = []
+
     @Flag(help: "Watch the configuration file and put changes in force without a restart.")
     var watch = false
 
@@ -232,6 +238,13 @@ struct Serve: AsyncParsableCommand {
             configuration.journalSize = journalSize
         }
         if strict { configuration.strict = true }
+        for text in fault {
+            do {
+                configuration.faults.append(try Fault(parsing: text))
+            } catch {
+                throw ConfigurationError(file: "--fault", keyPath: "", message: "\(text): \(error.message)")
+            }
+        }
         // Flags may have moved the base path or the admin path: check again what the file checked.
         try configuration.checkAdminPath(file: config)
         if let latency {
@@ -265,6 +278,7 @@ struct Serve: AsyncParsableCommand {
         Self.printLine("Hammock is serving \(config) at \(url)")
         Self.printLine("store: \(store)")
         Self.printLine("admin: \(url)\(server.options.adminPath ?? "") (requests, reset, snapshots, latency, routes)")
+        for fault in server.faultsInForce { Self.printLine("fault: \(fault)") }
         for (resource, report) in reports { Self.printLine("data: \(resource): \(report)") }
         if let generated, !generated.reports.isEmpty {
             let counts = generated.reports.map { "\($0.resource) \($0.report.loaded)" }.joined(separator: ", ")

@@ -382,13 +382,32 @@ struct ServeCommandTests {
         #expect(await process.exitStatus() == 0)
     }
 
+    @Test("hammock serve --fault injects failures, listed in the banner; a bad one exits 2 naming it")
+    func faults() async throws {
+        let (process, url) = try await serve([
+            try HammockProcess.emptyExample("people"), "--store", "memory", "--fault", "GET /people/:id 503 retry-after=1",
+            "--fault", "* delay=0",
+        ])
+        #expect(await process.firstLine { $0 == "fault: GET /people/:id 503 retry-after=1" } != nil)
+        #expect(try await send("POST", url + "/people", json: ["name": "ada"]).status == 201)
+        #expect(try await send("GET", url + "/people/1").status == 503)
+        #expect(try await send("GET", url + "/people").status == 200)
+        process.interrupt()
+        #expect(await process.exitStatus() == 0)
+        let bad = try HammockProcess([
+            "serve", "Examples/people.json", "--store", "memory", "--port", "0", "--fault", "GET /x 503 2000%",
+        ])
+        #expect(await bad.exitStatus() == 2)
+        #expect(bad.errorOutput.withLock { $0 }.contains("--fault: GET /x 503 2000%: the rate 20.0 is not between 0 and 1"))
+    }
+
     @Test("hammock serve --help lists the admin and journal flags")
     func help() async throws {
         let process = try HammockProcess(["serve", "--help"])
         var text = ""
         for await line in process.lines { text += line + "\n" }
         #expect(await process.exitStatus() == 0)
-        for flag in ["--admin-path", "--admin-token", "--journal-size", "--strict", "--watch"] {
+        for flag in ["--admin-path", "--admin-token", "--journal-size", "--strict", "--watch", "--fault"] {
             #expect(text.contains(flag), "\(flag)")
         }
     }

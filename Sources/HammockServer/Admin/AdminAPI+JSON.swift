@@ -284,6 +284,7 @@ enum JournalJSON {
             "id": .integer(Int(clamping: entry.id)), "time": .string(formatTime(entry.time)),
             "durationMs": .double((Double(seconds) * 1000 + Double(attoseconds) / 1e15 * 1000).rounded() / 1000),
             "peer": entry.peer.map(JSON.string) ?? .null, "refused": .bool(entry.isRefused), "route": route,
+            "fault": entry.fault.map(JSON.string) ?? .null,
             "request": .object(request), "response": .object(response),
         ]
     }

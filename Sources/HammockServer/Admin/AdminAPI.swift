@@ -156,6 +156,15 @@ final class AdminAPI: Sendable {
                 }
             case "snapshots":
                 return Endpoint(methods: [.get]) { _ in MockResponse(json: .array(server.snapshotNames.map(JSON.string))) }
+            case "faults":
+                return Endpoint(methods: [.get, .put, .delete]) { request in
+                    switch request.method {
+                    case .put: server.setFaults(try Self.faults(from: request))
+                    case .delete: server.setFaults([])
+                    default: break
+                    }
+                    return MockResponse(json: .array(server.faultsInForce.map(\.json)))
+                }
             case "scenarios":
                 return Endpoint(methods: [.get, .delete]) { request in
                     if request.method == .delete { server.resetScenarios() }
@@ -239,6 +248,22 @@ final class AdminAPI: Sendable {
         }
     }
 
+    /// `PUT <prefix>/faults`: the configuration file's `faults` array.
+    static func faults(from request: MockRequest) throws -> [Fault] {
+        guard case .array(let elements) = try jsonBody(of: request) else {
+            throw HTTPProblem.badRequest("Expected an array of faults: [{\"route\": \"GET /people/:id\", \"status\": 503}]")
+        }
+        var faults: [Fault] = []
+        for (index, element) in elements.enumerated() {
+            do {
+                faults.append(try Fault(json: element))
+            } catch {
+                throw HTTPProblem.badRequest("[\(index)].\(error.message)")
+            }
+        }
+        return faults
+    }
+
     static func json(_ states: [String: String]) -> JSON {
         var object = JSONObject()
         for (name, state) in states.sorted(by: { $0.key < $1.key }) { object[name] = .string(state) }
@@ -252,7 +277,7 @@ final class AdminAPI: Sendable {
             ("GET, POST", "/resources"), ("DELETE", "/resources/{name}"),
             ("GET, POST, DELETE", "/routes"), ("DELETE", "/routes/{id}"), ("POST", "/reset"), ("GET", "/snapshots"),
             ("GET, PUT, DELETE", "/snapshots/{name}"), ("POST", "/snapshots/{name}/restore"), ("GET, PUT, DELETE", "/latency"),
-            ("GET, DELETE", "/scenarios"), ("PUT", "/scenarios/{name}"),
+            ("GET, DELETE", "/scenarios"), ("PUT", "/scenarios/{name}"), ("GET, PUT, DELETE", "/faults"),
         ]
         return [
             "name": "Hammock admin API", "version": .string(MockServer.version),

@@ -88,7 +88,9 @@ extension MockServer {
                 detail: "The store could not be read when the server started, so there is no state to reset to")
         }
         try await restore(snapshot)
-        setLatency(loaded.withLock { $0.latency })
+        let configured = loaded.withLock { $0 }
+        setLatency(configured.latency)
+        setFaults(configured.faults)
         resetScenarios()
         journal.clear()
     }

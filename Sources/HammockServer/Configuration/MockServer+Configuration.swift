@@ -32,7 +32,11 @@ extension MockServer {
             resources: configuration.resources, store: store, controller: controller, serializer: serializer,
             options: options, routes: routes, middleware: middleware, clock: ContinuousClock(), random: random, logger: logger)
         let ids = addStubs(configuration.routes)
-        loaded.withLock { $0 = LoadedConfiguration(configuration: configuration, routeIDs: ids, latency: configuration.latency) }
+        setFaults(configuration.faults)
+        loaded.withLock {
+            $0 = LoadedConfiguration(
+                configuration: configuration, routeIDs: ids, latency: configuration.latency, faults: configuration.faults)
+        }
     }
 
     /// Loads the configuration's `data` section if every resource is still empty, so a restart with a

@@ -6,6 +6,9 @@ struct LoadedConfiguration: Sendable {
     var configuration: ServerConfiguration?
     var routeIDs: [Int] = []
     var latency: Latency?
+    /// The faults the configuration (and the command line) put in force, which ``MockServer/reset()``
+    /// returns to.
+    var faults: [Fault] = []
 }
 
 /// What ``MockServer/reload(_:)`` changed.
@@ -20,11 +23,15 @@ public struct ReloadReport: Sendable, Hashable, CustomStringConvertible {
     public var routes = 0
     /// Whether the latency changed.
     public var latencyChanged = false
+    /// Whether the faults changed.
+    public var faultsChanged = false
     /// Settings that changed in the file but take a restart (`port`, `store`, `basePath`, …).
     public var needsRestart: [String] = []
 
     /// Whether anything in force changed.
-    public var changedAnything: Bool { !added.isEmpty || !changed.isEmpty || !removed.isEmpty || latencyChanged }
+    public var changedAnything: Bool {
+        !added.isEmpty || !changed.isEmpty || !removed.isEmpty || latencyChanged || faultsChanged
+    }
 
     /// `added cars; changed people; removed pets; 2 routes` and what needs a restart.
     public var description: String {
@@ -33,6 +40,7 @@ public struct ReloadReport: Sendable, Hashable, CustomStringConvertible {
         if !changed.isEmpty { parts.append("changed \(changed.joined(separator: ", "))") }
         if !removed.isEmpty { parts.append("removed \(removed.joined(separator: ", "))") }
         if latencyChanged { parts.append("latency changed") }
+        if faultsChanged { parts.append("faults changed") }
         parts.append("\(routes) route\(routes == 1 ? "" : "s") of the file")
         var text = parts.joined(separator: "; ")
         if !needsRestart.isEmpty { text += " (restart to change \(needsRestart.joined(separator: ", ")))" }
@@ -94,8 +102,15 @@ extension MockServer {
             setLatency(configuration.latency)
             report.latencyChanged = true
         }
+        if configuration.faults != previous.faults {
+            setFaults(configuration.faults)
+            report.faultsChanged = true
+        }
         if let old = previous.configuration { report.needsRestart = Self.restartSettings(from: old, to: configuration) }
-        loaded.withLock { $0 = LoadedConfiguration(configuration: configuration, routeIDs: ids, latency: configuration.latency) }
+        loaded.withLock {
+            $0 = LoadedConfiguration(
+                configuration: configuration, routeIDs: ids, latency: configuration.latency, faults: configuration.faults)
+        }
         return report
     }
 

@@ -78,10 +78,12 @@ public struct ServerConfiguration: Sendable {
     public var journalSize: Int?
     /// Whether requests may not ask for their own delay or status (`strict`); false when absent.
     public var strict: Bool?
+    /// Failures injected on purpose (`faults`), tried in order.
+    public var faults: [Fault] = []
 
     static let topLevelKeys = [
         "host", "port", "store", "latency", "maximumBodySize", "cors", "idleTimeout", "requestTimeout", "resources", "data",
-        "routes", "basePath", "generate", "adminPath", "journalSize", "strict",
+        "routes", "basePath", "generate", "adminPath", "journalSize", "strict", "faults",
     ]
     static let resourceKeys = ["name", "fields", "primaryKey", "actions", "parents"]
 
@@ -171,6 +173,21 @@ public struct ServerConfiguration: Sendable {
         }
         journalSize = try reader.integer(object["journalSize"], at: "journalSize", in: 0...1_000_000)
         strict = try reader.bool(object["strict"], at: "strict")
+        if let value = object["faults"], !value.isNull {
+            guard case .array(let elements) = value else { throw fail("faults", "expected an array of faults") }
+            for (index, element) in elements.enumerated() {
+                do {
+                    faults.append(try Fault(json: element))
+                } catch {
+                    // The message starts with the key it is about (`rate: ...`).
+                    let parts = error.message.split(separator: ":", maxSplits: 1)
+                    if parts.count == 2, !parts[0].contains(" "), !parts[0].isEmpty {
+                        throw fail("faults[\(index)].\(parts[0])", String(parts[1].dropFirst()))
+                    }
+                    throw fail("faults[\(index)]", error.message)
+                }
+            }
+        }
         try checkAdminPath(file: file)
     }
 

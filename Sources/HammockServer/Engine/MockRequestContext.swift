@@ -23,7 +23,7 @@ public final class MockRequestContext: Sendable {
     public let arrival: ContinuousClock.Instant
     /// The client's address and port (`127.0.0.1:52144`) over HTTP; `nil` in process.
     public let peer: String?
-    private let matched = Mutex<MatchedRoute?>(nil)
+    private let matched = Mutex<(route: MatchedRoute?, fault: String?)>((nil, nil))
 
     package init(id: UInt64, arrival: ContinuousClock.Instant, peer: String?) {
         self.id = id
@@ -34,9 +34,14 @@ public final class MockRequestContext: Sendable {
     /// The route whose path the request matched, once the router has found it (also when the route
     /// answers `OPTIONS` or 405 for the method); `nil` before, and for a request no route matched (a
     /// 404, a request the transport refused).
-    public var route: MatchedRoute? { matched.withLock { $0 } }
+    public var route: MatchedRoute? { matched.withLock { $0.route } }
 
-    func match(_ route: MatchedRoute?) { matched.withLock { $0 = route } }
+    /// The fault injected into the answer, in its compact form (`GET /people/:id 503 20%`), if any.
+    public var fault: String? { matched.withLock { $0.fault } }
+
+    func match(_ route: MatchedRoute?) { matched.withLock { $0.route = route } }
+
+    func noteFault(_ fault: Fault) { matched.withLock { $0.fault = fault.description } }
 }
 
 /// Which route answered a request: what a journal, a fault rule or a log line names it by.

@@ -43,6 +43,8 @@ public struct JournalEntry: Sendable, Identifiable {
     public let peer: String?
     /// Whether the transport refused the request before any route saw it.
     public let isRefused: Bool
+    /// The fault injected into the answer (``Fault``, in its compact form), if any.
+    public let fault: String?
     /// What the entry costs the journal's byte budget: its body, header fields and target, plus a fixed
     /// part for the rest. Counted once.
     let weight: Int
@@ -64,6 +66,7 @@ public struct JournalEntry: Sendable, Identifiable {
         responseBodySize = response.body.count
         self.route = route
         peer = request.context?.peer
+        fault = request.context?.fault
         self.isRefused = isRefused
         // The client's fields are counted byte by byte (a hostile client sends 64 KiB heads); the
         // answer's are the server's own, estimated: iterating fields copies each one, which cost more

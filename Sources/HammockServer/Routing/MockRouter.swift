@@ -13,11 +13,17 @@ final class MockRouter: Sendable {
     let basePath: String?
     /// The per-request overrides, unless the server is strict.
     let overrides: RequestOverrides?
+    /// The faults in force.
+    let faults: FaultInjector?
 
-    init(_ families: [any MockRoutes], basePath: String? = nil, overrides: RequestOverrides? = nil) {
+    init(
+        _ families: [any MockRoutes], basePath: String? = nil, overrides: RequestOverrides? = nil,
+        faults: FaultInjector? = nil
+    ) {
         self.families = Mutex(families)
         self.basePath = basePath
         self.overrides = overrides
+        self.faults = faults
     }
 
     /// Adds a family in front of the others (`first`) or behind them.
@@ -79,6 +85,10 @@ final class MockRouter: Sendable {
         }
         guard endpoint.methods.contains(request.method) else {
             throw HTTPProblem.methodNotAllowed(request.method, allowed: endpoint.methods)
+        }
+        if let faults, let fault = faults.firing(for: request) {
+            request.context?.noteFault(fault)
+            return try await faults.apply(fault, to: request, handler: endpoint.handler)
         }
         if let overrides, let asked = try overrides.asked(by: request) {
             return try await overrides.answer(request, asked: asked, handler: endpoint.handler)

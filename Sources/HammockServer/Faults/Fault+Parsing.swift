@@ -1,0 +1,171 @@
+import Foundation
+public import HammockJSON
+
+extension Fault {
+    static let keys = ["route", "rate", "status", "body", "retryAfter", "delay"]
+
+    /// A fault from JSON, the shape of a configuration file's `faults` and of `/__hammock/faults`:
+    ///
+    /// ```json
+    /// {"route": "GET /people/:id", "rate": 0.2, "status": 503, "retryAfter": 2}
+    /// {"route": "*", "delay": {"distribution": "lognormal", "median": 100, "p99": 800}}
+    /// ```
+    /// Delays are milliseconds: a number, or `{"distribution": "uniform", "min": 50, "max": 400}`.
+    /// - Throws: ``FaultError`` naming the key (`rate: ...`).
+    public init(json: JSON) throws(FaultError) {
+        guard case .object(let object) = json else {
+            throw FaultError("expected a fault: {\"route\": \"GET /people/:id\", \"status\": 503}")
+        }
+        for key in object.keys where !Self.keys.contains(key) {
+            throw FaultError("\(key): unknown key; expected one of \(Self.keys.joined(separator: ", "))")
+        }
+        guard case .string(let route)? = object["route"] else {
+            throw FaultError("route: missing; name it as \"GET /people/:id\", \"/people/**\" or \"*\"")
+        }
+        var rate = 1.0
+        if let value = object["rate"] {
+            guard let number = value.doubleValue else { throw FaultError("rate: expected a number from 0 to 1") }
+            rate = number
+        }
+        let effect: Effect
+        switch (object["status"], object["delay"]) {
+        case (let status?, nil):
+            guard let code = status.intValue else { throw FaultError("status: expected a status code") }
+            var retryAfter: Int?
+            if let value = object["retryAfter"] {
+                guard let seconds = value.intValue else { throw FaultError("retryAfter: expected whole seconds") }
+                retryAfter = seconds
+            }
+            effect = .status(code, body: object["body"], retryAfter: retryAfter)
+        case (nil, let delay?):
+            if let key = ["body", "retryAfter"].first(where: { object[$0] != nil }) {
+                throw FaultError("\(key): belongs to a status fault, not to a delay")
+            }
+            effect = .delay(try Self.delay(json: delay))
+        case (nil, nil): throw FaultError("give one effect: status or delay")
+        case (.some, .some): throw FaultError("delay: give one effect, status or delay, per fault")
+        }
+        do {
+            try self.init(route, rate: rate, effect: effect)
+        } catch {
+            throw FaultError(Self.key(for: error.message) + error.message)
+        }
+    }
+
+    static func key(for message: String) -> String {
+        if message.hasPrefix("the rate") { return "rate: " }
+        if message.hasPrefix("the status") || message.hasPrefix("a 2") || message.hasPrefix("a 3") { return "status: " }
+        if message.contains("retryAfter") { return "retryAfter: " }
+        if message.contains("delay") { return "delay: " }
+        return "route: "
+    }
+
+    static func delay(json: JSON) throws(FaultError) -> Delay {
+        func milliseconds(_ value: JSON?, _ key: String) throws(FaultError) -> Duration {
+            guard let number = value?.doubleValue, number.isFinite, number >= 0, number <= 600_000 else {
+                throw FaultError("delay\(key): expected milliseconds from 0 to 600000")
+            }
+            return .nanoseconds(Int64(number * 1_000_000))
+        }
+        if json.doubleValue != nil { return .fixed(try milliseconds(json, "")) }
+        guard case .object(let object) = json, case .string(let distribution)? = object["distribution"] else {
+            throw FaultError("delay: expected milliseconds, or {\"distribution\": \"uniform\", \"min\": 50, \"max\": 400}")
+        }
+        switch distribution {
+        case "uniform":
+            return .uniform(try milliseconds(object["min"], ".min"), try milliseconds(object["max"], ".max"))
+        case "lognormal":
+            return .logNormal(median: try milliseconds(object["median"], ".median"), p99: try milliseconds(object["p99"], ".p99"))
+        default:
+            throw FaultError("delay.distribution: expected uniform or lognormal, found \"\(distribution.prefix(40))\"")
+        }
+    }
+
+    /// The fault as JSON, the shape ``init(json:)`` reads.
+    public var json: JSON {
+        var object: JSONObject = ["route": .string(route)]
+        if rate < 1 { object["rate"] = .double(rate) }
+        func ms(_ duration: Duration) -> JSON { .integer(Int(duration / .milliseconds(1))) }
+        switch effect {
+        case .status(let code, let body, let retryAfter):
+            object["status"] = .integer(code)
+            if let body { object["body"] = body }
+            if let retryAfter { object["retryAfter"] = .integer(retryAfter) }
+        case .delay(.fixed(let duration)):
+            object["delay"] = ms(duration)
+        case .delay(.uniform(let low, let high)):
+            object["delay"] = ["distribution": "uniform", "min": ms(low), "max": ms(high)]
+        case .delay(.logNormal(let median, let p99)):
+            object["delay"] = ["distribution": "lognormal", "median": ms(median), "p99": ms(p99)]
+        }
+        return .object(object)
+    }
+
+    /// A fault in the compact form of `hammock serve --fault`:
+    ///
+    /// ```text
+    /// GET /people/:id 503 20%            503 on a fifth of the requests
+    /// POST /orders 503 retry-after=2     503 with Retry-After: 2
+    /// * delay=300                        every answer 300 ms late
+    /// /search delay=50..400              uniformly 50 to 400 ms late
+    /// GET /feed delay=lognormal:100:800  median 100 ms, 99th percentile 800 ms
+    /// ```
+    /// - Throws: ``FaultError`` saying which part is wrong.
+    public init(parsing text: String) throws(FaultError) {
+        var words = text.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        guard !words.isEmpty else { throw FaultError("empty; write it as 'GET /people/:id 503 20%'") }
+        var route = words.removeFirst()
+        if route != "*", !route.hasPrefix("/"), let next = words.first, next.hasPrefix("/") || next == "*" {
+            route += " " + words.removeFirst()
+        }
+        var rate = 1.0
+        var status: Int?
+        var retryAfter: Int?
+        var delay: Delay?
+        for word in words {
+            if word.hasSuffix("%") {
+                guard let percent = Double(word.dropLast()) else { throw FaultError("'\(word)' is not a rate such as 20%") }
+                rate = percent / 100
+            } else if let code = Int(word), word.count == 3 {
+                status = code
+            } else if word.hasPrefix("retry-after=") {
+                guard let seconds = Int(word.dropFirst("retry-after=".count)) else {
+                    throw FaultError("'\(word)' is not retry-after=SECONDS")
+                }
+                retryAfter = seconds
+            } else if word.hasPrefix("delay=") {
+                delay = try Self.compactDelay(String(word.dropFirst("delay=".count)))
+            } else {
+                throw FaultError("'\(word)' is not a status, delay=MS, retry-after=S or a rate such as 20%")
+            }
+        }
+        let effect: Effect
+        switch (status, delay) {
+        case (let code?, nil): effect = .status(code, retryAfter: retryAfter)
+        case (nil, let delay?):
+            guard retryAfter == nil else { throw FaultError("retry-after belongs to a status fault") }
+            effect = .delay(delay)
+        case (nil, nil): throw FaultError("give an effect: a status such as 503, or delay=MS")
+        case (.some, .some): throw FaultError("give one effect per fault: a status or a delay")
+        }
+        try self.init(route, rate: rate, effect: effect)
+    }
+
+    static func compactDelay(_ text: String) throws(FaultError) -> Delay {
+        func ms(_ part: Substring) throws(FaultError) -> Duration {
+            guard let number = Int(part), (0...600_000).contains(number) else {
+                throw FaultError("'\(part)' is not milliseconds from 0 to 600000")
+            }
+            return .milliseconds(number)
+        }
+        if text.hasPrefix("lognormal:") {
+            let parts = text.dropFirst("lognormal:".count).split(separator: ":")
+            guard parts.count == 2 else { throw FaultError("write a log-normal delay as delay=lognormal:MEDIAN:P99") }
+            return .logNormal(median: try ms(parts[0]), p99: try ms(parts[1]))
+        }
+        if let range = text.range(of: "..") {
+            return .uniform(try ms(text[..<range.lowerBound]), try ms(text[range.upperBound...]))
+        }
+        return .fixed(try ms(Substring(text)))
+    }
+}

@@ -1,0 +1,177 @@
+import Foundation
+public import HTTPTypes
+public import HammockJSON
+
+/// A failure the mock injects on purpose, to test an app's failing paths: a 503 burst, a slow route.
+///
+/// ```swift
+/// server.setFaults([
+///     try Fault("GET /people/:id", rate: 0.2, effect: .status(503, retryAfter: 2)),
+///     try Fault("*", effect: .delay(.uniform(.milliseconds(50), .milliseconds(400)))),
+/// ])
+/// ```
+/// A fault applies once the router has matched a route (resource, stub or Swift route alike): its
+/// `route` names the method and the path pattern as the route table shows them (`*` for one segment,
+/// `**` for the rest), so a fault on `GET /people/:id` never fires for `GET /people`. The first fault
+/// that matches and fires (by its ``rate``, drawn from the server's random numbers, seeded by
+/// `hammock serve --seed`) applies; the journal names it.
+public struct Fault: Sendable, Hashable, CustomStringConvertible {
+    /// What a fault does.
+    public enum Effect: Sendable, Hashable {
+        /// Answers this status at once, without running the route: a problem body (or `body`), and a
+        /// `Retry-After` header of `retryAfter` seconds when given.
+        case status(Int, body: JSON? = nil, retryAfter: Int? = nil)
+        /// Holds the route's answer for a time drawn from the distribution.
+        case delay(Delay)
+    }
+
+    /// How long a delay fault holds an answer.
+    public enum Delay: Sendable, Hashable {
+        /// Always this long.
+        case fixed(Duration)
+        /// Uniformly between the two.
+        case uniform(Duration, Duration)
+        /// Log-normal with this median and 99th percentile: mostly near the median, now and then far
+        /// longer, as real networks are.
+        case logNormal(median: Duration, p99: Duration)
+    }
+
+    /// The method the fault applies to; every method when `nil`.
+    public var method: HTTPRequest.Method?
+    /// The path pattern; every path when `nil` (the route `*`).
+    public var path: PathPattern?
+    /// The share of matching requests it fires on, from 0 to 1.
+    public var rate: Double
+    /// What it does.
+    public var effect: Effect
+
+    /// The longest delay a fault holds an answer: ten minutes.
+    public static let longestDelay = Duration.seconds(600)
+
+    /// A fault on `route` (`"GET /people/:id"`, `"/people/**"`, or `"*"` for every request).
+    /// - Throws: ``FaultError`` for a route that is not `[METHOD] PATH` or `*`, a rate outside 0 to 1, a
+    ///   status outside 200 to 599, a negative `retryAfter`, or a delay outside 0 to ten minutes.
+    public init(_ route: String, rate: Double = 1, effect: Effect) throws(FaultError) {
+        let parts = route.split(separator: " ", omittingEmptySubsequences: true)
+        switch parts.count {
+        case 1 where parts[0] == "*":
+            method = nil
+            path = nil
+        case 1, 2:
+            if parts.count == 2 {
+                guard let method = HTTPRequest.Method(String(parts[0]).uppercased()) else {
+                    throw FaultError("'\(parts[0])' is not an HTTP method")
+                }
+                self.method = method
+            } else {
+                method = nil
+            }
+            do {
+                path = try PathPattern(String(parts[parts.count - 1]))
+            } catch {
+                throw FaultError(error.description)
+            }
+        default:
+            throw FaultError("the route '\(route)' is not 'METHOD /path', '/path' or '*'")
+        }
+        guard rate.isFinite, (0...1).contains(rate) else { throw FaultError("the rate \(rate) is not between 0 and 1") }
+        self.rate = rate
+        switch effect {
+        case .status(let code, let body, let retryAfter):
+            guard (200...599).contains(code) else { throw FaultError("the status \(code) is not from 200 to 599") }
+            if body != nil, !MockResponse.allowsBody(HTTPResponse.Status(code: code)) {
+                throw FaultError("a \(code) answer has no body")
+            }
+            if let retryAfter, retryAfter < 0 { throw FaultError("retryAfter must be 0 seconds or more") }
+        case .delay(let delay):
+            for duration in delay.durations where duration < .zero || duration > Self.longestDelay {
+                throw FaultError("a delay must be from 0 to 600 seconds")
+            }
+            if case .logNormal(let median, let p99) = delay, p99 < median || median <= .zero {
+                throw FaultError("a log-normal delay needs a median above 0 and a p99 at least the median")
+            }
+        }
+        self.effect = effect
+    }
+
+    /// Whether the fault is for `request`'s method and path (the path inside the base path).
+    func matches(_ method: HTTPRequest.Method, path requestPath: String) -> Bool {
+        if let wanted = self.method, wanted != method, !(wanted == .get && method == .head) { return false }
+        guard let path else { return true }
+        return path.match(requestPath) != nil
+    }
+
+    /// The route as written: `GET /people/:id`, or `*`.
+    public var route: String {
+        switch (method, path) {
+        case (nil, nil): "*"
+        case (nil, let path?): path.description
+        case (let method?, nil): "\(method.rawValue) *"
+        case (let method?, let path?): "\(method.rawValue) \(path.description)"
+        }
+    }
+
+    /// The compact form `hammock serve --fault` takes: `GET /people/:id 503 retry-after=2 20%`.
+    public var description: String {
+        var parts = [route]
+        switch effect {
+        case .status(let code, _, let retryAfter):
+            parts.append(String(code))
+            if let retryAfter { parts.append("retry-after=\(retryAfter)") }
+        case .delay(let delay): parts.append("delay=\(delay)")
+        }
+        if rate < 1 { parts.append("\(Self.percent(rate))%") }
+        return parts.joined(separator: " ")
+    }
+
+    static func percent(_ rate: Double) -> String {
+        let value = rate * 100
+        return value == value.rounded() ? String(Int(value)) : String(value)
+    }
+}
+
+extension Fault.Delay: CustomStringConvertible {
+    var durations: [Duration] {
+        switch self {
+        case .fixed(let duration): [duration]
+        case .uniform(let low, let high): [low, high]
+        case .logNormal(let median, let p99): [median, p99]
+        }
+    }
+
+    /// `300`, `50..400` (milliseconds), or `lognormal:100:800`.
+    public var description: String {
+        func ms(_ duration: Duration) -> String { String(Int(duration / .milliseconds(1))) }
+        switch self {
+        case .fixed(let duration): return ms(duration)
+        case .uniform(let low, let high): return "\(ms(low))..\(ms(high))"
+        case .logNormal(let median, let p99): return "lognormal:\(ms(median)):\(ms(p99))"
+        }
+    }
+
+    /// A delay for two uniform numbers in `0..<1` (the second is used by the log-normal only).
+    package func draw(_ first: Double, _ second: Double) -> Duration {
+        switch self {
+        case .fixed(let duration):
+            return duration
+        case .uniform(let low, let high):
+            let (lower, upper) = low <= high ? (low, high) : (high, low)
+            return lower + (upper - lower) * min(max(first, 0), 1)
+        case .logNormal(let median, let p99):
+            // ln(delay) is normal with mean ln(median); the 99th percentile is 2.326 deviations above it.
+            let sigma = log(Double(p99 / .nanoseconds(1)) / Double(median / .nanoseconds(1))) / 2.326_347_874
+            // Box-Muller, with the first number kept away from 0 (whose logarithm is infinite).
+            let z = (-2 * log(max(first, 1e-12))).squareRoot() * cos(2 * Double.pi * second)
+            let seconds = Double(median / .nanoseconds(1)) / 1e9 * exp(sigma * z)
+            return .nanoseconds(Int64(min(max(seconds, 0), 600) * 1e9))
+        }
+    }
+}
+
+/// A fault that cannot be used, and why.
+public struct FaultError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What is wrong.
+    public var message: String
+    init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

@@ -1,0 +1,75 @@
+import HTTPTypes
+import HammockJSON
+import Synchronization
+
+/// The faults in force, and what applies them once the router has matched a route.
+final class FaultInjector: Sendable {
+    private let faults = Mutex<[Fault]>([])
+    /// Whether any fault is in force: the one check a request pays when none is.
+    private let isActive = Atomic<Bool>(false)
+    let random: @Sendable () -> Double
+    let timer: LatencyTimer
+    let stopSignal: StopSignal
+
+    init(random: @escaping @Sendable () -> Double, timer: LatencyTimer, stopSignal: StopSignal) {
+        self.random = random
+        self.timer = timer
+        self.stopSignal = stopSignal
+    }
+
+    var all: [Fault] { faults.withLock { $0 } }
+
+    func replace(_ new: [Fault]) {
+        faults.withLock { faults in
+            faults = new
+            isActive.store(!new.isEmpty, ordering: .releasing)
+        }
+    }
+
+    /// The first fault for `request` (its path inside the base path) that fires, drawing its rate.
+    func firing(for request: MockRequest) -> Fault? {
+        guard isActive.load(ordering: .acquiring) else { return nil }
+        for fault in all where fault.matches(request.method, path: request.path) {
+            // A rate of 1 or 0 draws nothing, so a seeded run's numbers go only to faults that need them.
+            if fault.rate >= 1 || (fault.rate > 0 && random() < fault.rate) { return fault }
+        }
+        return nil
+    }
+
+    /// Answers `request` as `fault` says, running `handler` for a delay.
+    func apply(
+        _ fault: Fault, to request: MockRequest, handler: (MockRequest) async throws -> MockResponse
+    ) async throws -> MockResponse {
+        switch fault.effect {
+        case .status(let code, let body, let retryAfter):
+            let status = HTTPResponse.Status(code: code)
+            var response: MockResponse
+            if let body {
+                response = MockResponse(status: status, json: body)
+            } else if code >= 400 {
+                response = HTTPProblem(status, detail: "Injected by the fault '\(fault)'").response
+            } else {
+                response = MockResponse(status: status)
+            }
+            if let retryAfter { response.headerFields[.retryAfter] = String(retryAfter) }
+            return response
+        case .delay(let delay):
+            let wait = timer.markArrival()
+            let outcome: Result<MockResponse, any Error>
+            do {
+                outcome = .success(try await handler(request))
+            } catch {
+                outcome = .failure(error)
+            }
+            let duration = delay.draw(random(), random())
+            let stopSignal = self.stopSignal
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await wait(duration) }
+                group.addTask { await stopSignal.wait() }
+                await group.next()
+                group.cancelAll()
+            }
+            return try outcome.get()
+        }
+    }
+}

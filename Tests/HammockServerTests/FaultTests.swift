@@ -1,0 +1,196 @@
+import Foundation
+import HTTPTypes
+import HammockHTTPServer
+import HammockJSON
+import HammockServer
+import HammockTestSupport
+import Testing
+
+/// Failures injected on purpose: statuses and delays, on every kind of route, at a rate, replayed by a
+/// seed, journaled, and managed from the configuration, the admin API and Swift.
+@Suite("Faults")
+struct FaultTests {
+    func server(random: @escaping @Sendable () -> Double = { 0.5 }, clock: ManualClock? = nil) async throws -> MockServer {
+        let server: MockServer
+        if let clock {
+            server = try await MockServer(resources: [Fixtures.people], clock: clock, random: random)
+        } else {
+            server = try await MockServer(resources: [Fixtures.people], random: random)
+        }
+        try await server.addData(["name": "ada"], for: "people")
+        server.addStubs([try StubRoute(.get, "/health", body: ["ok": true])])
+        try server.route(.get, "/me") { _ in MockResponse(json: ["me": true]) }
+        return server
+    }
+
+    @Test(
+        "The compact and JSON forms read and write the same faults",
+        arguments: [
+            "GET /people/:id 503 20%", "POST /orders 503 retry-after=2", "* delay=300", "/search delay=50..400",
+            "GET /feed delay=lognormal:100:800", "/files/** 404",
+        ])
+    func forms(text: String) throws {
+        let fault = try Fault(parsing: text)
+        #expect(fault.description == text)
+        #expect(try Fault(json: fault.json) == fault)
+    }
+
+    @Test(
+        "Mistakes name what is wrong",
+        arguments: [
+            ("GET /people 503 120%", "the rate 1.2 is not between 0 and 1"), ("GET /people", "give an effect"),
+            ("GET /people 503 delay=10", "give one effect per fault"), ("GET /people 503 soon", "not a status"),
+            ("/people 099", "the status 99 is not from 200 to 599"), ("/people delay=700000", "not milliseconds"),
+            ("/people delay=lognormal:100:50", "p99 at least the median"), ("people 503", "must start with /"),
+        ])
+    func compactMistakes(text: String, message: String) {
+        #expect(throws: FaultError.self) { try Fault(parsing: text) }
+        do {
+            _ = try Fault(parsing: text)
+        } catch {
+            #expect(error.message.contains(message), "\(error.message)")
+        }
+    }
+
+    @Test("A status fault answers at once on resources, stubs and Swift routes, runs no route, and is journaled")
+    func statusFault() async throws {
+        let server = try await server()
+        server.setFaults([try Fault("*", effect: .status(503, retryAfter: 2))])
+        for path in ["/people/1", "/health", "/me"] {
+            let (response, problem) = await server.send(.get, path)
+            #expect(response.status == .serviceUnavailable, "\(path)")
+            #expect(response.headerFields[.retryAfter] == "2")
+            #expect(problem?["detail"]?.stringValue?.contains("* 503 retry-after=2") == true)
+        }
+        #expect(await server.send(.post, "/people", json: ["name": "bob"]).0.status == .serviceUnavailable)
+        // No route matched, no fault: a 404 stays a 404.
+        #expect(await server.send(.get, "/nowhere").0.status == .notFound)
+        server.setFaults([])
+        #expect(await server.send(.get, "/people").1?.arrayValue?.count == 1)  // the POST created nothing
+        let faulted = server.journal.entries.filter { $0.fault != nil }
+        #expect(faulted.count == 4)
+        #expect(faulted.allSatisfy { $0.fault == "* 503 retry-after=2" && $0.status == .serviceUnavailable })
+        #expect(server.journal.entries.last?.fault == nil)
+    }
+
+    @Test("A fault on GET /people/:id fires after routing: never for GET /people, nor for other methods")
+    func afterRouting() async throws {
+        let server = try await server()
+        server.setFaults([try Fault(parsing: "GET /people/:id 500")])
+        #expect(await server.send(.get, "/people").0.status == .ok)
+        #expect(await server.send(.get, "/people/1").0.status == .internalServerError)
+        #expect(await server.respond(to: MockRequest(.head, "/people/1")).status == .internalServerError)
+        #expect(await server.send(.patch, "/people/1", json: ["name": "x"]).0.status == .ok)
+        // A custom body replaces the problem.
+        server.setFaults([try Fault("GET /people/:id", effect: .status(429, body: ["error": "slow down"]))])
+        #expect(await server.send(.get, "/people/1").1 == ["error": "slow down"])
+    }
+
+    @Test("A rate fires on that share of requests, and the same seed replays the same requests failing")
+    func seededReplay() async throws {
+        func run(seed: UInt64) async throws -> [Int] {
+            let server = try await server(random: MockServer.seededRandom(seed))
+            server.setFaults([try Fault(parsing: "GET /people/:id 503 30%")])
+            var statuses: [Int] = []
+            for _ in 0..<200 { statuses.append(await server.send(.get, "/people/1").0.status.code) }
+            return statuses
+        }
+        let first = try await run(seed: 42)
+        #expect(try await run(seed: 42) == first)
+        #expect(try await run(seed: 43) != first)
+        let failed = first.filter { $0 == 503 }.count
+        #expect((30...90).contains(failed), "\(failed) of 200")
+        let never = try await server()
+        never.setFaults([try Fault(parsing: "GET /people/:id 503 0%")])
+        for _ in 0..<20 { #expect(await never.send(.get, "/people/1").0.status == .ok) }
+    }
+
+    @Test("A delay fault holds the route's answer on the server's clock; the stop releases it")
+    func delayFault() async throws {
+        let clock = ManualClock()
+        let server = try await server(clock: clock)
+        server.setFaults([try Fault(parsing: "/health delay=1500")])
+        let answer = Task { await server.respond(to: MockRequest(.get, "/health")) }
+        #expect(await eventually { clock.sleeperCount == 1 })
+        clock.advance(by: .milliseconds(1499))
+        #expect(clock.sleeperCount == 1)
+        clock.advance(by: .milliseconds(1))
+        #expect(await answer.value.status == .ok)
+        #expect(server.journal.entries.last?.fault == "/health delay=1500")
+        let held = Task { await server.respond(to: MockRequest(.get, "/health")) }
+        #expect(await eventually { clock.sleeperCount == 1 })
+        await server.stop()
+        #expect(await held.value.status == .ok)
+    }
+
+    @Test("Delays are drawn from their distribution: uniform within its bounds, log-normal around its median")
+    func distributions() {
+        let uniform = Fault.Delay.uniform(.milliseconds(50), .milliseconds(400))
+        #expect(uniform.draw(0, 0) == .milliseconds(50))
+        #expect(uniform.draw(1, 0) == .milliseconds(400))
+        let logNormal = Fault.Delay.logNormal(median: .milliseconds(100), p99: .milliseconds(800))
+        // The second number at a quarter turn makes the normal draw 0: the median itself.
+        let median = logNormal.draw(0.3, 0.25)
+        #expect(abs(Double(median / .microseconds(1)) - 100_000) < 1)
+        // The 99th percentile: z = 2.326 is drawn by e^(-z²/2) and a zero turn.
+        let p99 = logNormal.draw(exp(-2.326_347_874 * 2.326_347_874 / 2), 0)
+        #expect(abs(Double(p99 / .microseconds(1)) - 800_000) < 100)
+        #expect(logNormal.draw(1e-300, 0) <= .seconds(600))
+    }
+
+    @Test("The admin API reads, replaces and clears faults; reset returns to the configured ones")
+    func admin() async throws {
+        let text = #"""
+            {"resources": [{"name": "people", "fields": {"name": "string"}}],
+             "faults": [{"route": "POST /people", "status": 503, "retryAfter": 1}]}
+            """#
+        let configuration = try ServerConfiguration(parsing: Array(text.utf8), file: "mock.json")
+        let server = try await MockServer(configuration: configuration, store: MemoryStore())
+        #expect(await server.send(.get, "/__hammock/faults").1 == [["route": "POST /people", "status": 503, "retryAfter": 1]])
+        let replaced = await server.send(
+            .put, "/__hammock/faults", json: [["route": "*", "delay": ["distribution": "uniform", "min": 0, "max": 0]]])
+        #expect(replaced.1 == [["route": "*", "delay": ["distribution": "uniform", "min": 0, "max": 0]]])
+        #expect(await server.send(.post, "/people", json: ["name": "a"]).0.status == .created)
+        let bad = await server.send(.put, "/__hammock/faults", json: [["route": "*", "status": 503, "rate": 2]])
+        #expect(bad.0.status == .badRequest)
+        #expect(bad.1?["detail"]?.stringValue == "[0].rate: the rate 2.0 is not between 0 and 1")
+        #expect(await server.send(.delete, "/__hammock/faults").1 == [])
+        try await server.reset()
+        #expect(server.faultsInForce == configuration.faults)
+        #expect(await server.send(.post, "/people", json: ["name": "a"]).0.status == .serviceUnavailable)
+    }
+
+    @Test("A configuration's faults name the key of a mistake")
+    func configurationMistakes() {
+        func error(_ faults: String) -> String? {
+            do {
+                _ = try ServerConfiguration(
+                    parsing: Array(#"{"routes": [{"method": "GET", "path": "/a"}], "faults": \#(faults)}"#.utf8), file: "m.json")
+                return nil
+            } catch {
+                return error.description
+            }
+        }
+        #expect(
+            error(#"[{"route": "*", "status": 503, "rate": -1}]"#)
+                == "m.json: faults[0].rate: the rate -1.0 is not between 0 and 1")
+        #expect(error(#"[{"route": "*"}]"#) == "m.json: faults[0]: give one effect: status or delay")
+        #expect(
+            error(#"[{"route": "*", "delay": {"distribution": "pareto"}}]"#)?.hasPrefix("m.json: faults[0].delay.distribution:")
+                == true)
+        #expect(error(#"[{"route": "*", "kind": "drop"}]"#)?.hasPrefix("m.json: faults[0].kind: unknown key") == true)
+        #expect(error(#"{"route": "*"}"#) == "m.json: faults: expected an array of faults")
+    }
+
+    @Test("Over loopback a real client sees the injected 503 and its Retry-After")
+    func overHTTP() async throws {
+        let server = try await server()
+        server.setFaults([try Fault(parsing: "GET /people/:id 503 retry-after=3")])
+        try await server.whileServing { port in
+            let reply = try await LoopbackClient(port: port).send("GET", "/people/1")
+            #expect(reply.status == 503)
+            #expect(reply.header("Retry-After") == "3")
+            #expect(reply.header("Content-Type") == "application/problem+json")
+        }
+    }
+}
