@@ -65,3 +65,43 @@ struct JournalEndToEndTests {
         }
     }
 }
+
+/// Observable resources meeting injected failures over loopback, the journal counting every request.
+@MainActor
+@Suite("End to end: a 503 burst and a recovery", .timeLimit(.minutes(1)))
+struct FaultEndToEndTests {
+    @Test("A resource meets a 503 burst with Retry-After, waits as asked, and recovers through its retry")
+    func burstAndRecovery() async throws {
+        let server = try await MockServer(resources: [MockResource("people", fields: ["name": .string])])
+        _ = await server.respond(to: MockRequest(.post, "/people", json: ["name": "ada"]))
+        server.setFaults([try Fault(parsing: "GET /people/:id 503 retry-after=2")])
+        let clock = ManualClock()
+        try await server.whileServing { port in
+            let service = Service(baseURL: "http://127.0.0.1:\(port)", clock: clock)
+            service.configure { $0.retry = RetryBackoff(maximumAttempts: 4, initialDelay: .seconds(1), multiplier: 2) }
+            let resource = service.resource("/people/1")
+            let mark = server.journal.mark()
+            let failed = RequestPattern(.get, "/people/1", status: 503)
+            let loading = resource.load()
+            _ = try await server.journal.next(matching: failed, after: mark)
+            // The backoff asks for 1 s, the server for 2: the retry waits 2.
+            #expect(await eventually { clock.sleeperCount == 1 })
+            clock.advance(by: .milliseconds(1999))
+            #expect(server.journal.entries(matching: .any, after: mark).count == 1)
+            clock.advance(by: .milliseconds(1))
+            let second = try await server.journal.next(matching: failed, after: JournalCursor(id: mark.id + 1))
+            // The burst ends; the next retry gets through.
+            server.setFaults([])
+            #expect(await eventually { clock.sleeperCount == 1 })
+            clock.advance(by: .seconds(2))
+            let entity = try await loading.value()
+            #expect(entity.jsonContent?["name"] == "ada")
+            let sent = server.journal.entries(matching: RequestPattern(.get, "/people/1"), after: mark)
+            #expect(sent.map(\.status.code) == [503, 503, 200])
+            #expect(sent.prefix(2).allSatisfy { $0.fault == "GET /people/:id 503 retry-after=2" })
+            #expect(sent.last?.fault == nil)
+            #expect(second.responseHeaderFields[.retryAfter] == "2")
+            #expect(resource.latestError == nil)
+        }
+    }
+}
