@@ -34,7 +34,9 @@ struct RequestOverrides: Sendable {
                 asked.applied.append("delay=\(item.value)")
             }
         }
-        for value in request.headerFields[values: Self.prefer] {
+        // The combined value (several fields joined with ", "): `[values:]` would allocate an array on
+        // every request, which has no Prefer at all.
+        if let value = request.headerFields[Self.prefer] {
             for preference in value.split(separator: ",") {
                 let parts = preference.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
                 guard parts.count == 2 else { continue }
