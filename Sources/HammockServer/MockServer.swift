@@ -170,20 +170,21 @@ public final class MockServer: Sendable {
                 resourceRoutes.modifications.record(
                     schema, cascadingTo: resourceRoutes.registry.withLock { Array($0.schemas.values) })
             })
-        let customRoutes = CustomRoutes(records: records, timer: LatencyTimer(clock: clock), random: random)
+        // One timer for every hold: latency, stubs' latency, `_delay` and delay faults.
+        let timer = LatencyTimer(clock: clock)
+        let customRoutes = CustomRoutes(records: records, timer: timer, random: random)
         self.customRoutes = customRoutes
         let stopSignal = StopSignal()
         self.stopSignal = stopSignal
         let overrides =
-            options.allowsOverrides ? RequestOverrides(timer: LatencyTimer(clock: clock), stopSignal: stopSignal) : nil
-        let faults = FaultInjector(random: random, timer: LatencyTimer(clock: clock), stopSignal: stopSignal)
+            options.allowsOverrides ? RequestOverrides(timer: timer, stopSignal: stopSignal) : nil
+        let faults = FaultInjector(random: random, timer: timer, stopSignal: stopSignal)
         self.faults = faults
         let router = MockRouter(
             [customRoutes] + routes + [resourceRoutes], basePath: options.basePath, overrides: overrides, faults: faults)
         self.router = router
         let journal = RequestJournal(limits: options.journal, clock: clock, now: now)
         self.journal = journal
-        let timer = LatencyTimer(clock: clock)
         assemble = { latency in
             var chain: [any MockMiddleware] = journal.isEnabled ? [JournalMiddleware(journal: journal)] : []
             chain += outerMiddleware + [LogMiddleware(logger: logger)]

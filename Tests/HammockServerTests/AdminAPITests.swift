@@ -57,7 +57,13 @@ struct AdminAPITests {
         let one = await server.send(.get, "/__hammock/requests/2")
         #expect(one.1?["request"]?["method"] == "POST")
         #expect(await server.send(.get, "/__hammock/requests/99").0.status == .notFound)
-        for bad in ["status=abc", "since=yesterday", "method=G%20T", "path=people", "color=red", "after=-1"] {
+        #expect(await ids("limit=9223372036854775807") == [1, 2, 3])
+        #expect(await ids("after=18446744073709551615") == [])
+        for bad in [
+            "status=abc", "since=yesterday", "method=G%20T", "path=people", "color=red", "after=-1", "limit=-1",
+            "after=18446744073709551616", "status=99999999999999999999", "since=" + String(repeating: "9", count: 10_000),
+            "path=%FF",
+        ] {
             let (response, problem) = await server.send(.get, "/__hammock/requests?" + bad)
             #expect(response.status == .badRequest, "\(bad)")
             #expect(response.headerFields[.contentType] == "application/problem+json", "\(bad)")
@@ -173,6 +179,33 @@ struct AdminAPITests {
         let many = JSON.array((0...1_000).map { ["method": "GET", "path": .string("/r\($0)")] })
         #expect(await server.send(.post, "/__hammock/routes", json: many).0.status == .conflict)
         #expect(server.routeTable.count == Fixtures.serverRouteCount)
+    }
+
+    @Test("Concurrent first requests on a busy machine all wait for one baseline: a reset removes every one of their writes")
+    func baselineRace() async throws {
+        let server = try await server()
+        await withBusyMachine {
+            await withTaskGroup(of: Void.self) { group in
+                for index in 0..<40 {
+                    group.addTask { _ = await server.send(.post, "/people", json: ["name": .string("p\(index)")]) }
+                }
+            }
+        }
+        #expect(await server.send(.get, "/people").1?.arrayValue?.count == 42)
+        try await server.reset()
+        #expect(await server.send(.get, "/people").1?.arrayValue?.map { $0["name"] } == ["ada", "bob"])
+    }
+
+    @Test("Scenario names and states a client sets are bounded")
+    func scenarioBounds() async throws {
+        let server = try await server()
+        let long = String(repeating: "x", count: 201)
+        #expect(await server.send(.put, "/__hammock/scenarios/\(long)", json: ["state": "a"]).0.status == .badRequest)
+        #expect(await server.send(.put, "/__hammock/scenarios/a", json: ["state": .string(long)]).0.status == .badRequest)
+        #expect(await server.send(.put, "/__hammock/scenarios/a", json: ["state": 1]).0.status == .badRequest)
+        for index in 0..<1_000 { server.setScenario("s\(index)", to: "on") }
+        #expect(await server.send(.put, "/__hammock/scenarios/one-more", json: ["state": "a"]).0.status == .conflict)
+        #expect(await server.send(.put, "/__hammock/scenarios/s1", json: ["state": "off"]).0.status == .ok)
     }
 
     @Test("A snapshot taken before a resource was added empties it on restore, and orphans nothing")

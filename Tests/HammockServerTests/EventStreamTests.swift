@@ -21,6 +21,16 @@ struct EventStreamTests {
     func eventsOverHTTP() async throws {
         let server = try await Fixtures.server()
         let port = try await server.start(host: "127.0.0.1", port: 0)
+        do {
+            try await readEvents(from: server, port: port)
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
+    /// The body of ``eventsOverHTTP()``, which stops the server itself to see the stream end.
+    func readEvents(from server: MockServer, port: Int) async throws {
         let connection = try RawConnection(port: port)
         await connection.send("GET /__hammock/events?method=POST HTTP/1.1\r\nHost: test\r\n\r\n")
         let head = await connection.read(until: ": connected")

@@ -63,6 +63,8 @@ struct OverrideTests {
         arguments: [
             ("/people?_delay=soon", nil), ("/people?_delay=-1", nil), ("/people?_delay=600001", nil),
             ("/people", "delay=abc"), ("/people", "status=42"), ("/people", "status=700"),
+            ("/people?_delay=9223372036854775808", nil), ("/people?_delay=", nil), ("/people", "delay="),
+            ("/people", "status=-503"),
         ])
     func badValues(target: String, prefer: String?) async throws {
         let server = try await server()

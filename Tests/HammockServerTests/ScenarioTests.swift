@@ -179,12 +179,10 @@ struct ScenarioTests {
             ),
         ])
     func mistakes(routes: String, message: String) throws {
-        do {
-            _ = try ServerConfiguration(parsing: Array(#"{"routes": \#(routes)}"#.utf8), file: "mock.json")
-            Issue.record("accepted \(routes)")
-        } catch {
-            #expect(error.description.hasPrefix("mock.json: " + message), "\(error.description)")
+        let error = #expect(throws: ConfigurationError.self) {
+            try ServerConfiguration(parsing: Array(#"{"routes": \#(routes)}"#.utf8), file: "mock.json")
         }
+        #expect(error?.description.hasPrefix("mock.json: " + message) == true, "\(error?.description ?? "accepted")")
     }
 }
 
@@ -227,12 +225,10 @@ struct RouteWriteTests {
     @Test("A stub's create naming no resource is a configuration error")
     func unknownResource() throws {
         let text = #"{"routes": [{"method": "POST", "path": "/x", "create": {"resource": "nope", "values": {}}}]}"#
-        #expect(throws: ConfigurationError.self) { try ServerConfiguration(parsing: Array(text.utf8), file: "mock.json") }
-        do {
-            _ = try ServerConfiguration(parsing: Array(text.utf8), file: "mock.json")
-        } catch {
-            #expect(error.description == "mock.json: routes[0].create.resource: no resource is named 'nope'")
+        let error = #expect(throws: ConfigurationError.self) {
+            try ServerConfiguration(parsing: Array(text.utf8), file: "mock.json")
         }
+        #expect(error?.description == "mock.json: routes[0].create.resource: no resource is named 'nope'")
     }
 
     @Test("Swift routes update and delete records as PATCH and DELETE would")

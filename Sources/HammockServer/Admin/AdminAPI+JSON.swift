@@ -164,9 +164,7 @@ extension AdminAPI {
     /// `POST <prefix>/resources`: one resource in the configuration file's shape, served at once.
     func addResource(_ request: MockRequest, server: MockServer) async throws -> MockResponse {
         let body = try Self.jsonBody(of: request)
-        let reader = ConfigurationReader { keyPath, message in
-            ConfigurationError(file: "request body", keyPath: keyPath, message: message)
-        }
+        let reader = Self.bodyReader
         let resource: MockResource
         do {
             resource = try reader.resource(body, at: "resource")
@@ -204,9 +202,7 @@ extension AdminAPI {
     /// answered before the resources' routes from now on. Answers the numbers they were added under.
     func addRoutes(_ request: MockRequest, server: MockServer) throws -> MockResponse {
         let body = try Self.jsonBody(of: request)
-        let reader = ConfigurationReader { keyPath, message in
-            ConfigurationError(file: "request body", keyPath: keyPath, message: message)
-        }
+        let reader = Self.bodyReader
         var stubs: [StubRoute] = []
         do {
             if case .array = body {
@@ -232,9 +228,7 @@ extension AdminAPI {
     /// `null` for none.
     static func latency(from request: MockRequest) throws -> Latency? {
         let body = try jsonBody(of: request)
-        let reader = ConfigurationReader { keyPath, message in
-            ConfigurationError(file: "request body", keyPath: keyPath, message: message)
-        }
+        let reader = Self.bodyReader
         do {
             return try reader.latency(body, at: "latency")
         } catch {
@@ -249,6 +243,11 @@ extension AdminAPI {
             return .double(Double(whole) + Double(fraction) / 1e18)
         }
         return ["min": seconds(latency.minimum), "max": seconds(latency.maximum)]
+    }
+
+    /// Reads a request body's JSON as a configuration file's, its errors naming the body.
+    static var bodyReader: ConfigurationReader {
+        ConfigurationReader { keyPath, message in ConfigurationError(file: "request body", keyPath: keyPath, message: message) }
     }
 
     static func jsonBody(of request: MockRequest) throws -> JSON {

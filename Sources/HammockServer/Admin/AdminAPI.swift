@@ -202,6 +202,13 @@ final class AdminAPI: Sendable {
                     else {
                         throw HTTPProblem.badRequest("Expected {\"state\": \"paid\"}")
                     }
+                    // What a client names is kept: bounded, as snapshots and routes are.
+                    guard name.utf8.count <= 200, state.utf8.count <= 200 else {
+                        throw HTTPProblem.badRequest("A scenario's name and state are at most 200 bytes each")
+                    }
+                    guard server.scenarioStates[name] != nil || server.scenarioStates.count < 1_000 else {
+                        throw HTTPProblem(.conflict, detail: "The server keeps at most 1000 scenario states")
+                    }
                     server.setScenario(name, to: state)
                     return MockResponse(json: Self.json(server.scenarioStates))
                 }
@@ -258,7 +265,7 @@ final class AdminAPI: Sendable {
             do {
                 faults.append(try Fault(json: element))
             } catch {
-                throw HTTPProblem.badRequest("[\(index)].\(error.message)")
+                throw HTTPProblem.badRequest("[\(index)].\(error.description)")
             }
         }
         return faults

@@ -179,12 +179,7 @@ public struct ServerConfiguration: Sendable {
                 do {
                     faults.append(try Fault(json: element))
                 } catch {
-                    // The message starts with the key it is about (`rate: ...`).
-                    let parts = error.message.split(separator: ":", maxSplits: 1)
-                    if parts.count == 2, !parts[0].contains(" "), !parts[0].isEmpty {
-                        throw fail("faults[\(index)].\(parts[0])", String(parts[1].dropFirst()))
-                    }
-                    throw fail("faults[\(index)]", error.message)
+                    throw fail(error.key.map { "faults[\(index)].\($0)" } ?? "faults[\(index)]", error.message)
                 }
             }
         }

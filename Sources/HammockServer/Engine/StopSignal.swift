@@ -44,3 +44,26 @@ final class StopSignal: Sendable {
         }
     }
 }
+
+extension LatencyTimer {
+    /// Runs `body`, then holds its outcome (an answer or an error) until `delay` after the call began,
+    /// or until the server stops, whichever comes first: simulated latency, `_delay` and delay faults.
+    func hold<T: Sendable>(
+        for delay: Duration, releasedBy stopSignal: StopSignal, _ body: () async throws -> T
+    ) async throws -> T {
+        let wait = markArrival()
+        let outcome: Result<T, any Error>
+        do {
+            outcome = .success(try await body())
+        } catch {
+            outcome = .failure(error)
+        }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await wait(delay) }
+            group.addTask { await stopSignal.wait() }
+            await group.next()
+            group.cancelAll()
+        }
+        return try outcome.get()
+    }
+}

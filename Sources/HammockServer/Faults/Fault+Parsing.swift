@@ -17,59 +17,47 @@ extension Fault {
             throw FaultError("expected a fault: {\"route\": \"GET /people/:id\", \"status\": 503}")
         }
         for key in object.keys where !Self.keys.contains(key) {
-            throw FaultError("\(key): unknown key; expected one of \(Self.keys.joined(separator: ", "))")
+            throw FaultError(key: "\(key)", "unknown key; expected one of \(Self.keys.joined(separator: ", "))")
         }
         guard case .string(let route)? = object["route"] else {
-            throw FaultError("route: missing; name it as \"GET /people/:id\", \"/people/**\" or \"*\"")
+            throw FaultError(key: "route", "missing; name it as \"GET /people/:id\", \"/people/**\" or \"*\"")
         }
         var rate = 1.0
         if let value = object["rate"] {
-            guard let number = value.doubleValue else { throw FaultError("rate: expected a number from 0 to 1") }
+            guard let number = value.doubleValue else { throw FaultError(key: "rate", "expected a number from 0 to 1") }
             rate = number
         }
         let effect: Effect
         switch (object["status"], object["delay"]) {
         case (let status?, nil):
-            guard let code = status.intValue else { throw FaultError("status: expected a status code") }
+            guard let code = status.intValue else { throw FaultError(key: "status", "expected a status code") }
             var retryAfter: Int?
             if let value = object["retryAfter"] {
-                guard let seconds = value.intValue else { throw FaultError("retryAfter: expected whole seconds") }
+                guard let seconds = value.intValue else { throw FaultError(key: "retryAfter", "expected whole seconds") }
                 retryAfter = seconds
             }
             effect = .status(code, body: object["body"], retryAfter: retryAfter)
         case (nil, let delay?):
             if let key = ["body", "retryAfter"].first(where: { object[$0] != nil }) {
-                throw FaultError("\(key): belongs to a status fault, not to a delay")
+                throw FaultError(key: "\(key)", "belongs to a status fault, not to a delay")
             }
             effect = .delay(try Self.delay(json: delay))
         case (nil, nil): throw FaultError("give one effect: status or delay")
-        case (.some, .some): throw FaultError("delay: give one effect, status or delay, per fault")
+        case (.some, .some): throw FaultError(key: "delay", "give one effect, status or delay, per fault")
         }
-        do {
-            try self.init(route, rate: rate, effect: effect)
-        } catch {
-            throw FaultError(Self.key(for: error.message) + error.message)
-        }
-    }
-
-    static func key(for message: String) -> String {
-        if message.hasPrefix("the rate") { return "rate: " }
-        if message.hasPrefix("the status") || message.hasPrefix("a 2") || message.hasPrefix("a 3") { return "status: " }
-        if message.contains("retryAfter") { return "retryAfter: " }
-        if message.contains("delay") { return "delay: " }
-        return "route: "
+        try self.init(route, rate: rate, effect: effect)
     }
 
     static func delay(json: JSON) throws(FaultError) -> Delay {
         func milliseconds(_ value: JSON?, _ key: String) throws(FaultError) -> Duration {
             guard let number = value?.doubleValue, number.isFinite, number >= 0, number <= 600_000 else {
-                throw FaultError("delay\(key): expected milliseconds from 0 to 600000")
+                throw FaultError(key: "delay\(key)", "expected milliseconds from 0 to 600000")
             }
             return .nanoseconds(Int64(number * 1_000_000))
         }
         if json.doubleValue != nil { return .fixed(try milliseconds(json, "")) }
         guard case .object(let object) = json, case .string(let distribution)? = object["distribution"] else {
-            throw FaultError("delay: expected milliseconds, or {\"distribution\": \"uniform\", \"min\": 50, \"max\": 400}")
+            throw FaultError(key: "delay", "expected milliseconds, or {\"distribution\": \"uniform\", \"min\": 50, \"max\": 400}")
         }
         switch distribution {
         case "uniform":
@@ -77,7 +65,7 @@ extension Fault {
         case "lognormal":
             return .logNormal(median: try milliseconds(object["median"], ".median"), p99: try milliseconds(object["p99"], ".p99"))
         default:
-            throw FaultError("delay.distribution: expected uniform or lognormal, found \"\(distribution.prefix(40))\"")
+            throw FaultError(key: "delay.distribution", "expected uniform or lognormal, found \"\(distribution.prefix(40))\"")
         }
     }
 

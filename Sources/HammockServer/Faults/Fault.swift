@@ -60,7 +60,7 @@ public struct Fault: Sendable, Hashable, CustomStringConvertible {
         case 1, 2:
             if parts.count == 2 {
                 guard let method = HTTPRequest.Method(String(parts[0]).uppercased()) else {
-                    throw FaultError("'\(parts[0])' is not an HTTP method")
+                    throw FaultError("'\(parts[0])' is not an HTTP method", key: "route")
                 }
                 self.method = method
             } else {
@@ -69,26 +69,28 @@ public struct Fault: Sendable, Hashable, CustomStringConvertible {
             do {
                 path = try PathPattern(String(parts[parts.count - 1]))
             } catch {
-                throw FaultError(error.description)
+                throw FaultError(error.description, key: "route")
             }
         default:
-            throw FaultError("the route '\(route)' is not 'METHOD /path', '/path' or '*'")
+            throw FaultError("the route '\(route)' is not 'METHOD /path', '/path' or '*'", key: "route")
         }
-        guard rate.isFinite, (0...1).contains(rate) else { throw FaultError("the rate \(rate) is not between 0 and 1") }
+        guard rate.isFinite, (0...1).contains(rate) else {
+            throw FaultError("the rate \(rate) is not between 0 and 1", key: "rate")
+        }
         self.rate = rate
         switch effect {
         case .status(let code, let body, let retryAfter):
-            guard (200...599).contains(code) else { throw FaultError("the status \(code) is not from 200 to 599") }
+            guard (200...599).contains(code) else { throw FaultError("the status \(code) is not from 200 to 599", key: "status") }
             if body != nil, !MockResponse.allowsBody(HTTPResponse.Status(code: code)) {
-                throw FaultError("a \(code) answer has no body")
+                throw FaultError("a \(code) answer has no body", key: "body")
             }
-            if let retryAfter, retryAfter < 0 { throw FaultError("retryAfter must be 0 seconds or more") }
+            if let retryAfter, retryAfter < 0 { throw FaultError("retryAfter must be 0 seconds or more", key: "retryAfter") }
         case .delay(let delay):
             for duration in delay.durations where duration < .zero || duration > Self.longestDelay {
-                throw FaultError("a delay must be from 0 to 600 seconds")
+                throw FaultError("a delay must be from 0 to 600 seconds", key: "delay")
             }
             if case .logNormal(let median, let p99) = delay, p99 < median || median <= .zero {
-                throw FaultError("a log-normal delay needs a median above 0 and a p99 at least the median")
+                throw FaultError("a log-normal delay needs a median above 0 and a p99 at least the median", key: "delay")
             }
         }
         self.effect = effect
@@ -172,6 +174,16 @@ extension Fault.Delay: CustomStringConvertible {
 public struct FaultError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What is wrong.
     public var message: String
-    init(_ message: String) { self.message = message }
-    public var description: String { message }
+    /// The key of the JSON form the mistake is in (`rate`, `delay.min`), when there is one.
+    public var key: String?
+
+    init(_ message: String, key: String? = nil) {
+        self.message = message
+        self.key = key
+    }
+
+    init(key: String, _ message: String) { self.init(message, key: key) }
+
+    /// `rate: the rate 2.0 is not between 0 and 1`, or the message alone.
+    public var description: String { key.map { "\($0): \(message)" } ?? message }
 }

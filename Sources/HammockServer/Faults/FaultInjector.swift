@@ -54,22 +54,9 @@ final class FaultInjector: Sendable {
             if let retryAfter { response.headerFields[.retryAfter] = String(retryAfter) }
             return response
         case .delay(let delay):
-            let wait = timer.markArrival()
-            let outcome: Result<MockResponse, any Error>
-            do {
-                outcome = .success(try await handler(request))
-            } catch {
-                outcome = .failure(error)
+            return try await timer.hold(for: delay.draw(random(), random()), releasedBy: stopSignal) {
+                try await handler(request)
             }
-            let duration = delay.draw(random(), random())
-            let stopSignal = self.stopSignal
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await wait(duration) }
-                group.addTask { await stopSignal.wait() }
-                await group.next()
-                group.cancelAll()
-            }
-            return try outcome.get()
         }
     }
 }

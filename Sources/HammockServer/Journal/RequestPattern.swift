@@ -83,24 +83,12 @@ public struct RequestPattern: Sendable, CustomStringConvertible {
         }
         if !query.isEmpty {
             let items = entry.query.flatMap { try? ListQuery.items(of: $0) } ?? []
-            for (name, value) in query.sorted(by: { $0.key < $1.key })
-            where !items.contains(where: { $0.name == name && $0.value == value }) {
-                let sent = items.filter { $0.name == name }.map(\.value)
-                let text =
-                    sent.isEmpty
-                    ? "query parameter '\(name)' is missing (wanted '\(value)')"
-                    : "query parameter '\(name)' is '\(sent.joined(separator: "', '").prefix(200))', not '\(value)'"
-                if differ(text) { return found }
+            for (name, value) in query.sorted(by: { $0.key < $1.key }) {
+                if let why = Mismatch.query(name, wanted: value, in: items), differ(why) { return found }
             }
         }
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
-            let sent = HTTPField.Name(name).map { entry.headerFields[values: $0] } ?? []
-            guard !sent.contains(value) else { continue }
-            let text =
-                sent.isEmpty
-                ? "header '\(name)' is missing (wanted '\(value)')"
-                : "header '\(name)' is '\(sent.joined(separator: "', '").prefix(200))', not '\(value)'"
-            if differ(text) { return found }
+            if let why = Mismatch.header(name, wanted: value, in: entry.headerFields), differ(why) { return found }
         }
         if !body.isEmpty {
             guard let json = try? JSON(parsing: entry.body) else {
@@ -118,17 +106,12 @@ public struct RequestPattern: Sendable, CustomStringConvertible {
                 let sent = json[path]
                 guard sent != wanted else { continue }
                 let text =
-                    sent.map { "body member '\(key)' is \(Self.short($0)), not \(Self.short(wanted))" }
-                    ?? "body member '\(key)' is missing (wanted \(Self.short(wanted)))"
+                    sent.map { "body member '\(key)' is \(Mismatch.short($0)), not \(Mismatch.short(wanted))" }
+                    ?? "body member '\(key)' is missing (wanted \(Mismatch.short(wanted)))"
                 if differ(text) { return found }
             }
         }
         return found
-    }
-
-    static func short(_ value: JSON) -> String {
-        let text = value.serializedString()
-        return text.count > 100 ? text.prefix(100) + "…" : text
     }
 
     /// `POST /orders {header Authorization: Bearer t-1, body items[0].sku = "A-1"}`, or `any request`.
@@ -140,7 +123,7 @@ public struct RequestPattern: Sendable, CustomStringConvertible {
         if let status { conditions.append("status \(status)") }
         for (name, value) in query.sorted(by: { $0.key < $1.key }) { conditions.append("query \(name)=\(value)") }
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { conditions.append("header \(name): \(value)") }
-        for (key, value) in body.sorted(by: { $0.key < $1.key }) { conditions.append("body \(key) = \(Self.short(value))") }
+        for (key, value) in body.sorted(by: { $0.key < $1.key }) { conditions.append("body \(key) = \(Mismatch.short(value))") }
         var text = head.isEmpty ? "any request" : head.joined(separator: " ")
         if !conditions.isEmpty { text += " {" + conditions.joined(separator: ", ") + "}" }
         return text

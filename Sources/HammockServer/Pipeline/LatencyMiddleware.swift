@@ -7,18 +7,8 @@ struct LatencyMiddleware: MockMiddleware {
     let stopSignal: StopSignal
 
     func handle(_ request: MockRequest, next: (MockRequest) async throws -> MockResponse) async throws -> MockResponse {
-        let waitUntil = timer.markArrival()
         // Outside the problem mapping: by now every error is a response.
-        let response = try await next(request)
-        let delay = latency.delay(forUnit: random())
-        let stopSignal = self.stopSignal
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await waitUntil(delay) }
-            group.addTask { await stopSignal.wait() }
-            await group.next()
-            group.cancelAll()
-        }
-        return response
+        try await timer.hold(for: latency.delay(forUnit: random()), releasedBy: stopSignal) { try await next(request) }
     }
 }
 

@@ -38,7 +38,9 @@ struct RequestOverrides: Sendable {
         // every request, which has no Prefer at all.
         if let value = request.headerFields[Self.prefer] {
             for preference in value.split(separator: ",") {
-                let parts = preference.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                let parts = preference.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map {
+                    $0.trimmingCharacters(in: .whitespaces)
+                }
                 guard parts.count == 2 else { continue }
                 // RFC 7240: a preference the server does not know is ignored.
                 switch parts[0].lowercased() {
@@ -74,36 +76,17 @@ struct RequestOverrides: Sendable {
     func answer(
         _ request: MockRequest, asked: Asked, handler: (MockRequest) async throws -> MockResponse
     ) async throws -> MockResponse {
-        let wait = timer.markArrival()
-        var outcome: Result<MockResponse, any Error>
-        if let status = asked.status {
-            outcome = .success(Self.response(for: status))
-        } else {
-            do {
-                outcome = .success(try await handler(request))
-            } catch {
-                outcome = .failure(error)
-            }
-        }
-        if let delay = asked.delay {
-            let stopSignal = self.stopSignal
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await wait(delay) }
-                group.addTask { await stopSignal.wait() }
-                await group.next()
-                group.cancelAll()
-            }
-        }
         let applied = asked.applied.joined(separator: ", ")
-        switch outcome {
-        case .success(var response):
+        do {
+            var response = try await timer.hold(for: asked.delay ?? .zero, releasedBy: stopSignal) {
+                if let status = asked.status { return Self.response(for: status) }
+                return try await handler(request)
+            }
             response.headerFields[Self.preferenceApplied] = applied
             return response
-        case .failure(var problem as HTTPProblem):
+        } catch var problem as HTTPProblem {
             problem.headerFields[Self.preferenceApplied] = applied
             throw problem
-        case .failure(let error):
-            throw error
         }
     }
 

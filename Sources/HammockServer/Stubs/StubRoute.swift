@@ -180,28 +180,46 @@ public struct StubRoute: Sendable {
     /// or `nil` if it carries them all: what a 404 says about a near miss. Conditions are checked in a
     /// fixed order (query, headers, body; names sorted) so the answer is the same every time.
     func mismatch(in context: StubTemplate.Context) -> String? {
-        for (name, value) in match.query.sorted(by: { $0.key < $1.key })
-        where !context.query.contains(where: { $0.name == name && $0.value == value }) {
-            let sent = context.query.filter { $0.name == name }.map(\.value)
-            return sent.isEmpty
-                ? "query parameter '\(name)' is missing (wanted '\(value)')"
-                : "query parameter '\(name)' is '\(sent.joined(separator: "', '"))', not '\(value)'"
+        for (name, value) in match.query.sorted(by: { $0.key < $1.key }) {
+            if let why = Mismatch.query(name, wanted: value, in: context.query) { return why }
         }
         for (name, value) in match.headers.sorted(by: { $0.key < $1.key }) {
-            let sent = HTTPField.Name(name).map { context.headers[values: $0] } ?? []
-            guard !sent.contains(value) else { continue }
-            return sent.isEmpty
-                ? "header '\(name)' is missing (wanted '\(value)')"
-                : "header '\(name)' is '\(sent.joined(separator: "', '"))', not '\(value)'"
+            if let why = Mismatch.header(name, wanted: value, in: context.headers) { return why }
         }
         if !match.body.isEmpty {
             guard case .object(let body) = context.body else { return "the body is not a JSON object" }
             for (key, value) in match.body.sorted(by: { $0.key < $1.key }) where body[key] != value {
                 guard let sent = body[key] else { return "body member '\(key)' is missing" }
-                return
-                    "body member '\(key)' is \(String(decoding: sent.serialized(), as: UTF8.self).prefix(100)), not \(String(decoding: value.serialized(), as: UTF8.self).prefix(100))"
+                return "body member '\(key)' is \(Mismatch.short(sent)), not \(Mismatch.short(value))"
             }
         }
         return nil
+    }
+}
+
+/// How a near miss says what differed: the same words for a stub's conditions and a journal pattern.
+enum Mismatch {
+    /// Why `items` lack `name=wanted`, or `nil` if they have it.
+    static func query(_ name: String, wanted: String, in items: [ListQuery.Item]) -> String? {
+        guard !items.contains(where: { $0.name == name && $0.value == wanted }) else { return nil }
+        let sent = items.filter { $0.name == name }.map(\.value)
+        return sent.isEmpty
+            ? "query parameter '\(name)' is missing (wanted '\(wanted)')"
+            : "query parameter '\(name)' is '\(sent.joined(separator: "', '").prefix(200))', not '\(wanted)'"
+    }
+
+    /// Why `fields` lack `name: wanted`, or `nil` if they have it.
+    static func header(_ name: String, wanted: String, in fields: HTTPFields) -> String? {
+        let sent = HTTPField.Name(name).map { fields[values: $0] } ?? []
+        guard !sent.contains(wanted) else { return nil }
+        return sent.isEmpty
+            ? "header '\(name)' is missing (wanted '\(wanted)')"
+            : "header '\(name)' is '\(sent.joined(separator: "', '").prefix(200))', not '\(wanted)'"
+    }
+
+    /// A JSON value for a message, cut at 100 characters.
+    static func short(_ value: JSON) -> String {
+        let text = value.serializedString()
+        return text.count > 100 ? text.prefix(100) + "…" : text
     }
 }
