@@ -1,6 +1,15 @@
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import Synchronization
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// Serves one HTTP/1.1 connection: turns decoded request parts into ``MockRequest``s, answers them in
 /// order through `MockServer.respond(to:)`, and enforces ``ConnectionLimits``.
@@ -69,8 +78,6 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             context.fireUserInboundEventTriggered(event)
             return
         }
-        // A streamed body could go on for ever: stopping ends it (the client gets its last chunk).
-        streaming?.cancel()
         perform(state.quiesce(now: .now()), context: context)
     }
 
@@ -156,6 +163,10 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         case .idle(let sendContinue, let resumeReading):
             if let sendContinue { writeContinue(version: sendContinue, context: context) }
             if resumeReading { context.read() }
+        case .stopBody:
+            // The producer's next write throws `CancellationError`; the body ends as sent so far (an
+            // event stream gets its last chunk) and the connection closes.
+            streaming?.cancel()
         }
     }
 
@@ -191,57 +202,91 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     /// Writes the engine's answer to `work`, then does what the state machine says follows it.
     func write(_ response: MockResponse, for work: Work, context: ChannelHandlerContext) {
-        if let stream = response.stream, case .request = work, MockResponse.allowsBody(response.status) {
-            startStreaming(response, stream, version: work.version, context: context)
-            return
-        }
         let writing = state.answered(response, now: .now())
-        write(response, version: work.version, keepAlive: writing == .keepOpen, context: context)
         switch writing {
         case .keepOpen:
+            write(response, version: work.version, keepAlive: true, context: context)
             perform(state.continueAfterAnswer(now: .now(), isWritable: context.channel.isWritable), context: context)
         case .closeAfterFlush:
+            write(response, version: work.version, keepAlive: false, context: context)
             context.flush()
             context.close(promise: nil)
         case .linger(let resumeReading):
+            write(response, version: work.version, keepAlive: false, context: context)
             // Closing at once could reset the connection before the client reads the error.
             cancelTimer()
             scheduleTimer(context: context)
             context.close(mode: .output, promise: nil)
             if resumeReading { context.read() }
+        case .stream(let keepAlive):
+            startStreaming(response, version: work.version, keepAlive: keepAlive, context: context)
+        case .hold:
+            break  // a timeout fault: the client waits until it gives up or the server stops
+        case .abort(let fault):
+            abort(fault, context: context)
+        }
+    }
+
+    /// Fails the connection as a connection fault says.
+    func abort(_ fault: ConnectionFault, context: ChannelHandlerContext) {
+        switch fault {
+        case .reset:
+            // SO_LINGER with a zero timeout makes close() send RST instead of FIN.
+            guard let socket = context.channel as? any SocketOptionProvider else {
+                context.close(promise: nil)
+                return
+            }
+            socket.setSoLinger(linger(l_onoff: 1, l_linger: 0)).hop(to: context.eventLoop).assumeIsolated().whenComplete { _ in
+                context.close(promise: nil)
+            }
+        case .malformed:
+            var buffer = context.channel.allocator.buffer(capacity: ConnectionFault.malformedBytes.count)
+            buffer.writeBytes(ConnectionFault.malformedBytes)
+            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+            context.close(promise: nil)
+        case .drop, .empty, .timeout, .truncate:
+            context.close(promise: nil)
         }
     }
 
     // MARK: Streamed bodies
 
-    /// Writes a streamed answer's head, then each chunk once the one before has reached the socket, then
-    /// closes the connection. The state machine stays in its answering state meanwhile (no timeout,
-    /// pipelined requests wait), and is told of the answer only when the body has ended: the client
-    /// left, the server is stopping, or the sequence finished.
-    func startStreaming(_ response: MockResponse, _ stream: StreamingBody, version: HTTPVersion, context: ChannelHandlerContext) {
-        // HTTP/1.0 has no chunked encoding: the body ends where the connection does.
-        let chunked = version != .http1_0
+    /// Writes an answer's head, then its body as ``MockServer/transmission(of:)`` gives it (streamed,
+    /// throttled or cut), each chunk once the one before has reached the socket; then tells the state
+    /// machine, which keeps the connection open or closes it. Meanwhile the state machine is streaming:
+    /// no timeout, pipelined requests wait.
+    func startStreaming(_ response: MockResponse, version: HTTPVersion, keepAlive: Bool, context: ChannelHandlerContext) {
+        let transmission = server.transmission(of: response)
+        let hasBody = MockResponse.allowsBody(response.status)
+        let length = hasBody ? transmission.length : nil
+        // HTTP/1.0 has no chunked encoding: a body of unknown length ends where the connection does.
+        let chunked = hasBody && length == nil && version != .http1_0
         var head = response
         head.body = []
-        head.headerFields[.contentLength] = nil
-        if chunked { head.headerFields[.transferEncoding] = "chunked" }
-        write(head, version: version, keepAlive: false, bodyLength: nil, context: context)
+        if let length {
+            head.headerFields[.contentLength] = String(length)
+        } else if hasBody {
+            head.headerFields[.contentLength] = nil
+            if chunked { head.headerFields[.transferEncoding] = "chunked" }
+        }
+        write(head, version: version, keepAlive: keepAlive, bodyLength: nil, context: context)
+        guard hasBody else {
+            perform(
+                state.bodyEnded(complete: !transmission.isTruncated, now: .now(), isWritable: context.channel.isWritable),
+                context: context)
+            return
+        }
         let loop = context.eventLoop
         let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
         let executor = self.executor ?? EventLoopTaskExecutor(loop)
         self.executor = executor
         streaming = Task(executorPreference: executor) {
-            for await chunk in stream.chunks where !chunk.isEmpty {
-                let written = loop.flatSubmit { () -> EventLoopFuture<Void> in
-                    let (handler, context) = bound.value
-                    return handler.writeChunk(chunk, chunked: chunked, context: context)
-                }
-                // A write that fails means the client went away: stop reading the stream.
-                do { try await written.get() } catch { break }
-            }
+            let sent = await StreamedBody.send(transmission.body, upTo: length, chunked: chunked, loop: loop, bound: bound)
+            // Cut short: a truncate fault, a producer that failed, or fewer bytes than announced.
+            let complete = sent.isComplete && !transmission.isTruncated && (length == nil || sent.bytes == length)
             loop.execute {
                 let (handler, context) = bound.value
-                handler.finishStreaming(chunked: chunked, context: context)
+                handler.finishStreaming(chunked: chunked, complete: complete, context: context)
             }
         }
     }
@@ -258,21 +303,20 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         return context.writeAndFlush(wrapOutboundOut(buffer))
     }
 
-    /// The streamed body has ended: its last chunk, and the connection closes.
-    func finishStreaming(chunked: Bool, context: ChannelHandlerContext) {
+    /// The streamed body has ended: its last chunk if it is complete, then what the state machine says
+    /// (the next request, or the close).
+    func finishStreaming(chunked: Bool, complete: Bool, context: ChannelHandlerContext) {
         streaming = nil
-        if chunked, context.channel.isActive {
+        guard context.channel.isActive else { return }
+        if chunked, complete {
             var buffer = context.channel.allocator.buffer(capacity: 5)
             buffer.writeStaticString("0\r\n\r\n")
-            context.write(wrapOutboundOut(buffer), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
         }
-        _ = state.answered(Self.streamEnded, now: .now())
-        context.flush()
-        context.close(promise: nil)
+        let next = state.bodyEnded(complete: complete, now: .now(), isWritable: context.channel.isWritable)
+        if case .close = next { context.flush() }
+        perform(next, context: context)
     }
-
-    /// What the state machine is told a streamed answer was: one that closes the connection.
-    static let streamEnded = MockResponse(status: .ok, headerFields: [.connection: "close"])
 
     /// Writes a response as one buffer: status line, header fields, framing headers, body; one write
     /// and one flush. HTTPTypes has already made every name a token and every value free of CR, LF and
@@ -360,6 +404,71 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     func cancelTimer() {
         timer?.cancel()
         timer = nil
+    }
+}
+
+/// Sending a streamed body from its task.
+enum StreamedBody {
+    /// Sends `body` to the connection: at most `limit` bytes. Complete unless the producer threw (the
+    /// server's stop, which cancels it, counts as an end) or the client went away.
+    static func send(
+        _ body: StreamingBody, upTo limit: Int?, chunked: Bool, loop: any EventLoop,
+        bound: NIOLoopBound<(handler: HTTPConnectionHandler, context: ChannelHandlerContext)>
+    ) async -> Sent {
+        let counter = ByteCounter(limit: limit)
+        do {
+            try await body.write(
+                to: BodyWriter { chunk in
+                    let allowed = counter.take(chunk.count)
+                    guard allowed > 0 else { throw ByteCounter.Full() }
+                    let piece = allowed == chunk.count ? chunk : Array(chunk[..<allowed])
+                    let written = loop.flatSubmit { () -> EventLoopFuture<Void> in
+                        let (handler, context) = bound.value
+                        return handler.writeChunk(piece, chunked: chunked, context: context)
+                    }
+                    try await written.get()
+                })
+            return Sent(bytes: counter.total, isComplete: true)
+        } catch is ByteCounter.Full {
+            return Sent(bytes: counter.total, isComplete: true)
+        } catch is CancellationError {
+            return Sent(bytes: counter.total, isComplete: true)
+        } catch {
+            return Sent(bytes: counter.total, isComplete: false)
+        }
+    }
+
+    /// How a streamed body went: the bytes sent, and whether the producer finished (or was stopped by
+    /// the server) rather than failed.
+    struct Sent: Sendable {
+        var bytes: Int
+        var isComplete: Bool
+    }
+
+}
+
+/// Counts a streamed body's bytes against its announced length. Used by one task at a time; the lock
+/// only satisfies `@Sendable`.
+final class ByteCounter: Sendable {
+    struct Full: Error {}
+
+    private let state: Mutex<Int>
+    let limit: Int?
+
+    init(limit: Int?) {
+        self.limit = limit
+        state = Mutex(0)
+    }
+
+    var total: Int { state.withLock { $0 } }
+
+    /// How many of `count` more bytes fit; counts them.
+    func take(_ count: Int) -> Int {
+        state.withLock { total in
+            let allowed = limit.map { min(count, max($0 - total, 0)) } ?? count
+            total += allowed
+            return allowed
+        }
     }
 }
 

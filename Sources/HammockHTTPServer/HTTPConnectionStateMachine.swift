@@ -9,8 +9,11 @@ import NIOHTTP1
 /// Two sides move on their own:
 /// - the **input** waits for a request, receives one (head, then body), or is done (after an error,
 ///   `CONNECT`, or an answer that closes the connection): once done, what arrives is discarded;
-/// - the **output** is ready, answering one request with the engine, stalled (the client has not read
-///   what was written: the next answer waits), or finished (nothing more is written).
+/// - the **output** is ready, answering one request with the engine, streaming an answer's body (a
+///   streamed, throttled or truncated body: its head is written, its body is being sent), holding (a
+///   timeout fault: nothing is sent until the client gives up or the server stops), stalled (the
+///   client has not read what was written: the next answer waits), or finished (nothing more is
+///   written).
 ///
 /// Requests received while one is being answered wait in order in a queue. Time comes in through `now`
 /// and goes out through the connection's ``ConnectionActivity``, which the decoder shares.
@@ -47,6 +50,10 @@ struct HTTPConnectionStateMachine {
     enum Output {
         case ready
         case answering(Work)
+        /// The head is written and the body is being sent; the connection stays open after it if `keepAlive`.
+        case streaming(keepAlive: Bool)
+        /// A timeout fault: the request is never answered.
+        case holding
         case stalled
         case finished
     }
@@ -64,6 +71,8 @@ struct HTTPConnectionStateMachine {
         /// Nothing is owed: send `100 Continue` for the request arriving, and read again if a read was
         /// held back.
         case idle(sendContinue: HTTPVersion?, resumeReading: Bool)
+        /// End the body being streamed (the server is stopping); ``bodyEnded(complete:now:isWritable:)`` follows.
+        case stopBody
     }
 
     /// How an answer is written, and what follows it.
@@ -75,6 +84,14 @@ struct HTTPConnectionStateMachine {
         /// After an error: write with `Connection: close`, close the output, then read and discard (read
         /// again now if a read was held back) until the client closes or the linger timeout passes.
         case linger(resumeReading: Bool)
+        /// Write the head, then send the body (with `Connection: close` unless `keepAlive`), then call
+        /// ``bodyEnded(complete:now:isWritable:)``.
+        case stream(keepAlive: Bool)
+        /// Write nothing and keep the connection open (a timeout fault) until the client closes it or
+        /// the server stops.
+        case hold
+        /// Fail the connection as the fault says (close, reset, or bytes that are not HTTP, then close).
+        case abort(ConnectionFault)
     }
 
     /// After this many answers in a row, the next pipelined request waits for the loop's next turn.
@@ -167,7 +184,7 @@ struct HTTPConnectionStateMachine {
     /// request (interest dropped, then restored).
     mutating func shouldRead(isWritable: Bool) -> Bool {
         guard activity.phase != .lingering else { return true }
-        if case .answering = output, !queue.isEmpty {
+        if isBusy, !queue.isEmpty {
             isReadWithheld = true
             return false
         }
@@ -184,16 +201,36 @@ struct HTTPConnectionStateMachine {
     mutating func answered(_ response: MockResponse, now: NIODeadline) -> Writing {
         guard case .answering(let work) = output else { return .closeAfterFlush }
         switch work {
-        case .request(_, _, let keepAlive):
+        case .request(_, let version, let keepAlive):
+            switch response.delivery {
+            case .fault(.timeout):
+                output = .holding
+                endInput()
+                return .hold
+            case .fault(let fault) where fault != .truncate:
+                output = .finished
+                endInput()
+                return .abort(fault)
+            default:
+                break
+            }
             // While stopping, the last answer owed is the one that closes.
             let isLast = isQuiescing && queue.isEmpty
-            if keepAlive && !isLast && response.headerFields[.connection] != "close" {
+            var keepsOpen = keepAlive && !isLast && response.headerFields[.connection] != "close"
+            if response.needsTransmission {
+                // A body of unknown length over HTTP/1.0 ends where the connection does; a cut one too.
+                let hasLength = response.stream == nil || response.stream?.length != nil
+                if response.delivery == .fault(.truncate) || (!hasLength && version == .http1_0) { keepsOpen = false }
+                if !keepsOpen { endInput() }
+                output = .streaming(keepAlive: keepsOpen)
+                return .stream(keepAlive: keepsOpen)
+            }
+            if keepsOpen {
                 output = .ready
                 return .keepOpen
             }
             output = .finished
-            input = .done
-            activity.isInputDone = true
+            endInput()
             return .closeAfterFlush
         case .failure:
             output = .finished
@@ -201,6 +238,24 @@ struct HTTPConnectionStateMachine {
             defer { isReadWithheld = false }
             return .linger(resumeReading: isReadWithheld)
         }
+    }
+
+    /// A streamed body ended: `complete` when all of it was sent (a cut body leaves the connection out of
+    /// step, so it closes). The next request follows on a connection kept open.
+    mutating func bodyEnded(complete: Bool, now: NIODeadline, isWritable: Bool) -> Next {
+        guard case .streaming(let keepAlive) = output else { return .none }
+        guard complete, keepAlive, !(isQuiescing && queue.isEmpty) else {
+            output = .finished
+            endInput()
+            return .close
+        }
+        output = .ready
+        return continueAfterAnswer(now: now, isWritable: isWritable)
+    }
+
+    private mutating func endInput() {
+        input = .done
+        activity.isInputDone = true
     }
 
     /// After a kept-alive answer is written: the next request, or after a burst of pipelined answers,
@@ -235,8 +290,17 @@ struct HTTPConnectionStateMachine {
     mutating func quiesce(now: NIODeadline) -> Next {
         isQuiescing = true
         if case .receiving = input { activity.enter(.responding, at: now) }
-        input = .done
-        activity.isInputDone = true
+        endInput()
+        switch output {
+        case .holding:
+            output = .finished
+            return .close
+        case .streaming:
+            // A body could go on for ever (events): it ends now, and the connection closes after it.
+            return .stopBody
+        default:
+            break
+        }
         guard case .ready = output, queue.isEmpty else { return .none }
         output = .finished
         return .close
@@ -283,10 +347,18 @@ struct HTTPConnectionStateMachine {
 
     // MARK: Steps
 
+    /// An answer is under way: the engine's, or a streamed body's.
+    private var isBusy: Bool {
+        switch output {
+        case .answering, .streaming: true
+        case .ready, .holding, .stalled, .finished: false
+        }
+    }
+
     /// Starts the next queued work, or, with nothing owed, goes idle.
     private mutating func startNext(now: NIODeadline, isWritable: Bool) -> Next {
         switch output {
-        case .answering, .finished: return .none
+        case .answering, .streaming, .holding, .finished: return .none
         case .ready, .stalled: break
         }
         if !queue.isEmpty && !isWritable {
@@ -338,7 +410,7 @@ struct HTTPConnectionStateMachine {
     /// Takes back a held read if nothing holds it any more.
     private mutating func resumeReadingIfWithheld(isWritable: Bool) -> Bool {
         guard isReadWithheld, isWritable else { return false }
-        if case .answering = output, !queue.isEmpty { return false }
+        if isBusy, !queue.isEmpty { return false }
         isReadWithheld = false
         return true
     }

@@ -1,13 +1,21 @@
+public import Foundation
 public import HammockClient
 public import HammockServer
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// A transport that hands requests straight to a `MockServer`, without a socket: the same routing,
-/// validation, storage and latency as over HTTP, at the cost of a function call.
+/// validation, storage, latency and faults as over HTTP, at the cost of a function call.
 ///
 /// ```swift
 /// let server = try await MockServer(resources: [people])
 /// let client = RestClient(baseURL: URL(string: "http://mock")!, transport: MockServerTransport(server: server))
 /// ```
+/// A connection fault is thrown as the `URLError` that `URLSessionTransport` meets over a socket
+/// (``urlError(for:)``); a throttled body takes its time; a timeout fault waits until the call is
+/// cancelled (its deadline passed) or the server stops.
 public struct MockServerTransport: HTTPTransport {
     /// The server that answers.
     public let server: MockServer
@@ -20,9 +28,13 @@ public struct MockServerTransport: HTTPTransport {
         if body != nil, mockRequest.headerFields[.contentLength] == nil {
             mockRequest.headerFields[.contentLength] = String(body?.count ?? 0)
         }
-        var response = await server.respond(to: mockRequest)
-        // A streamed body is read whole, as a client that buffers bodies does (cancelling the call ends it).
-        if let stream = response.stream { response.body = await stream.collect() }
+        let response: MockResponse
+        do {
+            // A streamed body is read whole, as a client that buffers bodies does (cancelling the call ends it).
+            response = try await server.exchange(mockRequest)
+        } catch let error as ConnectionFaultError {
+            throw Self.urlError(for: error.fault)
+        }
         // As over a socket: a call cancelled while the server worked (or held its answer back for
         // simulated latency) ends in cancellation, not in the answer nobody waits for any more.
         try Task.checkCancellation()
@@ -31,5 +43,16 @@ public struct MockServerTransport: HTTPTransport {
             TransferProgress.report(.responseBytesReceived(total: response.body.count))
         }
         return (HTTPResponse(status: response.status, headerFields: response.headerFields), response.body)
+    }
+
+    /// The error a URLSession client meets for `fault` (measured over loopback, `FaultLoopbackTests`):
+    /// a connection closed, reset or cut is `networkConnectionLost`, bytes that are not HTTP are
+    /// `badServerResponse`, and a timeout is `timedOut`.
+    public static func urlError(for fault: ConnectionFault) -> URLError {
+        switch fault {
+        case .drop, .empty, .reset, .truncate: URLError(.networkConnectionLost)
+        case .malformed: URLError(.badServerResponse)
+        case .timeout: URLError(.timedOut)
+        }
     }
 }

@@ -27,7 +27,8 @@ struct FaultTests {
         "The compact and JSON forms read and write the same faults",
         arguments: [
             "GET /people/:id 503 20%", "POST /orders 503 retry-after=2", "* delay=300", "/search delay=50..400",
-            "GET /feed delay=lognormal:100:800", "/files/** 404",
+            "GET /feed delay=lognormal:100:800", "/files/** 404", "GET /photos/* bandwidth=3g", "* bandwidth=1200",
+            "POST /orders drop 10%", "* reset", "GET /people/:id timeout", "/files/** truncate", "* empty 50%", "* malformed",
         ])
     func forms(text: String) throws {
         let fault = try Fault(parsing: text)
@@ -42,6 +43,11 @@ struct FaultTests {
             ("GET /people 503 delay=10", "give one effect per fault"), ("GET /people 503 soon", "not a status"),
             ("/people 099", "the status 99 is not from 200 to 599"), ("/people delay=700000", "not milliseconds"),
             ("/people delay=lognormal:100:50", "p99 at least the median"), ("people 503", "must start with /"),
+            ("/people drop reset", "give one effect per fault"),
+            ("/people bandwidth=4g", "expected bytes per second or one of edge, 3g, lte"),
+            ("/people bandwidth=0", "from 1 to 10000000000"),
+            ("/people crash", "not a status, delay=MS, bandwidth=B/S, drop, empty"),
+            ("/people reset retry-after=2", "retry-after belongs to a status fault"),
         ])
     func compactMistakes(text: String, message: String) {
         let error = #expect(throws: FaultError.self) { try Fault(parsing: text) }
@@ -170,12 +176,91 @@ struct FaultTests {
         #expect(
             error(#"[{"route": "*", "status": 503, "rate": -1}]"#)
                 == "m.json: faults[0].rate: the rate -1.0 is not between 0 and 1")
-        #expect(error(#"[{"route": "*"}]"#) == "m.json: faults[0]: give one effect: status or delay")
+        #expect(error(#"[{"route": "*"}]"#) == "m.json: faults[0]: give one effect: status, delay, bandwidth or kind")
+        #expect(
+            error(#"[{"route": "*", "status": 503, "kind": "drop"}]"#)
+                == "m.json: faults[0].kind: give one effect per fault, not status and kind")
+        #expect(
+            error(#"[{"route": "*", "kind": "crash"}]"#)
+                == "m.json: faults[0].kind: expected one of drop, empty, reset, timeout, truncate, malformed")
+        #expect(
+            error(#"[{"route": "*", "bandwidth": 0}]"#)
+                == "m.json: faults[0].bandwidth: expected bytes per second from 1 to 10000000000, or a preset such as \"3g\"")
+        #expect(
+            error(#"[{"route": "*", "kind": "reset", "retryAfter": 1}]"#)
+                == "m.json: faults[0].retryAfter: belongs to a status fault, not to kind")
         #expect(
             error(#"[{"route": "*", "delay": {"distribution": "pareto"}}]"#)?.hasPrefix("m.json: faults[0].delay.distribution:")
                 == true)
-        #expect(error(#"[{"route": "*", "kind": "drop"}]"#)?.hasPrefix("m.json: faults[0].kind: unknown key") == true)
+        #expect(error(#"[{"route": "*", "kill": "drop"}]"#)?.hasPrefix("m.json: faults[0].kill: unknown key") == true)
         #expect(error(#"{"route": "*"}"#) == "m.json: faults: expected an array of faults")
+    }
+
+    @Test("In process a drop runs the route and loses its answer; empty, reset and malformed run none; all are thrown")
+    func connectionFaultsInProcess() async throws {
+        let server = try await server()
+        server.setFaults([try Fault(parsing: "POST /people drop")])
+        let dropped = await #expect(throws: ConnectionFaultError.self) {
+            try await server.exchange(MockRequest(.post, "/people", json: ["name": "bob"]))
+        }
+        #expect(dropped?.fault == .drop)
+        // The write happened: the answer was lost, not the request.
+        #expect(server.journal.entries.last?.status == .created && server.journal.entries.last?.fault == "POST /people drop")
+        for kind in [ConnectionFault.empty, .reset, .malformed] {
+            server.setFaults([try Fault("POST /people", effect: .connection(kind))])
+            let error = await #expect(throws: ConnectionFaultError.self) {
+                try await server.exchange(MockRequest(.post, "/people", json: ["name": "eve"]))
+            }
+            #expect(error?.fault == kind)
+            // No route ran: the journal keeps the request with status 0, as a browser reports a network error.
+            #expect(server.journal.entries.last?.status.code == 0)
+            // respond(to:) gives the answer itself, with how it was to be delivered.
+            #expect(await server.respond(to: MockRequest(.post, "/people", json: ["name": "eve"])).delivery == .fault(kind))
+        }
+        server.setFaults([])
+        #expect(await server.send(.get, "/people").1?.arrayValue?.map { $0["name"] } == ["ada", "bob"])
+    }
+
+    @Test("In process a truncate gives half the body in its error; a timeout waits until the caller gives up or the server stops")
+    func truncateAndTimeoutInProcess() async throws {
+        let server = try await server()
+        let whole = await server.respond(to: MockRequest(.get, "/people/1")).body
+        server.setFaults([try Fault(parsing: "GET /people/:id truncate")])
+        let cut = await #expect(throws: ConnectionFaultError.self) { try await server.exchange(MockRequest(.get, "/people/1")) }
+        #expect(cut?.partialResponse?.status == .ok)
+        #expect(cut?.partialResponse?.body == Array(whole.prefix(whole.count / 2)))
+        server.setFaults([try Fault(parsing: "GET /people/:id timeout")])
+        let abandoned = Task { try await server.exchange(MockRequest(.get, "/people/1")) }
+        #expect(await eventually { server.journal.entries.last?.fault == "GET /people/:id timeout" })
+        abandoned.cancel()
+        await #expect(throws: CancellationError.self) { try await abandoned.value }
+        let waiting = Task { try await server.exchange(MockRequest(.get, "/people/1")) }
+        #expect(await eventually { server.stopWaiters == 1 })
+        await server.stop()
+        let error = await #expect(throws: ConnectionFaultError.self) { try await waiting.value }
+        #expect(error?.fault == .timeout)
+    }
+
+    @Test("A bandwidth fault paces the body on the server's clock: the last byte at size / rate, never before")
+    func throttledInProcess() async throws {
+        let clock = ManualClock()
+        let server = try await server(clock: clock)
+        try server.route(.get, "/blob") { _ in MockResponse(status: .ok, body: Array(repeating: 7, count: 200)) }
+        // 100 bytes per second: slices of 5 bytes (a twentieth of a second each), 2 seconds in all.
+        server.setFaults([try Fault(parsing: "GET /blob bandwidth=100")])
+        let exchange = Task { try await server.exchange(MockRequest(.get, "/blob")) }
+        for _ in 0..<39 {
+            #expect(await eventually { clock.sleeperCount == 1 })
+            clock.advance(by: .milliseconds(50))
+        }
+        #expect(await eventually { clock.sleeperCount == 1 })
+        // 1.95 seconds in: the last slice is not due yet.
+        clock.advance(by: .milliseconds(49))
+        #expect(clock.sleeperCount == 1)
+        clock.advance(by: .milliseconds(1))
+        let response = try await exchange.value
+        #expect(response.body == Array(repeating: 7, count: 200))
+        #expect(server.journal.entries.last?.fault == "GET /blob bandwidth=100")
     }
 
     @Test("Over loopback a real client sees the injected 503 and its Retry-After")

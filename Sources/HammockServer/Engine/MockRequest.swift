@@ -83,6 +83,18 @@ public struct MockResponse: Sendable {
     public var body: [UInt8]
     /// A body sent as it is produced, in place of ``body`` (which is then empty); see ``StreamingBody``.
     public var stream: StreamingBody?
+    /// How a transport sends the answer: as it is, throttled, or failing on purpose (faults set it).
+    public var delivery = Delivery.normal
+
+    /// How a transport sends an answer.
+    public enum Delivery: Sendable, Hashable {
+        /// As fast as the client reads.
+        case normal
+        /// The body at this many bytes per second (a bandwidth fault).
+        case throttled(bytesPerSecond: Int)
+        /// Failing below HTTP (a connection fault): see ``ConnectionFault``.
+        case fault(ConnectionFault)
+    }
 
     /// Creates a response.
     public init(status: HTTPResponse.Status, headerFields: HTTPFields = [:], body: [UInt8] = []) {

@@ -23,6 +23,9 @@ final class StopSignal: Sendable {
 
     func lower() { state.withLock { $0.isRaised = false } }
 
+    /// How many wait now.
+    var waiterCount: Int { state.withLock { $0.waiters.count } }
+
     /// Returns when the signal is raised, or when the calling task is cancelled.
     func wait() async {
         let id = state.withLock { state in

@@ -2,15 +2,19 @@ import Foundation
 public import HammockJSON
 
 extension Fault {
-    static let keys = ["route", "rate", "status", "body", "retryAfter", "delay"]
+    static let keys = ["route", "rate", "status", "body", "retryAfter", "delay", "bandwidth", "kind"]
+    static let effectKeys = ["status", "delay", "bandwidth", "kind"]
 
     /// A fault from JSON, the shape of a configuration file's `faults` and of `/__hammock/faults`:
     ///
     /// ```json
     /// {"route": "GET /people/:id", "rate": 0.2, "status": 503, "retryAfter": 2}
     /// {"route": "*", "delay": {"distribution": "lognormal", "median": 100, "p99": 800}}
+    /// {"route": "GET /photos/*", "bandwidth": "3g"}
+    /// {"route": "POST /orders", "rate": 0.1, "kind": "drop"}
     /// ```
     /// Delays are milliseconds: a number, or `{"distribution": "uniform", "min": 50, "max": 400}`.
+    /// A bandwidth is bytes per second or a preset (``Bandwidth/presets``); a kind is a ``ConnectionFault``.
     /// - Throws: ``FaultError`` naming the key (`rate: ...`).
     public init(json: JSON) throws(FaultError) {
         guard case .object(let object) = json else {
@@ -27,25 +31,53 @@ extension Fault {
             guard let number = value.doubleValue else { throw FaultError(key: "rate", "expected a number from 0 to 1") }
             rate = number
         }
+        let given = Self.effectKeys.filter { object[$0] != nil }
+        guard let effectKey = given.first else { throw FaultError("give one effect: status, delay, bandwidth or kind") }
+        guard given.count == 1 else {
+            throw FaultError(key: given[1], "give one effect per fault, not \(given[0]) and \(given[1])")
+        }
+        if effectKey != "status", let key = ["body", "retryAfter"].first(where: { object[$0] != nil }) {
+            throw FaultError(key: key, "belongs to a status fault, not to \(effectKey)")
+        }
         let effect: Effect
-        switch (object["status"], object["delay"]) {
-        case (let status?, nil):
-            guard let code = status.intValue else { throw FaultError(key: "status", "expected a status code") }
+        switch effectKey {
+        case "status":
+            guard let code = object["status"]?.intValue else { throw FaultError(key: "status", "expected a status code") }
             var retryAfter: Int?
             if let value = object["retryAfter"] {
                 guard let seconds = value.intValue else { throw FaultError(key: "retryAfter", "expected whole seconds") }
                 retryAfter = seconds
             }
             effect = .status(code, body: object["body"], retryAfter: retryAfter)
-        case (nil, let delay?):
-            if let key = ["body", "retryAfter"].first(where: { object[$0] != nil }) {
-                throw FaultError(key: "\(key)", "belongs to a status fault, not to a delay")
+        case "delay":
+            effect = .delay(try Self.delay(json: object["delay"] ?? .null))
+        case "bandwidth":
+            effect = .bandwidth(try Self.bandwidth(json: object["bandwidth"] ?? .null))
+        default:
+            guard case .string(let name)? = object["kind"], let kind = ConnectionFault(rawValue: name.lowercased()) else {
+                throw FaultError(key: "kind", "expected one of \(Self.kindNames)")
             }
-            effect = .delay(try Self.delay(json: delay))
-        case (nil, nil): throw FaultError("give one effect: status or delay")
-        case (.some, .some): throw FaultError(key: "delay", "give one effect, status or delay, per fault")
+            effect = .connection(kind)
         }
         try self.init(route, rate: rate, effect: effect)
+    }
+
+    static let kindNames = ConnectionFault.allCases.map(\.rawValue).joined(separator: ", ")
+
+    static func bandwidth(json: JSON) throws(FaultError) -> Int {
+        if case .string(let name) = json {
+            guard let rate = Bandwidth.preset(named: name) ?? Int(name) else {
+                throw FaultError(
+                    key: "bandwidth",
+                    "expected bytes per second or one of \(Bandwidth.presets.map(\.name).joined(separator: ", ")), found \"\(name.prefix(40))\""
+                )
+            }
+            return rate
+        }
+        guard let number = json.doubleValue, number.isFinite, number >= 1, number <= Double(Bandwidth.range.upperBound) else {
+            throw FaultError(key: "bandwidth", "expected bytes per second from 1 to 10000000000, or a preset such as \"3g\"")
+        }
+        return Int(number)
     }
 
     static func delay(json: JSON) throws(FaultError) -> Delay {
@@ -85,6 +117,11 @@ extension Fault {
             object["delay"] = ["distribution": "uniform", "min": ms(low), "max": ms(high)]
         case .delay(.logNormal(let median, let p99)):
             object["delay"] = ["distribution": "lognormal", "median": ms(median), "p99": ms(p99)]
+        case .bandwidth(let rate):
+            let name = Bandwidth.describe(rate)
+            object["bandwidth"] = Int(name) == nil ? .string(name) : .integer(rate)
+        case .connection(let kind):
+            object["kind"] = .string(kind.rawValue)
         }
         return .object(object)
     }
@@ -97,6 +134,9 @@ extension Fault {
     /// * delay=300                        every answer 300 ms late
     /// /search delay=50..400              uniformly 50 to 400 ms late
     /// GET /feed delay=lognormal:100:800  median 100 ms, 99th percentile 800 ms
+    /// GET /photos/* bandwidth=3g         bodies at 3G speed (or bandwidth=BYTES_PER_SECOND)
+    /// POST /orders drop 10%              a tenth of the orders made, their answers lost
+    /// * reset                            every connection reset (also empty, timeout, truncate, malformed)
     /// ```
     /// - Throws: ``FaultError`` saying which part is wrong.
     public init(parsing text: String) throws(FaultError) {
@@ -110,6 +150,7 @@ extension Fault {
         var status: Int?
         var retryAfter: Int?
         var delay: Delay?
+        var other: Effect?
         for word in words {
             if word.hasSuffix("%") {
                 guard let percent = Double(word.dropLast()) else { throw FaultError("'\(word)' is not a rate such as 20%") }
@@ -123,19 +164,23 @@ extension Fault {
                 retryAfter = seconds
             } else if word.hasPrefix("delay=") {
                 delay = try Self.compactDelay(String(word.dropFirst("delay=".count)))
+            } else if other != nil, word.hasPrefix("bandwidth=") || ConnectionFault(rawValue: word.lowercased()) != nil {
+                throw FaultError("give one effect per fault")
+            } else if word.hasPrefix("bandwidth=") {
+                other = .bandwidth(try Self.bandwidth(json: .string(String(word.dropFirst("bandwidth=".count)))))
+            } else if let kind = ConnectionFault(rawValue: word.lowercased()) {
+                other = .connection(kind)
             } else {
-                throw FaultError("'\(word)' is not a status, delay=MS, retry-after=S or a rate such as 20%")
+                throw FaultError(
+                    "'\(word)' is not a status, delay=MS, bandwidth=B/S, \(Self.kindNames), retry-after=S or a rate such as 20%")
             }
         }
-        let effect: Effect
-        switch (status, delay) {
-        case (let code?, nil): effect = .status(code, retryAfter: retryAfter)
-        case (nil, let delay?):
-            guard retryAfter == nil else { throw FaultError("retry-after belongs to a status fault") }
-            effect = .delay(delay)
-        case (nil, nil): throw FaultError("give an effect: a status such as 503, or delay=MS")
-        case (.some, .some): throw FaultError("give one effect per fault: a status or a delay")
+        let effects = [status.map { Effect.status($0, retryAfter: retryAfter) }, delay.map(Effect.delay), other].compactMap { $0 }
+        guard let effect = effects.first else {
+            throw FaultError("give an effect: a status such as 503, delay=MS, bandwidth=3g, or a kind such as reset")
         }
+        guard effects.count == 1 else { throw FaultError("give one effect per fault") }
+        if retryAfter != nil, status == nil { throw FaultError("retry-after belongs to a status fault") }
         try self.init(route, rate: rate, effect: effect)
     }
 

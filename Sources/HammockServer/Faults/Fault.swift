@@ -23,6 +23,10 @@ public struct Fault: Sendable, Hashable, CustomStringConvertible {
         case status(Int, body: JSON? = nil, retryAfter: Int? = nil)
         /// Holds the route's answer for a time drawn from the distribution.
         case delay(Delay)
+        /// Sends the route's answer with its body at this many bytes per second (see ``Bandwidth``).
+        case bandwidth(Int)
+        /// Fails the exchange below HTTP: see ``ConnectionFault``.
+        case connection(ConnectionFault)
     }
 
     /// How long a delay fault holds an answer.
@@ -50,7 +54,8 @@ public struct Fault: Sendable, Hashable, CustomStringConvertible {
 
     /// A fault on `route` (`"GET /people/:id"`, `"/people/**"`, or `"*"` for every request).
     /// - Throws: ``FaultError`` for a route that is not `[METHOD] PATH` or `*`, a rate outside 0 to 1, a
-    ///   status outside 200 to 599, a negative `retryAfter`, or a delay outside 0 to ten minutes.
+    ///   status outside 200 to 599, a negative `retryAfter`, a delay outside 0 to ten minutes, or a
+    ///   bandwidth outside ``Bandwidth/range``.
     public init(_ route: String, rate: Double = 1, effect: Effect) throws(FaultError) {
         let parts = route.split(separator: " ", omittingEmptySubsequences: true)
         switch parts.count {
@@ -92,6 +97,12 @@ public struct Fault: Sendable, Hashable, CustomStringConvertible {
             if case .logNormal(let median, let p99) = delay, p99 < median || median <= .zero {
                 throw FaultError("a log-normal delay needs a median above 0 and a p99 at least the median", key: "delay")
             }
+        case .bandwidth(let rate):
+            guard Bandwidth.range.contains(rate) else {
+                throw FaultError("a bandwidth must be from 1 to 10000000000 bytes per second", key: "bandwidth")
+            }
+        case .connection:
+            break
         }
         self.effect = effect
     }
@@ -121,6 +132,8 @@ public struct Fault: Sendable, Hashable, CustomStringConvertible {
             parts.append(String(code))
             if let retryAfter { parts.append("retry-after=\(retryAfter)") }
         case .delay(let delay): parts.append("delay=\(delay)")
+        case .bandwidth(let rate): parts.append("bandwidth=\(Bandwidth.describe(rate))")
+        case .connection(let fault): parts.append(fault.rawValue)
         }
         if rate < 1 { parts.append("\(Self.percent(rate))%") }
         return parts.joined(separator: " ")

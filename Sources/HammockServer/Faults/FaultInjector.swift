@@ -36,6 +36,9 @@ final class FaultInjector: Sendable {
         return nil
     }
 
+    /// The status of an answer that never leaves: 0, as browsers and `fetch` report a network error.
+    static let noAnswer = HTTPResponse.Status(code: 0, reasonPhrase: "No Answer")
+
     /// Answers `request` as `fault` says, running `handler` for a delay.
     func apply(
         _ fault: Fault, to request: MockRequest, handler: (MockRequest) async throws -> MockResponse
@@ -57,6 +60,16 @@ final class FaultInjector: Sendable {
             return try await timer.hold(for: delay.draw(random(), random()), releasedBy: stopSignal) {
                 try await handler(request)
             }
+        case .bandwidth(let rate):
+            var response = try await handler(request)
+            response.delivery = .throttled(bytesPerSecond: rate)
+            return response
+        case .connection(let fault):
+            // A route that does not run answers a placeholder no client sees: status 0, as a browser
+            // reports a network error; the journal keeps it with the fault's name.
+            var response = fault.runsRoute ? try await handler(request) : MockResponse(status: Self.noAnswer)
+            response.delivery = .fault(fault)
+            return response
         }
     }
 }

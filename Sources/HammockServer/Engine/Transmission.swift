@@ -1,0 +1,141 @@
+import HTTPTypes
+import Synchronization
+
+/// How a transport sends an answer whose body does not leave as one buffer: a streamed body, a
+/// throttled one, a truncated one. The HTTP listener and ``MockServer/exchange(_:)`` both send what
+/// this gives, so a fault looks the same in process and on a socket.
+package struct Transmission: Sendable {
+    /// The body, throttled and cut as the answer's ``MockResponse/delivery`` says.
+    package let body: StreamingBody
+    /// The `Content-Length` to announce; `nil` when it is not known (chunked, or until the close).
+    package let length: Int?
+    /// The body stops early (a truncate fault): the connection closes after it, without a last chunk.
+    package let isTruncated: Bool
+}
+
+extension MockResponse {
+    /// Whether a transport must send this answer through a ``Transmission``, not as one buffer.
+    package var needsTransmission: Bool {
+        if stream != nil { return true }
+        switch delivery {
+        case .normal: return false
+        case .throttled: return !body.isEmpty
+        case .fault(let fault): return fault == .truncate
+        }
+    }
+}
+
+extension MockServer {
+    /// The body to send for `response`, and how.
+    package func transmission(of response: MockResponse) -> Transmission {
+        let source = response.stream ?? Self.buffered(response.body)
+        let length = response.stream == nil ? response.body.count : response.stream?.length
+        switch response.delivery {
+        case .throttled(let bytesPerSecond):
+            return Transmission(
+                body: Self.throttled(source, bytesPerSecond: bytesPerSecond, timer: faults.timer), length: length,
+                isTruncated: false)
+        case .fault(.truncate):
+            return Transmission(body: Self.truncated(source, length: length), length: length, isTruncated: true)
+        case .normal, .fault:
+            return Transmission(body: source, length: length, isTruncated: false)
+        }
+    }
+
+    /// The largest piece of a buffered body written at once: 64 KiB, the size of SwiftNIO's high-water
+    /// mark, so a body much larger than the socket's buffer waits for the client between pieces.
+    static let pieceSize = 64 << 10
+
+    static func buffered(_ bytes: [UInt8]) -> StreamingBody {
+        StreamingBody(length: bytes.count) { writer in
+            var start = 0
+            while start < bytes.count {
+                let end = min(start + pieceSize, bytes.count)
+                try await writer.write(Array(bytes[start..<end]))
+                start = end
+            }
+        }
+    }
+
+    /// `body` at `bytesPerSecond`: cut into slices of a twentieth of a second, each written when the
+    /// bytes before it and itself are due, so the last byte leaves at size / rate after the first write.
+    static func throttled(_ body: StreamingBody, bytesPerSecond: Int, timer: LatencyTimer) -> StreamingBody {
+        let rate = max(bytesPerSecond, 1)
+        let slice = min(max(rate / 20, 1), pieceSize)
+        return StreamingBody(length: body.length) { writer in
+            let wait = timer.markArrival()
+            let sent = Mutex(0)
+            try await body.write(
+                to: BodyWriter { chunk in
+                    var start = 0
+                    while start < chunk.count {
+                        let end = min(start + slice, chunk.count)
+                        let due = sent.withLock { sent in
+                            sent += end - start
+                            return Double(sent) / Double(rate)
+                        }
+                        await wait(.nanoseconds(Int64(min(due, 86_400 * 365) * 1e9)))
+                        try await writer.write(Array(chunk[start..<end]))
+                        start = end
+                    }
+                })
+        }
+    }
+
+    /// The first half of `body`: of its `length` when known, else of its first chunk.
+    static func truncated(_ body: StreamingBody, length: Int?) -> StreamingBody {
+        StreamingBody { writer in
+            let remaining = Mutex(length.map { $0 / 2 })
+            do {
+                try await body.write(
+                    to: BodyWriter { chunk in
+                        let keep = min(chunk.count, remaining.withLock { $0 } ?? chunk.count / 2)
+                        if keep > 0 { try await writer.write(Array(chunk[..<keep])) }
+                        let left = remaining.withLock { remaining in
+                            remaining = (remaining ?? keep) - keep
+                            return remaining
+                        }
+                        if left == 0 { throw Truncated() }
+                    })
+            } catch is Truncated {}
+        }
+    }
+
+    private struct Truncated: Error {}
+
+    /// How many exchanges and held answers wait for the server to stop (for tests of the stop).
+    package var stopWaiters: Int { stopSignal.waiterCount }
+
+    /// Answers `request` as a client across a network receives the answer: a connection fault is thrown
+    /// (``ConnectionFaultError``; a timeout once the calling task is cancelled or the server stops, as
+    /// a client gives up), a throttled body takes its time, and a streamed body is read whole.
+    /// ``respond(to:)`` gives the answer itself, with its ``MockResponse/delivery`` to read.
+    ///
+    /// ```swift
+    /// server.setFaults([try Fault("GET /people/:id", effect: .connection(.reset))])
+    /// let error = await #expect(throws: ConnectionFaultError.self) { try await server.exchange(MockRequest(.get, "/people/1")) }
+    /// ```
+    /// - Throws: ``ConnectionFaultError``, `CancellationError`, or what a streamed body's producer threw.
+    public func exchange(_ request: MockRequest) async throws -> MockResponse {
+        var response = await respond(to: request)
+        switch response.delivery {
+        case .fault(.timeout):
+            await stopSignal.wait()
+            try Task.checkCancellation()
+            throw ConnectionFaultError(.timeout)
+        case .fault(.truncate):
+            response.body = try await transmission(of: response).body.collect()
+            response.stream = nil
+            throw ConnectionFaultError(.truncate, partialResponse: response)
+        case .fault(let fault):
+            throw ConnectionFaultError(fault)
+        case .normal, .throttled:
+            if response.needsTransmission {
+                response.body = try await transmission(of: response).body.collect()
+                response.stream = nil
+            }
+            try Task.checkCancellation()
+            return response
+        }
+    }
+}
