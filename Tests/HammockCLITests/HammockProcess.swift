@@ -54,7 +54,9 @@ final class HammockProcess: Sendable {
             process.arguments =
                 ["-c", shellPrefix + " && exec \"$0\" \"$@\"", Self.executable(named: executable).path] + arguments
         } else {
-            process.executableURL = Self.executable(named: executable)
+            // A path runs that program (python3); a name, the built product.
+            process.executableURL =
+                executable.hasPrefix("/") ? URL(fileURLWithPath: executable) : Self.executable(named: executable)
             process.arguments = arguments
         }
         process.currentDirectoryURL = Self.packageRoot

@@ -107,20 +107,29 @@ extension MockServer {
     package var stopWaiters: Int { stopSignal.waiterCount }
 
     /// Answers `request` as a client across a network receives the answer: a connection fault is thrown
-    /// (``ConnectionFaultError``; a timeout once the calling task is cancelled or the server stops, as
-    /// a client gives up), a throttled body takes its time, and a streamed body is read whole.
-    /// ``respond(to:)`` gives the answer itself, with its ``MockResponse/delivery`` to read.
+    /// (``ConnectionFaultError``), a throttled body takes its time, and a streamed body is read whole.
+    /// A timeout fault waits, as a client does, until `timeout` passes on the server's clock (then
+    /// throws ``ConnectionFaultError``), the server stops (the same), or the calling task is cancelled
+    /// (`CancellationError`). ``respond(to:)`` gives the answer itself, with its
+    /// ``MockResponse/delivery`` to read.
     ///
     /// ```swift
     /// server.setFaults([try Fault("GET /people/:id", effect: .connection(.reset))])
     /// let error = await #expect(throws: ConnectionFaultError.self) { try await server.exchange(MockRequest(.get, "/people/1")) }
     /// ```
     /// - Throws: ``ConnectionFaultError``, `CancellationError`, or what a streamed body's producer threw.
-    public func exchange(_ request: MockRequest) async throws -> MockResponse {
+    public func exchange(_ request: MockRequest, timeout: Duration? = nil) async throws -> MockResponse {
         var response = await respond(to: request)
         switch response.delivery {
         case .fault(.timeout):
-            await stopSignal.wait()
+            let wait = faults.timer.markArrival()
+            let stopSignal = self.stopSignal
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await stopSignal.wait() }
+                if let timeout { group.addTask { await wait(timeout) } }
+                await group.next()
+                group.cancelAll()
+            }
             try Task.checkCancellation()
             throw ConnectionFaultError(.timeout)
         case .fault(.truncate):

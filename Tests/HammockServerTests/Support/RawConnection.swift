@@ -89,6 +89,37 @@ final class RawConnection: @unchecked Sendable {
         }
     }
 
+    /// How a read to the end went.
+    enum End: Equatable, Sendable {
+        /// The peer closed (FIN).
+        case closed
+        /// The peer reset the connection (RST).
+        case reset
+        /// Nothing arrived for the timeout.
+        case silent
+    }
+
+    /// What arrives until the peer closes or resets, or until nothing arrives for `timeout`; with
+    /// `keep: false` the bytes are only counted (a 100 MB body costs no memory).
+    func readToEnd(timeout: Duration = .seconds(10), keep: Bool = true) async -> (bytes: [UInt8], count: Int, end: End) {
+        let descriptor = self.descriptor
+        let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        return await run {
+            var received: [UInt8] = []
+            var count = 0
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                if poll(&poller, 1, milliseconds) <= 0 { return (received, count, .silent) }
+                let read = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                if read == 0 { return (received, count, .closed) }
+                if read < 0 { return (received, count, errno == ECONNRESET ? .reset : .closed) }
+                count += read
+                if keep { received += buffer[0..<read] }
+            }
+        }
+    }
+
     /// Reads until the bytes read in this call contain `text`, the peer closes, or nothing arrives for
     /// `timeout`; returns those bytes as text.
     func read(until text: String, timeout: Duration = .seconds(10)) async -> String {
