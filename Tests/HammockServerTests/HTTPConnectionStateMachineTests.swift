@@ -272,6 +272,112 @@ struct HTTPConnectionStateMachineTests {
         #expect(machine.activity.decoderStopped)
     }
 
+    // MARK: Streamed bodies and connection faults
+
+    func streamed(length: Int?, delivery: MockResponse.Delivery = .normal) -> MockResponse {
+        var response = MockResponse(status: .ok, stream: StreamingBody(length: length) { _ in })
+        response.delivery = delivery
+        return response
+    }
+
+    func faulted(_ fault: ConnectionFault) -> MockResponse {
+        var response = MockResponse(status: .ok, body: Array("0123456789".utf8))
+        response.delivery = .fault(fault)
+        return response
+    }
+
+    @Test("A streamed body keeps the connection: a pipelined request waits, unread, until the body ends, then is answered")
+    func streamKeepsAlive() {
+        var machine = machine()
+        #expect(target(of: receive("/a", into: &machine)) == "/a")
+        #expect(machine.answered(streamed(length: 10), now: start) == .stream(keepAlive: true))
+        // While the body goes out, the next request queues and reads wait in the socket.
+        #expect(isNone(receive("/b", into: &machine)))
+        #expect(!reads(&machine, isWritable: true))
+        #expect(target(of: machine.bodyEnded(complete: true, now: start, isWritable: true)) == "/b")
+        #expect(machine.answered(ok, now: start) == .keepOpen)
+    }
+
+    @Test("A body cut short, or truncated on purpose, closes the connection: the client cannot find the next answer")
+    func cutBodyCloses() {
+        var machine = machine()
+        _ = receive("/a", into: &machine)
+        #expect(machine.answered(streamed(length: 10), now: start) == .stream(keepAlive: true))
+        _ = receive("/b", into: &machine)
+        #expect(isClose(machine.bodyEnded(complete: false, now: start, isWritable: true)))
+        #expect(!machine.isTakingRequests)
+
+        var truncated = self.machine()
+        _ = receive("/a", into: &truncated)
+        #expect(truncated.answered(faulted(.truncate), now: start) == .stream(keepAlive: false))
+        #expect(!truncated.isTakingRequests)  // a request arriving behind it is never read
+        #expect(isClose(truncated.bodyEnded(complete: true, now: start, isWritable: true)))
+    }
+
+    @Test("A body of unknown length goes chunked over HTTP/1.1 and ends with the connection over HTTP/1.0")
+    func unknownLength() {
+        var machine = machine()
+        _ = receive("/a", into: &machine)
+        #expect(machine.answered(streamed(length: nil), now: start) == .stream(keepAlive: true))
+        var old = self.machine()
+        _ = old.receivedHead(
+            Machine.Receiving(
+                request: MockRequest(.get, "/a"), version: .http1_0, keepAlive: true, expectsContinue: false, stopsDecoder: false),
+            declaredLength: nil, now: start, isWritable: true)
+        _ = old.receivedEnd(now: start, isWritable: true)
+        #expect(old.answered(streamed(length: nil), now: start) == .stream(keepAlive: false))
+        #expect(old.answered(streamed(length: 4), now: start) == .closeAfterFlush)  // not answering any more: ignored
+    }
+
+    @Test("A throttled answer is streamed; a throttled empty body is written at once")
+    func throttled() {
+        var machine = machine()
+        _ = receive("/a", into: &machine)
+        var slow = MockResponse(status: .ok, body: [1, 2, 3])
+        slow.delivery = .throttled(bytesPerSecond: 1)
+        #expect(machine.answered(slow, now: start) == .stream(keepAlive: true))
+        _ = machine.bodyEnded(complete: true, now: start, isWritable: true)
+        _ = receive("/b", into: &machine)
+        var empty = MockResponse(status: .noContent)
+        empty.delivery = .throttled(bytesPerSecond: 1)
+        #expect(machine.answered(empty, now: start) == .keepOpen)
+    }
+
+    @Test("Stopping the server mid-body ends the body, then closes, even on a kept-alive connection")
+    func stopMidBody() {
+        var machine = machine()
+        _ = receive("/events", into: &machine)
+        #expect(machine.answered(streamed(length: nil), now: start) == .stream(keepAlive: true))
+        guard case .stopBody = machine.quiesce(now: start) else {
+            Issue.record("the stop did not end the body")
+            return
+        }
+        #expect(isClose(machine.bodyEnded(complete: true, now: start, isWritable: true)))
+    }
+
+    @Test("A timeout fault holds the connection: no timer closes it, what arrives is ignored, and the stop closes it")
+    func hold() {
+        var machine = machine()
+        _ = receive("/a", into: &machine)
+        #expect(machine.answered(faulted(.timeout), now: start) == .hold)
+        let later = start + .hours(2)
+        #expect(isNone(machine.timerFired(now: later, limits: limits, isWritable: true)))
+        #expect(isNone(receive("/b", into: &machine, at: later)))
+        #expect(isClose(machine.quiesce(now: later)))
+    }
+
+    @Test(
+        "Drop, empty, reset and malformed abort the connection; nothing behind them is answered",
+        arguments: [ConnectionFault.drop, .empty, .reset, .malformed])
+    func abort(kind: ConnectionFault) {
+        var machine = machine()
+        _ = receive("/a", into: &machine)
+        _ = receive("/b", into: &machine)
+        #expect(machine.answered(faulted(kind), now: start) == .abort(kind))
+        #expect(!machine.isTakingRequests)
+        #expect(isNone(machine.continueAfterAnswer(now: start, isWritable: true)))
+    }
+
     func reads(_ machine: inout Machine, isWritable: Bool) -> Bool { machine.shouldRead(isWritable: isWritable) }
 
     func isNone(_ next: Machine.Next) -> Bool {
