@@ -25,11 +25,9 @@ struct FaultTransportTests {
         do {
             _ = try await client.send(RequestBuilder(.get, "/people/1"), decoding: Person.self)
             return nil
-        } catch let error as RestError {
+        } catch {
             guard case .transport(let underlying) = error.reason else { return nil }
             return underlying as? URLError
-        } catch {
-            return nil
         }
     }
 

@@ -142,8 +142,10 @@ struct ScenarioTests {
         #expect(hello.headerFields[.contentType] == "text/plain; charset=utf-8")
         let blob = await server.respond(to: MockRequest(.get, "/blob"))
         #expect(blob.body == [0, 1, 2, 255] && blob.headerFields[.contentType] == "application/octet-stream")
+        // A file is streamed from disk: in process the caller reads it.
         let logo = await server.respond(to: MockRequest(.get, "/logo"))
-        #expect(logo.body == [0x89, 0x50, 0x4E, 0x47] && logo.headerFields[.contentType] == "image/png")
+        #expect(try await logo.stream?.collect() == [0x89, 0x50, 0x4E, 0x47] && logo.headerFields[.contentType] == "image/png")
+        #expect(logo.stream?.length == 4)
         try await server.whileServing { port in
             let connection = try RawConnection(port: port)
             await connection.send("POST /pay HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n")
@@ -168,7 +170,7 @@ struct ScenarioTests {
             (#"[{"method": "GET", "path": "/a", "whenState": "x"}]"#, "routes[0].whenState: belongs to a scenario"),
             (
                 #"[{"method": "GET", "path": "/a", "text": "a", "body": 1}]"#,
-                "routes[0].text: give one of body, text, base64 and file"
+                "routes[0].text: give one of body, text, base64, file and events"
             ),
             (#"[{"method": "GET", "path": "/a", "base64": "***"}]"#, "routes[0].base64: not base64"),
             (#"[{"method": "GET", "path": "/a", "file": "missing.bin"}]"#, "routes[0].file: cannot read"),

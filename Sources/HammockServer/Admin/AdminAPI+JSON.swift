@@ -135,10 +135,7 @@ extension AdminAPI {
     }
 
     static func event(_ entry: JournalEntry) -> [UInt8] {
-        var bytes = Array("id: \(entry.id)\nevent: request\ndata: ".utf8)
-        bytes += JournalJSON.entry(entry).serialized()
-        bytes += Array("\n\n".utf8)
-        return bytes
+        ServerSentEvent(event: "request", data: JournalJSON.entry(entry), id: String(entry.id)).encoded
     }
 
     /// `GET <prefix>/resources`: each resource's definition and how many records it has.

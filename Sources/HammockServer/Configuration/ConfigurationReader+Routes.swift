@@ -2,13 +2,12 @@ import HTTPTypes
 import HammockJSON
 
 extension ConfigurationReader {
-    static let answerKeys = ["status", "reason", "headers", "body", "text", "base64", "file"]
+    static let answerKeys = ["status", "reason", "headers", "body", "text", "base64", "file", "events", "repeat"]
+    static let eventKeys = ["data", "event", "id", "retry", "delay"]
     static let routeKeys =
         ["method", "path", "match", "latency", "responses", "afterLast", "order", "scenario", "whenState", "setState", "create"]
         + answerKeys
     static let matchKeys = ["query", "headers", "body"]
-    /// The largest stub body read from a file.
-    static let largestStubFile = 16 << 20
 
     /// The `routes` array: stubs tried in file order.
     func routes(_ value: JSON?) throws(ConfigurationError) -> [StubRoute] {
@@ -113,8 +112,9 @@ extension ConfigurationReader {
         }
     }
 
-    /// One answer: `status`, `reason`, `headers`, and at most one of `body` (JSON), `text`, `base64`
-    /// and `file` (read now, relative to the configuration's directory).
+    /// One answer: `status`, `reason`, `headers`, and at most one of `body` (JSON), `text`, `base64`,
+    /// `file` (relative to the configuration's directory, checked now and streamed from disk on each
+    /// answer) and `events` (Server-Sent Events, with `repeat`).
     func answer(_ object: JSONObject, at path: String) throws(ConfigurationError) -> StubAnswer {
         // A 1xx is no final answer: a client would wait for the one that never comes.
         let status = try integer(object["status"], at: "\(path).status", in: 200...599) ?? 200
@@ -133,8 +133,9 @@ extension ConfigurationReader {
             }
             if let problem { throw fail("\(path).headers.\(header.name)", problem.message) }
         }
-        let bodyKeys = ["body", "text", "base64", "file"].filter { object[$0] != nil && object[$0] != .null }
-        if bodyKeys.count > 1 { throw fail("\(path).\(bodyKeys[1])", "give one of body, text, base64 and file") }
+        let bodyKeys = ["body", "text", "base64", "file", "events"].filter { object[$0] != nil && object[$0] != .null }
+        if bodyKeys.count > 1 { throw fail("\(path).\(bodyKeys[1])", "give one of body, text, base64, file and events") }
+        if object["repeat"] != nil, bodyKeys.first != "events" { throw fail("\(path).repeat", "belongs to events") }
         var body: StubAnswer.Body?
         switch bodyKeys.first {
         case "body": body = object["body"].map(StubAnswer.Body.json)
@@ -148,10 +149,13 @@ extension ConfigurationReader {
             guard let name = try string(object["file"], at: "\(path).file") else { break }
             let full = name.hasPrefix("/") ? name : directory + name
             do {
-                body = .bytes(try FileContents.read(full, limit: Self.largestStubFile))
+                _ = try StreamingBody.file(at: full)
             } catch {
                 throw fail("\(path).file", "cannot read \(full): \(error.reason)")
             }
+            body = .file(full)
+        case "events":
+            body = try events(object["events"], repeats: object["repeat"], at: path)
         default: break
         }
         do {
@@ -162,6 +166,34 @@ extension ConfigurationReader {
                 ? "reason" : error.message.hasPrefix("the status") ? "status" : bodyKeys.first ?? "body"
             throw fail("\(path).\(key)", error.message)
         }
+    }
+
+    /// `events`: `[{"data": {...}, "event": "tick", "id": "1", "retry": 3000, "delay": 100}]`, and `repeat`.
+    func events(_ value: JSON?, repeats: JSON?, at path: String) throws(ConfigurationError) -> StubAnswer.Body {
+        guard case .array(let list)? = value, !list.isEmpty else {
+            throw fail("\(path).events", "expected a non-empty array of events: [{\"data\": {...}, \"delay\": 100}]")
+        }
+        var events: [ServerSentEvent] = []
+        for (index, element) in list.enumerated() {
+            let at = "\(path).events[\(index)]"
+            guard case .object(let object) = element else { throw fail(at, "expected an event: {\"data\": {...}}") }
+            for key in object.keys where !Self.eventKeys.contains(key) {
+                throw fail("\(at).\(key)", "unknown key; expected one of \(Self.eventKeys.joined(separator: ", "))")
+            }
+            guard let data = object["data"] else { throw fail("\(at).data", "missing; give the event's data") }
+            let delay = try integer(object["delay"], at: "\(at).delay", in: 0...600_000) ?? 0
+            events.append(
+                ServerSentEvent(
+                    event: try string(object["event"], at: "\(at).event"), data: data,
+                    id: try string(object["id"], at: "\(at).id"),
+                    retry: try integer(object["retry"], at: "\(at).retry", in: 0...86_400_000), delay: .milliseconds(delay)))
+        }
+        var repeating = false
+        if let repeats, !repeats.isNull {
+            guard case .bool(let flag) = repeats else { throw fail("\(path).repeat", "expected true or false") }
+            repeating = flag
+        }
+        return .events(events, repeats: repeating)
     }
 
     /// A string naming one case of `type`.

@@ -42,7 +42,11 @@ enum FileContents {
     }
 }
 
-/// The C library's `read(2)`, out of reach of ``FileContents/read(_:)``'s name.
-private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+/// The C library's `read(2)`, `open(2)` and `close(2)`, out of reach of methods of the same names.
+func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
     read(descriptor, buffer, count)
 }
+
+func systemOpen(_ path: String) -> Int32 { open(path, O_RDONLY | O_CLOEXEC) }
+
+func systemClose(_ descriptor: Int32) -> Int32 { close(descriptor) }

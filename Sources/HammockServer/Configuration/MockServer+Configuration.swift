@@ -4,13 +4,14 @@ import Synchronization
 extension MockServer {
     /// Creates a server from a configuration file's contents, with `store` already opened; `adminToken`
     /// protects the admin API (see ``Options/adminToken``), and `random` draws latencies and the answers
-    /// of stubs in random order (``seededRandom(_:)`` repeats a run).
+    /// of stubs in random order (``seededRandom(_:)`` repeats a run); `clock` is what latency, faults and
+    /// event delays wait on.
     ///
     /// ```swift
     /// let configuration = try ServerConfiguration(contentsOfFile: "Examples/people.json")
     /// let server = try await MockServer(configuration: configuration, store: SQLiteStore(path: "people.sqlite"))
     /// ```
-    public convenience init(
+    public convenience init<C: Clock>(
         configuration: ServerConfiguration,
         store: any MockStore,
         controller: any MockController = CRUDController(),
@@ -19,8 +20,9 @@ extension MockServer {
         middleware: [any MockMiddleware] = [],
         adminToken: String? = nil,
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+        clock: C = ContinuousClock(),
         logger: Logger = Logger(label: "Hammock", factory: { _ in SwiftLogNoOpLogHandler() })
-    ) async throws {
+    ) async throws where C.Duration == Duration {
         let options = Options(
             latency: configuration.latency,
             maximumBodySize: configuration.maximumBodySize ?? (1 << 20),
@@ -30,7 +32,7 @@ extension MockServer {
             allowsOverrides: !(configuration.strict ?? false))
         try await self.init(
             resources: configuration.resources, store: store, controller: controller, serializer: serializer,
-            options: options, routes: routes, middleware: middleware, clock: ContinuousClock(), random: random, logger: logger)
+            options: options, routes: routes, middleware: middleware, clock: clock, random: random, logger: logger)
         let ids = addStubs(configuration.routes)
         setFaults(configuration.faults)
         loaded.withLock {

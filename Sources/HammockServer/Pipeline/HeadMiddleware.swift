@@ -6,8 +6,12 @@ struct HeadMiddleware: OutcomeStep {
     func finish(_ outcome: Result<MockResponse, any Error>, for request: MockRequest) -> Result<MockResponse, any Error> {
         guard request.method == .head else { return outcome }
         return mapResponse(outcome) { response in
-            // A streamed body's length is not known before it is sent.
-            if response.stream == nil { response.headerFields[.contentLength] = String(response.body.count) }
+            // A streamed body's length is known only when it says so (a file).
+            if let stream = response.stream {
+                if let length = stream.length { response.headerFields[.contentLength] = String(length) }
+            } else {
+                response.headerFields[.contentLength] = String(response.body.count)
+            }
             response.body = []
             response.stream = nil
         }

@@ -195,6 +195,7 @@ final class CustomRoutes: MockRoutes {
                 let random = self.random
                 let accepted = current
                 let records = self.records
+                let eventTimer = self.timer
                 return MockEndpoint(methods: methods, route: entry.matchedRoute) { _ in
                     if let (latency, wait) = latency { await wait(latency.delay(forUnit: random())) }
                     var context = accepted
@@ -202,7 +203,7 @@ final class CustomRoutes: MockRoutes {
                         guard case .object(let values) = StubTemplate.render(.object(creation.values), context) else { continue }
                         context.created = .object(try await records.create(creation.resource, values))
                     }
-                    return answer.response(in: context)
+                    return try answer.response(in: context, timer: eventTimer)
                 }
             case .handler(_, _, let handler):
                 let routeRequest = RouteRequest(

@@ -16,6 +16,12 @@ public struct StubAnswer: Sendable {
         case text(String)
         /// Bytes as they are, served as `application/octet-stream` unless the headers say otherwise.
         case bytes([UInt8])
+        /// The file at this path, streamed from disk as the client reads it (any size, flat memory), typed
+        /// by its extension unless the headers say otherwise.
+        case file(String)
+        /// Server-Sent Events (`text/event-stream`), each sent after its delay; then the stream ends, or
+        /// with `repeats` starts over until the client goes away or the server stops.
+        case events([ServerSentEvent], repeats: Bool = false)
     }
 
     /// The status.
@@ -66,7 +72,14 @@ public struct StubAnswer: Sendable {
         switch body {
         case .json(let json)?: try StubTemplate.validate(json)
         case .text(let text)?: _ = try StubTemplate.pieces(of: text)
-        case .bytes?, nil: break
+        case .events(let events, let repeats)?:
+            guard !events.isEmpty else { throw StubError("an event stream needs at least one event") }
+            if repeats, events.allSatisfy({ $0.delay <= .zero }) {
+                throw StubError(
+                    "a repeating event stream needs a delay on at least one event, or it sends as fast as it can for ever")
+            }
+            for event in events { try StubTemplate.validate(event.data) }
+        case .bytes?, .file?, nil: break
         }
         for header in headers { _ = try StubTemplate.pieces(of: header.value) }
         fixedHeaders = Self.fixedFields(headers)
@@ -85,15 +98,30 @@ public struct StubAnswer: Sendable {
         case .json(let json)?: StubTemplate.hasPlaceholder(json) ? nil : json.serialized()
         case .text(let text)?: StubTemplate.mayHavePlaceholder(text) ? nil : Array(text.utf8)
         case .bytes(let bytes)?: bytes
-        case nil: nil
+        case .file?, .events?, nil: nil
         }
     }
 
     static let textContentType = HTTPField(name: .contentType, value: "text/plain; charset=utf-8")
     static let bytesContentType = HTTPField(name: .contentType, value: "application/octet-stream")
 
-    /// The answer to a request, placeholders filled from `context`.
-    func response(in context: StubTemplate.Context) -> MockResponse {
+    static let eventStreamFields: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-cache"]
+
+    /// A type for a file's extension: the common ones a mock serves; `application/octet-stream` else.
+    static func contentType(ofFile path: String) -> HTTPField {
+        let name = path.split(separator: "/").last ?? ""
+        let suffix = name.contains(".") ? name.split(separator: ".").last.map { $0.lowercased() } ?? "" : ""
+        let types = [
+            "json": "application/json; charset=utf-8", "txt": "text/plain; charset=utf-8", "html": "text/html; charset=utf-8",
+            "csv": "text/csv; charset=utf-8", "xml": "application/xml", "png": "image/png", "jpg": "image/jpeg",
+            "jpeg": "image/jpeg", "gif": "image/gif", "webp": "image/webp", "svg": "image/svg+xml", "pdf": "application/pdf",
+            "mp4": "video/mp4", "mp3": "audio/mpeg", "zip": "application/zip",
+        ]
+        return HTTPField(name: .contentType, value: types[suffix] ?? "application/octet-stream")
+    }
+
+    /// The answer to a request, placeholders filled from `context`; event delays wait on `timer`.
+    func response(in context: StubTemplate.Context, timer: LatencyTimer) throws -> MockResponse {
         var fields: HTTPFields
         if let fixedHeaders {
             fields = fixedHeaders
@@ -104,6 +132,34 @@ public struct StubAnswer: Sendable {
             }
         }
         guard let body else { return MockResponse(status: status, headerFields: fields) }
+        switch body {
+        case .file(let path):
+            if fields[.contentType] == nil { fields.append(Self.contentType(ofFile: path)) }
+            do {
+                return MockResponse(status: status, headerFields: fields, stream: try StreamingBody.file(at: path))
+            } catch {
+                // The file was there when the stub was made: it went away or changed since.
+                throw HTTPProblem(.internalServerError, detail: "The stub's file \(error)")
+            }
+        case .events(let events, let repeats):
+            for field in Self.eventStreamFields where fields[field.name] == nil { fields.append(field) }
+            let rendered = events.map { event in
+                var event = event
+                event.data = StubTemplate.render(event.data, context)
+                return event
+            }
+            let stream = StreamingBody { writer in
+                repeat {
+                    for event in rendered {
+                        if event.delay > .zero { await timer.markArrival()(event.delay) }
+                        try await writer.write(event.encoded)
+                    }
+                } while repeats
+            }
+            return MockResponse(status: status, headerFields: fields, stream: stream)
+        case .json, .text, .bytes:
+            break
+        }
         let bytes: [UInt8]
         let type: HTTPField
         switch body {
@@ -116,6 +172,8 @@ public struct StubAnswer: Sendable {
         case .bytes(let raw):
             bytes = raw
             type = Self.bytesContentType
+        case .file, .events:
+            return MockResponse(status: status, headerFields: fields)  // answered above
         }
         if fields[.contentType] == nil { fields.append(type) }
         return MockResponse(status: status, headerFields: fields, body: bytes)

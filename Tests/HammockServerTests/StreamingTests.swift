@@ -1,0 +1,233 @@
+import Foundation
+import HTTPTypes
+import HammockHTTPServer
+import HammockJSON
+import HammockServer
+import HammockTestSupport
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Bodies that stream: Server-Sent Events stubs, files from disk, writers with backpressure, and a
+/// 100 MB answer in flat memory.
+@Suite("Streamed answers")
+struct StreamingTests {
+    static func configured(_ routes: String, clock: ManualClock? = nil, in directory: String? = nil) async throws -> MockServer {
+        let directory = directory ?? TemporaryFiles.directory("stream")
+        try Data(#"{"routes": \#(routes)}"#.utf8).write(to: URL(fileURLWithPath: directory + "mock.json"))
+        let configuration = try ServerConfiguration(contentsOfFile: directory + "mock.json")
+        if let clock { return try await MockServer(configuration: configuration, store: MemoryStore(), clock: clock) }
+        return try await MockServer(configuration: configuration, store: MemoryStore())
+    }
+
+    static let ticks = #"""
+        [{"method": "GET", "path": "/ticks", "events": [
+            {"event": "tick", "id": "1", "data": {"n": 1, "who": "{{query.who}}"}},
+            {"event": "tick", "id": "2", "data": {"n": 2}, "delay": 200},
+            {"data": "last\nline", "retry": 5000, "delay": 100}]}]
+        """#
+
+    static let tickText =
+        "event: tick\nid: 1\ndata: {\"n\":1,\"who\":\"ada\"}\n\n" + "event: tick\nid: 2\ndata: {\"n\":2}\n\n"
+        + "retry: 5000\ndata: last\ndata: line\n\n"
+
+    @Test("An events stub sends each event after its delay on the server's clock, placeholders filled, then ends")
+    func eventsInProcess() async throws {
+        let clock = ManualClock()
+        let server = try await Self.configured(Self.ticks, clock: clock)
+        let response = await server.respond(to: MockRequest(.get, "/ticks?who=ada"))
+        #expect(response.headerFields[.contentType] == "text/event-stream" && response.headerFields[.cacheControl] == "no-cache")
+        let stream = try #require(response.stream)
+        let (chunks, continuation) = AsyncStream.makeStream(of: [UInt8].self)
+        let reader = Task {
+            try await stream.write(to: BodyWriter { continuation.yield($0) })
+            continuation.finish()
+        }
+        var iterator = chunks.makeAsyncIterator()
+        let first = String(decoding: await iterator.next() ?? [], as: UTF8.self)
+        #expect(first == "event: tick\nid: 1\ndata: {\"n\":1,\"who\":\"ada\"}\n\n")
+        #expect(await eventually { clock.sleeperCount == 1 })
+        clock.advance(by: .milliseconds(199))
+        #expect(clock.sleeperCount == 1)
+        clock.advance(by: .milliseconds(1))
+        #expect(String(decoding: await iterator.next() ?? [], as: UTF8.self) == "event: tick\nid: 2\ndata: {\"n\":2}\n\n")
+        #expect(await eventually { clock.sleeperCount == 1 })
+        clock.advance(by: .milliseconds(100))
+        #expect(String(decoding: await iterator.next() ?? [], as: UTF8.self) == "retry: 5000\ndata: last\ndata: line\n\n")
+        #expect(await iterator.next() == nil)
+        try await reader.value
+    }
+
+    @Test("Over loopback URLSession reads the event stream whole, sent chunked")
+    func eventsOverLoopback() async throws {
+        let server = try await Self.configured(Self.ticks)
+        try await server.whileServing { port in
+            let reply = try await LoopbackClient(port: port).send("GET", "/ticks?who=ada")
+            #expect(reply.status == 200 && reply.header("Content-Type") == "text/event-stream")
+            #expect(String(decoding: reply.body, as: UTF8.self) == Self.tickText)
+            let raw = try RawConnection(port: port)
+            await raw.send("GET /ticks?who=ada HTTP/1.1\r\nHost: x\r\n\r\n")
+            let text = await raw.read(until: "0\r\n\r\n")
+            #expect(text.contains("Transfer-Encoding: chunked") && text.hasSuffix("0\r\n\r\n"))
+        }
+    }
+
+    @Test("A repeating stream goes on until the server stops, which ends it with its last chunk")
+    func repeatingUntilStop() async throws {
+        let server = try await Self.configured(
+            #"[{"method": "GET", "path": "/beat", "repeat": true, "events": [{"data": "beat", "delay": 5}]}]"#)
+        let port = try await server.start(host: "127.0.0.1", port: 0)
+        let raw = try RawConnection(port: port)
+        await raw.send("GET /beat HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(await raw.read(until: "data: beat").contains("data: beat"))
+        let stop = Task {
+            try await Task.sleep(for: .milliseconds(100))
+            await server.stop()
+        }
+        let rest = await raw.readToEnd()
+        try await stop.value
+        let text = String(decoding: rest.bytes, as: UTF8.self)
+        #expect(text.components(separatedBy: "data: beat").count > 3, "it repeats")
+        #expect(rest.end == .closed && text.hasSuffix("0\r\n\r\n"))
+    }
+
+    @Test("Repeating events with no delay, and an empty list, are refused with the key")
+    func eventMistakes() async throws {
+        for (routes, message) in [
+            (
+                #"[{"method": "GET", "path": "/a", "repeat": true, "events": [{"data": 1}]}]"#,
+                "routes[0].events: a repeating event stream needs a delay"
+            ),
+            (#"[{"method": "GET", "path": "/a", "events": []}]"#, "routes[0].events: expected a non-empty array of events"),
+            (#"[{"method": "GET", "path": "/a", "events": [{"data": 1, "when": 3}]}]"#, "routes[0].events[0].when: unknown key"),
+            (#"[{"method": "GET", "path": "/a", "text": "x", "repeat": true}]"#, "routes[0].repeat: belongs to events"),
+        ] {
+            let error = await #expect(throws: ConfigurationError.self) { try await Self.configured(routes) }
+            #expect(error?.description.contains(message) == true, "\(error?.description ?? "accepted")")
+        }
+    }
+
+    @Test("A file stub streams from disk with its Content-Length, keeps the connection open, and HEAD gives the length")
+    func fileStub() async throws {
+        let directory = TemporaryFiles.directory("file")
+        let contents = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        try Data(contents).write(to: URL(fileURLWithPath: directory + "photo.jpg"))
+        let server = try await Self.configured(#"[{"method": "GET", "path": "/photo", "file": "photo.jpg"}]"#, in: directory)
+        try await server.whileServing { port in
+            let raw = try RawConnection(port: port)
+            // Two pipelined on one connection: the first body's length frames it, and the second follows.
+            await raw.send("GET /photo HTTP/1.1\r\nHost: x\r\n\r\nGET /photo HTTP/1.1\r\nHost: x\r\n\r\n")
+            let replies = await raw.readResponses(2)
+            #expect(replies.count == 2)
+            #expect(replies.first?.header("Content-Type") == "image/jpeg")
+            #expect(replies.map { $0.header("Content-Length") } == ["200000", "200000"])
+            #expect(replies.allSatisfy { $0.body == contents && $0.header("Transfer-Encoding") == nil })
+            let head = try RawConnection(port: port)
+            await head.send("HEAD /photo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            let headReply = await head.readToEnd()
+            let headText = String(decoding: headReply.bytes, as: UTF8.self)
+            #expect(headText.contains("Content-Length: 200000\r\n") && headText.hasSuffix("\r\n\r\n"))
+            // The file went away after loading: a 500 that says so, not a hang or a crash.
+            try FileManager.default.removeItem(atPath: directory + "photo.jpg")
+            let gone = try await LoopbackClient(port: port).send("GET", "/photo")
+            #expect(gone.status == 500 && gone.json?["detail"]?.stringValue?.contains("photo.jpg") == true)
+        }
+    }
+
+    /// The server's resident memory, from `/proc/self/statm`.
+    static func residentBytes() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let pages = text.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    #if os(Linux)
+    @Test("100 MB chunked from a writer and 100 MB from a file reach a client with the server's memory growing under 50 MB")
+    func hundredMegabytes() async {
+        // In a process of its own: other tests running in parallel would move this one's numbers.
+        let result = await #expect(processExitsWith: .success, observing: [\.standardOutputContent]) {
+            let chunk = [UInt8](repeating: 0x7A, count: 64 << 10)
+            let total = 100 << 20
+            let directory = TemporaryFiles.directory("big")
+            let file = directory + "big.bin"
+            FileManager.default.createFile(atPath: file, contents: nil)
+            let handle = FileHandle(forWritingAtPath: file)
+            try? handle?.truncate(atOffset: UInt64(total))  // sparse: the disk holds none of it
+            try? handle?.close()
+            let server = try await StreamingTests.configured(
+                #"[{"method": "GET", "path": "/file", "file": "big.bin"}]"#, in: directory)
+            try server.route(.get, "/chunked") { _ in
+                MockResponse(
+                    status: .ok,
+                    stream: StreamingBody { writer in
+                        for _ in 0..<(total / chunk.count) { try await writer.write(chunk) }
+                    })
+            }
+            let port = try await server.start(host: "127.0.0.1", port: 0)
+            let before = StreamingTests.residentBytes()
+            let peak = Mutex(before)
+            let sampler = Task {
+                while !Task.isCancelled {
+                    let now = StreamingTests.residentBytes()
+                    peak.withLock { $0 = max($0, now) }
+                    try? await Task.sleep(for: .milliseconds(5))
+                }
+            }
+            for path in ["/chunked", "/file"] {
+                let raw = try RawConnection(port: port)
+                await raw.send("GET \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                let received = await raw.readToEnd(keep: false)
+                // Head and framing on top of the body.
+                guard received.end == .closed, received.count > total, received.count < total + 2 << 20 else {
+                    print("\(path): \(received.count) bytes, \(received.end)")
+                    exit(1)
+                }
+            }
+            sampler.cancel()
+            await server.stop()
+            let growth = peak.withLock { $0 } - before
+            print("resident memory grew by \(growth >> 20) MB")
+            exit(growth < 50 << 20 ? 0 : 1)
+        }
+        let output = String(decoding: result?.standardOutputContent ?? [], as: UTF8.self)
+        #expect(output.contains("resident memory grew by"), "\(output)")
+        print(output)
+    }
+    #endif
+
+    @Test("A writer's body waits for a client that does not read: the producer is held back by the socket")
+    func backpressure() async throws {
+        let server = try await MockServer()
+        let produced = Counter()
+        let chunk = [UInt8](repeating: 0x61, count: 64 << 10)
+        try server.route(.get, "/endless") { _ in
+            MockResponse(
+                status: .ok,
+                stream: StreamingBody { writer in
+                    while true {
+                        try await writer.write(chunk)
+                        produced.add(chunk.count)
+                    }
+                })
+        }
+        try await server.whileServing { port in
+            let raw = try RawConnection(port: port)
+            await raw.send("GET /endless HTTP/1.1\r\nHost: x\r\n\r\n")
+            // The client reads nothing: the producer stops once the socket buffers are full. Without
+            // backpressure it would have produced hundreds of megabytes in this time.
+            #expect(await eventually { produced.value > 0 })
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(produced.value < 64 << 20, "\(produced.value) bytes produced for a client that read none")
+        }
+    }
+}
+
+/// Counts bytes from a producer.
+final class Counter: Sendable {
+    private let state = Mutex(0)
+    func add(_ count: Int) { state.withLock { $0 += count } }
+    var value: Int { state.withLock { $0 } }
+}
