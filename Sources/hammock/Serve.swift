@@ -45,7 +45,7 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help:
-            "The seed of the file's generated records, of stubs answering at random and of latencies: the same seed repeats a run (default: a random one, printed)."
+            "The seed of the file's generated records, of stubs answering at random, of latencies and of faults: the same seed repeats a run (default: a random one, printed)."
     )
     var seed: UInt64?
 
@@ -73,7 +73,7 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "A failure to inject, after the file's faults; repeatable: 'GET /people/:id 503 20%', '* delay=300', '/search delay=50..400', 'POST /orders 503 retry-after=2' (docs/server.md).",
+            "A failure to inject, after the file's faults; repeatable: 'GET /people/:id 503 20%', 'POST /orders 503 retry-after=2', '* delay=300', '/search delay=50..400', 'GET /photos/* bandwidth=3g', 'POST /orders drop 10%', '* reset' (kinds: drop, empty, reset, timeout, truncate, malformed; docs/server.md).",
             valueName: "fault"))
     var fault: [String] = []
 

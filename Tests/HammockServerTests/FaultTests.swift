@@ -156,6 +156,17 @@ struct FaultTests {
         let bad = await server.send(.put, "/__hammock/faults", json: [["route": "*", "status": 503, "rate": 2]])
         #expect(bad.0.status == .badRequest)
         #expect(bad.1?["detail"]?.stringValue == "[0].rate: the rate 2.0 is not between 0 and 1")
+        // Connection and bandwidth faults travel the same way; a preset comes back by its name.
+        let kinds: JSON = [
+            ["route": "GET /people/:id", "kind": "reset", "rate": 0.5], ["route": "*", "bandwidth": "3g"],
+            ["route": "/files/**", "bandwidth": 1200],
+        ]
+        #expect(await server.send(.put, "/__hammock/faults", json: kinds).1 == kinds)
+        #expect(
+            server.faultsInForce.map(\.description) == [
+                "GET /people/:id reset 50%", "* bandwidth=3g", "/files/** bandwidth=1200",
+            ])
+        #expect(await server.respond(to: MockRequest(.get, "/people/1")).delivery != .normal)
         #expect(await server.send(.delete, "/__hammock/faults").1 == [])
         try await server.reset()
         #expect(server.faultsInForce == configuration.faults)
