@@ -78,7 +78,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             context.fireUserInboundEventTriggered(event)
             return
         }
-        perform(state.quiesce(now: .now()), context: context)
+        perform(state.quiesce(now: .now(), isWritable: context.channel.isWritable), context: context)
     }
 
     // MARK: Input
@@ -219,7 +219,9 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             context.close(mode: .output, promise: nil)
             if resumeReading { context.read() }
         case .stream(let keepAlive):
-            startStreaming(response, version: work.version, keepAlive: keepAlive, context: context)
+            var isHead = false
+            if case .request(let request, _, _) = work { isHead = request.method == .head }
+            startStreaming(response, version: work.version, keepAlive: keepAlive, isHead: isHead, context: context)
         case .hold:
             break  // a timeout fault: the client waits until it gives up or the server stops
         case .abort(let fault):
@@ -255,9 +257,12 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     /// throttled or cut), each chunk once the one before has reached the socket; then tells the state
     /// machine, which keeps the connection open or closes it. Meanwhile the state machine is streaming:
     /// no timeout, pipelined requests wait.
-    func startStreaming(_ response: MockResponse, version: HTTPVersion, keepAlive: Bool, context: ChannelHandlerContext) {
+    func startStreaming(
+        _ response: MockResponse, version: HTTPVersion, keepAlive: Bool, isHead: Bool, context: ChannelHandlerContext
+    ) {
         let transmission = server.transmission(of: response)
-        let hasBody = MockResponse.allowsBody(response.status)
+        // A HEAD answer keeps the Content-Length the engine gave it, and sends no body.
+        let hasBody = MockResponse.allowsBody(response.status) && !isHead
         let length = hasBody ? transmission.length : nil
         // HTTP/1.0 has no chunked encoding: a body of unknown length ends where the connection does.
         let chunked = hasBody && length == nil && version != .http1_0

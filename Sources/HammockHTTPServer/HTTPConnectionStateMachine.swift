@@ -277,6 +277,14 @@ struct HTTPConnectionStateMachine {
 
     /// The channel's writability changed (SwiftNIO's water marks on unwritten bytes).
     mutating func writabilityChanged(now: NIODeadline, isWritable: Bool) -> Next {
+        // A body that the client stops reading stalls like an unread answer: closed at the idle timeout.
+        if case .streaming = output, activity.phase != .lingering {
+            if isWritable, activity.phase == .stalled {
+                activity.enter(.responding, at: now)
+            } else if !isWritable, activity.phase != .stalled {
+                activity.enter(.stalled, at: now)
+            }
+        }
         guard isWritable else { return .none }
         if case .stalled = output {
             output = .ready
@@ -286,13 +294,17 @@ struct HTTPConnectionStateMachine {
     }
 
     /// The server is stopping: finish what was received in full, the last answer closing the connection;
-    /// a request still arriving is dropped.
-    mutating func quiesce(now: NIODeadline) -> Next {
+    /// a request still arriving is dropped. A body being streamed ends now, at once if its client has
+    /// stopped reading (the stop would otherwise wait for a client that may never read again).
+    mutating func quiesce(now: NIODeadline, isWritable: Bool = true) -> Next {
         isQuiescing = true
         if case .receiving = input { activity.enter(.responding, at: now) }
         endInput()
         switch output {
         case .holding:
+            output = .finished
+            return .close
+        case .streaming where !isWritable:
             output = .finished
             return .close
         case .streaming:

@@ -355,6 +355,26 @@ struct HTTPConnectionStateMachineTests {
         #expect(isClose(machine.bodyEnded(complete: true, now: start, isWritable: true)))
     }
 
+    @Test("A client that stops reading a streamed body is closed at the idle timeout; a stop closes it at once")
+    func unreadStream() {
+        var machine = machine()
+        _ = receive("/big", into: &machine)
+        #expect(machine.answered(streamed(length: nil), now: start) == .stream(keepAlive: true))
+        _ = machine.writabilityChanged(now: start, isWritable: false)
+        #expect(isNone(machine.timerFired(now: start + .seconds(59), limits: limits, isWritable: false)))
+        #expect(isClose(machine.timerFired(now: start + .seconds(60), limits: limits, isWritable: false)))
+
+        var reading = self.machine()
+        _ = receive("/big", into: &reading)
+        _ = reading.answered(streamed(length: nil), now: start)
+        _ = reading.writabilityChanged(now: start, isWritable: false)
+        // It reads again: the clock of the stall stops.
+        _ = reading.writabilityChanged(now: start + .seconds(30), isWritable: true)
+        #expect(isNone(reading.timerFired(now: start + .seconds(90), limits: limits, isWritable: true)))
+        _ = reading.writabilityChanged(now: start + .seconds(90), isWritable: false)
+        #expect(isClose(reading.quiesce(now: start + .seconds(91), isWritable: false)))
+    }
+
     @Test("A timeout fault holds the connection: no timer closes it, what arrives is ignored, and the stop closes it")
     func hold() {
         var machine = machine()
