@@ -74,6 +74,10 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     func handlerRemoved(context: ChannelHandlerContext) { cancelTimer() }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, event == .inputClosed {
+            perform(state.inputClosed(now: .now()), context: context)
+            return
+        }
         guard event is ChannelShouldQuiesceEvent else {
             context.fireUserInboundEventTriggered(event)
             return

@@ -100,8 +100,10 @@ struct HTTPConnectionStateMachine {
     private(set) var input = Input.waiting
     private(set) var output = Output.ready
     private var queue = CircularBuffer<Work>(initialCapacity: 2)
-    /// The server is stopping: close once the answers owed are written.
-    private var isQuiescing = false
+    /// Close once the answers owed are written: the server is stopping, or the client closed its side.
+    private var closesWhenDone = false
+    /// The client closed its side of the connection (a half-close): nothing more arrives.
+    private var isInputClosed = false
     /// A `read()` was held back: requests wait in the socket, not in memory.
     private var isReadWithheld = false
     /// Pipelined requests answered one after another without the loop going back to its sockets.
@@ -215,7 +217,7 @@ struct HTTPConnectionStateMachine {
                 break
             }
             // While stopping, the last answer owed is the one that closes.
-            let isLast = isQuiescing && queue.isEmpty
+            let isLast = closesWhenDone && queue.isEmpty
             var keepsOpen = keepAlive && !isLast && response.headerFields[.connection] != "close"
             if response.needsTransmission {
                 // A body of unknown length over HTTP/1.0 ends where the connection does; a cut one too.
@@ -234,6 +236,8 @@ struct HTTPConnectionStateMachine {
             return .closeAfterFlush
         case .failure:
             output = .finished
+            // Lingering waits for the client to close; one that already has needs no wait.
+            if isInputClosed { return .closeAfterFlush }
             activity.enter(.lingering, at: now)
             defer { isReadWithheld = false }
             return .linger(resumeReading: isReadWithheld)
@@ -244,7 +248,7 @@ struct HTTPConnectionStateMachine {
     /// step, so it closes). The next request follows on a connection kept open.
     mutating func bodyEnded(complete: Bool, now: NIODeadline, isWritable: Bool) -> Next {
         guard case .streaming(let keepAlive) = output else { return .none }
-        guard complete, keepAlive, !(isQuiescing && queue.isEmpty) else {
+        guard complete, keepAlive, !(closesWhenDone && queue.isEmpty) else {
             output = .finished
             endInput()
             return .close
@@ -297,7 +301,7 @@ struct HTTPConnectionStateMachine {
     /// a request still arriving is dropped. A body being streamed ends now, at once if its client has
     /// stopped reading (the stop would otherwise wait for a client that may never read again).
     mutating func quiesce(now: NIODeadline, isWritable: Bool = true) -> Next {
-        isQuiescing = true
+        closesWhenDone = true
         if case .receiving = input { activity.enter(.responding, at: now) }
         endInput()
         switch output {
@@ -313,6 +317,33 @@ struct HTTPConnectionStateMachine {
         default:
             break
         }
+        guard case .ready = output, queue.isEmpty else { return .none }
+        output = .finished
+        return .close
+    }
+
+    /// The client closed its side (a half-close, as `shutdown(SHUT_WR)` does, or a close): what it sent
+    /// in full is answered, then the connection closes; a request cut by the close is dropped. While
+    /// lingering after an error, this is the close the linger waits for. A client that closes while a
+    /// body streams or a timeout fault holds its request is taken for gone (an event stream's reader
+    /// that leaves never half-closes first): the connection closes at once.
+    mutating func inputClosed(now: NIODeadline) -> Next {
+        isInputClosed = true
+        switch output {
+        case .streaming, .holding:
+            output = .finished
+            endInput()
+            return .close
+        default:
+            break
+        }
+        if activity.phase == .lingering {
+            output = .finished
+            return .close
+        }
+        closesWhenDone = true
+        if case .receiving = input { activity.enter(.responding, at: now) }
+        endInput()
         guard case .ready = output, queue.isEmpty else { return .none }
         output = .finished
         return .close
@@ -382,7 +413,7 @@ struct HTTPConnectionStateMachine {
         }
         guard let work = queue.popFirst() else {
             output = .ready
-            if isQuiescing {
+            if closesWhenDone {
                 output = .finished
                 return .close
             }

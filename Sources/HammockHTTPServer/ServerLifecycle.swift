@@ -57,6 +57,8 @@ actor ServerLifecycle: MockServerListener {
             }
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 16)
+            // A client that closes its side after the request (shutdown(SHUT_WR)) still gets the answer.
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try Self.configure(channel.pipeline.syncOperations, server: server, limits: limits)

@@ -25,6 +25,25 @@ struct ConnectionFramingTests {
 
     static let next = "GET /people/1 HTTP/1.1\r\nHost: x\r\n\r\n"
 
+    @Test("A client that closes its side after its requests (a half-close) gets every answer, then the close")
+    func halfClose() async throws {
+        try await withServer { _, port in
+            let connection = try RawConnection(port: port)
+            await connection.send(Self.next + Self.next + "GET /peo")
+            connection.shutdownOutput()
+            let outcome = await connection.readToEnd()
+            let text = String(decoding: outcome.bytes, as: UTF8.self)
+            #expect(text.components(separatedBy: "HTTP/1.1 200 OK").count == 3, "\(text)")
+            #expect(outcome.end == .closed)
+            // A request cut by the close gets nothing, and an error after it no linger.
+            let cut = try RawConnection(port: port)
+            await cut.send("POST /people HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{")
+            cut.shutdownOutput()
+            let ended = await cut.readToEnd(timeout: .seconds(5))
+            #expect(ended.end == .closed)
+        }
+    }
+
     @Test(
         "An upgrade the server does not speak is ignored: the request is answered and the connection goes on",
         arguments: [

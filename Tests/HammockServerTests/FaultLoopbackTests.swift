@@ -93,6 +93,8 @@ struct FaultLoopbackTests {
             request.timeoutInterval = 1
             let error = await #expect(throws: URLError.self) { try await URLSession.shared.data(for: request) }
             #expect(error?.code == .timedOut)
+            // The client gave up and closed: the server closes its side too, nothing is left held.
+            #expect(await eventually { openServerSockets(port: port) == 0 })
             let connection = try RawConnection(port: port)
             await connection.send("GET /people/1 HTTP/1.1\r\nHost: x\r\n\r\n")
             // Nothing at all arrives, and the connection stays open.

@@ -375,6 +375,55 @@ struct HTTPConnectionStateMachineTests {
         #expect(isClose(reading.quiesce(now: start + .seconds(91), isWritable: false)))
     }
 
+    @Test("A client that closes its side after pipelined requests gets every answer, then the close")
+    func halfCloseAnswersWhatArrived() {
+        var machine = machine()
+        #expect(target(of: receive("/a", into: &machine)) == "/a")
+        _ = receive("/b", into: &machine)
+        // Half a request, then the client's side closes: the cut request is dropped.
+        _ = machine.receivedHead(receiving("/cut"), declaredLength: 10, now: start, isWritable: true)
+        #expect(isNone(machine.inputClosed(now: start)))
+        #expect(!machine.isTakingRequests)
+        #expect(machine.answered(ok, now: start) == .keepOpen)
+        #expect(target(of: machine.continueAfterAnswer(now: start, isWritable: true)) == "/b")
+        // The last answer owed closes the connection.
+        #expect(machine.answered(ok, now: start) == .closeAfterFlush)
+    }
+
+    @Test("A half-close on an idle connection closes it; during a linger it ends the wait")
+    func halfCloseIdleAndLingering() {
+        var idle = machine()
+        _ = receive("/a", into: &idle)
+        _ = idle.answered(ok, now: start)
+        _ = idle.continueAfterAnswer(now: start, isWritable: true)
+        #expect(isClose(idle.inputClosed(now: start)))
+
+        var lingering = machine()
+        _ = lingering.refuse(.badRequest("bad"), request: nil, now: start, isWritable: true)
+        #expect(lingering.answered(ok, now: start) == .linger(resumeReading: false))
+        #expect(isClose(lingering.inputClosed(now: start)))
+
+        // A refusal whose client has already closed its side needs no linger.
+        var closedFirst = machine()
+        #expect(problemStatus(of: closedFirst.refuse(.badRequest("bad"), request: nil, now: start, isWritable: true)) == 400)
+        #expect(isNone(closedFirst.inputClosed(now: start)))
+        #expect(closedFirst.answered(ok, now: start) == .closeAfterFlush)
+    }
+
+    @Test("A client that closes while a body streams or a timeout holds is gone: the connection closes at once")
+    func closeDuringStreamOrHold() {
+        var machine = machine()
+        _ = receive("/events", into: &machine)
+        #expect(machine.answered(streamed(length: nil), now: start) == .stream(keepAlive: true))
+        #expect(isClose(machine.inputClosed(now: start)))
+        #expect(isNone(machine.bodyEnded(complete: true, now: start, isWritable: true)))
+
+        var held = self.machine()
+        _ = receive("/a", into: &held)
+        #expect(held.answered(faulted(.timeout), now: start) == .hold)
+        #expect(isClose(held.inputClosed(now: start)))
+    }
+
     @Test("A timeout fault holds the connection: no timer closes it, what arrives is ignored, and the stop closes it")
     func hold() {
         var machine = machine()
