@@ -127,6 +127,10 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         guard state.isTakingRequests else { return }  // a decoder in its error state repeats itself
         let problem: HTTPProblem
         switch error {
+        case HTTPParserError.invalidEOFState:
+            // The client closed its side in the middle of a request: nothing to answer (the close follows).
+            perform(state.inputClosed(now: .now()), context: context)
+            return
         case let parserError as HTTPParserError:
             problem = Self.problem(for: parserError)
         case is ByteToMessageDecoderError.PayloadTooLargeError:

@@ -328,6 +328,8 @@ struct HTTPConnectionStateMachine {
     /// body streams or a timeout fault holds its request is taken for gone (an event stream's reader
     /// that leaves never half-closes first): the connection closes at once.
     mutating func inputClosed(now: NIODeadline) -> Next {
+        // The decoder reports a request cut by the close before the close itself: the second is no news.
+        guard !isInputClosed else { return .none }
         isInputClosed = true
         switch output {
         case .streaming, .holding:

@@ -40,7 +40,7 @@ struct ConnectionFramingTests {
             await cut.send("POST /people HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{")
             cut.shutdownOutput()
             let ended = await cut.readToEnd(timeout: .seconds(5))
-            #expect(ended.end == .closed)
+            #expect(ended.end == .closed && ended.bytes.isEmpty, "\(String(decoding: ended.bytes, as: UTF8.self))")
         }
     }
 
