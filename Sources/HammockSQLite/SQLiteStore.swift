@@ -84,6 +84,9 @@ public final class SQLiteStore: MockStore {
     public func dropResource(_ schema: ResourceSchema) async throws {
         try await write { db in
             try db.execute(sql: "DROP TABLE IF EXISTS \(Self.quote(schema.name))")
+            if try db.tableExists(Self.fieldsTable) {
+                try db.execute(sql: "DELETE FROM \(Self.quote(Self.fieldsTable)) WHERE resource = ?", arguments: [schema.name])
+            }
             self.mirror.withLock { $0.drop(schema) }
         }
     }
@@ -162,13 +165,29 @@ public final class SQLiteStore: MockStore {
     ) async throws
         -> JSONObject?
     {
+        guard case .written(let record) = try await update(schema, key: key, values: values, expected: nil) else { return nil }
+        return record
+    }
+
+    public func updateRecord(
+        of schema: ResourceSchema, withKey key: JSON, with values: JSONObject, ifCurrent expected: JSONObject
+    ) async throws -> ConditionalWrite<JSONObject> {
+        try await update(schema, key: key, values: values, expected: expected)
+    }
+
+    /// An update, conditional on the record's fields when `expected` is given: checked in the mirror on
+    /// the writer, where no other write can land between the check and the UPDATE.
+    private func update(
+        _ schema: ResourceSchema, key: JSON, values: JSONObject, expected: JSONObject?
+    ) async throws -> ConditionalWrite<JSONObject> {
         try await write { db in
-            let exists = try self.mirror.withLock { tables throws(StoreError) -> Bool in
-                guard try tables.table(schema).record(withKey: key) != nil else { return false }
+            let state = try self.mirror.withLock { tables throws(StoreError) -> ConditionalWrite<Void> in
+                guard let current = try tables.table(schema).record(withKey: key) else { return .missing }
+                if let expected, current != expected { return .changed }
                 try tables.checkParents(of: values, for: schema)
-                return true
+                return .written(())
             }
-            guard exists else { return nil }
+            guard case .written = state else { return state.map { _ in [:] } }
             let keyValue = try Self.databaseValue(key, as: schema.key.type)
             let columns = schema.columns.dropFirst().filter { values[$0.name] != nil }
             if !columns.isEmpty {
@@ -179,18 +198,37 @@ public final class SQLiteStore: MockStore {
                 arguments.append(keyValue)
                 try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
             }
-            return try self.mirror.withLock { tables throws(StoreError) in
+            let record = try self.mirror.withLock { tables throws(StoreError) in
                 try tables.mutate(schema) { $0.merge(values, intoKey: key) }
             }
+            return record.map { .written($0) } ?? .missing
         }
     }
 
     public func deleteRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> Bool {
+        if case .written = try await delete(schema, key: key, expected: nil) { return true }
+        return false
+    }
+
+    public func deleteRecord(
+        of schema: ResourceSchema, withKey key: JSON, ifCurrent expected: JSONObject
+    ) async throws -> ConditionalWrite<Void> {
+        try await delete(schema, key: key, expected: expected)
+    }
+
+    private func delete(_ schema: ResourceSchema, key: JSON, expected: JSONObject?) async throws -> ConditionalWrite<Void> {
         try await write { db in
+            if let expected {
+                let current = try self.mirror.withLock { tables throws(StoreError) in
+                    try tables.table(schema).record(withKey: key)
+                }
+                guard let current else { return .missing }
+                guard current == expected else { return .changed }
+            }
             let keyValue = try Self.databaseValue(key, as: schema.key.type)
             let sql = "DELETE FROM \(Self.quote(schema.name)) WHERE \(Self.quote(schema.key.name)) = ?"
             try db.cachedStatement(sql: sql).execute(arguments: [keyValue])
-            guard db.changesCount > 0 else { return false }
+            guard db.changesCount > 0 else { return .missing }
             let children = self.mirror.withLock { $0.children(of: schema) }
             for (child, foreignKey) in children {
                 let column = Self.quote(foreignKey.name)
@@ -201,7 +239,7 @@ public final class SQLiteStore: MockStore {
                 _ = try tables.mutate(schema) { $0.remove(key: key) }
                 tables.orphanChildren(of: schema, key: key)
             }
-            return true
+            return .written(())
         }
     }
 }
@@ -262,8 +300,22 @@ extension SQLiteStore {
             return try await writes.write(body)
         } catch let error as StoreError {
             throw error
+        } catch let error as DatabaseError {
+            throw Self.classify(error)
         } catch {
             throw StoreError.storageFailure(String(describing: error))
+        }
+    }
+
+    /// SQLite's result codes as the store's classes: busy or locked (another process holds the file's
+    /// write lock past the busy timeout) is worth retrying; a constraint Hammock did not check is the
+    /// store's own rule; the rest (disk full, I/O, corruption) is a failure.
+    static func classify(_ error: DatabaseError) -> StoreError {
+        let text = String(describing: error)
+        switch error.resultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED: return .unavailable(text)
+        case .SQLITE_CONSTRAINT: return .constraint(text)
+        default: return .storageFailure(text)
         }
     }
 
@@ -275,8 +327,16 @@ extension SQLiteStore {
         mirror.withLock { mirror in for table in tables { mirror.replace(table) } }
     }
 
+    /// The field types each table was written with: a changed type is refused, not read wrongly.
+    static let fieldsTable = "hammock_fields"
+
     static func createOrMigrateTable(_ schema: ResourceSchema, in db: Database) throws {
         let table = quote(schema.name)
+        try db.execute(
+            sql: "CREATE TABLE IF NOT EXISTS \(quote(fieldsTable)) (resource TEXT NOT NULL, field TEXT NOT NULL, "
+                + "type TEXT NOT NULL, PRIMARY KEY (resource, field))")
+        // A table made again for new types keeps its key counter: generated keys are never reused.
+        let keptSequence = try db.tableExists(schema.name) ? try checkFieldTypes(schema, in: db) : nil
         if try db.tableExists(schema.name) {
             let existing = Set(try db.columns(in: schema.name).map(\.name))
             for column in schema.columns where !existing.contains(column.name) {
@@ -294,11 +354,59 @@ extension SQLiteStore {
                 definitions.append("\(quote(column.name)) \(sqlType(column.type))")
             }
             try db.execute(sql: "CREATE TABLE \(table) (\(definitions.joined(separator: ", ")))")
+            if let keptSequence, schema.isKeyGenerated {
+                try db.execute(
+                    sql: "INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", arguments: [schema.name, keptSequence])
+            }
+        }
+        for column in schema.columns {
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO \(quote(fieldsTable)) (resource, field, type) VALUES (?, ?, ?)",
+                arguments: [schema.name, column.name, column.type.rawValue])
         }
         for foreignKey in schema.foreignKeys {
             let index = quote("\(schema.name)_\(foreignKey.name)_index")
             try db.execute(sql: "CREATE INDEX IF NOT EXISTS \(index) ON \(table) (\(quote(foreignKey.name)))")
         }
+    }
+
+    /// Compares the types the table was written with (the fields table; for a file from before it, the
+    /// columns' declared SQL types) with the schema's. A change on a table with records is refused with
+    /// ``StoreError/schemaChanged(resource:field:stored:declared:)``; an empty table is made again with
+    /// the new types, since nothing can be misread; then its last generated key is returned.
+    static func checkFieldTypes(_ schema: ResourceSchema, in db: Database) throws -> Int? {
+        var recorded: [String: String] = [:]
+        for row in try Row.fetchAll(
+            db, sql: "SELECT field, type FROM \(quote(fieldsTable)) WHERE resource = ?", arguments: [schema.name])
+        {
+            recorded[row["field"]] = row["type"]
+        }
+        var declared: [String: String] = [:]
+        for column in try db.columns(in: schema.name) { declared[column.name] = column.type.uppercased() }
+        for column in schema.columns {
+            let stored: String
+            if let type = recorded[column.name] {
+                guard type != column.type.rawValue else { continue }
+                stored = type
+            } else if let sql = declared[column.name] {
+                // No record of the type: the declared SQL type tells string, date and json apart from the rest.
+                guard sql != sqlType(column.type) else { continue }
+                stored = FieldType.allCases.filter { sqlType($0) == sql }.map(\.rawValue).joined(separator: " or ")
+            } else {
+                continue  // a new column: added empty
+            }
+            let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(quote(schema.name))") ?? 0
+            guard count == 0 else {
+                throw StoreError.schemaChanged(
+                    resource: schema.name, field: column.name, stored: stored.isEmpty ? "another type" : stored,
+                    declared: column.type.rawValue)
+            }
+            let sequence = try Int.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = ?", arguments: [schema.name])
+            try db.execute(sql: "DROP TABLE \(quote(schema.name))")
+            try db.execute(sql: "DELETE FROM \(quote(fieldsTable)) WHERE resource = ?", arguments: [schema.name])
+            return sequence
+        }
+        return nil
     }
 
     static func loadTable(_ schema: ResourceSchema, from db: Database) throws -> RecordTable {

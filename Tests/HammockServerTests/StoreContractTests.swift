@@ -225,6 +225,47 @@ struct StoreContractTests {
         #expect(try await store.updateRecord(of: subject.people, withKey: 2, with: ["name": "x"]) == nil)
     }
 
+    @Test("A conditional update or delete writes only while the record is the one expected", arguments: StoreKind.allCases)
+    func conditionalWrites(kind: StoreKind) async throws {
+        let subject = try await Subject(kind)
+        let store = subject.store
+        let original = try await store.createRecord(of: subject.people, with: ["name": "john", "numberOfKids": 1])
+        _ = try await store.createRecord(of: subject.cars, with: ["name": "mini", "person_id": 1])
+        guard
+            case .written(let updated) = try await store.updateRecord(
+                of: subject.people, withKey: 1, with: ["name": "jeff"], ifCurrent: original)
+        else {
+            Issue.record("the expected record was not written")
+            return
+        }
+        #expect(updated["name"] == "jeff")
+        // The original is stale now: nothing is written, by update or delete.
+        guard
+            case .changed = try await store.updateRecord(of: subject.people, withKey: 1, with: ["name": "x"], ifCurrent: original),
+            case .changed = try await store.deleteRecord(of: subject.people, withKey: 1, ifCurrent: original)
+        else {
+            Issue.record("a stale expectation wrote")
+            return
+        }
+        #expect(try await store.record(of: subject.people, withKey: 1)?["name"] == "jeff")
+        guard
+            case .missing = try await store.updateRecord(of: subject.people, withKey: 9, with: ["name": "x"], ifCurrent: original)
+        else {
+            Issue.record("a missing record was not reported")
+            return
+        }
+        guard case .written = try await store.deleteRecord(of: subject.people, withKey: 1, ifCurrent: updated) else {
+            Issue.record("the current record was not deleted")
+            return
+        }
+        // As an unconditional delete does, it orphans the children.
+        #expect(try await store.record(of: subject.cars, withKey: 1)?["person_id"] == .null)
+        guard case .missing = try await store.deleteRecord(of: subject.people, withKey: 1, ifCurrent: updated) else {
+            Issue.record("a deleted record was deleted again")
+            return
+        }
+    }
+
     @Test("Lists are ordered by key, integers numerically and strings by bytes", arguments: StoreKind.allCases)
     func ordering(kind: StoreKind) async throws {
         let subject = try await Subject(kind)

@@ -92,3 +92,12 @@ extension HTTPProblem {
             extensions: ["allowed": .array(allowed.map { .string($0.rawValue) })])
     }
 }
+
+extension HTTPProblem {
+    /// 412: a conditional write found the record changed (or gone) after its conditions were checked.
+    public static func preconditionFailed(_ schema: ResourceSchema, key: JSON) -> HTTPProblem {
+        HTTPProblem(
+            .preconditionFailed,
+            detail: "\(schema.name) \(key) changed while the request's conditions were checked; read it again")
+    }
+}

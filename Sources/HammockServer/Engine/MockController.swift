@@ -69,6 +69,11 @@ public struct ActionRequest: Sendable {
     public var serializer: any MockSerializer
     /// Every resource the server knows, by name, as the request found them.
     public var schemas: [String: ResourceSchema]
+    /// For a `PUT`, `PATCH` or `DELETE` that carried `If-Match` or `If-Unmodified-Since` and passed: the
+    /// record as the check found it. Write only if the record is still this one
+    /// (``MockStore/updateRecord(of:withKey:with:ifCurrent:)``), or a write landing since the check is
+    /// lost; answer 412 when it is not (``HTTPProblem/preconditionFailed(_:key:)``).
+    public var expectedRecord: JSONObject?
 
     /// The key of `/people/:id` routes.
     public var key: JSON? {
@@ -228,7 +233,14 @@ public struct CRUDController: MockController {
         try await Self.checkParents(of: values, in: request)
         let updated: JSONObject?
         do {
-            updated = try await request.store.updateRecord(of: schema, withKey: key, with: values)
+            if let expected = request.expectedRecord {
+                switch try await request.store.updateRecord(of: schema, withKey: key, with: values, ifCurrent: expected) {
+                case .written(let record): updated = record
+                case .missing, .changed: throw HTTPProblem.preconditionFailed(schema, key: key)
+                }
+            } else {
+                updated = try await request.store.updateRecord(of: schema, withKey: key, with: values)
+            }
         } catch StoreError.missingParent(let field, let parent, let parentKey) {
             throw Self.parentProblem(field: field, parent: parent, key: parentKey, in: request)
         }
@@ -256,6 +268,11 @@ public struct CRUDController: MockController {
                     }
                 }
             }
+        }
+        if let expected = request.expectedRecord {
+            guard case .written = try await request.store.deleteRecord(of: request.schema, withKey: key, ifCurrent: expected)
+            else { throw HTTPProblem.preconditionFailed(request.schema, key: key) }
+            return MockResponse(status: .noContent)
         }
         guard try await request.store.deleteRecord(of: request.schema, withKey: key) else {
             throw HTTPProblem.notFound(Self.missing(request.schema, key))

@@ -37,13 +37,15 @@ final class ModificationLog: Sendable {
     /// When the data behind `route` last changed (the parent's too, for nested lists), and notes that an
     /// answer carries it; `nil` while that time is still ahead of the clock. Read it before the data, so
     /// that a change landing in between makes the date newer than the copy, never older.
-    func lastModified(of route: Route) -> Date? {
+    /// With `marking: false` (a precondition's check, which no client sees) nothing is noted.
+    func lastModified(of route: Route, marking: Bool = true) -> Date? {
         let current = Self.second(of: now())
         return changes.withLock { changes in
             var names = [route.schema.name]
             if case .children(_, let parent, _, _) = route { names.append(parent.name) }
             let latest = names.map { changes[$0]?.second ?? createdAt }.max() ?? createdAt
             guard latest <= current else { return nil }
+            guard marking else { return Date(timeIntervalSince1970: Double(latest)) }
             for name in names { changes[name, default: Entry(second: createdAt, isServed: false)].isServed = true }
             return Date(timeIntervalSince1970: Double(latest))
         }

@@ -99,9 +99,14 @@ final class ResourceRoutes: MockRoutes {
             parameters = try serializer.parameters(fromBody: body, for: route.schema.resource)
             encoding = bodyEncoding
         }
-        let actionRequest = ActionRequest(
+        var actionRequest = ActionRequest(
             schema: route.schema, route: route, request: request, parameters: parameters, bodyEncoding: encoding,
             store: store, serializer: serializer, schemas: schemas)
+        if action == .update || action == .destroy, let conditions = WritePreconditions(request), let key = actionRequest.key {
+            actionRequest.expectedRecord = try await conditions.check(
+                actionRequest, key: key, controller: controller,
+                lastModified: modifications.lastModified(of: route, marking: false), now: modifications.now())
+        }
         // Read before the data: a change landing in between leaves the copy newer than its date.
         let modified = action == .index || action == .show ? modifications.lastModified(of: route) : nil
         var response: MockResponse

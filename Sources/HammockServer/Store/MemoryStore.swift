@@ -97,6 +97,30 @@ public final class MemoryStore: MockStore {
         }
     }
 
+    public func updateRecord(
+        of schema: ResourceSchema, withKey key: JSON, with values: JSONObject, ifCurrent expected: JSONObject
+    ) async throws -> ConditionalWrite<JSONObject> {
+        try tables.withLock { tables throws(StoreError) in
+            guard let current = try tables.table(schema).record(withKey: key) else { return .missing }
+            guard current == expected else { return .changed }
+            try tables.checkParents(of: values, for: schema)
+            guard let record = try tables.mutate(schema, { table in table.merge(values, intoKey: key) }) else { return .missing }
+            return .written(record)
+        }
+    }
+
+    public func deleteRecord(
+        of schema: ResourceSchema, withKey key: JSON, ifCurrent expected: JSONObject
+    ) async throws -> ConditionalWrite<Void> {
+        try tables.withLock { tables throws(StoreError) in
+            guard let current = try tables.table(schema).record(withKey: key) else { return .missing }
+            guard current == expected else { return .changed }
+            guard try tables.mutate(schema, { table in table.remove(key: key) }) else { return .missing }
+            tables.orphanChildren(of: schema, key: key)
+            return .written(())
+        }
+    }
+
     public func deleteRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> Bool {
         try tables.withLock { tables throws(StoreError) in
             guard try tables.mutate(schema, { table in table.remove(key: key) }) else { return false }

@@ -57,6 +57,19 @@ public protocol MockStore: Sendable {
     func updateRecord(of schema: ResourceSchema, withKey key: JSON, with values: JSONObject) async throws -> JSONObject?
     /// Deletes the record with `key`, nulling its children's foreign keys; `false` if there was none.
     func deleteRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> Bool
+    /// Merges values into the record with `key` only if its fields are still `expected` (as
+    /// ``record(of:withKey:)`` gave them), checked and written in one step: a conditional request
+    /// (`If-Match`) never overwrites a write that landed after its check.
+    /// - Throws: as ``updateRecord(of:withKey:with:)``.
+    func updateRecord(
+        of schema: ResourceSchema, withKey key: JSON, with values: JSONObject, ifCurrent expected: JSONObject
+    ) async throws -> ConditionalWrite<JSONObject>
+    /// Deletes the record with `key` as ``deleteRecord(of:withKey:)`` does, only if its fields are still
+    /// `expected`, checked and deleted in one step.
+    func deleteRecord(
+        of schema: ResourceSchema, withKey key: JSON, ifCurrent expected: JSONObject
+    ) async throws
+        -> ConditionalWrite<Void>
     /// Every record of `schemas` and each one's last generated key, read in one consistent step.
     func snapshot(of schemas: [ResourceSchema]) async throws -> StoreSnapshot
     /// Replaces every record of `schemas` with the snapshot's, keys and key counters included, in one
@@ -105,10 +118,23 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case missingParent(field: String, parent: String, key: JSON)
     /// A resource the store was never given.
     case unknownResource(String)
-    /// The storage itself failed (disk, corruption, SQL error).
+    /// The storage itself failed (disk, corruption, SQL error). Answered 500; the text goes to the log,
+    /// never into the response.
     case storageFailure(String)
+    /// The store cannot be reached now (a database down, restarting, or out of connections): answered
+    /// 503 with `Retry-After`, as a client should try again.
+    case unavailable(String)
+    /// The store did not answer in time: answered 503 with `Retry-After`.
+    case timedOut(String)
+    /// A write broke a rule of the store's own (a constraint Hammock does not know): answered 409.
+    case constraint(String)
+    /// A write collided with a concurrent one (a serialization failure): answered 409; retrying may succeed.
+    case conflict(String)
     /// Another store, in this process or another, holds the database file.
     case fileInUse(path: String)
+    /// The store holds records of `resource` written when `field` had another type: serving them under
+    /// the new one would answer `"name": "Amy"` for an integer. Refused at start.
+    case schemaChanged(resource: String, field: String, stored: String, declared: String)
 
     /// A one-line message.
     public var description: String {
@@ -118,13 +144,51 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             "\(field) names \(parent) \(key.serializedString()), which does not exist"
         case .unknownResource(let name): "the store has no resource '\(name)'"
         case .storageFailure(let message): "storage failure: \(message)"
+        case .unavailable(let message): "the store is unavailable: \(message)"
+        case .timedOut(let message): "the store did not answer in time: \(message)"
+        case .constraint(let message): "the store refused the write: \(message)"
+        case .conflict(let message): "the write collided with another: \(message)"
         case .fileInUse(let path):
             "\(path) is in use by another running server; stop it, or give this one another store"
+        case .schemaChanged(let resource, let field, let stored, let declared):
+            "\(resource).\(field) is \(declared) now, but the store holds \(resource) written when it was \(stored); "
+                + "give it back its type, or start from an empty store (another file, or delete its records)"
+        }
+    }
+}
+
+extension StoreError {
+    /// Whether the same request may succeed if sent again: the store was unavailable, slow, or the
+    /// write collided with another.
+    public var isTransient: Bool {
+        switch self {
+        case .unavailable, .timedOut, .conflict: true
+        case .duplicateKey, .missingParent, .unknownResource, .storageFailure, .fileInUse, .schemaChanged, .constraint:
+            false
         }
     }
 }
 
 /// Orders keys the way SQLite's `ORDER BY` does: integers numerically, strings by UTF-8 bytes.
+/// What a conditional write (``MockStore/updateRecord(of:withKey:with:ifCurrent:)``) did.
+public enum ConditionalWrite<Value: Sendable>: Sendable {
+    /// The record was the one expected, and is written.
+    case written(Value)
+    /// There is no record with the key.
+    case missing
+    /// The record is no longer the one expected: another write came first. Nothing was written.
+    case changed
+
+    /// The same outcome with the written value transformed.
+    public func map<T: Sendable>(_ transform: (Value) throws -> T) rethrows -> ConditionalWrite<T> {
+        switch self {
+        case .written(let value): .written(try transform(value))
+        case .missing: .missing
+        case .changed: .changed
+        }
+    }
+}
+
 func keyPrecedes(_ lhs: JSON, _ rhs: JSON) -> Bool {
     switch (lhs, rhs) {
     case (.integer(let a), .integer(let b)): return a < b
