@@ -382,6 +382,22 @@ struct ServeCommandTests {
         #expect(await process.exitStatus() == 0)
     }
 
+    @Test("A store written when a field had another type is refused: exit 2 naming resource, field and both types")
+    func schemaChanged() async throws {
+        let (directory, path) = try temporaryConfig(#"{"resources": [{"name": "people", "fields": {"name": "string"}}]}"#)
+        let (first, url) = try await serve([path])
+        #expect(try await send("POST", url + "/people", json: ["name": "Amy"]).status == 201)
+        first.interrupt()
+        #expect(await first.exitStatus() == 0)
+        try Data(#"{"resources": [{"name": "people", "fields": {"name": "integer"}}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: path))
+        let changed = try HammockProcess(["serve", path, "--port", "0"])
+        #expect(await changed.exitStatus() == 2)
+        let text = changed.errorOutput.withLock { $0 }
+        #expect(text.contains("people.name is integer now, but the store holds people written when it was string"), "\(text)")
+        #expect(FileManager.default.fileExists(atPath: directory + "api.sqlite"))  // the data is kept
+    }
+
     @Test("hammock serve --fault injects failures, listed in the banner; a bad one exits 2 naming it")
     func faults() async throws {
         let (process, url) = try await serve([
