@@ -62,9 +62,28 @@ public final class SQLiteStore: MockStore {
         writes = GroupCommit(pool: pool) { db in Self.reloadMirror(mirror, from: db) }
     }
 
+    /// Whether the database file still answers a read.
+    public func health() async -> StoreHealth {
+        do {
+            _ = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
+            return .available
+        } catch {
+            return .unavailable(String(describing: error))
+        }
+    }
+
+    /// Closes the store, and removes the database file if opening this store created it.
+    public func abandon() async {
+        try? closeDatabase()
+        guard createdFile else { return }
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
     /// Closes the database and gives up the claim on its file, so another store may open it. Later
-    /// calls on this store fail.
-    public func close() throws {
+    /// calls on this store fail. (Also ``MockStore/close()``, through the protocol.)
+    public func close() throws { try closeDatabase() }
+
+    private func closeDatabase() throws {
         defer { lock.release() }
         do {
             try pool.close()

@@ -138,7 +138,7 @@ struct Serve: AsyncParsableCommand {
                 throw ExitCode(1)
             }
         } catch {
-            Self.discard(store)
+            await store.abandon()
             throw error
         }
         // Signals are trapped before the banner announces the server, so a supervisor that stops it
@@ -170,16 +170,12 @@ struct Serve: AsyncParsableCommand {
         await logOutput.flush()
         Self.printLine("stopping")
         await server.stop()
+        do {
+            try await store.close()
+        } catch {
+            Self.printError("hammock: \(error)")
+        }
         await logOutput.flush()
-    }
-
-    /// After a failed start: closes an SQLite store, and removes its file if this run created it, so
-    /// that a mistake leaves nothing behind.
-    static func discard(_ store: any MockStore) {
-        guard let sqlite = store as? SQLiteStore else { return }
-        try? sqlite.close()
-        guard sqlite.createdFile else { return }
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: sqlite.path + suffix) }
     }
 
     /// `http://127.0.0.1:8888`, or `http://[::1]:8888` for an IPv6 address.

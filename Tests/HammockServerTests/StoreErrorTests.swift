@@ -1,5 +1,7 @@
+import Foundation
 import HTTPTypes
 import HammockJSON
+import HammockSQLite
 import HammockServer
 import Testing
 
@@ -26,5 +28,41 @@ struct StoreErrorTests {
         #expect(!String(decoding: response.body, as: UTF8.self).contains("SQLSTATE"))
         #expect(!String(decoding: response.body, as: UTF8.self).contains("db.internal"))
         #expect(error.isTransient == transient)
+    }
+}
+
+/// Open, health, close and abandon through the protocol, as `hammock serve` uses them.
+@Suite("Store lifecycle")
+struct StoreLifecycleTests {
+    @Test("Closing an SQLite store through the protocol releases its file; abandoning removes a file it created")
+    func closeThroughProtocol() async throws {
+        let path = TemporaryDirectory.make().appending("life.sqlite")
+        let store: any MockStore = try SQLiteStore(path: path)
+        #expect(await store.health() == .available)
+        // Held: a second store on the file is refused until the first is closed through the protocol.
+        #expect(throws: StoreError.fileInUse(path: path)) { _ = try SQLiteStore(path: path) }
+        try await store.close()
+        let second: any MockStore = try SQLiteStore(path: path)
+        await second.abandon()  // the file was there before this store: it stays
+        #expect(FileManager.default.fileExists(atPath: path))
+
+        let fresh = TemporaryDirectory.make().appending("fresh.sqlite")
+        let created: any MockStore = try SQLiteStore(path: fresh)
+        await created.abandon()
+        #expect(!FileManager.default.fileExists(atPath: fresh))
+        #expect(await MemoryStore().health() == .available)
+    }
+
+    @Test("The admin API's health says 200 while the store answers and 503 with Retry-After once it does not")
+    func healthEndpoint() async throws {
+        let path = TemporaryDirectory.make().appending("health.sqlite")
+        let store = try SQLiteStore(path: path)
+        let server = try await MockServer(resources: [Fixtures.people], store: store)
+        let healthy = await server.respond(to: MockRequest(.get, "/__hammock/health"))
+        #expect(try healthy.status == .ok && healthy.json() == ["status": "available"])
+        try store.close()
+        let closed = await server.respond(to: MockRequest(.get, "/__hammock/health"))
+        #expect(closed.status == .serviceUnavailable && closed.headerFields[.retryAfter] == "1")
+        #expect(!String(decoding: closed.body, as: UTF8.self).contains("health.sqlite"))
     }
 }

@@ -120,6 +120,19 @@ final class AdminAPI: Sendable {
                 return Endpoint(methods: [.get]) { _ in
                     MockResponse(json: ["name": "Hammock", "version": .string(MockServer.version)])
                 }
+            case "health":
+                // 200 while the store answers, 503 when it does not; the reason goes to the log only.
+                return Endpoint(methods: [.get]) { _ in
+                    switch await server.store.health() {
+                    case .available:
+                        return MockResponse(json: ["status": "available"])
+                    case .unavailable(let reason):
+                        server.logger.error("store unavailable: \(reason)")
+                        var response = MockResponse(status: .serviceUnavailable, json: ["status": "unavailable"])
+                        response.headerFields[.retryAfter] = "1"
+                        return response
+                    }
+                }
             case "requests":
                 return Endpoint(methods: [.get, .delete]) { request in
                     if request.method == .delete {
@@ -280,7 +293,7 @@ final class AdminAPI: Sendable {
     /// `GET <prefix>`: what the API offers.
     var index: JSON {
         let endpoints: [(String, String)] = [
-            ("GET", "/version"), ("GET, DELETE", "/requests"), ("GET", "/requests/{id}"), ("GET", "/events"),
+            ("GET", "/version"), ("GET", "/health"), ("GET, DELETE", "/requests"), ("GET", "/requests/{id}"), ("GET", "/events"),
             ("GET, POST", "/resources"), ("DELETE", "/resources/{name}"),
             ("GET, POST, DELETE", "/routes"), ("DELETE", "/routes/{id}"), ("POST", "/reset"), ("GET", "/snapshots"),
             ("GET, PUT, DELETE", "/snapshots/{name}"), ("POST", "/snapshots/{name}/restore"), ("GET, PUT, DELETE", "/latency"),

@@ -121,6 +121,9 @@ public final class MemoryStore: MockStore {
         }
     }
 
+    /// Nothing to release: the records go with the store.
+    public func close() {}
+
     public func deleteRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> Bool {
         try tables.withLock { tables throws(StoreError) in
             guard try tables.mutate(schema, { table in table.remove(key: key) }) else { return false }

@@ -75,6 +75,29 @@ public protocol MockStore: Sendable {
     /// Replaces every record of `schemas` with the snapshot's, keys and key counters included, in one
     /// atomic step (see ``StoreSnapshot/tables(for:)`` for resources it lacks or whose fields changed).
     func restore(_ snapshot: StoreSnapshot, schemas: [ResourceSchema]) async throws
+    /// Whether the store can serve now; the admin API's `GET /__hammock/health` asks it. The default
+    /// says yes.
+    func health() async -> StoreHealth
+    /// Releases what the store holds (files, connections); later calls fail. `hammock serve` calls it
+    /// after stopping. (No default: a default `async` one would be chosen over a store's own synchronous
+    /// `close()` in async code, and quietly do nothing.)
+    func close() async throws
+    /// After a start that failed: closes the store and removes what opening it created (a new database
+    /// file), so a mistake leaves nothing behind. The default closes.
+    func abandon() async
+}
+
+/// What ``MockStore/health()`` says.
+public enum StoreHealth: Sendable, Hashable {
+    /// The store answers.
+    case available
+    /// The store cannot serve now, and why (for the log and the admin API; not a client's business).
+    case unavailable(String)
+}
+
+extension MockStore {
+    public func health() async -> StoreHealth { .available }
+    public func abandon() async { try? await close() }
 }
 
 extension MockStore {
