@@ -80,7 +80,7 @@ public final class SQLiteStore: MockStore {
     }
 
     /// Closes the database and gives up the claim on its file, so another store may open it. Later
-    /// calls on this store fail. (Also ``MockStore/close()``, through the protocol.)
+    /// calls on this store fail. (Also `MockStore.close()`, through the protocol.)
     public func close() throws { try closeDatabase() }
 
     private func closeDatabase() throws {

@@ -153,7 +153,7 @@ struct StreamingTests {
             let total = 100 << 20
             let directory = TemporaryFiles.directory("big")
             let file = directory + "big.bin"
-            FileManager.default.createFile(atPath: file, contents: nil)
+            _ = FileManager.default.createFile(atPath: file, contents: nil)
             let handle = FileHandle(forWritingAtPath: file)
             try? handle?.truncate(atOffset: UInt64(total))  // sparse: the disk holds none of it
             try? handle?.close()

@@ -307,7 +307,7 @@ enum JournalJSON {
     /// when it is UTF-8, else base64. No body, no members.
     static func body(_ bytes: [UInt8], type: String?, into object: inout JSONObject) {
         guard !bytes.isEmpty else { return }
-        if type.map { HeaderValue.mediaType(of: $0) }?.contains("json") ?? false, let json = try? JSON(parsing: bytes) {
+        if type.map({ HeaderValue.mediaType(of: $0) })?.contains("json") ?? false, let json = try? JSON(parsing: bytes) {
             object["body"] = json
             object["bodyEncoding"] = "json"
         } else if let text = String(validating: bytes, as: UTF8.self) {

@@ -2,7 +2,7 @@ import HTTPTypes
 import Synchronization
 
 /// How a transport sends an answer whose body does not leave as one buffer: a streamed body, a
-/// throttled one, a truncated one. The HTTP listener and ``MockServer/exchange(_:)`` both send what
+/// throttled one, a truncated one. The HTTP listener and ``MockServer/exchange(_:timeout:)`` both send what
 /// this gives, so a fault looks the same in process and on a socket.
 package struct Transmission: Sendable {
     /// The body, throttled and cut as the answer's ``MockResponse/delivery`` says.

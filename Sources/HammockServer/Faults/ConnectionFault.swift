@@ -10,7 +10,7 @@
 /// | ``truncate`` | yes | the status line, the header fields and half the body, then the connection closed |
 /// | ``malformed`` | no | bytes that are not HTTP, then the connection closed |
 ///
-/// In process, ``MockServer/exchange(_:)`` throws ``ConnectionFaultError`` for each (a timeout once the
+/// In process, ``MockServer/exchange(_:timeout:)`` throws ``ConnectionFaultError`` for each (a timeout once the
 /// caller's task is cancelled or the server stops), as a client over a socket sees an error, not an answer.
 public enum ConnectionFault: String, Sendable, Hashable, CaseIterable {
     case drop

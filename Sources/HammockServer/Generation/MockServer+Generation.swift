@@ -1,4 +1,4 @@
-public import HammockJSON
+import HammockJSON
 
 extension MockServer {
     /// Fills each resource of `generation` that has no records yet with made-up ones, parents before
