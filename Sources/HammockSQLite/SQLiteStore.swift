@@ -225,41 +225,42 @@ public final class SQLiteStore: MockStore {
     }
 
     public func deleteRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> Bool {
-        if case .written = try await delete(schema, key: key, expected: nil) { return true }
+        if case .written = try await deleteRecord(of: schema, withKey: key, dependents: [], ifCurrent: nil) { return true }
         return false
     }
 
     public func deleteRecord(
-        of schema: ResourceSchema, withKey key: JSON, ifCurrent expected: JSONObject
-    ) async throws -> ConditionalWrite<Void> {
-        try await delete(schema, key: key, expected: expected)
+        of schema: ResourceSchema, withKey key: JSON, dependents: [(ResourceSchema, ResourceSchema.ForeignKey)],
+        ifCurrent expected: JSONObject?
+    ) async throws -> ConditionalWrite<Int> {
+        try await write { db in
+            // On the writer the mirror holds every write before this one: the check, the dependents found
+            // and the deletes are one step, in one transaction.
+            let found = try self.mirror.withLock { tables throws(StoreError) -> ConditionalWrite<[(ResourceSchema, JSON)]> in
+                guard let current = try tables.table(schema).record(withKey: key) else { return .missing }
+                if let expected, current != expected { return .changed }
+                return .written(try tables.dependentKeys(of: key, in: dependents))
+            }
+            guard case .written(let doomed) = found else { return found.map { $0.count } }
+            for (child, childKey) in doomed { try self.deleteRow(child, key: childKey, in: db) }
+            try self.deleteRow(schema, key: key, in: db)
+            return .written(doomed.count)
+        }
     }
 
-    private func delete(_ schema: ResourceSchema, key: JSON, expected: JSONObject?) async throws -> ConditionalWrite<Void> {
-        try await write { db in
-            if let expected {
-                let current = try self.mirror.withLock { tables throws(StoreError) in
-                    try tables.table(schema).record(withKey: key)
-                }
-                guard let current else { return .missing }
-                guard current == expected else { return .changed }
-            }
-            let keyValue = try Self.databaseValue(key, as: schema.key.type)
-            let sql = "DELETE FROM \(Self.quote(schema.name)) WHERE \(Self.quote(schema.key.name)) = ?"
-            try db.cachedStatement(sql: sql).execute(arguments: [keyValue])
-            guard db.changesCount > 0 else { return .missing }
-            let children = self.mirror.withLock { $0.children(of: schema) }
-            for (child, foreignKey) in children {
-                let column = Self.quote(foreignKey.name)
-                try db.execute(
-                    sql: "UPDATE \(Self.quote(child.name)) SET \(column) = NULL WHERE \(column) = ?", arguments: [keyValue])
-            }
-            try self.mirror.withLock { tables throws(StoreError) in
-                _ = try tables.mutate(schema) { $0.remove(key: key) }
-                tables.orphanChildren(of: schema, key: key)
-            }
-            return .written(())
+    /// Deletes one row and nulls the foreign keys pointing at it, in SQL and in the mirror.
+    private func deleteRow(_ schema: ResourceSchema, key: JSON, in db: Database) throws {
+        let keyValue = try Self.databaseValue(key, as: schema.key.type)
+        let sql = "DELETE FROM \(Self.quote(schema.name)) WHERE \(Self.quote(schema.key.name)) = ?"
+        try db.cachedStatement(sql: sql).execute(arguments: [keyValue])
+        guard db.changesCount > 0 else { return }
+        let children = mirror.withLock { $0.children(of: schema) }
+        for (child, foreignKey) in children {
+            let column = Self.quote(foreignKey.name)
+            try db.execute(
+                sql: "UPDATE \(Self.quote(child.name)) SET \(column) = NULL WHERE \(column) = ?", arguments: [keyValue])
         }
+        _ = try mirror.withLock { tables throws(StoreError) in try tables.remove(schema, key: key) }
     }
 }
 

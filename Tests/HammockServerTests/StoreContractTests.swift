@@ -1,3 +1,4 @@
+import HammockJSON
 import HammockSQLite
 import HammockServer
 import Testing
@@ -262,6 +263,45 @@ struct StoreContractTests {
         #expect(try await store.record(of: subject.cars, withKey: 1)?["person_id"] == .null)
         guard case .missing = try await store.deleteRecord(of: subject.people, withKey: 1, ifCurrent: updated) else {
             Issue.record("a deleted record was deleted again")
+            return
+        }
+    }
+
+    @Test(
+        "A delete with dependents removes them with the record in one step; a stale or missing record removes none",
+        arguments: StoreKind.allCases)
+    func dependentDeletes(kind: StoreKind) async throws {
+        let subject = try await Subject(kind)
+        let store = subject.store
+        let ada = try await store.createRecord(of: subject.people, with: ["name": "ada"])
+        _ = try await store.createRecord(of: subject.people, with: ["name": "bob"])
+        for (name, owner) in [("mini", 1), ("jeep", 1), ("cab", 2)] {
+            _ = try await store.createRecord(of: subject.cars, with: ["name": .string(name), "person_id": .integer(owner)])
+        }
+        let carsOfPeople = try #require(subject.cars.foreignKeys.first)
+        let stale: JSONObject = ["id": 1, "name": "someone else"]
+        guard
+            case .changed = try await store.deleteRecord(
+                of: subject.people, withKey: 1, dependents: [(subject.cars, carsOfPeople)], ifCurrent: stale)
+        else {
+            Issue.record("a stale expectation deleted")
+            return
+        }
+        #expect(try await store.count(of: subject.cars) == 3)
+        guard
+            case .written(let removed) = try await store.deleteRecord(
+                of: subject.people, withKey: 1, dependents: [(subject.cars, carsOfPeople)], ifCurrent: ada)
+        else {
+            Issue.record("the current record was not deleted")
+            return
+        }
+        #expect(removed == 2)
+        #expect(try await store.records(of: subject.cars).map { $0["name"] } == ["cab"])
+        guard
+            case .missing = try await store.deleteRecord(
+                of: subject.people, withKey: 1, dependents: [(subject.cars, carsOfPeople)], ifCurrent: nil)
+        else {
+            Issue.record("a missing record was deleted")
             return
         }
     }

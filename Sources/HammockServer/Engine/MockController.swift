@@ -251,33 +251,29 @@ public struct CRUDController: MockController {
     public func destroy(_ request: ActionRequest) async throws -> MockResponse {
         let key = try Self.requireKey(request)
         let options = try ListQuery.recordOptions(parsing: request.request.query, dependent: true)
+        // `_dependent=cars`: the record's cars go with it (otherwise they stay, their key nulled).
+        var dependents: [(ResourceSchema, ResourceSchema.ForeignKey)] = []
         if !options.dependent.isEmpty {
-            // `_dependent=cars`: the record's cars go with it (otherwise they stay, their key nulled).
             let children = Relations.children(of: request.schema, among: request.schemas)
-            var dependents: [(ResourceSchema, ResourceSchema.ForeignKey)] = []
             for name in options.dependent {
                 dependents.append(try Relations.child(named: name, for: "_dependent", of: request.schema, among: children))
             }
-            guard try await request.store.record(of: request.schema, withKey: key) != nil else {
+        }
+        guard !dependents.isEmpty || request.expectedRecord != nil else {
+            guard try await request.store.deleteRecord(of: request.schema, withKey: key) else {
                 throw HTTPProblem.notFound(Self.missing(request.schema, key))
             }
-            for (child, foreignKey) in dependents {
-                for record in try await request.store.storedRecords(of: child, where: foreignKey, is: key) {
-                    if let childKey = record.fields[child.key.name] {
-                        _ = try await request.store.deleteRecord(of: child, withKey: childKey)
-                    }
-                }
-            }
-        }
-        if let expected = request.expectedRecord {
-            guard case .written = try await request.store.deleteRecord(of: request.schema, withKey: key, ifCurrent: expected)
-            else { throw HTTPProblem.preconditionFailed(request.schema, key: key) }
             return MockResponse(status: .noContent)
         }
-        guard try await request.store.deleteRecord(of: request.schema, withKey: key) else {
-            throw HTTPProblem.notFound(Self.missing(request.schema, key))
+        // The dependents, the condition and the record: one step in the store, so a 412 or a 404 leaves
+        // every dependent in place.
+        switch try await request.store.deleteRecord(
+            of: request.schema, withKey: key, dependents: dependents, ifCurrent: request.expectedRecord)
+        {
+        case .written: return MockResponse(status: .noContent)
+        case .missing where request.expectedRecord == nil: throw HTTPProblem.notFound(Self.missing(request.schema, key))
+        case .missing, .changed: throw HTTPProblem.preconditionFailed(request.schema, key: key)
         }
-        return MockResponse(status: .noContent)
     }
 
     static func requireKey(_ request: ActionRequest) throws(HTTPProblem) -> JSON {

@@ -110,14 +110,16 @@ public final class MemoryStore: MockStore {
     }
 
     public func deleteRecord(
-        of schema: ResourceSchema, withKey key: JSON, ifCurrent expected: JSONObject
-    ) async throws -> ConditionalWrite<Void> {
+        of schema: ResourceSchema, withKey key: JSON, dependents: [(ResourceSchema, ResourceSchema.ForeignKey)],
+        ifCurrent expected: JSONObject?
+    ) async throws -> ConditionalWrite<Int> {
         try tables.withLock { tables throws(StoreError) in
             guard let current = try tables.table(schema).record(withKey: key) else { return .missing }
-            guard current == expected else { return .changed }
-            guard try tables.mutate(schema, { table in table.remove(key: key) }) else { return .missing }
-            tables.orphanChildren(of: schema, key: key)
-            return .written(())
+            if let expected, current != expected { return .changed }
+            let doomed = try tables.dependentKeys(of: key, in: dependents)
+            for (child, childKey) in doomed { _ = try tables.remove(child, key: childKey) }
+            _ = try tables.remove(schema, key: key)
+            return .written(doomed.count)
         }
     }
 

@@ -64,12 +64,14 @@ public protocol MockStore: Sendable {
     func updateRecord(
         of schema: ResourceSchema, withKey key: JSON, with values: JSONObject, ifCurrent expected: JSONObject
     ) async throws -> ConditionalWrite<JSONObject>
-    /// Deletes the record with `key` as ``deleteRecord(of:withKey:)`` does, only if its fields are still
-    /// `expected`, checked and deleted in one step.
+    /// Deletes the record with `key` as ``deleteRecord(of:withKey:)`` does, and first every record of
+    /// each dependent (resource, foreign key) that points at it (`DELETE /people/1?_dependent=cars`), all
+    /// in one step: nothing is deleted if the record is missing, or, when `expected` is given, if its
+    /// fields are no longer those. Returns how many dependents went with it.
     func deleteRecord(
-        of schema: ResourceSchema, withKey key: JSON, ifCurrent expected: JSONObject
-    ) async throws
-        -> ConditionalWrite<Void>
+        of schema: ResourceSchema, withKey key: JSON, dependents: [(ResourceSchema, ResourceSchema.ForeignKey)],
+        ifCurrent expected: JSONObject?
+    ) async throws -> ConditionalWrite<Int>
     /// Every record of `schemas` and each one's last generated key, read in one consistent step.
     func snapshot(of schemas: [ResourceSchema]) async throws -> StoreSnapshot
     /// Replaces every record of `schemas` with the snapshot's, keys and key counters included, in one
@@ -96,6 +98,13 @@ public enum StoreHealth: Sendable, Hashable {
 }
 
 extension MockStore {
+    /// Deletes the record with `key` only if its fields are still `expected`, checked and deleted in one step.
+    public func deleteRecord(
+        of schema: ResourceSchema, withKey key: JSON, ifCurrent expected: JSONObject
+    ) async throws -> ConditionalWrite<Void> {
+        try await deleteRecord(of: schema, withKey: key, dependents: [], ifCurrent: expected).map { _ in () }
+    }
+
     public func health() async -> StoreHealth { .available }
     public func abandon() async { try? await close() }
 }

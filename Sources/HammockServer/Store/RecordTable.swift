@@ -173,6 +173,25 @@ package struct RecordTables: Sendable {
         }
     }
 
+    /// The keys of the records of each dependent (resource, foreign key) that point at `key` of a parent.
+    package mutating func dependentKeys(
+        of key: JSON, in dependents: [(ResourceSchema, ResourceSchema.ForeignKey)]
+    ) throws(StoreError) -> [(ResourceSchema, JSON)] {
+        var keys: [(ResourceSchema, JSON)] = []
+        for (child, foreignKey) in dependents {
+            let records = try mutate(child) { table in table.storedRecords(where: foreignKey.name, is: key) }
+            for record in records { keys.append((child, record.fields[child.key.name] ?? .null)) }
+        }
+        return keys
+    }
+
+    /// Removes the record `key` of `schema` and orphans what points at it; `false` if there was none.
+    package mutating func remove(_ schema: ResourceSchema, key: JSON) throws(StoreError) -> Bool {
+        guard try mutate(schema, { table in table.remove(key: key) }) else { return false }
+        orphanChildren(of: schema, key: key)
+        return true
+    }
+
     /// The children (resource, foreign key) that point at `schema`.
     package func children(of schema: ResourceSchema) -> [(ResourceSchema, ResourceSchema.ForeignKey)] {
         tables.values.flatMap { table in
