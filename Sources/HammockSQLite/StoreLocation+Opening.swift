@@ -1,10 +1,19 @@
-extension StoreLocation {
-    /// Opens the store: a `MemoryStore`, or an `SQLiteStore` at the path.
-    /// - Throws: `StoreError` if the SQLite file cannot be opened or is in use.
-    public func makeStore() throws -> any MockStore {
-        switch self {
-        case .memory: MemoryStore()
-        case .sqlite(let path): try SQLiteStore(path: path)
-        }
+extension StoreDrivers {
+    /// Adds `sqlite:PATH`, opened as an ``SQLiteStore``.
+    public mutating func registerSQLite() {
+        register(scheme: "sqlite") { location in try SQLiteStore(path: location.address) }
     }
+
+    /// The drivers of this package's stores: `memory` and `sqlite`.
+    public static var withSQLite: StoreDrivers {
+        var drivers = StoreDrivers()
+        drivers.registerSQLite()
+        return drivers
+    }
+}
+
+extension StoreLocation {
+    /// Opens the store with the drivers of this package (``StoreDrivers/withSQLite``).
+    /// - Throws: `StoreError` if the SQLite file cannot be opened or is in use, or the scheme is unknown.
+    public func makeStore() throws -> any MockStore { try StoreDrivers.withSQLite.open(self) }
 }

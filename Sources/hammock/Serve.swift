@@ -97,8 +97,14 @@ struct Serve: AsyncParsableCommand {
         let token = adminToken ?? ProcessInfo.processInfo.environment["HAMMOCK_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
         let location = configuration.store ?? .sqlite(path: Self.defaultStorePath(for: config))
         let store: any MockStore
+        // The stores this program links; another store module registers its scheme here.
+        let drivers = StoreDrivers.withSQLite
+        guard drivers.schemes.contains(location.scheme) else {
+            Self.printError("\(config): store: \(StoreError.unknownScheme(location.scheme, known: drivers.schemes))")
+            throw ExitCode(2)
+        }
         do {
-            store = try location.makeStore()
+            store = try drivers.open(location)
         } catch {
             Self.printError("hammock: \(error)")
             throw ExitCode(1)
@@ -198,7 +204,9 @@ struct Serve: AsyncParsableCommand {
         }
         if let store {
             guard let location = StoreLocation(parsing: store) else {
-                throw ConfigurationError(file: "--store", keyPath: "", message: "expected memory or sqlite:PATH, found \(store)")
+                throw ConfigurationError(
+                    file: "--store", keyPath: "",
+                    message: "expected memory, sqlite:PATH or another SCHEME:ADDRESS, found \(store.prefix(200))")
             }
             configuration.store = location
         }

@@ -99,7 +99,10 @@ struct DataLoadingTests {
             (#"{"resources": [], "prot": 1}"#, "test.json: prot: unknown key"),
             (#"{"port": "80", "resources": []}"#, "test.json: port: expected an integer, found string"),
             (#"{"port": 70000, "resources": []}"#, "test.json: port: 70000 is out of range"),
-            (#"{"store": "postgres", "resources": []}"#, "test.json: store: expected \"memory\" or \"sqlite:PATH\""),
+            (
+                #"{"store": "postgres", "resources": []}"#,
+                "test.json: store: expected \"memory\", \"sqlite:PATH\" or another SCHEME:ADDRESS"
+            ),
             (#"{"latency": {"min": 2, "max": 1}, "resources": []}"#, "test.json: latency: min (2.0) is greater than max (1.0)"),
             (#"{}"#, "test.json: resources: missing"),
             (#"{"resources": [{"name": "a"}]}"#, "test.json: resources[0].fields: expected an object"),

@@ -66,3 +66,33 @@ struct StoreLifecycleTests {
         #expect(!String(decoding: closed.body, as: UTF8.self).contains("health.sqlite"))
     }
 }
+
+/// Stores named by location and opened by the drivers a program links.
+@Suite("Store locations and drivers")
+struct StoreDriverTests {
+    @Test("Locations parse memory and SCHEME:ADDRESS, refuse what is neither, and never show a password")
+    func locations() throws {
+        #expect(StoreLocation(parsing: "memory") == .memory)
+        #expect(StoreLocation(parsing: "sqlite:db/data.sqlite") == .sqlite(path: "db/data.sqlite"))
+        let postgres = try #require(StoreLocation(parsing: "postgres://ada:s3cret@db.internal:5432/app"))
+        #expect(postgres.scheme == "postgres" && postgres.address == "//ada:s3cret@db.internal:5432/app")
+        #expect(postgres.description == "postgres://ada:***@db.internal:5432/app")
+        #expect(StoreLocation(parsing: "POSTGRES://db/app")?.scheme == "postgres")
+        for bad in ["postgres", ":x", "1db:x", "sqlite:", "sq lite:x", "ünï:x"] {
+            #expect(StoreLocation(parsing: bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test("Drivers open their schemes; an unknown one names the known ones; a program adds its own")
+    func drivers() throws {
+        var drivers = StoreDrivers.withSQLite
+        #expect(drivers.schemes == ["memory", "sqlite"])
+        #expect(try drivers.open(.memory) is MemoryStore)
+        let location = try #require(StoreLocation(parsing: "postgres://ada:s3cret@db/app"))
+        let error = #expect(throws: StoreError.self) { try drivers.open(location) }
+        #expect(error == .unknownScheme("postgres", known: ["memory", "sqlite"]))
+        #expect(error?.description == "no store opens 'postgres:' here; this program knows memory:, sqlite:")
+        drivers.register(scheme: "postgres") { _ in MemoryStore() }
+        #expect(try drivers.open(location) is MemoryStore)
+    }
+}

@@ -167,6 +167,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The store holds records of `resource` written when `field` had another type: serving them under
     /// the new one would answer `"name": "Amy"` for an integer. Refused at start.
     case schemaChanged(resource: String, field: String, stored: String, declared: String)
+    /// A ``StoreLocation`` whose scheme no driver in ``StoreDrivers`` opens.
+    case unknownScheme(String, known: [String])
 
     /// A one-line message.
     public var description: String {
@@ -182,6 +184,8 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         case .conflict(let message): "the write collided with another: \(message)"
         case .fileInUse(let path):
             "\(path) is in use by another running server; stop it, or give this one another store"
+        case .unknownScheme(let scheme, let known):
+            "no store opens '\(scheme):' here; this program knows \(known.map { "\($0):" }.joined(separator: ", "))"
         case .schemaChanged(let resource, let field, let stored, let declared):
             "\(resource).\(field) is \(declared) now, but the store holds \(resource) written when it was \(stored); "
                 + "give it back its type, or start from an empty store (another file, or delete its records)"
@@ -195,7 +199,8 @@ extension StoreError {
     public var isTransient: Bool {
         switch self {
         case .unavailable, .timedOut, .conflict: true
-        case .duplicateKey, .missingParent, .unknownResource, .storageFailure, .fileInUse, .schemaChanged, .constraint:
+        case .duplicateKey, .missingParent, .unknownResource, .storageFailure, .fileInUse, .schemaChanged, .constraint,
+            .unknownScheme:
             false
         }
     }
