@@ -8,7 +8,7 @@ extension JSON: Codable {
 
     /// Decodes any JSON value from a decoder (`JSONDecoder`, say).
     ///
-    /// Prefer ``JSON/init(parsing:maximumDepth:)`` where you have the bytes: it keeps the order of
+    /// Prefer ``JSON/init(parsing:maximumDepth:duplicateKeys:)-(Collection<UInt8>,_,_)`` where you have the bytes: it keeps the order of
     /// object keys, which Foundation's decoders do not report, and always tells `1` from `1.0`.
     public init(from decoder: any Decoder) throws {
         if let container = try? decoder.container(keyedBy: Key.self) {

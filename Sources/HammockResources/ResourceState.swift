@@ -27,7 +27,7 @@ public struct ResourceState: Sendable {
 
 extension Resource {
     /// The resource's state after each event, as values, starting with the current state. Unlike
-    /// ``events()``, each element carries the state as it was when the event happened, so a consumer
+    /// ``events(bufferingPolicy:)``, each element carries the state as it was when the event happened, so a consumer
     /// on another task, or one that falls behind, still sees every step exactly.
     ///
     /// ```swift

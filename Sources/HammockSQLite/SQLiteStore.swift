@@ -41,8 +41,8 @@ public final class SQLiteStore: MockStore {
     /// One file serves one store at a time: two servers writing one file would each keep serving what
     /// the other deleted. A second store on a file that a live store holds, in this process or any
     /// other, is refused; the claim ends with the process, however it ends.
-    /// - Throws: ``StoreError/fileInUse(path:)`` if another store holds the file, or
-    ///   ``StoreError/storageFailure(_:)`` if it cannot be opened as an SQLite database.
+    /// - Throws: `StoreError.fileInUse(path:)` if another store holds the file, or
+    ///   `StoreError.storageFailure(_:)` if it cannot be opened as an SQLite database.
     public init(path: String) throws {
         self.path = path
         lock = try DatabaseFileLock(path: path)

@@ -75,7 +75,8 @@ public protocol MockStore: Sendable {
     /// Every record of `schemas` and each one's last generated key, read in one consistent step.
     func snapshot(of schemas: [ResourceSchema]) async throws -> StoreSnapshot
     /// Replaces every record of `schemas` with the snapshot's, keys and key counters included, in one
-    /// atomic step (see ``StoreSnapshot/tables(for:)`` for resources it lacks or whose fields changed).
+    /// atomic step: a resource the snapshot lacks is emptied, records of a resource whose fields changed since
+    /// are rebuilt with the new fields, and foreign keys naming a parent left out become `null`.
     func restore(_ snapshot: StoreSnapshot, schemas: [ResourceSchema]) async throws
     /// Whether the store can serve now; the admin API's `GET /__hammock/health` asks it. The default
     /// says yes.
