@@ -64,6 +64,11 @@ struct ConditionalWriteTests {
         let tag = try await Self.tag(server)
         let weak = await server.respond(to: Self.request(.patch, "/people/1", json: ["name": "y"], [.ifMatch: "W/\(tag)"]))
         #expect(weak.status == .preconditionFailed)
+        // Extremes: an empty value, a list of ten thousand tags with the right one last, commas alone.
+        #expect(await server.respond(to: Self.request(.delete, "/people/1", [.ifMatch: ""])).status == .preconditionFailed)
+        #expect(await server.respond(to: Self.request(.delete, "/people/1", [.ifMatch: ",,, ,"])).status == .preconditionFailed)
+        let many = (0..<10_000).map { "\"t\($0)\"" }.joined(separator: ", ") + ", " + tag
+        #expect(await server.respond(to: Self.request(.patch, "/people/1", json: ["name": "z"], [.ifMatch: many])).status == .ok)
     }
 
     @Test(

@@ -79,22 +79,24 @@ struct StreamingTests {
     func repeatingUntilStop() async throws {
         let server = try await Self.configured(
             #"[{"method": "GET", "path": "/beat", "repeat": true, "events": [{"data": "beat", "delay": 5}]}]"#)
-        let port = try await server.start(host: "127.0.0.1", port: 0)
-        let raw = try RawConnection(port: port)
-        await raw.send("GET /beat HTTP/1.1\r\nHost: x\r\n\r\n")
-        #expect(await raw.read(until: "data: beat").contains("data: beat"))
-        let stop = Task {
-            try await Task.sleep(for: .milliseconds(100))
-            await server.stop()
+        // whileServing stops the server whatever happens; the stop inside is the one under test.
+        try await server.whileServing { port in
+            let raw = try RawConnection(port: port)
+            await raw.send("GET /beat HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(await raw.read(until: "data: beat").contains("data: beat"))
+            let stop = Task {
+                try await Task.sleep(for: .milliseconds(100))
+                await server.stop()
+            }
+            let rest = await raw.readToEnd()
+            try await stop.value
+            let text = String(decoding: rest.bytes, as: UTF8.self)
+            #expect(text.components(separatedBy: "data: beat").count > 3, "it repeats")
+            #expect(rest.end == .closed && text.hasSuffix("0\r\n\r\n"))
         }
-        let rest = await raw.readToEnd()
-        try await stop.value
-        let text = String(decoding: rest.bytes, as: UTF8.self)
-        #expect(text.components(separatedBy: "data: beat").count > 3, "it repeats")
-        #expect(rest.end == .closed && text.hasSuffix("0\r\n\r\n"))
     }
 
-    @Test("Repeating events with no delay, and an empty list, are refused with the key")
+    @Test("Repeating events with no delay, an empty list, and values out of range are refused with the key")
     func eventMistakes() async throws {
         for (routes, message) in [
             (
@@ -104,6 +106,17 @@ struct StreamingTests {
             (#"[{"method": "GET", "path": "/a", "events": []}]"#, "routes[0].events: expected a non-empty array of events"),
             (#"[{"method": "GET", "path": "/a", "events": [{"data": 1, "when": 3}]}]"#, "routes[0].events[0].when: unknown key"),
             (#"[{"method": "GET", "path": "/a", "text": "x", "repeat": true}]"#, "routes[0].repeat: belongs to events"),
+            (
+                #"[{"method": "GET", "path": "/a", "repeat": "yes", "events": [{"data": 1, "delay": 5}]}]"#,
+                "routes[0].repeat: expected true or false"
+            ),
+            (#"[{"method": "GET", "path": "/a", "events": [{"data": 1, "delay": -1}]}]"#, "routes[0].events[0].delay"),
+            (
+                #"[{"method": "GET", "path": "/a", "events": [{"data": 1, "delay": 9223372036854775807}]}]"#,
+                "routes[0].events[0].delay"
+            ),
+            (#"[{"method": "GET", "path": "/a", "events": [{"data": 1, "retry": -5}]}]"#, "routes[0].events[0].retry"),
+            (#"[{"method": "GET", "path": "/a", "events": [{"event": "x"}]}]"#, "routes[0].events[0].data: missing"),
         ] {
             let error = await #expect(throws: ConfigurationError.self) { try await Self.configured(routes) }
             #expect(error?.description.contains(message) == true, "\(error?.description ?? "accepted")")

@@ -80,12 +80,17 @@ struct ConditionalRequestMiddleware: OutcomeStep {
         }
     }
 
-    /// Weak comparison (RFC 9110 §8.8.3.2) against a list of tags, or `*`.
-    static func matches(_ header: String, _ tag: String) -> Bool {
+    /// Whether a list of tags (or `*`) names `tag` (RFC 9110 §8.8.3.2): weakly, as `If-None-Match`
+    /// compares (`W/` ignored), or strongly, as `If-Match` does (a weak tag never matches).
+    static func matches(_ header: String, _ tag: String, strongly: Bool = false) -> Bool {
+        if strongly, tag.hasPrefix("W/") { return false }
         for candidate in header.split(separator: ",") {
             var value = candidate.trimmingCharacters(in: .whitespaces)
             if value == "*" { return true }
-            if value.hasPrefix("W/") { value.removeFirst(2) }
+            if value.hasPrefix("W/") {
+                if strongly { continue }
+                value.removeFirst(2)
+            }
             if value == tag { return true }
         }
         return false

@@ -39,7 +39,7 @@ struct WritePreconditions {
             }
             if ifMatch.trimmingCharacters(in: .whitespaces) == "*" { return record }
             let tag = try await Self.entityTag(of: record, request, controller: controller)
-            guard Self.matchesStrongly(ifMatch, tag) else {
+            guard ConditionalRequestMiddleware.matches(ifMatch, tag, strongly: true) else {
                 throw HTTPProblem(
                     .preconditionFailed,
                     detail: "If-Match: \(request.schema.name) \(key) has changed; its ETag is now \(tag)",
@@ -75,15 +75,5 @@ struct WritePreconditions {
             request.schema.resource.actions.contains(.show)
             ? try await controller.show(show) : request.respond(with: record)
         return response.headerFields[.eTag] ?? ConditionalRequestMiddleware.entityTag(of: response.body)
-    }
-
-    /// Strong comparison (RFC 9110 §8.8.3.2): a weak tag never matches.
-    static func matchesStrongly(_ header: String, _ tag: String) -> Bool {
-        guard !tag.hasPrefix("W/") else { return false }
-        for candidate in header.split(separator: ",") {
-            let value = candidate.trimmingCharacters(in: .whitespaces)
-            if value == "*" || value == tag { return true }
-        }
-        return false
     }
 }

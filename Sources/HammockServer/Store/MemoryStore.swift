@@ -90,22 +90,25 @@ public final class MemoryStore: MockStore {
     ) async throws
         -> JSONObject?
     {
-        try tables.withLock { tables throws(StoreError) in
-            guard try tables.table(schema).record(withKey: key) != nil else { return nil }
-            try tables.checkParents(of: values, for: schema)
-            return try tables.mutate(schema) { table in table.merge(values, intoKey: key) }
-        }
+        guard case .written(let record) = try update(schema, key: key, values: values, expected: nil) else { return nil }
+        return record
     }
 
     public func updateRecord(
         of schema: ResourceSchema, withKey key: JSON, with values: JSONObject, ifCurrent expected: JSONObject
     ) async throws -> ConditionalWrite<JSONObject> {
+        try update(schema, key: key, values: values, expected: expected)
+    }
+
+    /// A merge, conditional on the record's fields when `expected` is given, under the tables' lock.
+    private func update(
+        _ schema: ResourceSchema, key: JSON, values: JSONObject, expected: JSONObject?
+    ) throws(StoreError) -> ConditionalWrite<JSONObject> {
         try tables.withLock { tables throws(StoreError) in
             guard let current = try tables.table(schema).record(withKey: key) else { return .missing }
-            guard current == expected else { return .changed }
+            if let expected, current != expected { return .changed }
             try tables.checkParents(of: values, for: schema)
-            guard let record = try tables.mutate(schema, { table in table.merge(values, intoKey: key) }) else { return .missing }
-            return .written(record)
+            return try tables.mutate(schema) { table in table.merge(values, intoKey: key) }.map { .written($0) } ?? .missing
         }
     }
 
@@ -127,11 +130,7 @@ public final class MemoryStore: MockStore {
     public func close() {}
 
     public func deleteRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> Bool {
-        try tables.withLock { tables throws(StoreError) in
-            guard try tables.mutate(schema, { table in table.remove(key: key) }) else { return false }
-            tables.orphanChildren(of: schema, key: key)
-            return true
-        }
+        try tables.withLock { tables throws(StoreError) in try tables.remove(schema, key: key) }
     }
 
     public func snapshot(of schemas: [ResourceSchema]) async throws -> StoreSnapshot {
