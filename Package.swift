@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "HammockResources", targets: ["HammockResources"]),
         .library(name: "HammockTesting", targets: ["HammockTesting"]),
         .library(name: "HammockTestSupport", targets: ["HammockTestSupport"]),
+        .library(name: "HammockStoreTesting", targets: ["HammockStoreTesting"]),
         .executable(name: "hammock", targets: ["hammock"]),
     ],
     dependencies: [
@@ -149,6 +150,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The store contract as checks a store's tests run (Swift Testing): every store of Hammock's
+        // runs them, and so can a store of yours.
+        .target(
+            name: "HammockStoreTesting", dependencies: ["HammockServer", "HammockJSON"], swiftSettings: swiftSettings),
+
         // The thin command-line front end: `hammock serve CONFIG`.
         .executableTarget(
             name: "hammock",
@@ -223,6 +229,7 @@ let package = Package(
                 "HammockServer",
                 "HammockHTTPServer",
                 "HammockSQLite",
+                "HammockStoreTesting",
                 "HammockJSON",
                 "HammockModel",
                 "HammockTestSupport",

@@ -27,6 +27,10 @@ public final class SQLiteStore: MockStore {
     let writes: GroupCommit
     /// The records of every added resource, mirrored in memory for reads.
     let mirror = LockedRecordTables()
+    /// When each resource last changed. In this process's memory, as the file lock makes this store
+    /// the file's only writer; after a restart every resource counts as changed then (a later date is
+    /// always safe: a client re-reads once).
+    let modifications = Mutex(ModificationLog())
 
     /// The database file's path.
     public let path: String
@@ -90,6 +94,14 @@ public final class SQLiteStore: MockStore {
         } catch {
             throw StoreError.storageFailure("cannot close \(path): \(error)")
         }
+    }
+
+    public func lastChange(of resources: [String], now: Int, marking: Bool) async throws -> Int? {
+        modifications.withLock { $0.lastChange(of: resources, now: now, marking: marking) }
+    }
+
+    public func noteChange(of resources: [String], at second: Int) async throws {
+        modifications.withLock { $0.noteChange(of: resources, at: second) }
     }
 
     public func addResource(_ schema: ResourceSchema) async throws {

@@ -161,13 +161,13 @@ public final class MockServer: Sendable {
         self.logger = logger
         let resourceRoutes = ResourceRoutes(
             store: store, controller: controller, serializer: serializer, maximumBodySize: options.maximumBodySize,
-            modifications: ModificationLog(now: now))
+            modifications: ModificationDates(store: store, now: now))
         self.resources = resourceRoutes
         let records = RouteRecords(
             store: store, schema: { name in resourceRoutes.registry.withLock { $0.schemas[name] } },
             changed: { schema in
                 // A delete nulls children's keys: their lists change too.
-                resourceRoutes.modifications.record(
+                try await resourceRoutes.modifications.record(
                     schema, cascadingTo: resourceRoutes.registry.withLock { Array($0.schemas.values) })
             })
         // One timer for every hold: latency, stubs' latency, `_delay` and delay faults.

@@ -225,11 +225,14 @@ struct SignOutTests {
         }
         #expect(await eventually { released == nil })
         backend.setFallback(.json(["still": "working"]))
-        let resource = try? #require(kept)
-        _ = await resource?.load().response()
-        #expect(resource?.latestData?.jsonContent == ["still": "working"])
+        guard let resource = kept else {
+            Issue.record("the resource held outside the block is gone")
+            return
+        }
+        _ = await resource.load().response()
+        #expect(resource.latestData?.jsonContent == ["still": "working"])
         // The same URL through the resource's service is the same object.
-        #expect(resource.map { $0.service.resource("/kept") === $0 } == true)
+        #expect(resource.service.resource("/kept") === resource)
     }
 }
 

@@ -147,7 +147,7 @@ extension MockServer {
         let schemas = self.schemas
         try await store.restore(snapshot, schemas: schemas)
         // Every list and record may have changed: validators move on.
-        for schema in schemas { resources.modifications.record(schema) }
+        for schema in schemas { try await resources.modifications.record(schema) }
     }
 
     static func checkSnapshotName(_ name: String) throws(HTTPProblem) {

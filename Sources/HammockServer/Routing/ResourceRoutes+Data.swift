@@ -72,7 +72,7 @@ extension ResourceRoutes {
                 progress?(index + 1, objects.count)
             }
         }
-        if report.loaded > 0 { modifications.record(schema) }
+        if report.loaded > 0 { try await modifications.record(schema) }
         return report
     }
 

@@ -8,18 +8,18 @@ import Synchronization
 /// controller with the store and the resource's serializer.
 ///
 /// Besides the controller's work, a route here decodes create and update bodies, sets `Last-Modified`
-/// on what it lists and shows, and records in the ``ModificationLog`` what a successful change touched.
+/// on what it lists and shows, and notes in the store what a successful change touched (``ModificationDates``).
 final class ResourceRoutes: MockRoutes {
     let registry = Mutex(ResourceRegistry())
     let store: any MockStore
     let controller: any MockController
     let defaultSerializer: any MockSerializer
     let maximumBodySize: Int
-    let modifications: ModificationLog
+    let modifications: ModificationDates
 
     init(
         store: any MockStore, controller: any MockController, serializer: any MockSerializer, maximumBodySize: Int,
-        modifications: ModificationLog
+        modifications: ModificationDates
     ) {
         self.store = store
         self.controller = controller
@@ -37,6 +37,9 @@ final class ResourceRoutes: MockRoutes {
             _ = try registry.resolve(resource)
             registry.insert(schema)
         }
+        // Records already in a store kept from before count as changed now (a later date is always
+        // safe); so do those of a server that shares the store and started earlier.
+        try await modifications.record(schema)
     }
 
     /// Serves `resource`'s new definition in place of the current one; the store reshapes its records.
@@ -44,7 +47,7 @@ final class ResourceRoutes: MockRoutes {
         let schema = try registry.withLock { registry throws(SchemaError) in try registry.resolveReplacement(resource) }
         try await store.addResource(schema)
         registry.withLock { $0.replace(schema) }
-        modifications.record(schema)
+        try await modifications.record(schema)
         return schema
     }
 
@@ -105,10 +108,10 @@ final class ResourceRoutes: MockRoutes {
         if action == .update || action == .destroy, let conditions = WritePreconditions(request), let key = actionRequest.key {
             actionRequest.expectedRecord = try await conditions.check(
                 actionRequest, key: key, controller: controller,
-                lastModified: modifications.lastModified(of: route, marking: false), now: modifications.now())
+                lastModified: try await modifications.lastModified(of: route, marking: false), now: modifications.now())
         }
         // Read before the data: a change landing in between leaves the copy newer than its date.
-        let modified = action == .index || action == .show ? modifications.lastModified(of: route) : nil
+        let modified = action == .index || action == .show ? try await modifications.lastModified(of: route) : nil
         var response: MockResponse
         switch action {
         case .index: response = try await controller.index(actionRequest)
@@ -131,7 +134,7 @@ final class ResourceRoutes: MockRoutes {
                 }
             }
         } else if (200...299).contains(response.status.code) {
-            modifications.record(route.schema, cascadingTo: action == .destroy ? Array(schemas.values) : [])
+            try await modifications.record(route.schema, cascadingTo: action == .destroy ? Array(schemas.values) : [])
         }
         return response
     }

@@ -9,6 +9,7 @@ import Synchronization
 /// Every call runs under one lock, so each is atomic; none of them suspends while holding it.
 public final class MemoryStore: MockStore {
     private let tables = LockedRecordTables()
+    private let modifications = Mutex(ModificationLog())
 
     /// Creates an empty store.
     public init() {}
@@ -128,6 +129,14 @@ public final class MemoryStore: MockStore {
 
     /// Nothing to release: the records go with the store.
     public func close() {}
+
+    public func lastChange(of resources: [String], now: Int, marking: Bool) async throws -> Int? {
+        modifications.withLock { $0.lastChange(of: resources, now: now, marking: marking) }
+    }
+
+    public func noteChange(of resources: [String], at second: Int) async throws {
+        modifications.withLock { $0.noteChange(of: resources, at: second) }
+    }
 
     public func deleteRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> Bool {
         try tables.withLock { tables throws(StoreError) in try tables.remove(schema, key: key) }

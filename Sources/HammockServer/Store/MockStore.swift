@@ -78,6 +78,14 @@ public protocol MockStore: Sendable {
     /// atomic step: a resource the snapshot lacks is emptied, records of a resource whose fields changed since
     /// are rebuilt with the new fields, and foreign keys naming a parent left out become `null`.
     func restore(_ snapshot: StoreSnapshot, schemas: [ResourceSchema]) async throws
+    /// When the records of the latest-changed of `resources` last changed, in seconds since 1970 (for
+    /// `Last-Modified`); with `marking`, notes that an answer carries that date, so that a change in the
+    /// same second moves the date on (see ``ModificationLog``, which a store in one process holds).
+    /// `nil` while that date is still ahead of `now`. Servers sharing a store share these dates.
+    func lastChange(of resources: [String], now: Int, marking: Bool) async throws -> Int?
+    /// Notes that the records of `resources` changed at `second`; the server calls it after each
+    /// successful write, restore and reshape.
+    func noteChange(of resources: [String], at second: Int) async throws
     /// Whether the store can serve now; the admin API's `GET /__hammock/health` asks it. The default
     /// says yes.
     func health() async -> StoreHealth
@@ -207,7 +215,6 @@ extension StoreError {
     }
 }
 
-/// Orders keys the way SQLite's `ORDER BY` does: integers numerically, strings by UTF-8 bytes.
 /// What a conditional write (``MockStore/updateRecord(of:withKey:with:ifCurrent:)``) did.
 public enum ConditionalWrite<Value: Sendable>: Sendable {
     /// The record was the one expected, and is written.
@@ -227,6 +234,7 @@ public enum ConditionalWrite<Value: Sendable>: Sendable {
     }
 }
 
+/// Orders keys the way SQLite's `ORDER BY` does: integers numerically, strings by UTF-8 bytes.
 func keyPrecedes(_ lhs: JSON, _ rhs: JSON) -> Bool {
     switch (lhs, rhs) {
     case (.integer(let a), .integer(let b)): return a < b

@@ -30,7 +30,7 @@ public struct RouteRecords: Sendable {
     let store: any MockStore
     let schema: @Sendable (String) -> ResourceSchema?
     /// Tells the resources' routes that `schema`'s records changed (for `Last-Modified`).
-    let changed: @Sendable (ResourceSchema) -> Void
+    let changed: @Sendable (ResourceSchema) async throws -> Void
 
     func schema(named name: String) throws(HTTPProblem) -> ResourceSchema {
         guard let schema = schema(name) else {
@@ -65,7 +65,7 @@ public struct RouteRecords: Sendable {
     public func create(_ resource: String, _ values: JSONObject) async throws -> JSONObject {
         let schema = try schema(named: resource)
         let record = try await store.createRecord(of: schema, with: try schema.validate(values, encoding: .json, mode: .create))
-        changed(schema)
+        try await changed(schema)
         return record
     }
 
@@ -75,7 +75,7 @@ public struct RouteRecords: Sendable {
         let schema = try schema(named: resource)
         let checked = try schema.validate(values, encoding: .json, mode: .update(key: key))
         guard let record = try await store.updateRecord(of: schema, withKey: key, with: checked) else { return nil }
-        changed(schema)
+        try await changed(schema)
         return record
     }
 
@@ -84,7 +84,7 @@ public struct RouteRecords: Sendable {
     public func delete(_ resource: String, key: JSON) async throws -> Bool {
         let schema = try schema(named: resource)
         guard try await store.deleteRecord(of: schema, withKey: key) else { return false }
-        changed(schema)
+        try await changed(schema)
         return true
     }
 }
