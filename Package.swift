@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "HammockServer", targets: ["HammockServer"]),
         .library(name: "HammockHTTPServer", targets: ["HammockHTTPServer"]),
         .library(name: "HammockSQLite", targets: ["HammockSQLite"]),
+        .library(name: "HammockPostgres", targets: ["HammockPostgres"]),
         .library(name: "HammockModel", targets: ["HammockModel"]),
         .library(name: "HammockClient", targets: ["HammockClient"]),
         .library(name: "HammockAsyncHTTPClient", targets: ["HammockAsyncHTTPClient"]),
@@ -40,6 +41,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/pointfreeco/swift-macro-testing.git", from: "0.7.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // JSON value, parser and serializer. No dependencies: every other part builds on it.
@@ -150,6 +152,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The PostgreSQL store (postgres-nio): one database that several servers share. Its own module, so
+        // that only those who use it build the driver.
+        .target(
+            name: "HammockPostgres",
+            dependencies: [
+                "HammockServer", "HammockJSON",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // The store contract as checks a store's tests run (Swift Testing): every store of Hammock's
         // runs them, and so can a store of yours.
         .target(
@@ -229,6 +243,7 @@ let package = Package(
                 "HammockServer",
                 "HammockHTTPServer",
                 "HammockSQLite",
+                "HammockPostgres",
                 "HammockStoreTesting",
                 "HammockJSON",
                 "HammockModel",

@@ -19,7 +19,7 @@ final class WallClock: Sendable {
 struct ConditionalRequestTests {
     func makeServer(_ wall: WallClock, kind: StoreKind = .memory) async throws -> MockServer {
         try await MockServer(
-            resources: [Fixtures.people, Fixtures.cars], store: kind.makeStore(), clock: ContinuousClock(), now: wall.now)
+            resources: [Fixtures.people, Fixtures.cars], store: await kind.makeStore(), clock: ContinuousClock(), now: wall.now)
     }
 
     func get(_ server: MockServer, _ path: String, _ fields: HTTPFields = [:]) async -> MockResponse {

@@ -33,7 +33,7 @@ struct ReloadTests {
         "Added resources appear with their data, removed ones go, changed ones keep their records reshaped; unchanged keep theirs",
         arguments: StoreKind.allCases)
     func reload(kind: StoreKind) async throws {
-        let server = try await MockServer(configuration: configuration(Self.first), store: kind.makeStore())
+        let server = try await MockServer(configuration: configuration(Self.first), store: await kind.makeStore())
         _ = try await server.loadData(from: configuration(Self.first))
         server.addStubs([try StubRoute(.get, "/mine", body: ["mine": true])])
         _ = await server.send(.post, "/cars", json: ["model": "van", "person_id": 1])

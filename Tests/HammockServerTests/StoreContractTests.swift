@@ -9,7 +9,7 @@ import Testing
 struct StoreContractTests {
     @Test("Every store keeps the store contract", arguments: StoreKind.allCases, StoreContract.checks)
     func contract(kind: StoreKind, check: StoreContract.Check) async throws {
-        try await check.run { try kind.makeStore() }
+        try await check.run { try await kind.makeStore() }
     }
 
     @Test("What SQLite serves after a restart is byte for byte what it served before")

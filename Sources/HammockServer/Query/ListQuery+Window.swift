@@ -13,7 +13,7 @@ extension ListQuery.Window {
 
     /// The first position the window covers and the position after its last, among any number of
     /// records; both saturate at `Int.max` (`_page=2&_per_page=9223372036854775807` starts past any table).
-    var positions: (start: Int, end: Int) {
+    package var positions: (start: Int, end: Int) {
         switch clamped {
         case .page(let number, let size):
             let (offset, overflow) = (number - 1).multipliedReportingOverflow(by: size)

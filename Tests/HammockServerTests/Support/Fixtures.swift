@@ -1,4 +1,5 @@
 import Foundation
+import HammockPostgres
 import HammockSQLite
 import HammockServer
 import HammockTestSupport
@@ -6,14 +7,25 @@ import HammockTestSupport
 enum StoreKind: String, CaseIterable, Sendable, CustomStringConvertible {
     case memory
     case sqlite
+    case postgres
 
     var description: String { rawValue }
 
-    func makeStore() throws -> any MockStore {
+    /// An empty store: for PostgreSQL, a namespace of its own on the test process's throwaway cluster.
+    func makeStore() async throws -> any MockStore {
         switch self {
         case .memory: MemoryStore()
         case .sqlite: try SQLiteStore(path: TemporaryDirectory.make().appending("store.sqlite"))
+        case .postgres: try await PostgresStore.open(Self.postgresConfiguration())
         }
+    }
+
+    /// The throwaway cluster's address with a fresh namespace (or `namespace`, to share one).
+    static func postgresConfiguration(namespace: String? = nil) async throws -> PostgresStore.Configuration {
+        let cluster = try await ThrowawayPostgres.shared()
+        return PostgresStore.Configuration(
+            host: "127.0.0.1", port: cluster.port, username: cluster.username, password: cluster.password,
+            database: "postgres", namespace: namespace ?? "test_" + UUID().uuidString.prefix(12).lowercased())
     }
 }
 
@@ -46,7 +58,7 @@ enum Fixtures {
         _ kind: StoreKind = .memory, resources: [MockResource] = [people, cars],
         options: MockServer.Options = MockServer.Options()
     ) async throws -> MockServer {
-        try await MockServer(resources: resources, store: kind.makeStore(), options: options)
+        try await MockServer(resources: resources, store: await kind.makeStore(), options: options)
     }
 }
 

@@ -1,0 +1,198 @@
+import Foundation
+import HammockJSON
+public import HammockServer
+import NIOCore
+import PostgresNIO
+
+extension PostgresStore {
+    /// Answers a list query in SQL: filters, search, order and window become one parameterised
+    /// statement on the table's indexes, with the total counted alongside. Nothing from the request is
+    /// spliced into the SQL text: values are parameters, and field names are the schema's, quoted.
+    ///
+    /// A query the SQL cannot answer exactly as the other stores do (a filter or sort on a `json` field,
+    /// a bound of another kind than its field, `_like` on a string key) is answered by fetching the
+    /// records and evaluating the query in Swift, as ``MockStore``'s default does.
+    public func storedRecords(
+        of schema: ResourceSchema, answering query: ListQuery
+    ) async throws -> (page: [StoredRecord], total: Int) {
+        try known(schema)
+        guard let plan = SQLPlan(query, schema: schema) else {
+            return query.apply(to: try await records(of: schema).map(StoredRecord.init), schema: schema)
+        }
+        var binds = plan.binds
+        var sql = "SELECT \(Columns.selectList(schema)), count(*) OVER () FROM \(table(schema))"
+        if !plan.conditions.isEmpty { sql += " WHERE " + plan.conditions.joined(separator: " AND ") }
+        sql += " ORDER BY " + (plan.order + ["k"]).joined(separator: ", ")
+        let (start, end) = query.window?.positions ?? (0, Int.max)
+        if end != Int.max {
+            binds.append(end - start)
+            sql += " LIMIT $\(binds.count)"
+        }
+        if start > 0 {
+            binds.append(start)
+            sql += " OFFSET $\(binds.count)"
+        }
+        let statement = PostgresQuery(unsafeSQL: sql, binds: binds)
+        let rows = try await run { try await self.client.query(statement, logger: self.logger).collect() }
+        var total = 0
+        var page: [StoredRecord] = []
+        page.reserveCapacity(rows.count)
+        for row in rows {
+            page.append(StoredRecord(try Columns.record(row, schema)))
+            total = try row.decode((Int).self, columnIndex: schema.columns.count)
+        }
+        if rows.isEmpty && (start > 0 || end != Int.max) {
+            // A window past the end, or of no rows: the rows that would have carried the total are not there.
+            var countSQL = "SELECT count(*) FROM \(table(schema))"
+            if !plan.conditions.isEmpty { countSQL += " WHERE " + plan.conditions.joined(separator: " AND ") }
+            let count = PostgresQuery(unsafeSQL: countSQL, binds: plan.binds)
+            total = try await run {
+                try await self.client.query(count, logger: self.logger).collect().first?.decode(Int.self) ?? 0
+            }
+        }
+        return (page, total)
+    }
+}
+
+extension PostgresRow {
+    /// The cell at `columnIndex` decoded as `T`.
+    func decode<T: PostgresDecodable>(_ type: T.Type, columnIndex: Int) throws -> T {
+        var index = 0
+        for cell in self {
+            if index == columnIndex { return try cell.decode(T.self) }
+            index += 1
+        }
+        throw StoreError.storageFailure("a row without column \(columnIndex)")
+    }
+}
+
+/// A list query as SQL conditions and order over a resource's table, or `nil` where SQL would not
+/// answer exactly as ``ListQuery/apply(to:schema:)`` does.
+struct SQLPlan {
+    var conditions: [String] = []
+    var order: [String] = []
+    var binds = PostgresBindings()
+
+    /// A column a query can use: its SQL expression and the kind of values it holds.
+    struct Target {
+        var expression: String
+        var type: FieldType
+        var isKey: Bool
+        var lowered: String?
+    }
+
+    init?(_ query: ListQuery, schema: ResourceSchema) {
+        func target(_ field: String) -> Target? {
+            if field == schema.key.name { return Target(expression: "k", type: schema.key.type, isKey: true, lowered: nil) }
+            guard let column = schema.columns.first(where: { $0.name == field }), column.type != .json else { return nil }
+            return Target(
+                expression: Names.field(field), type: column.type, isKey: false,
+                lowered: Columns.hasLoweredCopy(column.type) ? Names.lowered(field) : nil)
+        }
+        for filter in query.filters {
+            guard let target = target(filter.field), let condition = condition(filter, on: target) else { return nil }
+            conditions.append(condition)
+        }
+        if let search = query.search {
+            let fields = schema.columns.filter { $0.type == .string }
+            // A string key is searched too, and has no lowercased copy.
+            guard !fields.contains(where: { $0.name == schema.key.name }) else { return nil }
+            if fields.isEmpty {
+                conditions.append("FALSE")
+            } else {
+                binds.append(ByteBuffer(string: search.lowercased()))
+                let needle = "$\(binds.count)"
+                conditions.append(
+                    "(" + fields.map { "position(\(needle) IN \(Names.lowered($0.name))) > 0" }.joined(separator: " OR ") + ")")
+            }
+        }
+        for key in query.sort {
+            guard let target = target(key.field) else { return nil }
+            order.append(target.expression + (key.isDescending ? " DESC NULLS LAST" : " ASC NULLS FIRST"))
+        }
+    }
+
+    /// One filter as a condition, or `nil` if SQL would not compare as the query language does.
+    private mutating func condition(_ filter: ListQuery.Filter, on target: Target) -> String? {
+        let column = target.expression
+        var parts: [String] = []
+        switch filter.comparison {
+        case .equal, .notEqual:
+            let isEqual = filter.comparison == .equal
+            for value in filter.values {
+                if value.isNull {
+                    parts.append(isEqual ? "\(column) IS NULL" : "\(column) IS NOT NULL")
+                } else {
+                    guard let parameter = bind(value, as: target.type) else { return nil }
+                    parts.append(isEqual ? "\(column) = \(parameter)" : "\(column) IS DISTINCT FROM \(parameter)")
+                }
+            }
+            guard !parts.isEmpty else { return isEqual ? "FALSE" : "TRUE" }
+            return "(" + parts.joined(separator: isEqual ? " OR " : " AND ") + ")"
+        case .null:
+            for value in filter.values {
+                switch value {
+                case .bool(true): parts.append("\(column) IS NULL")
+                case .bool(false): parts.append("\(column) IS NOT NULL")
+                default: parts.append("FALSE")
+                }
+            }
+            return parts.isEmpty ? "TRUE" : "(" + parts.joined(separator: " AND ") + ")"
+        case .greater, .greaterOrEqual, .less, .lessOrEqual:
+            let symbol =
+                switch filter.comparison {
+                case .greater: ">"
+                case .greaterOrEqual: ">="
+                case .less: "<"
+                default: "<="
+                }
+            parts.append("\(column) IS NOT NULL")
+            for value in filter.values {
+                if value.isNull {
+                    // Every value is above null: `> null` holds for any value, `< null` for none.
+                    if symbol.hasPrefix("<") { parts.append("FALSE") }
+                } else {
+                    guard let parameter = bind(value, as: target.type) else { return nil }
+                    parts.append("\(column) \(symbol) \(parameter)")
+                }
+            }
+            return "(" + parts.joined(separator: " AND ") + ")"
+        case .like:
+            guard !target.isKey else { return nil }
+            // Only strings match a pattern; a field of numbers or booleans holds none.
+            guard let lowered = target.lowered else { return "FALSE" }
+            for value in filter.values {
+                binds.append(ByteBuffer(string: Self.likePattern(value.stringValue ?? "")))
+                parts.append("\(lowered) LIKE $\(binds.count)")
+            }
+            return parts.isEmpty ? "FALSE" : "(" + parts.joined(separator: " OR ") + ")"
+        }
+    }
+
+    /// `_like`'s pattern in SQL: lowercased, `%` kept as the wildcard, `_` and `\` escaped; without a
+    /// `%` it is a substring.
+    static func likePattern(_ text: String) -> String {
+        let parts = text.lowercased().split(separator: "%", omittingEmptySubsequences: false).map { part in
+            part.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "_", with: "\\_")
+        }
+        return parts.count == 1 ? "%" + parts[0] + "%" : parts.joined(separator: "%")
+    }
+
+    /// Appends `value` as a parameter comparable with a column of `type`, or `nil` where SQL's comparison
+    /// would differ from the query language's (another kind of value, an integer a double cannot hold).
+    private mutating func bind(_ value: JSON, as type: FieldType) -> String? {
+        switch (type, value) {
+        case (.integer, .integer(let number)): binds.append(number)
+        case (.float, .double(let number)): binds.append(number)
+        case (.float, .integer(let number)):
+            // Exact only within ±2^53.
+            guard number.magnitude <= 9_007_199_254_740_992 else { return nil }
+            binds.append(Double(number))
+        case (.boolean, .bool(let flag)): binds.append(flag)
+        case (.string, .string(let text)), (.date, .string(let text)), (.blob, .string(let text)):
+            binds.append(ByteBuffer(string: text))
+        default: return nil
+        }
+        return "$\(binds.count)"
+    }
+}

@@ -1,0 +1,319 @@
+public import HammockJSON
+public import HammockServer
+import NIOCore
+import PostgresNIO
+import Synchronization
+
+// MARK: Reads
+
+extension PostgresStore {
+    public func count(of schema: ResourceSchema) async throws -> Int {
+        try known(schema)
+        let sql = "SELECT count(*) FROM \(table(schema))"
+        return try await run {
+            try await self.client.query(PostgresQuery(unsafeSQL: sql), logger: self.logger).collect().first?.decode(Int.self) ?? 0
+        }
+    }
+
+    public func record(of schema: ResourceSchema, withKey key: JSON) async throws -> JSONObject? {
+        try known(schema)
+        guard Columns.isKey(key, of: schema.key.type) else { return nil }
+        var binds = PostgresBindings()
+        try Columns.bindKey(key, as: schema.key.type, to: &binds)
+        let query = PostgresQuery(
+            unsafeSQL: "SELECT \(Columns.selectList(schema)) FROM \(table(schema)) WHERE k = $1", binds: binds)
+        return try await records(query, schema).first
+    }
+
+    public func records(of schema: ResourceSchema) async throws -> [JSONObject] {
+        try known(schema)
+        let query = PostgresQuery(unsafeSQL: "SELECT \(Columns.selectList(schema)) FROM \(table(schema)) ORDER BY k")
+        return try await records(query, schema)
+    }
+
+    public func records(
+        of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON
+    ) async throws -> [JSONObject] {
+        try known(schema)
+        guard Columns.isKey(parentKey, of: foreignKey.type) else { return [] }
+        var binds = PostgresBindings()
+        try Columns.bind(parentKey, as: foreignKey.type, to: &binds)
+        let query = PostgresQuery(
+            unsafeSQL: "SELECT \(Columns.selectList(schema)) FROM \(table(schema)) WHERE \(Names.field(foreignKey.name)) = $1 "
+                + "ORDER BY k", binds: binds)
+        return try await records(query, schema)
+    }
+
+    /// The records a query selects (with ``Columns/selectList(_:)``).
+    func records(_ query: PostgresQuery, _ schema: ResourceSchema) async throws -> [JSONObject] {
+        try await run {
+            try await self.client.query(query, logger: self.logger).collect().map { try Columns.record($0, schema) }
+        }
+    }
+
+    /// Refuses a resource the store was never given, as the other stores do.
+    func known(_ schema: ResourceSchema) throws {
+        guard schemas.withLock({ $0[schema.name] != nil }) else { throw StoreError.unknownResource(schema.name) }
+    }
+
+    /// The resources with a foreign key to `schema`, with that key.
+    func children(of schema: ResourceSchema) -> [(ResourceSchema, ResourceSchema.ForeignKey)] {
+        schemas.withLock { schemas in
+            schemas.values.sorted { $0.name < $1.name }.flatMap { child in
+                child.foreignKeys.filter { $0.parent == schema.name }.map { (child, $0) }
+            }
+        }
+    }
+}
+
+// MARK: Writes
+
+extension PostgresStore {
+    public func createRecord(of schema: ResourceSchema, with values: JSONObject) async throws -> JSONObject {
+        try known(schema)
+        return try await transaction { connection in
+            try await self.insert([values], of: schema, on: connection)[0]
+        }
+    }
+
+    public func createRecords(of schema: ResourceSchema, with values: [JSONObject]) async throws -> Int {
+        try known(schema)
+        guard !values.isEmpty else { return 0 }
+        return try await transaction { connection in
+            try await self.insert(values, of: schema, on: connection).count
+        }
+    }
+
+    /// Inserts records in the transaction of `connection`: parents checked (and held against a delete
+    /// until the commit), keys generated in one step for the batch, rows in statements of many rows.
+    func insert(_ batch: [JSONObject], of schema: ResourceSchema, on connection: PostgresConnection) async throws -> [JSONObject]
+    {
+        for record in batch { try checkKinds(record, of: schema) }
+        try await checkParents(of: batch, for: schema, on: connection)
+        var keys: [JSON] = []
+        if schema.isKeyGenerated {
+            var binds = PostgresBindings()
+            binds.append(schema.name)
+            binds.append(batch.count)
+            let last =
+                try await connection.query(
+                    PostgresQuery(
+                        unsafeSQL: "UPDATE \(meta("hammock_keys")) SET last = last + $2 WHERE resource = $1 RETURNING last",
+                        binds: binds), logger: logger
+                ).collect().first?.decode(Int.self) ?? batch.count
+            keys = (last - batch.count + 1...last).map(JSON.integer)
+        } else {
+            var seen = Set<[UInt8]>()
+            for record in batch {
+                guard let key = record[schema.key.name], !key.isNull else {
+                    throw StoreError.storageFailure("a record of \(schema.name) needs a \(schema.key.name)")
+                }
+                guard Columns.isKey(key, of: schema.key.type) else { throw Columns.mismatch(key, schema.key.type) }
+                guard seen.insert(key.serialized()).inserted else { throw StoreError.duplicateKey(key) }
+                keys.append(key)
+            }
+        }
+        let records = zip(keys, batch).map { key, values in schema.makeRecord(key: key, values: values) }
+        try await insertRows(records, of: schema, on: connection)
+        return records
+    }
+
+    /// Inserts whole records (keys included); a key already taken is ``StoreError/duplicateKey(_:)``.
+    func insertRows(_ records: [JSONObject], of schema: ResourceSchema, on connection: PostgresConnection) async throws {
+        let fields = Array(schema.columns.dropFirst())
+        var names = ["k"]
+        for field in fields {
+            names.append(Names.field(field.name))
+            if Columns.hasLoweredCopy(field.type) { names.append(Names.lowered(field.name)) }
+        }
+        // Why 1,000 rows at most: PostgreSQL takes 65,535 parameters in a statement; a resource has far
+        // fewer than 65 columns, and bigger statements gained nothing when measured.
+        let perStatement = max(1, min(1000, 65_535 / names.count))
+        var start = 0
+        while start < records.count {
+            let slice = records[start..<min(start + perStatement, records.count)]
+            var binds = PostgresBindings()
+            var rows: [String] = []
+            rows.reserveCapacity(slice.count)
+            for record in slice {
+                var placeholders: [String] = []
+                try Columns.bindKey(record[schema.key.name] ?? .null, as: schema.key.type, to: &binds)
+                placeholders.append("$\(binds.count)")
+                for field in fields {
+                    let value = record[field.name] ?? .null
+                    try Columns.bind(value, as: field.type, to: &binds)
+                    placeholders.append("$\(binds.count)")
+                    if Columns.hasLoweredCopy(field.type) {
+                        Columns.bindLowered(value, to: &binds)
+                        placeholders.append("$\(binds.count)")
+                    }
+                }
+                rows.append("(" + placeholders.joined(separator: ", ") + ")")
+            }
+            let sql =
+                "INSERT INTO \(table(schema)) (\(names.joined(separator: ", "))) VALUES \(rows.joined(separator: ", ")) "
+                + "ON CONFLICT (k) DO NOTHING RETURNING k"
+            let inserted = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).collect()
+            if inserted.count != slice.count {
+                let stored = Set(try inserted.map { try Columns.key(of: $0, as: schema.key.type).serialized() })
+                let taken = slice.first { !stored.contains(($0[schema.key.name] ?? .null).serialized()) }
+                throw StoreError.duplicateKey(taken?[schema.key.name] ?? .null)
+            }
+            start += slice.count
+        }
+    }
+
+    /// Refuses values of the wrong kind for their column before any SQL runs.
+    func checkKinds(_ values: JSONObject, of schema: ResourceSchema) throws {
+        var scratch = PostgresBindings()
+        for column in schema.columns.dropFirst() {
+            if let value = values[column.name] { try Columns.bind(value, as: column.type, to: &scratch) }
+        }
+    }
+
+    /// Checks that each foreign key given names an existing parent, and locks those parents (`FOR KEY
+    /// SHARE`) so that no transaction deletes them before this one commits.
+    func checkParents(
+        of batch: [JSONObject], for schema: ResourceSchema, on connection: PostgresConnection
+    ) async throws {
+        for foreignKey in schema.foreignKeys {
+            guard let parent = schemas.withLock({ $0[foreignKey.parent] }) else { continue }
+            var wanted: [JSON] = []
+            var seen = Set<[UInt8]>()
+            for record in batch {
+                guard let value = record[foreignKey.name], !value.isNull else { continue }
+                guard Columns.isKey(value, of: parent.key.type) else {
+                    throw StoreError.missingParent(field: foreignKey.name, parent: foreignKey.parent, key: value)
+                }
+                if seen.insert(value.serialized()).inserted { wanted.append(value) }
+            }
+            guard !wanted.isEmpty else { continue }
+            var binds = PostgresBindings()
+            if parent.key.type == .integer {
+                binds.append(wanted.compactMap(\.intValue))
+            } else {
+                binds.append(wanted.compactMap(\.stringValue).map { ByteBuffer(string: $0) })
+            }
+            let found = try await connection.query(
+                PostgresQuery(unsafeSQL: "SELECT k FROM \(table(parent)) WHERE k = ANY($1) FOR KEY SHARE", binds: binds),
+                logger: logger
+            ).collect()
+            let present = Set(try found.map { try Columns.key(of: $0, as: parent.key.type).serialized() })
+            if let missing = wanted.first(where: { !present.contains($0.serialized()) }) {
+                throw StoreError.missingParent(field: foreignKey.name, parent: foreignKey.parent, key: missing)
+            }
+        }
+    }
+
+    public func updateRecord(of schema: ResourceSchema, withKey key: JSON, with values: JSONObject) async throws -> JSONObject? {
+        guard case .written(let record) = try await update(schema, key: key, values: values, expected: nil) else { return nil }
+        return record
+    }
+
+    public func updateRecord(
+        of schema: ResourceSchema, withKey key: JSON, with values: JSONObject, ifCurrent expected: JSONObject
+    ) async throws -> ConditionalWrite<JSONObject> {
+        try await update(schema, key: key, values: values, expected: expected)
+    }
+
+    /// Reads the record locked (`FOR UPDATE`), compares it with `expected`, checks the parents and writes,
+    /// in one transaction: a concurrent conditional write waits, then sees this one's result.
+    private func update(
+        _ schema: ResourceSchema, key: JSON, values: JSONObject, expected: JSONObject?
+    ) async throws -> ConditionalWrite<JSONObject> {
+        try known(schema)
+        guard Columns.isKey(key, of: schema.key.type) else { return .missing }
+        try checkKinds(values, of: schema)
+        return try await transaction { connection in
+            guard let current = try await self.lockedRecord(schema, key: key, on: connection) else { return .missing }
+            if let expected, current != expected { return .changed }
+            try await self.checkParents(of: [values], for: schema, on: connection)
+            var merged = current
+            var assignments: [String] = []
+            var binds = PostgresBindings()
+            for column in schema.columns.dropFirst() {
+                guard let given = values[column.name] else { continue }
+                let value = column.normalized(given)
+                merged[column.name] = value
+                try Columns.bind(value, as: column.type, to: &binds)
+                assignments.append("\(Names.field(column.name)) = $\(binds.count)")
+                if Columns.hasLoweredCopy(column.type) {
+                    Columns.bindLowered(value, to: &binds)
+                    assignments.append("\(Names.lowered(column.name)) = $\(binds.count)")
+                }
+            }
+            if !assignments.isEmpty {
+                try Columns.bindKey(key, as: schema.key.type, to: &binds)
+                let sql = "UPDATE \(self.table(schema)) SET \(assignments.joined(separator: ", ")) WHERE k = $\(binds.count)"
+                try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: self.logger)
+            }
+            return .written(merged)
+        }
+    }
+
+    /// The record with `key`, locked until the transaction ends.
+    func lockedRecord(_ schema: ResourceSchema, key: JSON, on connection: PostgresConnection) async throws -> JSONObject? {
+        var binds = PostgresBindings()
+        try Columns.bindKey(key, as: schema.key.type, to: &binds)
+        let query = PostgresQuery(
+            unsafeSQL: "SELECT \(Columns.selectList(schema)) FROM \(table(schema)) WHERE k = $1 FOR UPDATE", binds: binds)
+        return try await connection.query(query, logger: logger).collect().first.map { try Columns.record($0, schema) }
+    }
+
+    public func deleteRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> Bool {
+        if case .written = try await deleteRecord(of: schema, withKey: key, dependents: [], ifCurrent: nil) { return true }
+        return false
+    }
+
+    public func deleteRecord(
+        of schema: ResourceSchema, withKey key: JSON, dependents: [(ResourceSchema, ResourceSchema.ForeignKey)],
+        ifCurrent expected: JSONObject?
+    ) async throws -> ConditionalWrite<Int> {
+        try known(schema)
+        guard Columns.isKey(key, of: schema.key.type) else { return .missing }
+        return try await transaction { connection in
+            guard let current = try await self.lockedRecord(schema, key: key, on: connection) else { return .missing }
+            if let expected, current != expected { return .changed }
+            var removed = 0
+            for (child, foreignKey) in dependents {
+                var binds = PostgresBindings()
+                try Columns.bind(key, as: foreignKey.type, to: &binds)
+                let rows = try await connection.query(
+                    PostgresQuery(
+                        unsafeSQL: "DELETE FROM \(self.table(child)) WHERE \(Names.field(foreignKey.name)) = $1 RETURNING k",
+                        binds: binds), logger: self.logger
+                ).collect()
+                let keys = try rows.map { try Columns.key(of: $0, as: child.key.type) }
+                removed += keys.count
+                try await self.orphanChildren(of: child, keys: keys, on: connection)
+            }
+            var binds = PostgresBindings()
+            try Columns.bindKey(key, as: schema.key.type, to: &binds)
+            try await connection.query(
+                PostgresQuery(unsafeSQL: "DELETE FROM \(self.table(schema)) WHERE k = $1", binds: binds), logger: self.logger)
+            try await self.orphanChildren(of: schema, keys: [key], on: connection)
+            return .written(removed)
+        }
+    }
+
+    /// Sets to `null` the foreign keys that named the deleted records `keys` of `schema`.
+    func orphanChildren(of schema: ResourceSchema, keys: [JSON], on connection: PostgresConnection) async throws {
+        guard !keys.isEmpty else { return }
+        for (child, foreignKey) in children(of: schema) {
+            var binds = PostgresBindings()
+            if schema.key.type == .integer {
+                binds.append(keys.compactMap(\.intValue))
+            } else {
+                binds.append(keys.compactMap(\.stringValue).map { ByteBuffer(string: $0) })
+            }
+            let column = Names.field(foreignKey.name)
+            var assignments = "\(column) = NULL"
+            if let type = child.columns.first(where: { $0.name == foreignKey.name })?.type, Columns.hasLoweredCopy(type) {
+                assignments += ", \(Names.lowered(foreignKey.name)) = NULL"
+            }
+            try await connection.query(
+                PostgresQuery(unsafeSQL: "UPDATE \(table(child)) SET \(assignments) WHERE \(column) = ANY($1)", binds: binds),
+                logger: logger)
+        }
+    }
+}

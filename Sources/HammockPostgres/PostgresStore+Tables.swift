@@ -1,0 +1,140 @@
+public import HammockServer
+import PostgresNIO
+import Synchronization
+
+extension PostgresStore {
+    public func addResource(_ schema: ResourceSchema) async throws {
+        try Names.check(schema.name, what: "resource name")
+        for column in schema.columns { try Names.check(column.name, what: "field name in \(schema.name)") }
+        try await transaction { connection in
+            // One server at a time: two starting together would both create the table.
+            try await connection.query(Self.lock(self.configuration.namespace), logger: self.logger)
+            try await self.createOrMigrateTable(schema, on: connection)
+        }
+        schemas.withLock { $0[schema.name] = schema }
+    }
+
+    public func dropResource(_ schema: ResourceSchema) async throws {
+        try await transaction { connection in
+            try await connection.query(Self.lock(self.configuration.namespace), logger: self.logger)
+            try await connection.query(
+                PostgresQuery(unsafeSQL: "DROP TABLE IF EXISTS \(self.table(schema))"), logger: self.logger)
+            var binds = PostgresBindings()
+            binds.append(schema.name)
+            try await connection.query(
+                PostgresQuery(unsafeSQL: "DELETE FROM \(self.meta("hammock_fields")) WHERE resource = $1", binds: binds),
+                logger: self.logger)
+        }
+        schemas.withLock { $0[schema.name] = nil }
+    }
+
+    /// Creates the table, adds columns for new fields, and refuses a field whose type changed while the
+    /// table holds records (an empty one is made again with the new types). The key counter is kept.
+    private func createOrMigrateTable(_ schema: ResourceSchema, on connection: PostgresConnection) async throws {
+        let table = self.table(schema)
+        var binds = PostgresBindings()
+        binds.append(configuration.namespace)
+        binds.append("r:" + schema.name)
+        let exists = try await connection.query(
+            PostgresQuery(
+                unsafeSQL: "SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2",
+                binds: binds), logger: logger
+        ).collect().map { try $0.decode(String.self) }
+        var existing = Set(exists)
+        if !existing.isEmpty, try await typesChanged(schema, on: connection) {
+            try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(table)"), logger: logger)
+            existing = []
+        }
+        if existing.isEmpty {
+            var definitions = ["k \(Columns.keyType(schema.key.type)) PRIMARY KEY"]
+            for column in schema.columns.dropFirst() {
+                definitions.append("\(Names.field(column.name)) \(Columns.sqlType(column.type))")
+                if Columns.hasLoweredCopy(column.type) { definitions.append("\(Names.lowered(column.name)) bytea") }
+            }
+            try await connection.query(
+                PostgresQuery(unsafeSQL: "CREATE TABLE \(table) (\(definitions.joined(separator: ", ")))"), logger: logger)
+        } else {
+            for column in schema.columns.dropFirst() where !existing.contains("f:" + column.name) {
+                var statement = "ALTER TABLE \(table) ADD COLUMN \(Names.field(column.name)) \(Columns.sqlType(column.type))"
+                if Columns.hasLoweredCopy(column.type) { statement += ", ADD COLUMN \(Names.lowered(column.name)) bytea" }
+                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+            }
+        }
+        for column in schema.columns {
+            var binds = PostgresBindings()
+            binds.append(schema.name)
+            binds.append(column.name)
+            binds.append(column.type.rawValue)
+            try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: "INSERT INTO \(meta("hammock_fields")) (resource, field, type) VALUES ($1, $2, $3) "
+                        + "ON CONFLICT (resource, field) DO UPDATE SET type = EXCLUDED.type", binds: binds), logger: logger)
+        }
+        // Indexes for what lists and queries read: children by foreign key, and every field a filter or
+        // sort may name (a b-tree serves equality, ranges, order and IS NULL).
+        for column in schema.columns.dropFirst() where column.type != .json {
+            let index = Names.quote(Self.indexName(schema.name, column.name))
+            try await connection.query(
+                PostgresQuery(unsafeSQL: "CREATE INDEX IF NOT EXISTS \(index) ON \(table) (\(Names.field(column.name)))"),
+                logger: logger)
+        }
+        var keyBinds = PostgresBindings()
+        keyBinds.append(schema.name)
+        try await connection.query(
+            PostgresQuery(
+                unsafeSQL: "INSERT INTO \(meta("hammock_keys")) (resource, last) VALUES ($1, 0) ON CONFLICT DO NOTHING",
+                binds: keyBinds), logger: logger)
+    }
+
+    /// An index name within PostgreSQL's 63 bytes that stays distinct for distinct fields.
+    static func indexName(_ resource: String, _ field: String) -> String {
+        var hasher = FNV1a()
+        hasher.add(resource)
+        hasher.add("\u{0}")
+        hasher.add(field)
+        return "hammock_" + String(hasher.value, radix: 16)
+    }
+
+    /// Whether a field changed type since the table was written: `true` if the table is empty (so it
+    /// may be made again); for a table with records, refused.
+    private func typesChanged(_ schema: ResourceSchema, on connection: PostgresConnection) async throws -> Bool {
+        var binds = PostgresBindings()
+        binds.append(schema.name)
+        var recorded: [String: String] = [:]
+        for row in try await connection.query(
+            PostgresQuery(unsafeSQL: "SELECT field, type FROM \(meta("hammock_fields")) WHERE resource = $1", binds: binds),
+            logger: logger
+        ).collect() {
+            let (field, type) = try row.decode((String, String).self)
+            recorded[field] = type
+        }
+        for column in schema.columns {
+            guard let stored = recorded[column.name], stored != column.type.rawValue else { continue }
+            let isKey = column.name == schema.key.name
+            // The key column's SQL type follows only whether it is an integer.
+            if isKey, (stored == FieldType.integer.rawValue) == (column.type == .integer) { continue }
+            let count =
+                try await connection.query(
+                    PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table(schema))"), logger: logger
+                ).collect().first?.decode(Int.self) ?? 0
+            guard count == 0 else {
+                throw StoreError.schemaChanged(
+                    resource: schema.name, field: column.name, stored: stored, declared: column.type.rawValue)
+            }
+            return true
+        }
+        return false
+    }
+}
+
+/// FNV-1a, 64 bits: a stable short name for an index (Swift's `Hasher` changes per process).
+struct FNV1a {
+    private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+
+    mutating func add(_ text: String) {
+        for byte in text.utf8 {
+            value ^= UInt64(byte)
+            value = value &* 0x0000_0100_0000_01b3
+        }
+    }
+}

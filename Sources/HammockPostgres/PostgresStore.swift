@@ -1,0 +1,241 @@
+import Foundation
+public import HammockServer
+public import Logging
+import NIOCore
+import PostgresNIO
+import Synchronization
+
+/// A store in a PostgreSQL database, which several servers can share: every read and write goes to
+/// the database (nothing is mirrored in a process, so nothing goes stale), each write with its checks
+/// is one transaction, and list queries run as SQL.
+///
+/// ```swift
+/// let store = try await PostgresStore.open(
+///     PostgresStore.Configuration(host: "127.0.0.1", port: 5432, username: "hammock", password: nil, database: "mocks"))
+/// let server = try await MockServer(resources: [people], store: store)
+/// ```
+///
+/// Each namespace is a PostgreSQL schema of its own (created on first use), so developers and CI jobs
+/// can share one database without seeing each other's records. A resource is a table `r:NAME` holding
+/// its key (`k`) and one column per field (`f:FIELD`; strings as their UTF-8 bytes, so that order and
+/// equality are byte for byte, with a lowercased copy `l:FIELD` for `_like` and `q`).
+public final class PostgresStore: MockStore {
+    /// Where the database is and how to sign in.
+    public struct Configuration: Sendable {
+        public var host: String
+        public var port: Int
+        public var username: String
+        /// The password, or `nil` for none (trust or peer authentication). Never logged or printed.
+        public var password: String?
+        public var database: String
+        /// The PostgreSQL schema that holds this store's tables.
+        public var namespace: String
+        /// How long a connection attempt may take before the store answers "unavailable".
+        public var connectTimeout: Duration
+        /// How long any one store call may wait on the database before it fails as timed out.
+        public var operationTimeout: Duration
+
+        public init(
+            host: String, port: Int = 5432, username: String, password: String?, database: String,
+            namespace: String = "public", connectTimeout: Duration = .seconds(3), operationTimeout: Duration = .seconds(10)
+        ) {
+            self.host = host
+            self.port = port
+            self.username = username
+            self.password = password
+            self.database = database
+            self.namespace = namespace
+            self.connectTimeout = connectTimeout
+            self.operationTimeout = operationTimeout
+        }
+
+        /// `host:port/database`, for messages: never the password.
+        public var displayName: String { "\(username)@\(host):\(port)/\(database) (namespace \(namespace))" }
+    }
+
+    public let configuration: Configuration
+    let client: PostgresClient
+    let logger: Logger
+    private let running: Task<Void, Never>
+    /// The schemas of the added resources, by name: which children a delete orphans.
+    let schemas = Mutex<[String: ResourceSchema]>([:])
+
+    private init(configuration: Configuration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        var clientConfiguration = PostgresClient.Configuration(
+            host: configuration.host, port: configuration.port, username: configuration.username,
+            password: configuration.password, database: configuration.database, tls: .disable)
+        clientConfiguration.options.connectTimeout = configuration.connectTimeout
+        // Why 16: a server answers on a few event loops; more connections than that only queue in the database.
+        clientConfiguration.options.maximumConnections = 16
+        let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
+        self.client = client
+        // The client's connections live as long as this task; `close()` ends it.
+        running = Task { await client.run() }
+    }
+
+    /// Connects, creates the namespace and the store's own tables if they are missing, and returns the store.
+    /// - Throws: `StoreError.unavailable(_:)` naming the server (never the password) if it cannot be
+    ///   reached or refuses the sign-in.
+    public static func open(
+        _ configuration: Configuration,
+        logger: Logger = Logger(label: "Hammock.PostgresStore", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) async throws -> PostgresStore {
+        try Names.check(configuration.namespace, what: "namespace")
+        let store = PostgresStore(configuration: configuration, logger: logger)
+        do {
+            try await store.prepare()
+        } catch {
+            await store.shutDown()
+            if let error = error as? StoreError, case .unavailable(let reason) = error {
+                throw StoreError.unavailable("cannot reach PostgreSQL at \(configuration.displayName): \(reason)")
+            }
+            throw error
+        }
+        return store
+    }
+
+    /// Creates the namespace and the tables of keys, field types and change dates, one server at a time.
+    private func prepare() async throws {
+        let namespace = Names.quote(configuration.namespace)
+        try await transaction { connection in
+            try await connection.query(Self.lock(self.configuration.namespace), logger: self.logger)
+            try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \(namespace)"), logger: self.logger)
+            for statement in [
+                "CREATE TABLE IF NOT EXISTS \(self.meta("hammock_fields")) (resource text NOT NULL, field text NOT NULL, "
+                    + "type text NOT NULL, PRIMARY KEY (resource, field))",
+                "CREATE TABLE IF NOT EXISTS \(self.meta("hammock_keys")) (resource text PRIMARY KEY, last bigint NOT NULL)",
+                "CREATE TABLE IF NOT EXISTS \(self.meta("hammock_changes")) (resource text PRIMARY KEY, "
+                    + "second bigint NOT NULL, served boolean NOT NULL)",
+            ] {
+                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: self.logger)
+            }
+        }
+    }
+
+    /// A transaction-scoped advisory lock on the namespace: DDL and first loads, one server at a time.
+    static func lock(_ namespace: String) -> PostgresQuery {
+        var binds = PostgresBindings()
+        binds.append("hammock:" + namespace)
+        return PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(hashtext($1))", binds: binds)
+    }
+
+    /// One of the store's own tables, in the namespace.
+    func meta(_ name: String) -> String { Names.quote(configuration.namespace) + "." + Names.quote(name) }
+
+    /// A resource's table, in the namespace.
+    func table(_ schema: ResourceSchema) -> String { Names.quote(configuration.namespace) + "." + Names.table(schema.name) }
+
+    // MARK: Lifecycle
+
+    public func health() async -> StoreHealth {
+        do {
+            _ = try await run { try await self.client.query("SELECT 1", logger: self.logger).collect() }
+            return .available
+        } catch {
+            return .unavailable(String(describing: error))
+        }
+    }
+
+    /// Closes the connections; later calls fail.
+    public func close() async throws { await shutDown() }
+
+    private func shutDown() async {
+        running.cancel()
+        await running.value
+    }
+
+    // MARK: Running statements
+
+    /// Runs `body` with the store's time limit, and classifies what fails.
+    func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let limit = configuration.operationTimeout
+        do {
+            return try await withThrowingTaskGroup(of: T?.self) { group in
+                group.addTask { try await body() }
+                group.addTask {
+                    try await Task.sleep(for: limit)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let value = first else {
+                    throw StoreError.timedOut("no answer from PostgreSQL within \(limit)")
+                }
+                return value
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch let error as PSQLError {
+            throw Self.classify(error)
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw StoreError.storageFailure(String(describing: error))
+        }
+    }
+
+    /// Runs `body` in one transaction (committed if it returns, rolled back if it throws), with the time limit.
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        try await run {
+            try await self.client.withConnection { connection in
+                try await connection.query("BEGIN", logger: self.logger)
+                do {
+                    let value = try await body(connection)
+                    try await connection.query("COMMIT", logger: self.logger)
+                    return value
+                } catch {
+                    _ = try? await connection.query("ROLLBACK", logger: self.logger)
+                    throw error
+                }
+            }
+        }
+    }
+
+    /// PostgreSQL's errors as the store's classes (SQLSTATE, PostgreSQL manual appendix A): a connection that
+    /// failed or closed, an admin shutdown or a server out of resources is unavailable (retry later); a
+    /// cancelled statement timed out; a serialization failure or deadlock is a conflict; an integrity
+    /// violation Hammock did not check is a constraint; the rest is a failure. The text goes to the log only.
+    static func classify(_ error: PSQLError) -> StoreError {
+        let text = String(reflecting: error)
+        switch error.code {
+        case .connectionError, .serverClosedConnection, .clientClosedConnection, .poolClosed, .uncleanShutdown:
+            return .unavailable(text)
+        case .queryCancelled:
+            return .timedOut(text)
+        case .server:
+            let state = error.serverInfo?[.sqlState] ?? ""
+            if state.hasPrefix("08") || state.hasPrefix("53") || state.hasPrefix("57P") || state == "28P01" || state == "28000"
+                || state == "3D000"
+            {
+                return .unavailable(text)
+            }
+            if state == "57014" { return .timedOut(text) }
+            if state == "40001" || state == "40P01" { return .conflict(text) }
+            if state.hasPrefix("23") { return .constraint(text) }
+            return .storageFailure(text)
+        default:
+            return .storageFailure(text)
+        }
+    }
+}
+
+/// Identifiers: quoted, and refused where PostgreSQL would cut them (63 bytes) and so confuse two names.
+enum Names {
+    static let limit = 63
+
+    static func quote(_ identifier: String) -> String {
+        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    static func table(_ resource: String) -> String { quote("r:" + resource) }
+    static func field(_ name: String) -> String { quote("f:" + name) }
+    static func lowered(_ name: String) -> String { quote("l:" + name) }
+
+    static func check(_ name: String, what: String) throws {
+        guard name.utf8.count + 2 <= limit, !name.isEmpty, !name.utf8.contains(0) else {
+            throw StoreError.constraint(
+                "the \(what) '\(name.prefix(80))' cannot be a PostgreSQL name: at most \(limit - 2) bytes, no NUL")
+        }
+    }
+}

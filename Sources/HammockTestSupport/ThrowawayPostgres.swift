@@ -1,0 +1,224 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A PostgreSQL server of a test process's own: a cluster made with `initdb` in a temporary directory,
+/// listening on a free port of 127.0.0.1 with a password, started on first use and stopped (its files
+/// removed) when the test process ends, however it ends.
+///
+/// ```swift
+/// let postgres = try await ThrowawayPostgres.shared()
+/// let url = postgres.url(database: "postgres")   // postgres://hammock@127.0.0.1:PORT/postgres
+/// ```
+///
+/// It needs PostgreSQL's server programs (Debian's `postgresql` package; `scripts/setup` installs it).
+/// As root, the server runs as the `postgres` user, since PostgreSQL refuses to run as root.
+public final class ThrowawayPostgres: Sendable {
+    /// Why the cluster could not start.
+    public struct Unavailable: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    public let port: Int
+    public let username = "hammock"
+    /// A password made for this cluster (sign-in is `scram-sha-256`, so a store must send it).
+    public let password: String
+    /// The cluster's directory (data, socket, log).
+    public let directory: String
+    let binaries: String
+    let runAs: String?
+    private let server = Mutex<Process?>(nil)
+
+    private static let instance = Mutex<Task<ThrowawayPostgres, any Error>?>(nil)
+
+    /// The process's cluster, started on first call.
+    public static func shared() async throws -> ThrowawayPostgres {
+        let task = instance.withLock { instance in
+            if let instance { return instance }
+            let task = Task { try await ThrowawayPostgres.make() }
+            instance = task
+            return task
+        }
+        return try await task.value
+    }
+
+    /// `postgres://USER@127.0.0.1:PORT/DATABASE` (the password is not in it: pass ``password`` or set `PGPASSWORD`).
+    public func url(database: String = "postgres") -> String { "postgres://\(username)@127.0.0.1:\(port)/\(database)" }
+
+    private init(port: Int, password: String, directory: String, binaries: String, runAs: String?) {
+        self.port = port
+        self.password = password
+        self.directory = directory
+        self.binaries = binaries
+        self.runAs = runAs
+    }
+
+    private static func make() async throws -> ThrowawayPostgres {
+        guard let binaries = findBinaries() else {
+            throw Unavailable(description: "PostgreSQL's server programs are not installed (run scripts/setup)")
+        }
+        let runAs: String? = geteuid() == 0 ? "postgres" : nil
+        // Not under the test run's directory: as root, the server's user must be able to enter this one.
+        let directory = "/tmp/hammock-postgres-\(getpid())-\(UUID().uuidString.prefix(8))/"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let password = UUID().uuidString
+        try Data(password.utf8).write(to: URL(fileURLWithPath: directory + "password"))
+        if let runAs {
+            guard await offPool({ run(as: nil, ["/bin/chown", "-R", runAs, directory], log: nil) }) == 0 else {
+                throw Unavailable(description: "cannot give \(directory) to the user \(runAs)")
+            }
+        }
+        let initdb = [
+            binaries + "initdb", "-D", directory + "data", "-U", "hammock", "--auth=scram-sha-256",
+            "--pwfile=" + directory + "password", "-E", "UTF8", "--locale=C", "--no-sync",
+        ]
+        guard await offPool({ run(as: runAs, initdb, log: directory + "initdb.log") }) == 0 else {
+            throw Unavailable(description: "initdb failed; see \(directory)initdb.log")
+        }
+        let port = try freePort()
+        let cluster = ThrowawayPostgres(
+            port: port, password: password, directory: directory, binaries: binaries, runAs: runAs)
+        try await cluster.start()
+        return cluster
+    }
+
+    /// Starts the server (again, after ``stop()``) and waits until it accepts connections.
+    ///
+    /// The server runs under a small shell that watches this process: when the test process is gone
+    /// (finished, crashed or killed), it stops the server and removes the directory within a second.
+    public func start() async throws {
+        let options =
+            "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
+            + "-c full_page_writes=off -c max_connections=200"
+        let script = """
+            \(binaries)postgres -D \(directory)data \(options) >>\(directory)server.log 2>&1 &
+            server=$!
+            while [ -d /proc/\(getpid()) ] && kill -0 $server 2>/dev/null; do sleep 1; done
+            kill -INT $server 2>/dev/null; wait $server
+            [ -d /proc/\(getpid()) ] || rm -rf \(directory)
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: runAs == nil ? "/bin/sh" : "/usr/sbin/runuser")
+        process.arguments = (runAs.map { ["-u", $0, "--"] } ?? []) + (runAs == nil ? [] : ["/bin/sh"]) + ["-c", script]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        server.withLock { $0 = process }
+        for _ in 0..<300 {
+            if isAccepting() {
+                // Accepting TCP is not yet accepting sign-ins while the server recovers: ask it.
+                let ready = [binaries + "pg_isready", "-h", "127.0.0.1", "-p", "\(port)", "-q"]
+                if await Self.offPool({ Self.run(as: nil, ready, log: nil) }) == 0 { return }
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw Unavailable(description: "PostgreSQL did not start within 30 s; see \(directory)server.log")
+    }
+
+    /// Stops the server at once (as a crash or an unplugged database would look to a client), and waits
+    /// until its port is closed. ``start()`` brings it back with its data.
+    public func stop() async throws {
+        let pidFile = directory + "data/postmaster.pid"
+        if let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
+            let line = text.split(separator: "\n").first, let pid = Int32(line)
+        {
+            kill(pid, SIGINT)
+        }
+        let process = server.withLock { process in
+            defer { process = nil }
+            return process
+        }
+        for _ in 0..<300 {
+            if process?.isRunning != true && !isAccepting() { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw Unavailable(description: "PostgreSQL did not stop within 30 s")
+    }
+
+    private func isAccepting() -> Bool {
+        let handle = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard handle >= 0 else { return false }
+        defer { close(handle) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(handle, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+
+    /// A port of 127.0.0.1 that was free a moment ago.
+    private static func freePort() throws -> Int {
+        let handle = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard handle >= 0 else { throw Unavailable(description: "no socket") }
+        defer { close(handle) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(handle, address, length) == 0 && getsockname(handle, address, &length) == 0
+            }
+        }
+        guard bound else { throw Unavailable(description: "no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// The newest `…/postgresql/VERSION/bin/` folder, or the folder of an `initdb` on the `PATH`.
+    static func findBinaries() -> String? {
+        let root = "/usr/lib/postgresql/"
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        for version in versions.compactMap(Int.init).sorted(by: >) {
+            let folder = root + "\(version)/bin/"
+            if FileManager.default.isExecutableFile(atPath: folder + "postgres") { return folder }
+        }
+        for folder in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
+            let path = String(folder) + "/"
+            if FileManager.default.isExecutableFile(atPath: path + "postgres") { return path }
+        }
+        return nil
+    }
+
+    /// Runs blocking work (a child process waited for) on a thread of its own, off the cooperative pool.
+    static func offPool(_ work: @escaping @Sendable () -> Int32) async -> Int32 {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: work()) }
+        }
+    }
+
+    /// Runs a command (as `user`, through `runuser`), waits, and returns its exit status.
+    static func run(as user: String?, _ command: [String], log: String?) -> Int32 {
+        let process = Process()
+        if let user {
+            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
+            process.arguments = ["-u", user, "--"] + command
+        } else {
+            process.executableURL = URL(fileURLWithPath: command[0])
+            process.arguments = Array(command.dropFirst())
+        }
+        if let log, FileManager.default.createFile(atPath: log, contents: nil), let handle = FileHandle(forWritingAtPath: log) {
+            process.standardOutput = handle
+            process.standardError = handle
+        } else {
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+        }
+        do {
+            try process.run()
+        } catch {
+            return -1
+        }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
