@@ -159,6 +159,7 @@ let package = Package(
             dependencies: [
                 "HammockServer", "HammockJSON",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -176,6 +177,7 @@ let package = Package(
                 "HammockServer",
                 "HammockHTTPServer",
                 "HammockSQLite",
+                "HammockPostgres",
                 "HammockJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -83,17 +83,49 @@ public final class PostgresStore: MockStore {
         logger: Logger = Logger(label: "Hammock.PostgresStore", factory: { _ in SwiftLogNoOpLogHandler() })
     ) async throws -> PostgresStore {
         try Names.check(configuration.namespace, what: "namespace")
+        try await probe(configuration, logger: logger)
         let store = PostgresStore(configuration: configuration, logger: logger)
         do {
             try await store.prepare()
         } catch {
             await store.shutDown()
-            if let error = error as? StoreError, case .unavailable(let reason) = error {
-                throw StoreError.unavailable("cannot reach PostgreSQL at \(configuration.displayName): \(reason)")
-            }
             throw error
         }
         return store
+    }
+
+    /// One connection, made and closed, before the pool: the pool retries a server it cannot reach
+    /// without end, while a start should fail at once saying why.
+    static func probe(_ configuration: Configuration, logger: Logger) async throws {
+        var connection = PostgresConnection.Configuration(
+            host: configuration.host, port: configuration.port, username: configuration.username,
+            password: configuration.password, database: configuration.database, tls: .disable)
+        connection.options.connectTimeout = .nanoseconds(
+            Int64(configuration.connectTimeout.components.seconds) * 1_000_000_000
+                + configuration.connectTimeout.components.attoseconds / 1_000_000_000)
+        do {
+            let opened = try await PostgresConnection.connect(configuration: connection, id: 0, logger: logger)
+            try? await opened.close()
+        } catch let error as PSQLError {
+            throw StoreError.unavailable(
+                "cannot reach PostgreSQL at \(configuration.displayName): \(reason(for: error, configuration))")
+        } catch {
+            throw StoreError.unavailable("cannot reach PostgreSQL at \(configuration.displayName): \(error)")
+        }
+    }
+
+    /// A plain sentence for a failed sign-in or connection (never the password).
+    static func reason(for error: PSQLError, _ configuration: Configuration) -> String {
+        switch error.code {
+        case .authMechanismRequiresPassword:
+            return "the server wants a password: put it in the URL or in PGPASSWORD"
+        case .server:
+            return error.serverInfo?[.message] ?? "the server refused the connection"
+        case .connectionError:
+            return error.underlying.map { String(describing: $0) } ?? "no connection"
+        default:
+            return String(describing: error.code)
+        }
     }
 
     /// Creates the namespace and the tables of keys, field types and change dates, one server at a time.
@@ -126,6 +158,31 @@ public final class PostgresStore: MockStore {
 
     /// A resource's table, in the namespace.
     func table(_ schema: ResourceSchema) -> String { Names.quote(configuration.namespace) + "." + Names.table(schema.name) }
+
+    /// Runs `body` holding a session advisory lock on the namespace: of servers starting together, one
+    /// checks for and loads the seed data while the others wait, then find it loaded.
+    public func exclusively<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        var binds = PostgresBindings()
+        binds.append("hammock-exclusive:" + configuration.namespace)
+        let lock = PostgresQuery(unsafeSQL: "SELECT pg_advisory_lock(hashtext($1))", binds: binds)
+        let unlock = PostgresQuery(unsafeSQL: "SELECT pg_advisory_unlock(hashtext($1))", binds: binds)
+        do {
+            return try await client.withConnection { connection in
+                try await connection.query(lock, logger: self.logger)
+                do {
+                    let value = try await body()
+                    try await connection.query(unlock, logger: self.logger)
+                    return value
+                } catch {
+                    // A session lock outlives a failed statement: give it back, or the connection keeps it.
+                    _ = try? await connection.query(unlock, logger: self.logger)
+                    throw error
+                }
+            }
+        } catch let error as PSQLError {
+            throw Self.classify(error)
+        }
+    }
 
     // MARK: Lifecycle
 

@@ -15,5 +15,5 @@ extension StoreDrivers {
 extension StoreLocation {
     /// Opens the store with the drivers of this package (``StoreDrivers/withSQLite``).
     /// - Throws: `StoreError` if the SQLite file cannot be opened or is in use, or the scheme is unknown.
-    public func makeStore() throws -> any MockStore { try StoreDrivers.withSQLite.open(self) }
+    public func makeStore() async throws -> any MockStore { try await StoreDrivers.withSQLite.open(self) }
 }

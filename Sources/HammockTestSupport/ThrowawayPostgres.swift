@@ -58,7 +58,9 @@ public final class ThrowawayPostgres: Sendable {
         self.runAs = runAs
     }
 
-    private static func make() async throws -> ThrowawayPostgres {
+    /// A cluster of its own, apart from the shared one: for a test that stops and starts its server.
+    /// Call ``remove()`` when done (the process's end removes it too).
+    public static func make() async throws -> ThrowawayPostgres {
         guard let binaries = findBinaries() else {
             throw Unavailable(description: "PostgreSQL's server programs are not installed (run scripts/setup)")
         }
@@ -138,6 +140,12 @@ public final class ThrowawayPostgres: Sendable {
             try await Task.sleep(for: .milliseconds(100))
         }
         throw Unavailable(description: "PostgreSQL did not stop within 30 s")
+    }
+
+    /// Stops the server and removes its files.
+    public func remove() async throws {
+        try await stop()
+        try? FileManager.default.removeItem(atPath: directory)
     }
 
     private func isAccepting() -> Bool {

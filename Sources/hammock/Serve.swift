@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HammockHTTPServer
+import HammockPostgres
 import HammockSQLite
 import HammockServer
 import Logging
@@ -27,8 +28,16 @@ struct Serve: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "The port to bind; 0 picks a free one (default: the file's port, else 8888).")
     var port: Int?
 
-    @Option(help: "Where records live: memory or sqlite:PATH.")
+    @Option(
+        help:
+            "Where records live: memory, sqlite:PATH or postgres://USER@HOST:PORT/DATABASE (password in the URL or $PGPASSWORD).")
     var store: String?
+
+    @Option(
+        help:
+            "A PostgreSQL store's namespace (a schema of its own, made on first use): one database, separate data per developer or CI job."
+    )
+    var namespace: String?
 
     @Option(help: "Simulated response time in seconds: MIN..MAX, or one value.")
     var latency: String?
@@ -98,13 +107,18 @@ struct Serve: AsyncParsableCommand {
         let location = configuration.store ?? .sqlite(path: Self.defaultStorePath(for: config))
         let store: any MockStore
         // The stores this program links; another store module registers its scheme here.
-        let drivers = StoreDrivers.withSQLite
+        var drivers = StoreDrivers.withSQLite
+        drivers.registerPostgres()
         guard drivers.schemes.contains(location.scheme) else {
             Self.printError("\(config): store: \(StoreError.unknownScheme(location.scheme, known: drivers.schemes))")
             throw ExitCode(2)
         }
         do {
-            store = try drivers.open(location)
+            store = try await drivers.open(location)
+        } catch StoreError.unavailable(let reason) {
+            // A database that cannot be reached, or refuses the sign-in: the command line is wrong.
+            Self.printError("hammock: \(reason)")
+            throw ExitCode(2)
         } catch {
             Self.printError("hammock: \(error)")
             throw ExitCode(1)
@@ -207,6 +221,13 @@ struct Serve: AsyncParsableCommand {
                 throw ConfigurationError(
                     file: "--store", keyPath: "",
                     message: "expected memory, sqlite:PATH or another SCHEME:ADDRESS, found \(store.prefix(200))")
+            }
+            configuration.store = location
+        }
+        if let namespace {
+            guard let location = configuration.store?.inNamespace(namespace) else {
+                throw ConfigurationError(
+                    file: "--namespace", keyPath: "", message: "namespaces are a PostgreSQL store's; give --store postgres://…")
             }
             configuration.store = location
         }

@@ -84,15 +84,15 @@ struct StoreDriverTests {
     }
 
     @Test("Drivers open their schemes; an unknown one names the known ones; a program adds its own")
-    func drivers() throws {
+    func drivers() async throws {
         var drivers = StoreDrivers.withSQLite
         #expect(drivers.schemes == ["memory", "sqlite"])
-        #expect(try drivers.open(.memory) is MemoryStore)
+        #expect(try await drivers.open(.memory) is MemoryStore)
         let location = try #require(StoreLocation(parsing: "postgres://ada:s3cret@db/app"))
-        let error = #expect(throws: StoreError.self) { try drivers.open(location) }
+        let error = await #expect(throws: StoreError.self) { try await drivers.open(location) }
         #expect(error == .unknownScheme("postgres", known: ["memory", "sqlite"]))
         #expect(error?.description == "no store opens 'postgres:' here; this program knows memory:, sqlite:")
         drivers.register(scheme: "postgres") { _ in MemoryStore() }
-        #expect(try drivers.open(location) is MemoryStore)
+        #expect(try await drivers.open(location) is MemoryStore)
     }
 }

@@ -42,19 +42,22 @@ extension MockServer {
     }
 
     /// Loads the configuration's `data` section if every resource is still empty, so a restart with a
-    /// persistent store does not load it twice. Returns a report per resource (empty if nothing loaded).
+    /// persistent store does not load it twice, nor two servers starting together on a shared one. Returns a report per resource (empty if nothing loaded).
     public func loadData(
         from configuration: ServerConfiguration,
         progress: (@Sendable (_ resource: String, _ done: Int, _ total: Int) -> Void)? = nil
     ) async throws -> [(resource: String, report: LoadReport)] {
         guard !configuration.data.isEmpty else { return [] }
-        for schema in schemas where try await store.count(of: schema) > 0 { return [] }
-        var reports: [(String, LoadReport)] = []
-        for (resource, records) in configuration.data {
-            let report = try await addData(records, for: resource) { done, total in progress?(resource, done, total) }
-            reports.append((resource, report))
+        // Servers starting together on one shared store: one checks and loads, the others then find data.
+        return try await store.exclusively {
+            for schema in self.schemas where try await self.store.count(of: schema) > 0 { return [] }
+            var reports: [(resource: String, report: LoadReport)] = []
+            for (resource, records) in configuration.data {
+                let report = try await self.addData(records, for: resource) { done, total in progress?(resource, done, total) }
+                reports.append((resource, report))
+            }
+            return reports
         }
-        return reports
     }
 
     /// Uniform numbers in `0..<1` from a seed: the same seed draws the same numbers, so stubs answering

@@ -72,7 +72,7 @@ public struct StoreLocation: Sendable, Hashable, CustomStringConvertible {
 /// ```
 public struct StoreDrivers: Sendable {
     /// Opens a store at a location of the driver's scheme.
-    public typealias Open = @Sendable (StoreLocation) throws -> any MockStore
+    public typealias Open = @Sendable (StoreLocation) async throws -> any MockStore
 
     private var drivers: [String: Open]
 
@@ -87,9 +87,9 @@ public struct StoreDrivers: Sendable {
 
     /// Opens the store at `location`.
     /// - Throws: ``StoreError/unknownScheme(_:known:)`` for a scheme no driver opens, or the driver's error.
-    public func open(_ location: StoreLocation) throws -> any MockStore {
+    public func open(_ location: StoreLocation) async throws -> any MockStore {
         guard let open = drivers[location.scheme] else { throw StoreError.unknownScheme(location.scheme, known: schemes) }
-        return try open(location)
+        return try await open(location)
     }
 }
 

@@ -32,34 +32,39 @@ extension MockServer {
                 throw problem
             }
         }
-        var reports: [(resource: String, report: LoadReport)] = []
-        for schema in schemas {
-            guard let resource = generation.resources.last(where: { $0.name == schema.name }), resource.count > 0,
-                try await store.count(of: schema) == 0
-            else { continue }
-            var parentKeys: [String: [JSON]] = [:]
-            for foreignKey in schema.foreignKeys {
-                guard let parent = schemas.first(where: { $0.name == foreignKey.parent }) else { continue }
-                parentKeys[parent.name] = try await store.storedRecords(of: parent).map { $0.fields[parent.key.name] ?? .null }
-            }
-            var maker = RecordMaker(random: SeededRandom(seed: seed ^ Self.nameHash(schema.name)))
-            var keys = Set<RecordKey>()
-            var records: [JSON] = []
-            records.reserveCapacity(resource.count)
-            for number in 1...resource.count {
-                var record = maker.record(for: schema, rules: resource.fields, number: number, parentKeys: parentKeys)
-                // A key the client supplies must be unique: a repeat gets the record's number.
-                if !schema.isKeyGenerated, let key = record[schema.key.name] {
-                    if keys.contains(RecordKey(key)), case .string(let text) = key {
-                        record[schema.key.name] = .string("\(text)-\(number)")
+        // Servers starting together on one shared store: one generates, the others then find records.
+        return try await store.exclusively {
+            var reports: [(resource: String, report: LoadReport)] = []
+            for schema in schemas {
+                guard let resource = generation.resources.last(where: { $0.name == schema.name }), resource.count > 0,
+                    try await self.store.count(of: schema) == 0
+                else { continue }
+                var parentKeys: [String: [JSON]] = [:]
+                for foreignKey in schema.foreignKeys {
+                    guard let parent = schemas.first(where: { $0.name == foreignKey.parent }) else { continue }
+                    parentKeys[parent.name] = try await self.store.storedRecords(of: parent).map {
+                        $0.fields[parent.key.name] ?? .null
                     }
-                    keys.insert(RecordKey(record[schema.key.name] ?? .null))
                 }
-                records.append(.object(record))
+                var maker = RecordMaker(random: SeededRandom(seed: seed ^ Self.nameHash(schema.name)))
+                var keys = Set<RecordKey>()
+                var records: [JSON] = []
+                records.reserveCapacity(resource.count)
+                for number in 1...resource.count {
+                    var record = maker.record(for: schema, rules: resource.fields, number: number, parentKeys: parentKeys)
+                    // A key the client supplies must be unique: a repeat gets the record's number.
+                    if !schema.isKeyGenerated, let key = record[schema.key.name] {
+                        if keys.contains(RecordKey(key)), case .string(let text) = key {
+                            record[schema.key.name] = .string("\(text)-\(number)")
+                        }
+                        keys.insert(RecordKey(record[schema.key.name] ?? .null))
+                    }
+                    records.append(.object(record))
+                }
+                reports.append((schema.name, try await self.addData(.array(records), for: schema.name)))
             }
-            reports.append((schema.name, try await addData(.array(records), for: schema.name)))
+            return reports
         }
-        return reports
     }
 
     /// FNV-1a of the name's bytes: the same on every run, unlike `Hasher`.

@@ -86,6 +86,10 @@ public protocol MockStore: Sendable {
     /// Notes that the records of `resources` changed at `second`; the server calls it after each
     /// successful write, restore and reshape.
     func noteChange(of resources: [String], at second: Int) async throws
+    /// Runs `body` while no other server sharing this store runs one of its own: of several servers that
+    /// start together on one database, the first loads the seed data and the others find it loaded. The
+    /// default just runs it: a store in one process shares it with no other server.
+    func exclusively<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T
     /// Whether the store can serve now; the admin API's `GET /__hammock/health` asks it. The default
     /// says yes.
     func health() async -> StoreHealth
@@ -115,6 +119,7 @@ extension MockStore {
     }
 
     public func health() async -> StoreHealth { .available }
+    public func exclusively<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T { try await body() }
     public func abandon() async { try? await close() }
 }
 

@@ -1,0 +1,176 @@
+import Foundation
+import HammockHTTPServer
+import HammockJSON
+import HammockPostgres
+import HammockServer
+import HammockTestSupport
+import Testing
+
+/// Several servers on one PostgreSQL database, over loopback: what one writes the other serves at
+/// once, with the same validators; keys stay distinct; seed data loads once; namespaces keep teams
+/// apart; and a database that goes away and comes back.
+@Suite("Servers sharing one database")
+struct SharedStoreTests {
+    static let resources = [Fixtures.people, Fixtures.cars]
+
+    /// A server on its own connection pool to the namespace `namespace`.
+    static func server(namespace: String, options: MockServer.Options = MockServer.Options()) async throws -> MockServer {
+        let store = try await PostgresStore.open(StoreKind.postgresConfiguration(namespace: namespace))
+        return try await MockServer(resources: resources, store: store, options: options)
+    }
+
+    static func namespace() -> String { "shared_" + UUID().uuidString.prefix(12).lowercased() }
+
+    @Test("A write through one server is served by the other at once, with the same ETag and Last-Modified")
+    func writesAreSharedAtOnce() async throws {
+        let namespace = Self.namespace()
+        let first = try await Self.server(namespace: namespace)
+        let second = try await Self.server(namespace: namespace)
+        try await first.whileServing { firstPort in
+            try await second.whileServing { secondPort in
+                let one = LoopbackClient(port: firstPort)
+                let two = LoopbackClient(port: secondPort)
+                #expect(try await one.send("POST", "/people", json: ["name": "ada"]).status == 201)
+                let read = try await two.send("GET", "/people/1")
+                #expect(read.status == 200 && read.json?["name"] == "ada")
+                #expect(try await two.send("PATCH", "/people/1", json: ["name": "bob"]).status == 200)
+                for _ in 0..<3 {
+                    let fromOne = try await one.send("GET", "/people/1")
+                    let fromTwo = try await two.send("GET", "/people/1")
+                    #expect(fromOne.json?["name"] == "bob" && fromTwo.json?["name"] == "bob")
+                    #expect(fromOne.header("ETag") != nil && fromOne.header("ETag") == fromTwo.header("ETag"))
+                    #expect(fromOne.header("Last-Modified") == fromTwo.header("Last-Modified"))
+                    let list = try await (one.send("GET", "/people"), two.send("GET", "/people"))
+                    #expect(list.0.body == list.1.body && list.0.header("ETag") == list.1.header("ETag"))
+                }
+                // A tag from one server is a precondition the other honours.
+                let tag = try #require(try await one.send("GET", "/people/1").header("ETag"))
+                #expect(try await two.send("PATCH", "/people/1", json: ["name": "cy"]).status == 200)
+                let stale = try await one.send(
+                    "PATCH", "/people/1", body: Array(#"{"name":"dee"}"#.utf8),
+                    contentType: "application/json", headers: ["If-Match": tag])
+                #expect(stale.status == 412)
+                #expect(try await one.send("GET", "/people/1").json?["name"] == "cy")
+                // A delete through one orphans children the other serves.
+                #expect(try await one.send("POST", "/people/1/cars", json: ["name": "mini"]).status == 201)
+                #expect(try await two.send("DELETE", "/people/1").status == 204)
+                #expect(try await one.send("GET", "/cars/1").json?["person_id"] == .null)
+            }
+        }
+    }
+
+    @Test("Two hundred creates at once over two servers give two hundred distinct ids")
+    func concurrentCreates() async throws {
+        let namespace = Self.namespace()
+        let first = try await Self.server(namespace: namespace)
+        let second = try await Self.server(namespace: namespace)
+        try await first.whileServing { firstPort in
+            try await second.whileServing { secondPort in
+                let clients = [LoopbackClient(port: firstPort), LoopbackClient(port: secondPort)]
+                let ids = try await withThrowingTaskGroup(of: Int?.self) { group in
+                    for index in 0..<200 {
+                        group.addTask {
+                            let reply = try await clients[index % 2].send(
+                                "POST", "/people", json: ["numberOfKids": .integer(index)])
+                            return reply.status == 201 ? reply.json?["id"]?.intValue : nil
+                        }
+                    }
+                    var ids: [Int] = []
+                    for try await id in group { if let id { ids.append(id) } }
+                    return ids
+                }
+                #expect(ids.count == 200)
+                #expect(Set(ids) == Set(1...200))
+                #expect(try await clients[1].send("GET", "/people").json?.arrayValue?.count == 200)
+            }
+        }
+    }
+
+    @Test("Servers starting together on one database load the seed data once")
+    func seedLoadsOnce() async throws {
+        let namespace = Self.namespace()
+        let text = #"""
+            {"resources": [{"name": "people", "fields": {"name": "string"}}],
+             "data": {"people": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}}
+            """#
+        let configuration = try ServerConfiguration(parsing: Array(text.utf8), file: "seed.json")
+        let servers = try await withThrowingTaskGroup(of: MockServer.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    let store = try await PostgresStore.open(StoreKind.postgresConfiguration(namespace: namespace))
+                    return try await MockServer(configuration: configuration, store: store)
+                }
+            }
+            var servers: [MockServer] = []
+            for try await server in group { servers.append(server) }
+            return servers
+        }
+        let loaded = try await withThrowingTaskGroup(of: Int.self) { group in
+            for server in servers {
+                group.addTask { try await server.loadData(from: configuration).reduce(0) { $0 + $1.report.loaded } }
+            }
+            var loaded: [Int] = []
+            for try await count in group { loaded.append(count) }
+            return loaded
+        }
+        #expect(loaded.sorted() == [0, 0, 0, 3])
+        let listed = try await servers[0].respond(to: MockRequest(.get, "/people")).json()
+        #expect(listed.arrayValue?.compactMap { $0["name"]?.stringValue } == ["a", "b", "c"])
+    }
+
+    @Test("Namespaces keep data apart on one database; the admin API's reset and snapshots work per namespace")
+    func namespaces() async throws {
+        let alice = try await Self.server(namespace: Self.namespace())
+        let bob = try await Self.server(namespace: Self.namespace())
+        _ = await alice.send(.post, "/people", json: ["name": "alice's"])
+        #expect(await alice.send(.put, "/__hammock/snapshots/one").0.status.kind == .successful)
+        _ = await alice.send(.post, "/people", json: ["name": "later"])
+        #expect(await bob.send(.get, "/people").1?.arrayValue?.isEmpty == true)
+        _ = await bob.send(.post, "/people", json: ["name": "bob's"])
+        #expect(await alice.send(.post, "/__hammock/snapshots/one/restore").0.status.kind == .successful)
+        #expect(await alice.send(.get, "/people").1?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["alice's"])
+        #expect(await bob.send(.get, "/people").1?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["bob's"])
+        #expect(await bob.send(.post, "/__hammock/reset").0.status.kind == .successful)
+        #expect(await bob.send(.get, "/people").1?.arrayValue?.isEmpty == true)
+        #expect(await alice.send(.get, "/people").1?.arrayValue?.count == 1)
+    }
+
+    @Test("A database that goes away answers 503 with Retry-After, never a hang, and the server recovers when it returns")
+    func outageAndRecovery() async throws {
+        let cluster = try await ThrowawayPostgres.make()
+        let configuration = PostgresStore.Configuration(
+            host: "127.0.0.1", port: cluster.port, username: cluster.username, password: cluster.password,
+            database: "postgres", namespace: "outage", connectTimeout: .seconds(1), operationTimeout: .seconds(2))
+        let store = try await PostgresStore.open(configuration)
+        let server = try await MockServer(resources: Self.resources, store: store)
+        _ = await server.send(.post, "/people", json: ["name": "ada"])
+        try await server.whileServing { port in
+            let client = LoopbackClient(port: port)
+            #expect(try await client.send("GET", "/people/1").status == 200)
+            try await cluster.stop()
+            for path in ["/people/1", "/people", "/people?name_like=a"] {
+                let reply = try await client.send("GET", path)
+                #expect(reply.status == 503, "\(path)")
+                #expect(reply.header("Retry-After") != nil, "\(path)")
+                #expect(reply.header("Content-Type")?.hasPrefix("application/problem+json") == true)
+                #expect(!String(decoding: reply.body, as: UTF8.self).contains("PSQLError"))
+            }
+            let write = try await client.send("POST", "/people", json: ["name": "lost?"])
+            #expect(write.status == 503)
+            #expect(try await client.send("GET", "/__hammock/health").status == 503)
+            try await cluster.start()
+            // Back within the pool's reconnection backoff: polled, bounded at thirty seconds.
+            var recovered = false
+            for _ in 0..<150 where !recovered {
+                recovered = (try? await client.send("GET", "/people/1").status) == 200
+                if !recovered { try await Task.sleep(for: .milliseconds(200)) }
+            }
+            #expect(recovered)
+            #expect(try await client.send("GET", "/people").json?.arrayValue?.count == 1)
+            #expect(try await client.send("POST", "/people", json: ["name": "back"]).status == 201)
+            #expect(try await client.send("GET", "/__hammock/health").status == 200)
+        }
+        try await store.close()
+        try await cluster.remove()
+    }
+}
