@@ -284,6 +284,7 @@ if Context.environment["HAMMOCK_BENCHMARKS"] != nil {
                 "HammockServer",
                 "HammockHTTPServer",
                 "HammockSQLite",
+                "HammockTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,6 +1,6 @@
 import Foundation
 
-/// `hammock-bench [json|model|engine|http|journal|all] [--seconds N] [--connections N] [--rounds N] [--store memory|sqlite]
+/// `hammock-bench [json|model|engine|http|journal|stores|queries|all] [--seconds N] [--connections N] [--rounds N] [--store memory|sqlite]
 /// [--compare OTHER_HAMMOCK_BINARY]`
 ///
 /// JSON and model mapping print speeds against Foundation's; HTTP prints CPU time per request against
@@ -28,6 +28,11 @@ struct Bench {
             try await QueryBenchmark.run(
                 records: option("--records", 100_000), seconds: option("--seconds", 5),
                 connections: option("--connections", 32), storeNames: store.map { [$0] } ?? ["memory", "sqlite"])
+        }
+        if which == "stores" {
+            try await StoreBenchmark.run(
+                records: option("--records", 100_000), seconds: option("--seconds", 5),
+                connections: option("--connections", 32), rounds: option("--rounds", 3))
         }
         if which == "journal" {
             try await JournalBenchmark.run(

@@ -21,12 +21,12 @@ extension PostgresStore {
                                 unsafeSQL: "SELECT \(Columns.selectList(schema)) FROM \(self.table(schema)) ORDER BY k"),
                             logger: self.logger
                         ).collect()
-                        var binds = PostgresBindings()
-                        binds.append(schema.name)
+                        // A sequence not yet called holds its first value, not a value given.
                         let last =
                             try await connection.query(
                                 PostgresQuery(
-                                    unsafeSQL: "SELECT last FROM \(self.meta("hammock_keys")) WHERE resource = $1", binds: binds),
+                                    unsafeSQL: "SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM "
+                                        + self.sequence(schema)),
                                 logger: self.logger
                             ).collect().first?.decode(Int.self) ?? 0
                         contents.append((schema, try rows.map { try Columns.record($0, schema) }, last))
@@ -55,12 +55,12 @@ extension PostgresStore {
                 let records = table.storedRecords.map(\.fields)
                 if !records.isEmpty { try await self.insertRows(records, of: table.schema, on: connection) }
                 var binds = PostgresBindings()
-                binds.append(table.schema.name)
-                binds.append(table.lastGeneratedKey)
+                binds.append(self.sequence(table.schema))
+                binds.append(max(table.lastGeneratedKey, 1))
+                binds.append(table.lastGeneratedKey >= 1)
+                // setval(…, n, true): the next key is n + 1; with false, n itself (for a counter still at 0).
                 try await connection.query(
-                    PostgresQuery(
-                        unsafeSQL: "INSERT INTO \(self.meta("hammock_keys")) (resource, last) VALUES ($1, $2) "
-                            + "ON CONFLICT (resource) DO UPDATE SET last = EXCLUDED.last", binds: binds), logger: self.logger)
+                    PostgresQuery(unsafeSQL: "SELECT setval($1::regclass, $2, $3)", binds: binds), logger: self.logger)
             }
         }
     }
@@ -118,7 +118,10 @@ extension PostgresStore {
             "INSERT INTO \(changes) AS c (resource, second, served) "
             + "SELECT name, $2, false FROM unnest($1::text[]) AS name ORDER BY name "
             + "ON CONFLICT (resource) DO UPDATE SET second = CASE WHEN EXCLUDED.second > c.second THEN EXCLUDED.second "
-            + "WHEN c.served THEN c.second + 1 ELSE c.second END, served = false"
+            + "WHEN c.served THEN c.second + 1 ELSE c.second END, served = false "
+            // Nothing to write when the date stands and no answer has carried it: under a burst of
+            // writes, one row version per second instead of one per write.
+            + "WHERE EXCLUDED.second > c.second OR c.served"
         let statement = PostgresQuery(unsafeSQL: sql, binds: binds)
         _ = try await run { try await self.client.query(statement, logger: self.logger).collect() }
     }

@@ -78,12 +78,10 @@ extension PostgresStore {
                 PostgresQuery(unsafeSQL: "CREATE INDEX IF NOT EXISTS \(index) ON \(table) (\(Names.field(column.name)))"),
                 logger: logger)
         }
-        var keyBinds = PostgresBindings()
-        keyBinds.append(schema.name)
-        try await connection.query(
-            PostgresQuery(
-                unsafeSQL: "INSERT INTO \(meta("hammock_keys")) (resource, last) VALUES ($1, 0) ON CONFLICT DO NOTHING",
-                binds: keyBinds), logger: logger)
+        // Generated keys come from a sequence, which no transaction waits on: a counter row serialized
+        // every create behind one row lock. It outlives the table (a type change, a drop), so that keys
+        // are never given twice.
+        try await connection.query(PostgresQuery(unsafeSQL: "CREATE SEQUENCE IF NOT EXISTS \(sequence(schema))"), logger: logger)
     }
 
     /// An index name within PostgreSQL's 63 bytes that stays distinct for distinct fields.
