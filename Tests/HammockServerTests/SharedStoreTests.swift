@@ -14,9 +14,11 @@ struct SharedStoreTests {
     static let resources = [Fixtures.people, Fixtures.cars]
 
     /// A server on its own connection pool to the namespace `namespace`.
-    static func server(namespace: String, options: MockServer.Options = MockServer.Options()) async throws -> MockServer {
+    static func server(
+        namespace: String, now: @escaping @Sendable () -> Date = { Date() }
+    ) async throws -> MockServer {
         let store = try await PostgresStore.open(StoreKind.postgresConfiguration(namespace: namespace))
-        return try await MockServer(resources: resources, store: store, options: options)
+        return try await MockServer(resources: resources, store: store, now: now)
     }
 
     static func namespace() -> String { "shared_" + UUID().uuidString.prefix(12).lowercased() }
@@ -24,21 +26,31 @@ struct SharedStoreTests {
     @Test("A write through one server is served by the other at once, with the same ETag and Last-Modified")
     func writesAreSharedAtOnce() async throws {
         let namespace = Self.namespace()
-        let first = try await Self.server(namespace: namespace)
-        let second = try await Self.server(namespace: namespace)
+        // One wall clock for both, moved by the test: the dates are compared, never the moment a second turns.
+        let wall = Clockwork(Date(timeIntervalSince1970: 1_900_000_000.25))
+        let first = try await Self.server(namespace: namespace, now: { wall.now })
+        let second = try await Self.server(namespace: namespace, now: { wall.now })
         try await first.whileServing { firstPort in
             try await second.whileServing { secondPort in
                 let one = LoopbackClient(port: firstPort)
                 let two = LoopbackClient(port: secondPort)
+                wall.advance(1)
                 #expect(try await one.send("POST", "/people", json: ["name": "ada"]).status == 201)
                 let read = try await two.send("GET", "/people/1")
                 #expect(read.status == 200 && read.json?["name"] == "ada")
+                #expect(read.header("Last-Modified") == "Sun, 17 Mar 2030 17:46:41 GMT")
+                // A change in the second an answer carried: neither server may give that date again, and
+                // until the clock reaches the next second, neither gives one.
                 #expect(try await two.send("PATCH", "/people/1", json: ["name": "bob"]).status == 200)
+                #expect(try await one.send("GET", "/people/1").header("Last-Modified") == nil)
+                #expect(try await two.send("GET", "/people").header("Last-Modified") == nil)
+                wall.advance(1)
                 for _ in 0..<3 {
                     let fromOne = try await one.send("GET", "/people/1")
                     let fromTwo = try await two.send("GET", "/people/1")
                     #expect(fromOne.json?["name"] == "bob" && fromTwo.json?["name"] == "bob")
                     #expect(fromOne.header("ETag") != nil && fromOne.header("ETag") == fromTwo.header("ETag"))
+                    #expect(fromOne.header("Last-Modified") == "Sun, 17 Mar 2030 17:46:42 GMT")
                     #expect(fromOne.header("Last-Modified") == fromTwo.header("Last-Modified"))
                     let list = try await (one.send("GET", "/people"), two.send("GET", "/people"))
                     #expect(list.0.body == list.1.body && list.0.header("ETag") == list.1.header("ETag"))
