@@ -60,6 +60,8 @@ public final class PostgresStore: MockStore {
     private let running: Task<Void, Never>
     /// The schemas of the added resources, by name: which children a delete orphans.
     let schemas = Mutex<[String: ResourceSchema]>([:])
+    /// Whether the database is known to be unreachable, and the probe that finds it back.
+    let outage = Outage()
 
     private init(configuration: Configuration, logger: Logger) {
         self.configuration = configuration
@@ -217,6 +219,7 @@ public final class PostgresStore: MockStore {
     public func close() async throws { await shutDown() }
 
     private func shutDown() async {
+        await outage.stop()
         running.cancel()
         await running.value
     }
@@ -230,34 +233,44 @@ public final class PostgresStore: MockStore {
     /// Running calls bare while the last one succeeded hung the first request after an outage for that
     /// long. The server also ends statements past the limit (`statement_timeout`), so that a call given up
     /// on here does not keep running there.
+    ///
+    /// While the database is known to be unreachable (see ``Outage``), a call fails at once.
     func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        if outage.isDown { throw StoreError.unavailable("PostgreSQL at \(configuration.displayName) is unreachable") }
         do {
             return try await withTimeLimit(body)
         } catch {
-            throw Self.classify(any: error) ?? error
+            let classified = Self.classify(any: error)
+            switch classified {
+            case .unavailable, .timedOut: outage.suspect { await self.isReachable() }
+            default: break
+            }
+            throw classified ?? error
         }
     }
 
-    /// `body` as a child task, raced against a timer on the current event loop (or, off any loop, a
-    /// sleeping task). On a loop, nothing leaves its thread: racing a second child that slept on the
-    /// global timer instead cost four context switches and 38 µs per `GET /people/:id` (two calls),
-    /// measured with `perf stat`. A child that outlives the limit is cancelled, and the group waits for it
-    /// (the pool's lease and postgres-nio's queries end when cancelled).
+    /// Whether a new connection can be made and signed in now (the pool's own retries are not asked).
+    func isReachable() async -> Bool {
+        do {
+            try await Self.probe(configuration, logger: logger)
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// `body` as a child task, raced against two timers: at the time limit the call has timed out; at
+    /// the connect timeout, a probe asks whether the database can be reached at all, and if not the call
+    /// fails at once as unavailable (a lease from a pool that cannot connect would otherwise wait out the
+    /// whole limit). On an event loop the timers are the loop's own, so nothing leaves its thread: racing a
+    /// second child that slept on the global timer instead cost four context switches and 38 µs per
+    /// `GET /people/:id` (two calls), measured with `perf stat`. Off any loop they are sleeping tasks. A
+    /// child that loses the race is cancelled, and the group waits for it (the pool's lease and
+    /// postgres-nio's queries end when cancelled).
     private func withTimeLimit<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let limit = configuration.operationTimeout
         let timedOut = StoreError.timedOut("no answer from PostgreSQL within \(limit)")
-        guard let loop = MultiThreadedEventLoopGroup.currentEventLoop else {
-            return try await withThrowingTaskGroup(of: T?.self) { group in
-                group.addTask { try await body() }
-                group.addTask {
-                    try await Task.sleep(for: limit)
-                    return nil
-                }
-                defer { group.cancelAll() }
-                guard let first = try await group.next(), let value = first else { throw timedOut }
-                return value
-            }
-        }
+        let unreachable = StoreError.unavailable("PostgreSQL at \(configuration.displayName) is unreachable")
         return try await withThrowingTaskGroup(of: Void.self) { group in
             let race = Race<T>()
             group.addTask {
@@ -267,9 +280,38 @@ public final class PostgresStore: MockStore {
                     race.finish(.failure(error))
                 }
             }
-            let timer = loop.scheduleTask(in: .nanoseconds(Self.nanoseconds(limit))) { race.finish(.failure(timedOut)) }
+            let check: @Sendable () -> Void = {
+                Task {
+                    guard !race.isFinished, await !self.isReachable() else { return }
+                    self.outage.suspect { await self.isReachable() }
+                    race.finish(.failure(unreachable))
+                }
+            }
+            let cancelTimers: @Sendable () -> Void
+            if let loop = MultiThreadedEventLoopGroup.currentEventLoop {
+                let timer = loop.scheduleTask(in: .nanoseconds(Self.nanoseconds(limit))) { race.finish(.failure(timedOut)) }
+                let probe = loop.scheduleTask(in: .nanoseconds(Self.nanoseconds(configuration.connectTimeout))) { check() }
+                cancelTimers = {
+                    timer.cancel()
+                    probe.cancel()
+                }
+            } else {
+                let connectTimeout = configuration.connectTimeout
+                let timer = Task {
+                    try await Task.sleep(for: limit)
+                    race.finish(.failure(timedOut))
+                }
+                let probe = Task {
+                    try await Task.sleep(for: connectTimeout)
+                    check()
+                }
+                cancelTimers = {
+                    timer.cancel()
+                    probe.cancel()
+                }
+            }
             defer {
-                timer.cancel()
+                cancelTimers()
                 group.cancelAll()
             }
             return try await race.outcome()
@@ -373,6 +415,16 @@ final class Race<T: Sendable>: Sendable {
 
     private let state = Mutex(State.pending)
 
+    /// Whether an outcome is in.
+    var isFinished: Bool {
+        state.withLock { state in
+            switch state {
+            case .pending, .waiting: false
+            case .finished, .delivered: true
+            }
+        }
+    }
+
     /// Records an outcome; the later of two is ignored.
     func finish(_ outcome: Result<T, any Error>) {
         let waiter: CheckedContinuation<T, any Error>? = state.withLock { state in
@@ -407,5 +459,50 @@ final class Race<T: Sendable>: Sendable {
             }
             if let ready { continuation.resume(with: ready) }
         }
+    }
+}
+
+/// A breaker of the store's own. When a call finds the database unreachable or slow, a probe tries a new
+/// connection; if it fails, calls fail at once (503) instead of each waiting out the time limit for a
+/// connection the pool cannot make, and the probe tries again every second until the database answers.
+/// Measured in the outage test: the requests after the first answer 503 at once, and the first one after
+/// the database is back succeeds within a second of it.
+final class Outage: Sendable {
+    private struct State {
+        var isDown = false
+        var prober: Task<Void, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    var isDown: Bool { state.withLock { $0.isDown } }
+
+    /// Starts probing with `reachable`, unless a probe runs already.
+    func suspect(_ reachable: @escaping @Sendable () async -> Bool) {
+        state.withLock { state in
+            guard state.prober == nil else { return }
+            state.prober = Task {
+                while !Task.isCancelled {
+                    let up = await reachable()
+                    let done = self.state.withLock { state in
+                        state.isDown = !up
+                        if up { state.prober = nil }
+                        return up
+                    }
+                    if done { return }
+                    try? await Task.sleep(for: .seconds(1))
+                }
+            }
+        }
+    }
+
+    /// Stops probing (the store closes).
+    func stop() async {
+        let prober = state.withLock { state in
+            defer { state.prober = nil }
+            return state.prober
+        }
+        prober?.cancel()
+        await prober?.value
     }
 }

@@ -112,11 +112,10 @@ public final class ThrowawayPostgres: Sendable {
         try process.run()
         server.withLock { $0 = process }
         for _ in 0..<300 {
-            if isAccepting() {
-                // Accepting TCP is not yet accepting sign-ins while the server recovers: ask it.
-                let ready = [binaries + "pg_isready", "-h", "127.0.0.1", "-p", "\(port)", "-q"]
-                if await Self.offPool({ Self.run(as: nil, ready, log: nil) }) == 0 { return }
-            }
+            // Accepting TCP is not yet accepting sign-ins while the server starts or recovers: the
+            // server writes "ready" as the last line of postmaster.pid when it is (read, not a process
+            // started every 100 ms, which holds copies of this process's files while it starts).
+            if isAccepting(), isReady() { return }
             try await Task.sleep(for: .milliseconds(100))
         }
         throw Unavailable(description: "PostgreSQL did not start within 30 s; see \(directory)server.log")
@@ -146,6 +145,11 @@ public final class ThrowawayPostgres: Sendable {
     public func remove() async throws {
         try await stop()
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    private func isReady() -> Bool {
+        guard let text = try? String(contentsOfFile: directory + "data/postmaster.pid", encoding: .utf8) else { return false }
+        return text.split(separator: "\n").last?.trimmingCharacters(in: .whitespaces) == "ready"
     }
 
     private func isAccepting() -> Bool {

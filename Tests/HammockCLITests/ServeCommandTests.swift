@@ -385,10 +385,12 @@ struct ServeCommandTests {
     @Test("A store scheme this program does not link exits 2 naming the ones it does, without the password")
     func unknownScheme() async throws {
         let (_, path) = try temporaryConfig(#"{"resources": [{"name": "notes", "fields": {"text": "string"}}]}"#)
-        let process = try HammockProcess(["serve", path, "--port", "0", "--store", "postgres://ada:s3cret@localhost/app"])
+        let process = try HammockProcess(["serve", path, "--port", "0", "--store", "redis://ada:s3cret@localhost/app"])
         #expect(await process.exitStatus() == 2)
         let text = process.errorOutput.withLock { $0 }
-        #expect(text.contains("store: no store opens 'postgres:' here; this program knows memory:, sqlite:"), "\(text)")
+        #expect(
+            text.contains("store: no store opens 'redis:' here; this program knows memory:, postgres:, postgresql:, sqlite:"),
+            "\(text)")
         #expect(!text.contains("s3cret"))
     }
 
