@@ -11,7 +11,7 @@ extension PostgresStore {
     ///
     /// A query the SQL cannot answer exactly as the other stores do (a filter or sort on a `json` field,
     /// a bound of another kind than its field, `_like` on a string key) is answered by fetching the
-    /// records and evaluating the query in Swift, as ``MockStore``'s default does.
+    /// records and evaluating the query in Swift, as `MockStore`'s default does.
     public func storedRecords(
         of schema: ResourceSchema, answering query: ListQuery
     ) async throws -> (page: [StoredRecord], total: Int) {
@@ -67,7 +67,7 @@ extension PostgresRow {
 }
 
 /// A list query as SQL conditions and order over a resource's table, or `nil` where SQL would not
-/// answer exactly as ``ListQuery/apply(to:schema:)`` does.
+/// answer exactly as `ListQuery.apply(to:schema:)` does.
 struct SQLPlan {
     var conditions: [String] = []
     var order: [String] = []

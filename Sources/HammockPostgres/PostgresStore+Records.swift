@@ -177,7 +177,7 @@ extension PostgresStore {
         return records
     }
 
-    /// Inserts whole records (keys included); a key already taken is ``StoreError/duplicateKey(_:)``.
+    /// Inserts whole records (keys included); a key already taken is `StoreError.duplicateKey`.
     func insertRows(_ records: [JSONObject], of schema: ResourceSchema, on connection: PostgresConnection) async throws {
         let fields = Array(schema.columns.dropFirst())
         var names = ["k"]

@@ -69,7 +69,7 @@ extension PostgresStore {
 // MARK: Change dates
 
 extension PostgresStore {
-    /// ``ModificationLog``'s rules in the database, so that every server on it gives one date. The
+    /// `ModificationLog`'s rules in the database, so that every server on it gives one date. The
     /// common case is one read: entries that exist and were already served need no write.
     public func lastChange(of resources: [String], now: Int, marking: Bool) async throws -> Int? {
         let resources = Array(Set(resources)).sorted()

@@ -5,7 +5,7 @@ import Testing
 
 extension StoreContract {
     /// The dates behind `Last-Modified` (``MockStore/lastChange(of:now:marking:)``), under the rules
-    /// ``ModificationLog`` states.
+    /// `ModificationLog` states.
     static let changes: [Check] = [
         Check("Change dates: the latest of the resources asked, withheld while ahead, moved past a second already served") {
             (subject: Subject) async throws in

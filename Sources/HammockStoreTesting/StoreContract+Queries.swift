@@ -4,7 +4,7 @@ import Testing
 
 extension StoreContract {
     /// Queries a store answers itself (from indexes, or in SQL) must answer as the reference does:
-    /// ``ListQuery/apply(to:schema:)`` over every record, the default of ``MockStore``.
+    /// `ListQuery.apply(to:schema:)` over every record, the default of `MockStore`.
     static let queries: [Check] = [
         Check("List queries give the records, order and total that the reference evaluation gives") {
             (subject: Subject) async throws in

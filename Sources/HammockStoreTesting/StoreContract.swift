@@ -2,7 +2,7 @@ import HammockJSON
 public import HammockServer
 import Testing
 
-/// What every ``MockStore`` must do, as checks a store's own tests run: Hammock's stores run them all,
+/// What every `MockStore` must do, as checks a store's own tests run: Hammock's stores run them all,
 /// and a store of your own proves it behaves as they do (as fluent-kit ships its benchmarker for drivers).
 ///
 /// Each check opens a store with your factory, adds four resources (people with integer keys, their
