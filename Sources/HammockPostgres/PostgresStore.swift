@@ -69,10 +69,11 @@ public final class PostgresStore: MockStore {
         var clientConfiguration = PostgresClient.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username,
             password: configuration.password, database: configuration.database, tls: .disable)
-        clientConfiguration.options.connectTimeout = configuration.connectTimeout
+        clientConfiguration.options.connectTimeout = .milliseconds(Self.milliseconds(configuration.connectTimeout))
         // The server ends a statement that runs too long: a bound on every call that costs nothing here.
         clientConfiguration.options.additionalStartupParameters = [
-            ("statement_timeout", "\(Self.milliseconds(configuration.operationTimeout))")
+            // At least 1 ms: 0 would mean no limit at all.
+            ("statement_timeout", "\(max(1, Self.milliseconds(configuration.operationTimeout)))")
         ]
         // Why 16: a server answers on a few event loops; more connections than that only queue in the database.
         // One pool on the shared event loops: a pool per loop (so a statement would not leave the loop
@@ -104,9 +105,15 @@ public final class PostgresStore: MockStore {
         return store
     }
 
+    /// A duration in whole milliseconds, from 0 up to a day: a limit set in code to a negative or an
+    /// enormous value is held there rather than overflowing (or asking PostgreSQL for a negative timeout).
     static func milliseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        let seconds = min(max(duration.components.seconds, 0), 86_400)
+        return seconds * 1000 + (duration.components.seconds < 0 ? 0 : duration.components.attoseconds / 1_000_000_000_000_000)
     }
+
+    /// A duration in nanoseconds, held within 0 and a day like ``milliseconds(_:)``.
+    static func nanoseconds(_ duration: Duration) -> Int64 { milliseconds(duration) * 1_000_000 }
 
     /// One connection, made and closed, before the pool: the pool retries a server it cannot reach
     /// without end, while a start should fail at once saying why.
@@ -114,9 +121,7 @@ public final class PostgresStore: MockStore {
         var connection = PostgresConnection.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username,
             password: configuration.password, database: configuration.database, tls: .disable)
-        connection.options.connectTimeout = .nanoseconds(
-            Int64(configuration.connectTimeout.components.seconds) * 1_000_000_000
-                + configuration.connectTimeout.components.attoseconds / 1_000_000_000)
+        connection.options.connectTimeout = .nanoseconds(nanoseconds(configuration.connectTimeout))
         do {
             let opened = try await PostgresConnection.connect(configuration: connection, id: 0, logger: logger)
             try? await opened.close()
@@ -298,11 +303,11 @@ public final class PostgresStore: MockStore {
             } else {
                 let connectTimeout = configuration.connectTimeout
                 let timer = Task {
-                    try await Task.sleep(for: limit)
+                    try await Task.sleep(for: .milliseconds(Self.milliseconds(limit)))
                     race.finish(.failure(timedOut))
                 }
                 let probe = Task {
-                    try await Task.sleep(for: connectTimeout)
+                    try await Task.sleep(for: .milliseconds(Self.milliseconds(connectTimeout)))
                     check()
                 }
                 cancelTimers = {
@@ -316,10 +321,6 @@ public final class PostgresStore: MockStore {
             }
             return try await race.outcome()
         }
-    }
-
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
     }
 
     /// Any error as the store's, or `nil` for a cancellation (passed on as it is).
@@ -471,6 +472,8 @@ final class Outage: Sendable {
     private struct State {
         var isDown = false
         var prober: Task<Void, Never>?
+        /// The store closed: no more probes (a closed pool's errors look like an outage).
+        var isStopped = false
     }
 
     private let state = Mutex(State())
@@ -480,7 +483,7 @@ final class Outage: Sendable {
     /// Starts probing with `reachable`, unless a probe runs already.
     func suspect(_ reachable: @escaping @Sendable () async -> Bool) {
         state.withLock { state in
-            guard state.prober == nil else { return }
+            guard state.prober == nil, !state.isStopped else { return }
             state.prober = Task {
                 while !Task.isCancelled {
                     let up = await reachable()
@@ -499,7 +502,10 @@ final class Outage: Sendable {
     /// Stops probing (the store closes).
     func stop() async {
         let prober = state.withLock { state in
-            defer { state.prober = nil }
+            defer {
+                state.prober = nil
+                state.isStopped = true
+            }
             return state.prober
         }
         prober?.cancel()
