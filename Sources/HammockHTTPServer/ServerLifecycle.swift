@@ -1,3 +1,4 @@
+public import Foundation
 import NIOCore
 import NIOExtras
 import NIOHTTP1
@@ -22,14 +23,20 @@ actor ServerLifecycle: MockServerListener {
     enum State {
         case idle
         case starting
-        case running(port: Int, channel: any Channel, quiescing: ServerQuiescingHelper)
+        case running(host: String, port: Int, channel: any Channel, quiescing: ServerQuiescingHelper)
         case stopping
     }
 
     private var state = State.idle
 
     var port: Int? {
-        if case .running(let port, _, _) = state { return port }
+        if case .running(_, let port, _, _) = state { return port }
+        return nil
+    }
+
+    /// The host it listens on and its port, while running.
+    var address: (host: String, port: Int)? {
+        if case .running(let host, let port, _, _) = state { return (host, port) }
         return nil
     }
 
@@ -72,12 +79,12 @@ actor ServerLifecycle: MockServerListener {
             throw MockServerError.cannotListen(host: host, port: port, reason: Self.reason(error))
         }
         let bound = channel.localAddress?.port ?? port
-        state = .running(port: bound, channel: channel, quiescing: quiescing)
+        state = .running(host: host, port: bound, channel: channel, quiescing: quiescing)
         return bound
     }
 
     func stop() async {
-        guard case .running(_, _, let quiescing) = state else { return }
+        guard case .running(_, _, _, let quiescing) = state else { return }
         state = .stopping
         let done = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: Void.self)
         quiescing.initiateShutdown(promise: done)
@@ -159,6 +166,26 @@ extension MockServer {
         get async {
             guard let lifecycle = listener.withLock({ $0 }) as? ServerLifecycle else { return nil }
             return await lifecycle.port
+        }
+    }
+
+    /// The URL its routes answer under while it listens: `http://127.0.0.1:54321`, with the base path if
+    /// the server has one (`http://127.0.0.1:54321/api/v1`) and an IPv6 host in brackets. `nil` while it
+    /// does not listen. A server listening on every address (`0.0.0.0`, `::`) is named by its loopback
+    /// address, which a client on this machine can reach.
+    ///
+    /// ```swift
+    /// try await server.start(port: 0)
+    /// let client = RestClient(baseURL: try #require(await server.baseURL))
+    /// ```
+    public var baseURL: URL? {
+        get async {
+            guard let lifecycle = listener.withLock({ $0 }) as? ServerLifecycle,
+                let (host, port) = await lifecycle.address
+            else { return nil }
+            let reachable = host == "0.0.0.0" ? "127.0.0.1" : (host == "::" ? "::1" : host)
+            let authority = reachable.contains(":") ? "[\(reachable)]:\(port)" : "\(reachable):\(port)"
+            return URL(string: "http://\(authority)\(options.basePath ?? "")")
         }
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import HammockHTTPServer
 import HammockSQLite
 import HammockServer
@@ -19,6 +20,31 @@ struct LoopbackTests {
         } catch {
             await server.stop()
             throw error
+        }
+    }
+
+    @Test("baseURL names the listening address with the base path, IPv6 in brackets; nil before start and after stop")
+    func baseURL() async throws {
+        let server = try await Fixtures.server(options: MockServer.Options(basePath: "/api/v1"))
+        #expect(await server.baseURL == nil)
+        let port = try await server.start(host: "127.0.0.1", port: 0)
+        let base = try #require(await server.baseURL)
+        #expect(base.absoluteString == "http://127.0.0.1:\(port)/api/v1")
+        let client = LoopbackClient(baseURL: base.absoluteString)
+        #expect(try await client.send("POST", "/people", json: ["name": "ada"]).status == 201)
+        #expect(try await client.send("GET", "/people/1").json?["name"] == "ada")
+        await server.stop()
+        #expect(await server.baseURL == nil)
+
+        // Every address: named by the loopback address a client here can reach.
+        let everywhere = try await Fixtures.server()
+        let anyPort = try await everywhere.start(host: "0.0.0.0", port: 0)
+        #expect(await everywhere.baseURL?.absoluteString == "http://127.0.0.1:\(anyPort)")
+        #expect(try await LoopbackClient(baseURL: "http://127.0.0.1:\(anyPort)").send("GET", "/people").status == 200)
+        await everywhere.stop()
+        if let ipv6Port = try? await everywhere.start(host: "::1", port: 0) {
+            #expect(await everywhere.baseURL?.absoluteString == "http://[::1]:\(ipv6Port)")
+            await everywhere.stop()
         }
     }
 
