@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "HammockAsyncHTTPClient", targets: ["HammockAsyncHTTPClient"]),
         .library(name: "HammockResources", targets: ["HammockResources"]),
         .library(name: "HammockTesting", targets: ["HammockTesting"]),
+        .library(name: "HammockURLSession", targets: ["HammockURLSession"]),
         .library(name: "HammockTestSupport", targets: ["HammockTestSupport"]),
         .library(name: "HammockStoreTesting", targets: ["HammockStoreTesting"]),
         .executable(name: "hammock", targets: ["hammock"]),
@@ -113,7 +114,14 @@ let package = Package(
 
         // The bridge from the client to the mock server in process (re-exports HammockTestSupport).
         .target(
-            name: "HammockTesting", dependencies: ["HammockClient", "HammockServer", "HammockTestSupport"],
+            name: "HammockTesting", dependencies: ["HammockClient", "HammockServer", "HammockURLSession", "HammockTestSupport"],
+            swiftSettings: swiftSettings),
+
+        // Any URLSession code to the mock server in process: a URLProtocol a configuration carries.
+        // Needs only the engine and Foundation, not the client.
+        .target(
+            name: "HammockURLSession",
+            dependencies: ["HammockServer", .product(name: "HTTPTypes", package: "swift-http-types")],
             swiftSettings: swiftSettings),
 
         // The mock REST server's engine: resources, the pipeline (middleware, router, routes),
@@ -212,7 +220,9 @@ let package = Package(
         // The client against the mock server, in process and over loopback: the parts tested against each other.
         .testTarget(
             name: "HammockClientServerTests",
-            dependencies: ["HammockClient", "HammockTesting", "HammockServer", "HammockHTTPServer", "HammockJSON"],
+            dependencies: [
+                "HammockClient", "HammockTesting", "HammockServer", "HammockHTTPServer", "HammockJSON", "HammockURLSession",
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

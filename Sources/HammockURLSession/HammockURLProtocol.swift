@@ -1,0 +1,197 @@
+public import Foundation
+import HTTPTypes
+public import HammockServer
+import Synchronization
+
+#if canImport(FoundationNetworking)
+public import FoundationNetworking
+#endif
+
+extension MockServer {
+    /// The URL under which ``urlSessionConfiguration(_:)`` reaches this server in process:
+    /// `http://<id>.hammock.invalid` (with the base path), a host of this server's own. `.invalid`
+    /// never resolves (RFC 6761), so a request that escapes the configuration fails at once instead of
+    /// reaching a network.
+    public var inProcessURL: URL {
+        let host = InProcessServers.shared.host(for: self)
+        // A host made of a UUID's hex digits and dots is always a valid URL host.
+        return URL(string: "http://\(host)\(options.basePath ?? "")") ?? URL(fileURLWithPath: "/")
+    }
+
+    /// A session configuration whose requests to ``inProcessURL`` this server answers in process, with no
+    /// socket: any code built on `URLSession` (the app's own, a generated OpenAPI client) talks to it.
+    /// Nothing is registered globally: two tests with two servers, running in parallel, each reach their
+    /// own. Requests to other hosts go to the network as usual.
+    ///
+    /// ```swift
+    /// let session = URLSession(configuration: server.urlSessionConfiguration())
+    /// let (data, _) = try await session.data(from: server.inProcessURL.appendingPathComponent("people"))
+    /// ```
+    public func urlSessionConfiguration(_ base: URLSessionConfiguration = .ephemeral) -> URLSessionConfiguration {
+        _ = InProcessServers.shared.host(for: self)
+        let configuration = base
+        configuration.protocolClasses = [HammockURLProtocol.self] + (base.protocolClasses ?? [])
+        return configuration
+    }
+}
+
+/// The servers reachable in process, by host. Held weakly: a server that is gone answers no more.
+final class InProcessServers: Sendable {
+    static let shared = InProcessServers()
+    static let suffix = ".hammock.invalid"
+
+    private struct Entry {
+        weak var server: MockServer?
+    }
+
+    private let entries = Mutex<(byHost: [String: Entry], byServer: [ObjectIdentifier: String])>(([:], [:]))
+
+    /// The host of `server`, made on first use.
+    func host(for server: MockServer) -> String {
+        entries.withLock { entries in
+            if let host = entries.byServer[ObjectIdentifier(server)], entries.byHost[host]?.server === server { return host }
+            let host = UUID().uuidString.lowercased() + Self.suffix
+            entries.byHost = entries.byHost.filter { $0.value.server != nil }
+            entries.byHost[host] = Entry(server: server)
+            entries.byServer[ObjectIdentifier(server)] = host
+            return host
+        }
+    }
+
+    func server(forHost host: String) -> MockServer? {
+        entries.withLock { $0.byHost[host.lowercased()]?.server }
+    }
+}
+
+/// Answers requests to a ``MockServer/inProcessURL`` from that server, in process. A session gets it
+/// from ``MockServer/urlSessionConfiguration(_:)``; it is never registered globally.
+///
+/// Requests are read as the server reads them off a socket (method, path and query as sent, every
+/// header, the body from `httpBody` or `httpBodyStream`), answered through the whole pipeline
+/// (latency, faults, the journal), and the answer is handed back with its status, headers and body. A
+/// connection fault ends the task with the `URLError` a real network gives (``InProcessNetwork``);
+/// cancelling the task cancels the server's work.
+public final class HammockURLProtocol: URLProtocol {
+    /// The work answering this request, cancelled by `stopLoading`.
+    private let work = Mutex<Task<Void, Never>?>(nil)
+
+    override public class func canInit(with request: URLRequest) -> Bool {
+        guard let host = request.url?.host, host.lowercased().hasSuffix(InProcessServers.suffix) else { return false }
+        return InProcessServers.shared.server(forHost: host) != nil
+    }
+
+    override public class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
+
+    override public func startLoading() {
+        let request = self.request
+        guard let url = request.url, let host = url.host, let server = InProcessServers.shared.server(forHost: host) else {
+            client?.urlProtocol(self, didFailWithError: URLError(.cannotFindHost))
+            return
+        }
+        #if canImport(FoundationNetworking)
+        // FoundationNetworking finishes a download task by reading a file location that only its own
+        // HTTP protocol can set (an internal property): finishing one from here traps in
+        // `URLSession.download`. Refused with an error instead; data and upload tasks work.
+        if task is URLSessionDownloadTask {
+            client?.urlProtocol(self, didFailWithError: URLError(.unsupportedURL))
+            return
+        }
+        #endif
+        let timeout = request.timeoutInterval > 0 ? request.timeoutInterval : 60
+        let handle = Handle(loader: self)
+        let task = Task { await answer(handle, request: request, url: url, server: server, timeout: timeout) }
+        work.withLock { $0 = task }
+    }
+
+    override public func stopLoading() {
+        work.withLock { work in
+            work?.cancel()
+            work = nil
+        }
+    }
+
+    /// The protocol object, handed to the task that answers its request.
+    ///
+    /// `@unchecked Sendable` (Foundation marks URLProtocol's Sendable unavailable), because that task
+    /// calls `client` once the server answers: the object's own state is one `Mutex`; the inherited
+    /// `request` and `client` are set when Foundation makes it and only read after; FoundationNetworking's
+    /// client queues each call onto the session task's own work queue, so a call from another thread is
+    /// safe there, as the tests exercise. On Apple platforms URLSession documents no such guarantee; not
+    /// verified here (no Apple machine runs this suite).
+    struct Handle: @unchecked Sendable {
+        let loader: HammockURLProtocol
+    }
+
+    /// The request as the server would read it off a socket. A body from a stream is read up to one byte
+    /// past the server's limit, so an oversized one still gets the server's 413.
+    static func mockRequest(from request: URLRequest, limit: Int) throws -> MockRequest {
+        guard let url = request.url, let components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            throw URLError(.badURL)
+        }
+        var target = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        if let query = components.percentEncodedQuery { target += "?" + query }
+        var fields = HTTPFields()
+        for (name, value) in request.allHTTPHeaderFields ?? [:] {
+            if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
+        }
+        var body: [UInt8] = []
+        if let data = request.httpBody {
+            body = [UInt8](data)
+        } else if let stream = request.httpBodyStream {
+            body = read(stream, upTo: limit + 1)
+        }
+        if request.httpBody != nil || request.httpBodyStream != nil, fields[.contentLength] == nil {
+            fields[.contentLength] = String(body.count)
+        }
+        let method = HTTPRequest.Method(request.httpMethod ?? "GET") ?? .get
+        return MockRequest(method, target, headerFields: fields, body: body)
+    }
+
+    static func read(_ stream: InputStream, upTo limit: Int) -> [UInt8] {
+        stream.open()
+        defer { stream.close() }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while bytes.count < limit {
+            let count = chunk.withUnsafeMutableBufferPointer { buffer in
+                buffer.baseAddress.map { stream.read($0, maxLength: buffer.count) } ?? 0
+            }
+            guard count > 0 else { break }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+        return bytes
+    }
+}
+
+/// Answers `request` from `server` and hands the answer to the protocol's client.
+private func answer(
+    _ handle: HammockURLProtocol.Handle, request: URLRequest, url: URL, server: MockServer, timeout: TimeInterval
+) async {
+    let loader = handle.loader
+    let client = loader.client
+    do {
+        let mockRequest = try HammockURLProtocol.mockRequest(from: request, limit: server.options.maximumBodySize)
+        let response = try await server.exchange(mockRequest, timeout: .seconds(min(timeout, 86_400)))
+        try Task.checkCancellation()
+        var fields: [String: String] = [:]
+        for field in response.headerFields {
+            fields[field.name.canonicalName] = fields[field.name.canonicalName].map { $0 + ", " + field.value } ?? field.value
+        }
+        guard
+            let answer = HTTPURLResponse(
+                url: url, statusCode: response.status.code, httpVersion: "HTTP/1.1", headerFields: fields)
+        else {
+            client?.urlProtocol(loader, didFailWithError: URLError(.badServerResponse))
+            return
+        }
+        client?.urlProtocol(loader, didReceive: answer, cacheStoragePolicy: .notAllowed)
+        if !response.body.isEmpty { client?.urlProtocol(loader, didLoad: Data(response.body)) }
+        client?.urlProtocolDidFinishLoading(loader)
+    } catch let error as ConnectionFaultError {
+        client?.urlProtocol(loader, didFailWithError: InProcessNetwork.urlError(for: error.fault))
+    } catch is CancellationError {
+        // The task was cancelled (stopLoading): URLSession reports that itself.
+    } catch {
+        client?.urlProtocol(loader, didFailWithError: error)
+    }
+}
