@@ -63,8 +63,8 @@ final class InProcessServers: Sendable {
     }
 }
 
-/// Answers requests to a ``MockServer/inProcessURL`` from that server, in process. A session gets it
-/// from ``MockServer/urlSessionConfiguration(_:)``; it is never registered globally.
+/// Answers requests to a `MockServer.inProcessURL` from that server, in process. A session gets it
+/// from `MockServer.urlSessionConfiguration(_:)`; it is never registered globally.
 ///
 /// Requests are read as the server reads them off a socket (method, path and query as sent, every
 /// header, the body from `httpBody` or `httpBodyStream`), answered through the whole pipeline
