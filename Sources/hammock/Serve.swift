@@ -113,6 +113,15 @@ struct Serve: AsyncParsableCommand {
             Self.printError("\(config): store: \(StoreError.unknownScheme(location.scheme, known: drivers.schemes))")
             throw ExitCode(2)
         }
+        if location.scheme == "postgres" || location.scheme == "postgresql" {
+            // A malformed URL is a wrong command line (exit 2), found before any connection is tried.
+            do {
+                _ = try PostgresStore.Configuration(location: location)
+            } catch {
+                Self.printError("\(config): store: \(error)")
+                throw ExitCode(2)
+            }
+        }
         do {
             store = try await drivers.open(location)
         } catch StoreError.unavailable(let reason) {

@@ -73,6 +73,10 @@ struct PostgresServeTests {
             (cluster.url(), "wrong-password-7", "password authentication failed"),
             (cluster.url(database: "nowhere"), cluster.password, #"database "nowhere" does not exist"#),
         ]
+        // A URL that is not one: exit 2 before any connection, naming what it expected.
+        let malformed = try HammockProcess(["serve", "Examples/people.json", "--store", "postgres:nowhere", "--port", "0"])
+        #expect(await malformed.exitStatus() == 2)
+        #expect(malformed.errorOutput.withLock { $0.contains("expected postgres://USER@HOST:PORT/DATABASE") })
         for (url, password, reason) in cases {
             let process = try HammockProcess(
                 ["serve", "Examples/people.json", "--store", url, "--port", "0"], shellPrefix: "export PGPASSWORD='\(password)'")

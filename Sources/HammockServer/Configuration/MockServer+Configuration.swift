@@ -42,7 +42,8 @@ extension MockServer {
     }
 
     /// Loads the configuration's `data` section if every resource is still empty, so a restart with a
-    /// persistent store does not load it twice, nor two servers starting together on a shared one. Returns a report per resource (empty if nothing loaded).
+    /// persistent store does not load it twice, nor do two servers starting together on a shared one.
+    /// Returns a report per resource (empty if nothing loaded).
     public func loadData(
         from configuration: ServerConfiguration,
         progress: (@Sendable (_ resource: String, _ done: Int, _ total: Int) -> Void)? = nil
