@@ -152,6 +152,28 @@ struct URLSessionInProcessTests {
         #expect(answers.allSatisfy { $0.1 == "p\($0.0 - 1)" })
     }
 
+    @Test("Latency holds the answer on the server's clock; cancelling the task reaches the server and ends its wait")
+    func latencyAndCancel() async throws {
+        let clock = ManualClock()
+        let server = try await MockServer(
+            resources: [Self.people], options: MockServer.Options(latency: Latency(.seconds(2)...(.seconds(2)))), clock: clock)
+        let session = URLSession(configuration: server.urlSessionConfiguration())
+        let url = server.inProcessURL.appendingPathComponent("people")
+        async let answered = session.data(from: url)
+        #expect(await clock.waitForSleepers(1))  // the answer waits on the server's clock
+        clock.advance(by: .seconds(2))
+        #expect((try await answered.1 as? HTTPURLResponse)?.statusCode == 200)
+
+        let task = session.dataTask(with: url)
+        task.resume()
+        #expect(await clock.waitForSleepers(1))
+        task.cancel()
+        // The server's work was cancelled: nothing waits on its clock any more, and no answer came.
+        #expect(await eventually { clock.sleeperCount == 0 })
+        #expect(await eventually { task.state == .completed })
+        #expect(task.response == nil)
+    }
+
     @Test("Only hosts of live servers are taken; other requests are left to the network")
     func canInit() async throws {
         let server = try await Self.server()
