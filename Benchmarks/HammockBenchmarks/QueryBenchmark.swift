@@ -13,9 +13,7 @@ enum QueryBenchmark {
     ]
 
     static func run(records: Int, seconds: Int, connections: Int, storeNames: [String]) async throws {
-        guard let executable = Bundle.main.executableURL?.deletingLastPathComponent().appendingPathComponent("hammock"),
-            FileManager.default.isExecutableFile(atPath: executable.path)
-        else { throw BenchmarkError("no hammock binary beside hammock-bench") }
+        let executable = try hammockExecutable()
         let directory = NSTemporaryDirectory() + "hammock-query-bench-\(UUID().uuidString)/"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -52,6 +50,14 @@ enum QueryBenchmark {
             process.interrupt()
             process.waitUntilExit()
         }
+    }
+
+    /// The `hammock` binary that `scripts/bench` builds beside `hammock-bench`.
+    static func hammockExecutable() throws -> URL {
+        guard let executable = Bundle.main.executableURL?.deletingLastPathComponent().appendingPathComponent("hammock"),
+            FileManager.default.isExecutableFile(atPath: executable.path)
+        else { throw BenchmarkError("no hammock binary beside hammock-bench") }
+        return executable
     }
 
     static func milliseconds(_ seconds: Double?) -> String {

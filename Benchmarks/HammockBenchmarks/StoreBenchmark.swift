@@ -29,9 +29,7 @@ enum StoreBenchmark {
     }
 
     static func run(records: Int, seconds: Int, connections: Int, rounds: Int) async throws {
-        guard let executable = Bundle.main.executableURL?.deletingLastPathComponent().appendingPathComponent("hammock"),
-            FileManager.default.isExecutableFile(atPath: executable.path)
-        else { throw BenchmarkError("no hammock binary beside hammock-bench") }
+        let executable = try QueryBenchmark.hammockExecutable()
         let directory = NSTemporaryDirectory() + "hammock-store-bench-\(UUID().uuidString)/"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -292,35 +292,32 @@ public final class PostgresStore: MockStore {
                     race.finish(.failure(unreachable))
                 }
             }
-            let cancelTimers: @Sendable () -> Void
-            if let loop = MultiThreadedEventLoopGroup.currentEventLoop {
-                let timer = loop.scheduleTask(in: .nanoseconds(Self.nanoseconds(limit))) { race.finish(.failure(timedOut)) }
-                let probe = loop.scheduleTask(in: .nanoseconds(Self.nanoseconds(configuration.connectTimeout))) { check() }
-                cancelTimers = {
-                    timer.cancel()
-                    probe.cancel()
-                }
-            } else {
-                let connectTimeout = configuration.connectTimeout
-                let timer = Task {
-                    try await Task.sleep(for: .milliseconds(Self.milliseconds(limit)))
-                    race.finish(.failure(timedOut))
-                }
-                let probe = Task {
-                    try await Task.sleep(for: .milliseconds(Self.milliseconds(connectTimeout)))
-                    check()
-                }
-                cancelTimers = {
-                    timer.cancel()
-                    probe.cancel()
-                }
-            }
+            let loop = MultiThreadedEventLoopGroup.currentEventLoop
+            let cancelTimer = Self.schedule(after: limit, on: loop) { race.finish(.failure(timedOut)) }
+            let cancelProbe = Self.schedule(after: configuration.connectTimeout, on: loop, check)
             defer {
-                cancelTimers()
+                cancelTimer()
+                cancelProbe()
                 group.cancelAll()
             }
             return try await race.outcome()
         }
+    }
+
+    /// Runs `action` after `delay` on `loop`'s own timer, or off any loop in a sleeping task; returns what
+    /// cancels it.
+    static func schedule(
+        after delay: Duration, on loop: (any EventLoop)?, _ action: @escaping @Sendable () -> Void
+    ) -> @Sendable () -> Void {
+        if let loop {
+            let scheduled = loop.scheduleTask(in: .nanoseconds(nanoseconds(delay))) { action() }
+            return { scheduled.cancel() }
+        }
+        let task = Task {
+            try await Task.sleep(for: .milliseconds(milliseconds(delay)))
+            action()
+        }
+        return { task.cancel() }
     }
 
     /// Any error as the store's, or `nil` for a cancellation (passed on as it is).
