@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "HammockURLSession", targets: ["HammockURLSession"]),
         .library(name: "HammockTestSupport", targets: ["HammockTestSupport"]),
         .library(name: "HammockStoreTesting", targets: ["HammockStoreTesting"]),
+        .library(name: "HammockServerTesting", targets: ["HammockServerTesting"]),
         .executable(name: "hammock", targets: ["hammock"]),
     ],
     dependencies: [
@@ -122,6 +123,13 @@ let package = Package(
         .target(
             name: "HammockURLSession",
             dependencies: ["HammockServer", .product(name: "HTTPTypes", package: "swift-http-types")],
+            swiftSettings: swiftSettings),
+
+        // A mock server per test: the `.mockServer(…)` trait (Swift Testing), a start/stop pair for
+        // XCTest, the launch environment of a UI test's app. Reaches the server in process or on loopback.
+        .target(
+            name: "HammockServerTesting",
+            dependencies: ["HammockServer", "HammockHTTPServer", "HammockURLSession", "HammockJSON"],
             swiftSettings: swiftSettings),
 
         // The mock REST server's engine: resources, the pipeline (middleware, router, routes),
@@ -222,6 +230,7 @@ let package = Package(
             name: "HammockClientServerTests",
             dependencies: [
                 "HammockClient", "HammockTesting", "HammockServer", "HammockHTTPServer", "HammockJSON", "HammockURLSession",
+                "HammockServerTesting",
             ],
             swiftSettings: swiftSettings
         ),
