@@ -215,6 +215,12 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // `hammock-ui-stand-in`: a separate process standing in for an app under a UI test (reads
+        // HAMMOCK_BASE_URL, calls the server with URLSession); run by the CLI tests. No product.
+        .executableTarget(
+            name: "hammock-ui-stand-in", dependencies: ["HammockClient"], path: "Examples/UITestStandIn",
+            swiftSettings: swiftSettings),
+
         .testTarget(
             name: "HammockJSONTests", dependencies: ["HammockJSON", "HammockTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
@@ -281,7 +287,8 @@ let package = Package(
         .testTarget(
             name: "HammockCLITests",
             dependencies: [
-                "hammock", "hammock-tour", "HammockJSON", "HammockClient", "HammockResources", "HammockTesting",
+                "hammock", "hammock-tour", "hammock-ui-stand-in", "HammockJSON", "HammockClient", "HammockResources",
+                "HammockTesting", "HammockServerTesting", "HammockServer",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: swiftSettings

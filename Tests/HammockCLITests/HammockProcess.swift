@@ -15,6 +15,8 @@ final class HammockProcess: Sendable {
     let errorOutput = LockedText()
     private let exit: AsyncStream<Int32>
     private let errorsEnded: AsyncStream<Void>
+    /// The child's standard input.
+    private let input = Pipe()
 
     /// A built product next to the test bundle (the test target depends on it, so it is built).
     static func executable(named name: String = "hammock") -> URL {
@@ -46,9 +48,15 @@ final class HammockProcess: Sendable {
     }
 
     /// Runs `executable` with `arguments`; with `shellPrefix`, through `/bin/sh` after that shell
-    /// command (`ulimit -n 64`, say).
-    init(_ arguments: [String], executable: String = "hammock", shellPrefix: String? = nil) throws {
+    /// command (`ulimit -n 64`, say); with `environment`, those variables added to this process's.
+    init(
+        _ arguments: [String], executable: String = "hammock", shellPrefix: String? = nil,
+        environment: [String: String] = [:]
+    ) throws {
         let process = Process()
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         if let shellPrefix {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments =
@@ -68,11 +76,13 @@ final class HammockProcess: Sendable {
         // stdout and stderr.
         for handle in [
             output.fileHandleForReading, output.fileHandleForWriting, errors.fileHandleForReading, errors.fileHandleForWriting,
+            input.fileHandleForReading, input.fileHandleForWriting,
         ] {
             _ = fcntl(handle.fileDescriptor, F_SETFD, FD_CLOEXEC)
         }
         process.standardOutput = output
         process.standardError = errors
+        process.standardInput = input
         let (lines, lineContinuation) = AsyncStream.makeStream(of: String.self)
         let (exit, exitContinuation) = AsyncStream.makeStream(of: Int32.self)
         let (errorsEnded, errorsEndedContinuation) = AsyncStream.makeStream(of: Void.self)
@@ -131,6 +141,14 @@ final class HammockProcess: Sendable {
     }
 
     func interrupt() { process.interrupt() }
+
+    /// Writes `line` and a newline to the child's standard input.
+    func send(_ line: String) throws {
+        try input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
+    }
+
+    /// Ends the child's standard input.
+    func closeInput() throws { try input.fileHandleForWriting.close() }
 
     deinit {
         if process.isRunning { process.terminate() }

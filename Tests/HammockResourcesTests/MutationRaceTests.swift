@@ -4,6 +4,7 @@ import HammockClient
 import HammockJSON
 import HammockResources
 import HammockTesting
+import Synchronization
 import Testing
 
 struct ReviewPerson: Codable, Equatable, Sendable {
@@ -191,12 +192,13 @@ struct MutationRaceTests {
         let owner = Owner()
         feed.addObserver(owner: owner) { _, _ in }
         _ = await feed.load().response()
-        var interval: Duration? = .seconds(5)
-        api.configure("/feed") { $0.pollingInterval = interval }
+        // Read by the configuration closure on whatever thread applies it, so behind a lock.
+        let interval = Mutex<Duration?>(.seconds(5))
+        api.configure("/feed") { $0.pollingInterval = interval.withLock { $0 } }
         #expect(await clock.waitForSleepers(1))
         clock.advance(by: .seconds(5))
         #expect(await eventually { backend.requestCount == 2 })
-        interval = nil
+        interval.withLock { $0 = nil }
         api.invalidateConfiguration()
         #expect(await eventually { clock.sleeperCount == 0 })
         clock.advance(by: .seconds(20))
