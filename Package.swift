@@ -44,6 +44,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/pointfreeco/swift-macro-testing.git", from: "0.7.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // Only for a test: the OpenAPI generator's client (its code committed) through URLSession in process.
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.4.0"),
     ],
     targets: [
         // JSON value, parser and serializer. No dependencies: every other part builds on it.
@@ -240,6 +243,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Code no one here wrote against the mock in process: swift-openapi-generator's client for
+        // openapi.yaml (Generated/, made by scripts/generate-openapi-client) on swift-openapi-urlsession.
+        .testTarget(
+            name: "HammockOpenAPIClientTests",
+            dependencies: [
+                "HammockServer", "HammockServerTesting", "HammockURLSession", "HammockJSON",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            exclude: ["openapi.yaml", "openapi-generator-config.yaml"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "HammockAsyncHTTPClientTests",
             dependencies: [
@@ -327,7 +343,7 @@ if Context.environment["HAMMOCK_BENCHMARKS"] != nil {
         // release build never compiles swift-syntax for the macro.
         .executableTarget(
             name: "HammockClientBenchmarks",
-            dependencies: ["HammockClient", "HammockTesting", "HammockServer", "HammockHTTPServer"],
+            dependencies: ["HammockClient", "HammockTesting", "HammockServer", "HammockHTTPServer", "HammockURLSession"],
             path: "Benchmarks/HammockClientBenchmarks",
             swiftSettings: swiftSettings
         ),

@@ -3,6 +3,16 @@ import HammockClient
 import HammockHTTPServer
 import HammockServer
 import HammockTesting
+import HammockURLSession
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 struct Person: Codable, Sendable {
     var id: Int?
@@ -36,6 +46,61 @@ struct HandWritten: Sendable {
 struct ClientBench {
     static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// CPU time of the whole process so far (user + system), in seconds.
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+
+    /// Wall and CPU seconds per call of `calls` sequential calls.
+    static func measureBoth(calls: Int, _ call: @Sendable (Int) async throws -> Void) async throws -> (wall: Double, cpu: Double)
+    {
+        let cpu = cpuSeconds()
+        let start = ContinuousClock.now
+        for index in 0..<calls { try await call(index % 100 + 1) }
+        return (seconds(ContinuousClock.now - start) / Double(calls), (cpuSeconds() - cpu) / Double(calls))
+    }
+
+    /// The same hand-written GET through the three ways a test reaches a mock: HammockClient's in-process
+    /// transport, URLSession in process (`urlSessionConfiguration`), URLSession over loopback.
+    static func waysIn(server: MockServer, port: Int, calls: Int) async throws {
+        let ways: [(String, any HTTPTransport, String)] = [
+            ("MockServerTransport (HammockClient, in process)", MockServerTransport(server: server), "mock"),
+            (
+                "URLSession in process (urlSessionConfiguration)",
+                URLSessionTransport(session: URLSession(configuration: server.urlSessionConfiguration())),
+                server.inProcessURL.host ?? ""
+            ),
+            ("URLSession over loopback", URLSessionTransport(), "127.0.0.1:\(port)"),
+        ]
+        var results: [(wall: Double, cpu: Double)] = Array(repeating: (.infinity, .infinity), count: ways.count)
+        for way in ways {
+            let call = HandWritten(transport: way.1, scheme: "http", authority: way.2)
+            _ = try await measureBoth(calls: calls / 10) { _ = try await call.person(id: $0) }
+        }
+        // Three rounds, the ways interleaved; each keeps its best.
+        for _ in 0..<3 {
+            for (index, way) in ways.enumerated() {
+                let call = HandWritten(transport: way.1, scheme: "http", authority: way.2)
+                let result = try await measureBoth(calls: calls) { _ = try await call.person(id: $0) }
+                results[index] = (min(results[index].wall, result.wall), min(results[index].cpu, result.cpu))
+            }
+        }
+        print("")
+        print(
+            "| GET /people/:id, sequential, \(calls) calls × best of 3 | time per call | CPU per call | time vs MockServerTransport |"
+        )
+        print("|---|---:|---:|---:|")
+        for (index, way) in ways.enumerated() {
+            print(
+                String(
+                    format: "| %@ | %.1f µs | %.1f µs | %.2f× |", way.0, results[index].wall * 1e6, results[index].cpu * 1e6,
+                    results[index].wall / results[0].wall))
+        }
     }
 
     /// The best of `rounds` timings of `calls` sequential calls, in seconds per call.
@@ -87,6 +152,7 @@ struct ClientBench {
                     1 / generatedTime, handTime * 1e6, 1 / handTime, overhead, (generatedTime / handTime - 1) * 100,
                     handTime / generatedTime))
         }
+        try await waysIn(server: server, port: port, calls: calls)
         await server.stop()
     }
 }
