@@ -40,6 +40,24 @@ struct HandWritten: Sendable {
     }
 }
 
+/// URLSession's own cost, the floor of any URLProtocol: answers every request at once with a fixed
+/// person, on the thread that asked, with no server behind it.
+final class FixedAnswerProtocol: URLProtocol {
+    static let body = Data(#"{"id":1,"name":"person 1","numberOfKids":1}"#.utf8)
+    override class func canInit(with request: URLRequest) -> Bool { request.url?.host == "fixed.invalid" }
+    override class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
+    override func startLoading() {
+        guard let url = request.url,
+            let response = HTTPURLResponse(
+                url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Content-Type": "application/json"])
+        else { return }
+        client?.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
+        client?.urlProtocol(self, didLoad: Self.body)
+        client?.urlProtocolDidFinishLoading(self)
+    }
+    override func stopLoading() {}
+}
+
 /// `swift run -c release hammock-client-bench [--calls N]`: generated client against hand-written calls
 /// on the same transport and server, in the same run.
 @main
@@ -51,7 +69,11 @@ struct ClientBench {
     /// CPU time of the whole process so far (user + system), in seconds.
     static func cpuSeconds() -> Double {
         var usage = rusage()
+        #if canImport(Glibc)
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        #else
         getrusage(RUSAGE_SELF, &usage)
+        #endif
         return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
             + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
@@ -65,6 +87,12 @@ struct ClientBench {
         return (seconds(ContinuousClock.now - start) / Double(calls), (cpuSeconds() - cpu) / Double(calls))
     }
 
+    static func fixedSession() -> URLSessionTransport {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.protocolClasses = [FixedAnswerProtocol.self]
+        return URLSessionTransport(session: URLSession(configuration: configuration))
+    }
+
     /// The same hand-written GET through the three ways a test reaches a mock: HammockClient's in-process
     /// transport, URLSession in process (`urlSessionConfiguration`), URLSession over loopback.
     static func waysIn(server: MockServer, port: Int, calls: Int) async throws {
@@ -76,6 +104,7 @@ struct ClientBench {
                 server.inProcessURL.host ?? ""
             ),
             ("URLSession over loopback", URLSessionTransport(), "127.0.0.1:\(port)"),
+            ("URLSession's floor: a URLProtocol answering at once, no server", fixedSession(), "fixed.invalid"),
         ]
         var results: [(wall: Double, cpu: Double)] = Array(repeating: (.infinity, .infinity), count: ways.count)
         for way in ways {
