@@ -83,7 +83,7 @@ public final class HammockURLProtocol: URLProtocol {
     override public class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
 
     override public func startLoading() {
-        let request = self.request
+        var request = self.request
         guard let url = request.url, let host = url.host, let server = InProcessServers.shared.server(forHost: host) else {
             client?.urlProtocol(self, didFailWithError: URLError(.cannotFindHost))
             return
@@ -95,6 +95,14 @@ public final class HammockURLProtocol: URLProtocol {
         if task is URLSessionDownloadTask {
             client?.urlProtocol(self, didFailWithError: URLError(.unsupportedURL))
             return
+        }
+        // An upload task's body is kept on the task, not on its request, where only FoundationNetworking's
+        // own protocols look. Never send the request without it: that would be a silent change of data.
+        if let upload = task as? URLSessionUploadTask, request.httpBody == nil, request.httpBodyStream == nil {
+            guard Self.moveUploadBody(of: upload, into: &request) else {
+                client?.urlProtocol(self, didFailWithError: Self.unreadableUploadBody)
+                return
+            }
         }
         #endif
         let timeout = request.timeoutInterval > 0 ? request.timeoutInterval : 60
@@ -121,6 +129,48 @@ public final class HammockURLProtocol: URLProtocol {
     struct Handle: @unchecked Sendable {
         let loader: HammockURLProtocol
     }
+
+    #if canImport(FoundationNetworking)
+    /// The error for an upload task whose body this FoundationNetworking keeps where it cannot be read.
+    static let unreadableUploadBody = URLError(
+        .cannotDecodeRawData,
+        userInfo: [
+            NSLocalizedDescriptionKey:
+                "Hammock cannot read this upload task's body from FoundationNetworking; set the request's httpBody or httpBodyStream and use a data task"
+        ])
+
+    /// Moves an upload task's body (data, a file or a stream) onto `request`, so that it is read as any
+    /// other; false if it cannot be found (or would come from the session's delegate).
+    ///
+    /// FoundationNetworking keeps it in an internal stored property of the task (`knownBody`, an enum of
+    /// `data(DispatchData)`, `file(URL)`, `stream(InputStream)`), read here by reflection, as no API
+    /// gives it to a URLProtocol of one's own. Checked by the upload tests on every run: a toolchain that
+    /// renames it fails the task with ``unreadableUploadBody`` instead of sending an empty body.
+    static func moveUploadBody(of task: URLSessionUploadTask, into request: inout URLRequest) -> Bool {
+        var mirror: Mirror? = Mirror(reflecting: task)
+        while let current = mirror {
+            if let stored = current.children.first(where: { $0.label == "knownBody" }) {
+                // Optional<_Body>: `some` holds the enum, whose one child is the case's payload. None: a
+                // streamed upload whose stream the session's delegate would give, which no URLProtocol
+                // of one's own can ask for.
+                guard let body = Mirror(reflecting: stored.value).children.first?.value,
+                    let payload = Mirror(reflecting: body).children.first
+                else { return false }
+                switch payload.value {
+                case let data as DispatchData: request.httpBody = Data(data)
+                case let file as URL:
+                    guard let stream = InputStream(url: file) else { return false }
+                    request.httpBodyStream = stream
+                case let stream as InputStream: request.httpBodyStream = stream
+                default: return false
+                }
+                return true
+            }
+            mirror = current.superclassMirror
+        }
+        return false
+    }
+    #endif
 
     /// The request as the server would read it off a socket. A body from a stream is read up to one byte
     /// past the server's limit, so an oversized one still gets the server's 413.

@@ -3,6 +3,7 @@ import HammockJSON
 import HammockServer
 import HammockTesting
 import HammockURLSession
+import Synchronization
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -66,6 +67,50 @@ struct URLSessionInProcessTests {
             data: Data(#"{"name":""#.utf8 + Data(repeating: UInt8(ascii: "a"), count: 5000) + Data(#""}"#.utf8)))
         let (_, tooLarge) = try await session.data(for: large)
         #expect((tooLarge as? HTTPURLResponse)?.statusCode == 413)
+    }
+
+    @Test("Upload tasks: a body from data and from a file arrive whole")
+    func uploadTasks() async throws {
+        let server = try await Self.server()
+        let session = URLSession(configuration: server.urlSessionConfiguration())
+        var post = URLRequest(url: server.inProcessURL.appendingPathComponent("people"))
+        post.httpMethod = "POST"
+        post.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        let (_, fromData) = try await session.upload(for: post, from: Data(#"{"name":"from data"}"#.utf8))
+        #expect((fromData as? HTTPURLResponse)?.statusCode == 201)
+        let file = URL(fileURLWithPath: TemporaryFiles.directory("upload") + "person.json")
+        try Data(#"{"name":"from a file","numberOfKids":3}"#.utf8).write(to: file)
+        let (_, fromFile) = try await session.upload(for: post, fromFile: file)
+        #expect((fromFile as? HTTPURLResponse)?.statusCode == 201)
+        #expect(try await server.respond(to: MockRequest(.get, "/people/1")).json()["name"] == "from data")
+        #expect(try await server.respond(to: MockRequest(.get, "/people/2")).json()["numberOfKids"] == 3)
+        // A streamed upload whose request carries its stream.
+        var streamed = post
+        streamed.httpBodyStream = InputStream(data: Data(#"{"name":"streamed upload"}"#.utf8))
+        let (_, fromStream) = try await Self.streamedUpload(streamed, to: server)
+        #expect((fromStream as? HTTPURLResponse)?.statusCode == 201)
+        #expect(try await server.respond(to: MockRequest(.get, "/people/3")).json()["name"] == "streamed upload")
+        #if canImport(FoundationNetworking)
+        // One whose stream would come from the session's delegate: FoundationNetworking gives a protocol of
+        // one's own no way to ask for it, so the task fails rather than post an empty body.
+        let error = await #expect(throws: URLError.self) {
+            _ = try await Self.streamedUpload(post, to: server)
+        }
+        #expect(error?.code == .cannotDecodeRawData)
+        #expect(server.journal.count(matching: RequestPattern(.post, "/people")) == 3)
+        #endif
+    }
+
+    /// Runs a streamed upload task for `request` to its end, on a session whose delegate hears the end (a
+    /// streamed upload has no async method), and returns what it reported.
+    static func streamedUpload(_ request: URLRequest, to server: MockServer) async throws -> (Data, URLResponse?) {
+        let finished = FinishedTask()
+        let session = URLSession(configuration: server.urlSessionConfiguration(), delegate: finished, delegateQueue: nil)
+        defer { session.finishTasksAndInvalidate() }
+        return try await withCheckedThrowingContinuation { continuation in
+            finished.continuation.withLock { $0 = continuation }
+            session.uploadTask(withStreamedRequest: request).resume()
+        }
     }
 
     #if canImport(FoundationNetworking)
@@ -184,5 +229,27 @@ struct URLSessionInProcessTests {
                 with: URLRequest(url: try #require(URL(string: "http://00000000-0000-0000-0000-000000000000.hammock.invalid/")))))
         // The same server keeps its host.
         #expect(server.inProcessURL == server.inProcessURL)
+    }
+}
+
+/// Collects a task's body and ends a continuation when the task completes.
+final class FinishedTask: NSObject, URLSessionDataDelegate, Sendable {
+    let continuation = Mutex<CheckedContinuation<(Data, URLResponse?), any Error>?>(nil)
+    let body = Mutex(Data())
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        body.withLock { $0.append(data) }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let waiting = continuation.withLock { continuation in
+            defer { continuation = nil }
+            return continuation
+        }
+        if let error {
+            waiting?.resume(throwing: error)
+        } else {
+            waiting?.resume(returning: (body.withLock { $0 }, task.response))
+        }
     }
 }
