@@ -18,6 +18,8 @@ final class AdminAPI: Sendable {
     let logger: Logger
     /// Routes added over this API, which `DELETE <prefix>/routes` removes.
     let addedRoutes = Mutex<[Int]>([])
+    /// Endpoints other modules add (`openapi.json`), by their one path segment.
+    let extraEndpoints = Mutex<[String: AdminEndpoint]>([:])
 
     init(path: String, token: String?, options: MockServer.Options, logger: Logger) {
         self.path = path
@@ -192,7 +194,9 @@ final class AdminAPI: Sendable {
                     }
                     return MockResponse(json: Self.json(server.latency))
                 }
-            default: return nil
+            default:
+                guard let added = extraEndpoints.withLock({ $0[segments[0]] }) else { return nil }
+                return Endpoint(methods: added.methods) { request in try await added.handler(request) }
             }
         case 2:
             let name = segments[1]
@@ -299,9 +303,35 @@ final class AdminAPI: Sendable {
             ("GET, PUT, DELETE", "/snapshots/{name}"), ("POST", "/snapshots/{name}/restore"), ("GET, PUT, DELETE", "/latency"),
             ("GET, DELETE", "/scenarios"), ("PUT", "/scenarios/{name}"), ("GET, PUT, DELETE", "/faults"),
         ]
+        let extra = extraEndpoints.withLock { $0 }.sorted { $0.key < $1.key }.map { name, endpoint in
+            (endpoint.methods.map(\.rawValue).joined(separator: ", "), "/" + name)
+        }
         return [
             "name": "Hammock admin API", "version": .string(MockServer.version),
-            "endpoints": .array(endpoints.map { ["methods": .string($0.0), "path": .string(path + $0.1)] }),
+            "endpoints": .array((endpoints + extra).map { ["methods": .string($0.0), "path": .string(path + $0.1)] }),
         ]
+    }
+}
+
+/// An admin endpoint another module adds (``MockServer/addAdminEndpoint(_:methods:_:)``).
+struct AdminEndpoint: Sendable {
+    var methods: [HTTPRequest.Method]
+    var handler: @Sendable (MockRequest) async throws -> MockResponse
+}
+
+extension MockServer {
+    /// Adds an endpoint to the admin API at `<admin path>/NAME` (one path segment), behind the same
+    /// token, CORS and problem mapping as the others; for what another module serves about the server
+    /// (HammockOpenAPI's `openapi.json`). An endpoint of the admin API's own keeps its name.
+    /// - Returns: Whether it was added: false without an admin API, for a name the admin API has, or a
+    ///   name with a `/`.
+    @discardableResult
+    public func addAdminEndpoint(
+        _ name: String, methods: [HTTPRequest.Method] = [.get],
+        _ handler: @escaping @Sendable (MockRequest) async throws -> MockResponse
+    ) -> Bool {
+        guard let admin, !name.isEmpty, !name.contains("/"), admin.endpoint(for: [name], on: self) == nil else { return false }
+        admin.extraEndpoints.withLock { $0[name] = AdminEndpoint(methods: methods, handler: handler) }
+        return true
     }
 }

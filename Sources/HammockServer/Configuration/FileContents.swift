@@ -7,14 +7,14 @@ import Darwin
 #endif
 
 /// Small file helpers for configuration loading (start-up only, never on a request path).
-enum FileContents {
+package enum FileContents {
     /// Why a file could not be read, in the system's words (`No such file or directory`).
-    struct ReadError: Error {
-        let reason: String
+    package struct ReadError: Error {
+        package let reason: String
     }
 
     /// The whole file; configuration files are small, so one read loop is enough.
-    static func read(_ path: String, limit: Int = .max) throws(ReadError) -> [UInt8] {
+    package static func read(_ path: String, limit: Int = .max) throws(ReadError) -> [UInt8] {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw ReadError(reason: String(cString: strerror(errno))) }
         defer { close(descriptor) }

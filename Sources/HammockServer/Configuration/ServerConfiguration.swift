@@ -158,7 +158,13 @@ public struct ServerConfiguration: Sendable {
             throw ConfigurationError(file: path, keyPath: "", message: "cannot read the file: \(error.reason)")
         }
         try self.init(parsing: bytes, file: path)
-        let directory = FileContents.directory(of: path)
+        resolveRelativePaths(against: path)
+    }
+
+    /// Resolves a relative SQLite path against the directory of `file`, as ``init(contentsOfFile:)`` does
+    /// (for a configuration read in another syntax, YAML say).
+    public mutating func resolveRelativePaths(against file: String) {
+        let directory = FileContents.directory(of: file)
         if let location = store, location.scheme == "sqlite", !location.address.hasPrefix("/") {
             store = .sqlite(path: directory + location.address)
         }
@@ -180,6 +186,15 @@ public struct ServerConfiguration: Sendable {
                 )
             }
             throw fail(error.path.description, "not valid JSON: \(error.description)")
+        }
+        try self.init(root: root, file: file)
+    }
+
+    /// Reads a configuration already parsed, from JSON or another syntax (YAML): the same keys and the same
+    /// errors, each naming `file` and the key path.
+    public init(root: JSON, file: String) throws(ConfigurationError) {
+        func fail(_ keyPath: String, _ message: String) -> ConfigurationError {
+            ConfigurationError(file: file, keyPath: keyPath, message: message)
         }
         guard case .object(let object) = root else { throw fail("", "the top level must be an object") }
         for key in object.keys where !Self.topLevelKeys.contains(key) {

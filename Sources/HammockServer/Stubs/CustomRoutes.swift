@@ -94,19 +94,20 @@ public struct RouteRecords: Sendable {
 final class CustomRoutes: MockRoutes {
     enum Entry: Sendable {
         case stub(StubRoute)
-        case handler(HTTPRequest.Method, PathPattern, @Sendable (RouteRequest) async throws -> MockResponse)
+        case handler(
+            HTTPRequest.Method, PathPattern, summary: String?, @Sendable (RouteRequest) async throws -> MockResponse)
 
         var method: HTTPRequest.Method {
             switch self {
             case .stub(let stub): stub.method
-            case .handler(let method, _, _): method
+            case .handler(let method, _, _, _): method
             }
         }
 
         var path: PathPattern {
             switch self {
             case .stub(let stub): stub.path
-            case .handler(_, let path, _): path
+            case .handler(_, let path, _, _): path
             }
         }
 
@@ -114,7 +115,7 @@ final class CustomRoutes: MockRoutes {
         var matchedRoute: MatchedRoute {
             switch self {
             case .stub(let stub): MatchedRoute(kind: .stub, pattern: stub.path.description)
-            case .handler(_, let path, _): MatchedRoute(kind: .swift, pattern: path.description)
+            case .handler(_, let path, _, _): MatchedRoute(kind: .swift, pattern: path.description)
             }
         }
     }
@@ -205,7 +206,7 @@ final class CustomRoutes: MockRoutes {
                     }
                     return try answer.response(in: context, timer: eventTimer)
                 }
-            case .handler(_, _, let handler):
+            case .handler(_, _, _, let handler):
                 let routeRequest = RouteRequest(
                     request: request, parameters: parameters, query: current.query, json: current.body, records: records)
                 return MockEndpoint(methods: methods, route: entry.matchedRoute) { _ in

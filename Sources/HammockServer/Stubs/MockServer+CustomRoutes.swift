@@ -1,4 +1,5 @@
 public import HTTPTypes
+import Synchronization
 
 extension MockServer {
     /// Adds a route of your own, answered by `handler`, before every other route (the resources' too).
@@ -10,9 +11,11 @@ extension MockServer {
     ///     return MockResponse(json: ["token": "t-1"])
     /// }
     /// ```
+    /// - Parameter description: What the route does, in a sentence, for the OpenAPI document
+    ///   (`hammock openapi`, `/__hammock/openapi.json`).
     /// - Throws: ``StubError`` for a path that is not a pattern (`/users/:id/avatar` is).
     public func route(
-        _ method: HTTPRequest.Method, _ path: String,
+        _ method: HTTPRequest.Method, _ path: String, description: String? = nil,
         _ handler: @escaping @Sendable (RouteRequest) async throws -> MockResponse
     ) throws(StubError) {
         let pattern: PathPattern
@@ -21,7 +24,7 @@ extension MockServer {
         } catch {
             throw StubError(error.description)
         }
-        customRoutes.add(.handler(method, pattern, handler))
+        customRoutes.add(.handler(method, pattern, summary: description, handler))
     }
 
     /// Adds described routes (a configuration file's `routes`), after the routes of your own added so
@@ -35,4 +38,31 @@ extension MockServer {
     /// were added under; returns how many were removed.
     @discardableResult
     public func removeRoutes(_ ids: [Int]) -> Int { customRoutes.remove(Set(ids)) }
+}
+
+/// A route of your own as the server holds it: a stub, or a Swift closure with its description.
+public struct AddedRoute: Sendable {
+    /// The number it was added under (``MockServer/removeRoutes(_:)``).
+    public var id: Int
+    /// The method it answers (`GET` answers `HEAD` too).
+    public var method: HTTPRequest.Method
+    /// Its path pattern.
+    public var path: PathPattern
+    /// The stub, for a described route; `nil` for a Swift closure.
+    public var stub: StubRoute?
+    /// A Swift closure's description, if it was given one.
+    public var summary: String?
+}
+
+extension MockServer {
+    /// The routes of your own, in the order they are tried.
+    public var addedRoutes: [AddedRoute] {
+        customRoutes.entries.withLock { $0 }.map { id, entry in
+            switch entry {
+            case .stub(let stub): AddedRoute(id: id, method: stub.method, path: stub.path, stub: stub)
+            case .handler(let method, let path, let summary, _):
+                AddedRoute(id: id, method: method, path: path, summary: summary)
+            }
+        }
+    }
 }
