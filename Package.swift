@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "HammockTestSupport", targets: ["HammockTestSupport"]),
         .library(name: "HammockStoreTesting", targets: ["HammockStoreTesting"]),
         .library(name: "HammockServerTesting", targets: ["HammockServerTesting"]),
+        .library(name: "HammockOpenAPI", targets: ["HammockOpenAPI"]),
         .executable(name: "hammock", targets: ["hammock"]),
     ],
     dependencies: [
@@ -44,6 +45,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/pointfreeco/swift-macro-testing.git", from: "0.7.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         // Only for a test: the OpenAPI generator's client (its code committed) through URLSession in process.
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.4.0"),
@@ -164,6 +166,17 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The mock described: an OpenAPI 3.1 document from its resources, routes and stubs, and YAML
+        // configuration files. Its own module (Yams), which the CLI uses and HammockServer never needs.
+        .target(
+            name: "HammockOpenAPI",
+            dependencies: [
+                "HammockServer", "HammockJSON", .product(name: "Yams", package: "Yams"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // The SQLite store (GRDB): records that survive a restart.
         .target(
             name: "HammockSQLite",
@@ -198,6 +211,7 @@ let package = Package(
                 "HammockHTTPServer",
                 "HammockSQLite",
                 "HammockPostgres",
+                "HammockOpenAPI",
                 "HammockJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -257,6 +271,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "HammockOpenAPITests",
+            dependencies: [
+                "HammockOpenAPI", "HammockServer", "HammockJSON", "HammockTestSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "HammockAsyncHTTPClientTests",
             dependencies: [
                 "HammockAsyncHTTPClient", "HammockClient", "HammockServer", "HammockHTTPServer", "HammockTestSupport",
@@ -304,7 +326,7 @@ let package = Package(
             name: "HammockCLITests",
             dependencies: [
                 "hammock", "hammock-tour", "hammock-ui-stand-in", "HammockJSON", "HammockClient", "HammockResources",
-                "HammockTesting", "HammockServerTesting", "HammockServer",
+                "HammockTesting", "HammockServerTesting", "HammockServer", "HammockOpenAPI",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: swiftSettings

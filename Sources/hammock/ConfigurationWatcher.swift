@@ -1,4 +1,5 @@
 import Foundation
+import HammockOpenAPI
 import HammockServer
 
 /// `hammock serve --watch`: reads the configuration file a few times a second and, once a change has
@@ -42,7 +43,7 @@ struct ConfigurationWatcher: Sendable {
 
     func reload() async {
         do {
-            var configuration = try ServerConfiguration(contentsOfFile: path)
+            var configuration = try ConfigurationFile.read(path)
             try applyFlags(&configuration)
             let report = try await server.reload(configuration)
             Serve.printLine("reloaded \(path): \(report)")

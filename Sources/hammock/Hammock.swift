@@ -6,8 +6,8 @@ import HammockServer
 struct Hammock: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hammock",
-        abstract: "A REST toolkit: serve a mock REST API described in a JSON file.",
+        abstract: "A REST toolkit: serve a mock REST API described in a JSON or YAML file.",
         version: MockServer.version,
-        subcommands: [Serve.self, Routes.self, Init.self]
+        subcommands: [Serve.self, Routes.self, OpenAPI.self, Init.self]
     )
 }

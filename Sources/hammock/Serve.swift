@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HammockHTTPServer
+import HammockOpenAPI
 import HammockPostgres
 import HammockSQLite
 import HammockServer
@@ -97,7 +98,7 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         var configuration: ServerConfiguration
         do {
-            configuration = try ServerConfiguration(contentsOfFile: config)
+            configuration = try ConfigurationFile.read(config)
             try applyFlags(to: &configuration)
         } catch let error as ConfigurationError {
             Self.printError(error.description)
@@ -151,6 +152,7 @@ struct Serve: AsyncParsableCommand {
                 Self.printError("\(config): \(error)")
                 throw ExitCode(2)
             }
+            server.serveOpenAPIDocument(title: Self.documentTitle(for: config))
             let total = configuration.data.reduce(0) { $0 + ($1.records.arrayValue?.count ?? 0) }
             reports = try await server.loadData(from: configuration) { resource, done, count in
                 if total >= 1000 { Self.printError("loading \(resource): \(done)/\(count)") }
@@ -322,6 +324,12 @@ struct Serve: AsyncParsableCommand {
     }
 
     /// Writes a line to standard output at once (no buffering), so a supervising process sees it.
+    /// An OpenAPI document's title for a configuration file: its name without the extension.
+    static func documentTitle(for path: String) -> String {
+        let file = path.split(separator: "/").last.map(String.init) ?? path
+        return file.split(separator: ".").first.map(String.init) ?? file
+    }
+
     static func printLine(_ message: String) {
         FileHandle.standardOutput.write(Data((message + "\n").utf8))
     }
@@ -335,13 +343,13 @@ struct Serve: AsyncParsableCommand {
 struct Routes: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print the routes a configuration file defines.")
 
-    @Argument(help: "The JSON configuration file.")
+    @Argument(help: "The configuration file (JSON, or YAML by its .yaml or .yml extension).")
     var config: String
 
     func run() async throws {
         let configuration: ServerConfiguration
         do {
-            configuration = try ServerConfiguration(contentsOfFile: config)
+            configuration = try ConfigurationFile.read(config)
         } catch {
             Serve.printError(error.description)
             throw ExitCode(2)
@@ -362,5 +370,49 @@ enum RouteTable {
             lines.append("\(pad(row.methodList, verbWidth))  \(pad(row.pattern, patternWidth))  \(row.resource ?? "")")
         }
         return lines.joined(separator: "\n")
+    }
+}
+
+/// `hammock openapi CONFIG`: prints the OpenAPI 3.1 document of the mock a configuration file describes.
+struct OpenAPI: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "openapi", abstract: "Print the OpenAPI 3.1 document of the mock a configuration file describes.")
+
+    enum Format: String, ExpressibleByArgument, CaseIterable {
+        case json, yaml
+    }
+
+    @Argument(help: "The configuration file (JSON, or YAML by its .yaml or .yml extension).")
+    var config: String
+
+    @Option(help: "json or yaml.")
+    var format: Format = .json
+
+    @Option(help: "The document's title (info.title); the file's name without its extension by default.")
+    var title: String?
+
+    func run() async throws {
+        let configuration: ServerConfiguration
+        do {
+            configuration = try ConfigurationFile.read(config)
+        } catch {
+            Serve.printError(error.description)
+            throw ExitCode(2)
+        }
+        let server: MockServer
+        do {
+            // In memory, with the file's data, so that its records give the examples.
+            server = try await MockServer(configuration: configuration, store: MemoryStore(), random: MockServer.seededRandom(1))
+            _ = try await server.loadData(from: configuration)
+            if let generation = configuration.generate { try await server.generateData(generation, seed: 1) }
+        } catch {
+            Serve.printError("\(config): \(error)")
+            throw ExitCode(2)
+        }
+        let document = await OpenAPIDocument.make(for: server, title: title ?? Serve.documentTitle(for: config))
+        switch format {
+        case .json: Serve.printLine(document.serializedString(options: [.prettyPrinted]))
+        case .yaml: FileHandle.standardOutput.write(Data(YAMLText.text(from: document).utf8))
+        }
     }
 }

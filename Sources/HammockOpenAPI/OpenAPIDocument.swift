@@ -1,0 +1,577 @@
+public import HTTPTypes
+public import HammockJSON
+public import HammockServer
+
+/// The OpenAPI 3.1 document of a running mock: a schema per resource (what it answers, and what a create
+/// and an update accept), every route with its parameters (the whole query language on lists), request
+/// bodies, every answer with its problem+json shapes and headers, the stubs and the Swift routes, and
+/// examples from the records loaded.
+///
+/// ```swift
+/// let document = await OpenAPIDocument.make(for: server, title: "People")
+/// print(document.serializedString())               // or YAMLText.text(from: document)
+/// ```
+/// `hammock openapi CONFIG` prints it; a running `hammock serve` serves it at `/__hammock/openapi.json`
+/// and `.yaml`.
+public enum OpenAPIDocument {
+    /// The version of the document's format: 3.1.0.
+    public static let formatVersion = "3.1.0"
+
+    /// The document for `server`.
+    /// - Parameters:
+    ///   - title: `info.title`.
+    ///   - version: `info.version`, the version of the API described.
+    ///   - examples: Whether to read up to two records of each resource as examples.
+    public static func make(
+        for server: MockServer, title: String = "Hammock mock", version: String = "1.0.0", examples: Bool = true
+    ) async -> JSON {
+        var builder = Builder(server: server)
+        if examples { await builder.readExamples() }
+        return builder.document(title: title, version: version)
+    }
+}
+
+/// Assembles the document; one per call.
+struct Builder {
+    let server: MockServer
+    let schemas: [ResourceSchema]
+    /// The component name of each resource's schema (`Person` for `people`).
+    let names: [String: String]
+    /// Up to two records of each resource, as the API answers them.
+    var examples: [String: [JSON]] = [:]
+    /// Routes that OpenAPI cannot state (a `**` path, a method it has no field for), in the route table's words.
+    var omitted: [String] = []
+
+    init(server: MockServer) {
+        self.server = server
+        schemas = server.schemas
+        var names: [String: String] = [:]
+        var taken: Set<String> = ["Problem"]
+        for schema in schemas {
+            var name = Self.typeName(Inflection.singular(of: schema.name))
+            if name.isEmpty || taken.contains(name) { name = Self.typeName(schema.name) + "Record" }
+            while taken.contains(name) { name += "_" }
+            taken.insert(name)
+            names[schema.name] = name
+        }
+        self.names = names
+    }
+
+    /// `people` → `People`, `order-items` → `OrderItems`: letters and digits, each word capitalised.
+    static func typeName(_ text: String) -> String {
+        text.split(whereSeparator: { !($0.isLetter || $0.isNumber) }).map { $0.prefix(1).uppercased() + $0.dropFirst() }
+            .joined()
+    }
+
+    mutating func readExamples() async {
+        let base = server.options.basePath ?? ""
+        for schema in schemas where schema.resource.actions.contains(.list) {
+            let response = await server.respond(to: MockRequest(.get, "\(base)/\(schema.name)?_limit=2"))
+            if response.status.code == 200, let list = try? response.json().arrayValue, !list.isEmpty {
+                examples[schema.name] = list
+            }
+        }
+    }
+
+    mutating func document(title: String, version: String) -> JSON {
+        var paths = JSONObject()
+        for row in server.routeTable {
+            guard let (template, variables) = Self.template(row.pattern) else {
+                omitted.append("\(row.methodList) \(row.pattern)")
+                continue
+            }
+            var item = paths[template]?.objectValue ?? JSONObject()
+            if let resource = row.resource, let schema = schemas.first(where: { $0.name == resource }) {
+                addResourceOperations(row, schema: schema, variables: variables, to: &item)
+            } else {
+                addOwnOperations(row, variables: variables, to: &item)
+            }
+            if !item.keys.isEmpty { paths[template] = .object(item) }
+        }
+        var info: JSONObject = ["title": .string(title), "version": .string(version)]
+        info["description"] =
+            "Served by Hammock. Lists take json-server's query language; errors are application/problem+json (RFC 9457)."
+        var document: JSONObject = ["openapi": .string(OpenAPIDocument.formatVersion), "info": .object(info)]
+        document["servers"] = [["url": .string(server.options.basePath ?? "/")]]
+        document["paths"] = .object(paths)
+        document["components"] = .object(components())
+        if !omitted.isEmpty { document["x-hammock-omitted"] = .array(omitted.map(JSON.string)) }
+        return .object(document)
+    }
+
+    /// `/people/:id/cars` → (`/people/{id}/cars`, ["id"]); `nil` for a pattern with `*` or `**`.
+    static func template(_ pattern: String) -> (String, [String])? {
+        var variables: [String] = []
+        var segments: [String] = []
+        for segment in pattern.split(separator: "/", omittingEmptySubsequences: false) {
+            if segment.hasPrefix(":") {
+                let name = String(segment.dropFirst())
+                variables.append(name)
+                segments.append("{\(name)}")
+            } else if segment.contains("*") {
+                return nil
+            } else {
+                segments.append(String(segment))
+            }
+        }
+        let path = segments.joined(separator: "/")
+        return (path.isEmpty ? "/" : path, variables)
+    }
+
+    static func operationKey(_ method: HTTPRequest.Method) -> String? {
+        switch method {
+        case .get, .put, .post, .delete, .patch, .options, .trace: method.rawValue.lowercased()
+        default: nil  // HEAD answers as GET does; other methods have no field in a path item
+        }
+    }
+
+    // MARK: Resources
+
+    mutating func addResourceOperations(
+        _ row: RouteTableEntry, schema: ResourceSchema, variables: [String], to item: inout JSONObject
+    ) {
+        let isRecord = row.pattern.split(separator: "/").last?.hasPrefix(":") ?? false
+        let name = names[schema.name] ?? "Record"
+        let read: JSON = ["$ref": .string("#/components/schemas/\(name)")]
+        // The variable of a nested list names its parent's key; that of a record, the record's.
+        let parameters = variables.enumerated().map { index, variable in
+            pathParameter(
+                variable,
+                type: isRecord && index == variables.count - 1 ? schema.key.type : parentKeyType(of: schema, at: index))
+        }
+        for method in row.methods {
+            guard let key = Self.operationKey(method), key != "options" else { continue }
+            var operation = JSONObject()
+            operation["tags"] = [.string(schema.name)]
+            operation["parameters"] = .array(parameters)
+            var responses = JSONObject()
+            switch (isRecord, method) {
+            case (false, .get):
+                operation["operationId"] = .string(operationID("list", schema, row))
+                operation["summary"] = .string("List \(schema.name), filtered, searched, sorted and paged")
+                operation["parameters"] = .array(parameters + listParameters(for: schema))
+                var answer = response(
+                    "One page of \(schema.name) (all of them unless paged)", schema: ["type": "array", "items": read],
+                    example: examples[schema.name].map(JSON.array))
+                answer["headers"] = [
+                    "X-Total-Count": ["$ref": "#/components/headers/XTotalCount"],
+                    "Link": ["$ref": "#/components/headers/Link"],
+                    "ETag": ["$ref": "#/components/headers/ETag"],
+                    "Last-Modified": ["$ref": "#/components/headers/LastModified"],
+                ]
+                responses["200"] = .object(answer)
+                responses["304"] = ["description": "Not modified since the ETag or date the client sent"]
+                addProblems([400, 404], to: &responses)
+            case (false, .post):
+                operation["operationId"] = .string(operationID("create", schema, row))
+                operation["summary"] = .string("Create a record of \(schema.name)")
+                operation["requestBody"] = requestBody("\(name)Create")
+                var answer = response("Created", schema: read, example: examples[schema.name]?.first)
+                answer["headers"] = [
+                    "Location": ["$ref": "#/components/headers/Location"], "ETag": ["$ref": "#/components/headers/ETag"],
+                ]
+                responses["201"] = .object(answer)
+                addProblems([400, 404, 409, 413, 415, 422], to: &responses)
+            case (true, .get):
+                operation["operationId"] = .string(operationID("get", schema, row))
+                operation["summary"] = .string("A record of \(schema.name)")
+                operation["parameters"] = .array(parameters + relationParameters(for: schema))
+                var answer = response("The record", schema: read, example: examples[schema.name]?.first)
+                answer["headers"] = [
+                    "ETag": ["$ref": "#/components/headers/ETag"],
+                    "Last-Modified": ["$ref": "#/components/headers/LastModified"],
+                ]
+                responses["200"] = .object(answer)
+                responses["304"] = ["description": "Not modified since the ETag or date the client sent"]
+                addProblems([400, 404], to: &responses)
+            case (true, .put), (true, .patch):
+                let verb = method == .put ? "replace" : "update"
+                operation["operationId"] = .string(operationID(verb, schema, row))
+                operation["summary"] = .string(
+                    method == .put
+                        ? "Update a record of \(schema.name): the members sent, the others kept (PUT merges)"
+                        : "Update the members sent of a record of \(schema.name)")
+                operation["parameters"] = .array(parameters + [conditionalHeader("If-Match")])
+                operation["requestBody"] = requestBody("\(name)Update")
+                var answer = response("The record as updated", schema: read, example: examples[schema.name]?.first)
+                answer["headers"] = ["ETag": ["$ref": "#/components/headers/ETag"]]
+                responses["200"] = .object(answer)
+                addProblems([400, 404, 409, 412, 413, 415, 422], to: &responses)
+            case (true, .delete):
+                operation["operationId"] = .string(operationID("delete", schema, row))
+                operation["summary"] = .string("Delete a record of \(schema.name); its children keep theirs with a null key")
+                var deleteParameters = parameters + [conditionalHeader("If-Match")]
+                if !children(of: schema).isEmpty {
+                    deleteParameters.append(
+                        queryParameter(
+                            "_dependent",
+                            schema: namesSchema(children(of: schema).map(\.name)),
+                            "Child resources deleted with the record (`_dependent=cars`)"))
+                }
+                operation["parameters"] = .array(deleteParameters)
+                responses["204"] = ["description": "Deleted"]
+                addProblems([400, 404, 412], to: &responses)
+            default:
+                continue
+            }
+            addProblems([431], to: &responses)
+            operation["responses"] = .object(responses)
+            item[key] = .object(operation)
+        }
+    }
+
+    /// `listPeople`, `getPeople`, `createPeopleCars` (`POST /people/:id/cars`): the verb and the path's
+    /// literal segments, unique per method and path.
+    func operationID(_ verb: String, _ schema: ResourceSchema, _ row: RouteTableEntry) -> String {
+        verb + Self.typeName(row.pattern.split(separator: "/").filter { !$0.hasPrefix(":") }.joined(separator: " "))
+    }
+
+    func parentKeyType(of schema: ResourceSchema, at index: Int) -> FieldType {
+        // `/people/:id/cars`: the only variable before the last segment is the parent's key.
+        let parents = schema.foreignKeys
+        guard !parents.isEmpty else { return .string }
+        return parents[min(index, parents.count - 1)].type
+    }
+
+    func children(of schema: ResourceSchema) -> [ResourceSchema] {
+        schemas.filter { $0.foreignKeys.contains { $0.parent == schema.name } }
+    }
+
+    // MARK: Parameters
+
+    func pathParameter(_ name: String, type: FieldType) -> JSON {
+        ["name": .string(name), "in": "path", "required": true, "schema": Self.valueSchema(type)]
+    }
+
+    func queryParameter(_ name: String, schema: JSON, _ description: String) -> JSON {
+        ["name": .string(name), "in": "query", "required": false, "schema": schema, "description": .string(description)]
+    }
+
+    func conditionalHeader(_ name: String) -> JSON {
+        [
+            "name": .string(name), "in": "header", "required": false, "schema": ["type": "string"],
+            "description": "Written only if the record's ETag matches (412 otherwise)",
+        ]
+    }
+
+    func namesSchema(_ names: [String]) -> JSON {
+        ["type": "string", "description": .string("One or more of \(names.joined(separator: ", ")), separated by commas")]
+    }
+
+    /// Every field's filters, search, order, pages, relations.
+    func listParameters(for schema: ResourceSchema) -> [JSON] {
+        var parameters: [JSON] = []
+        for (field, type) in Self.fields(of: schema) {
+            let value = Self.valueSchema(type)
+            parameters.append(queryParameter(field, schema: value, "Records whose \(field) equals this"))
+            for (suffix, meaning) in [
+                ("_ne", "differs from"), ("_gt", "is greater than"), ("_gte", "is at least"), ("_lt", "is less than"),
+                ("_lte", "is at most"),
+            ] {
+                parameters.append(queryParameter(field + suffix, schema: value, "Records whose \(field) \(meaning) this"))
+            }
+            parameters.append(
+                queryParameter(
+                    field + "_like", schema: ["type": "string"], "Records whose \(field) contains this, in any case"))
+            parameters.append(
+                queryParameter(
+                    field + "_null", schema: ["type": "boolean"], "Records whose \(field) is null (true) or is not (false)"))
+        }
+        parameters.append(queryParameter("q", schema: ["type": "string"], "Records with a text field containing this"))
+        parameters.append(
+            queryParameter(
+                "_sort", schema: ["type": "string"], "Fields to sort by, separated by commas, `-` before one for descending"))
+        parameters.append(
+            queryParameter(
+                "_order", schema: ["type": "string", "pattern": "^(asc|desc)(,(asc|desc))*$"],
+                "asc or desc, one per field of _sort"))
+        let count: JSON = ["type": "integer", "format": "int64", "minimum": 1]
+        let offset: JSON = ["type": "integer", "format": "int64", "minimum": 0]
+        parameters.append(queryParameter("_page", schema: count, "The page to answer, from 1"))
+        parameters.append(queryParameter("_per_page", schema: count, "Records per page (10 unless given)"))
+        parameters.append(queryParameter("_start", schema: offset, "The first record to answer, from 0"))
+        parameters.append(queryParameter("_end", schema: offset, "The record after the last to answer"))
+        parameters.append(queryParameter("_limit", schema: offset, "At most this many records"))
+        return parameters + relationParameters(for: schema)
+    }
+
+    func relationParameters(for schema: ResourceSchema) -> [JSON] {
+        var parameters: [JSON] = []
+        let children = children(of: schema).map(\.name)
+        if !children.isEmpty {
+            parameters.append(queryParameter("_embed", schema: namesSchema(children), "Child resources to add to each record"))
+        }
+        let parents = schema.foreignKeys.map { Inflection.singular(of: $0.parent) }
+        if !parents.isEmpty {
+            parameters.append(queryParameter("_expand", schema: namesSchema(parents), "Parents to add to each record"))
+        }
+        return parameters
+    }
+
+    // MARK: Bodies and answers
+
+    func requestBody(_ component: String) -> JSON {
+        [
+            "required": true,
+            "content": ["application/json": ["schema": ["$ref": .string("#/components/schemas/\(component)")]]],
+        ]
+    }
+
+    func response(_ description: String, schema: JSON, example: JSON?) -> JSONObject {
+        var media: JSONObject = ["schema": schema]
+        if let example { media["example"] = example }
+        return ["description": .string(description), "content": ["application/json": .object(media)]]
+    }
+
+    static let problems: [(Int, String, String)] = [
+        (400, "BadRequest", "A query or body the server cannot use; `parameter` names the query parameter"),
+        (404, "NotFound", "No such record (or parent)"),
+        (405, "MethodNotAllowed", "The path does not answer this method; `Allow` lists those it does"),
+        (409, "Conflict", "A record with this key exists already, or a store constraint refused the write"),
+        (412, "PreconditionFailed", "The record changed since the ETag sent in If-Match"),
+        (413, "ContentTooLarge", "The body is larger than the server accepts"),
+        (415, "UnsupportedMediaType", "The body is not JSON"),
+        (422, "UnprocessableContent", "A member of the body has another type than its field"),
+        (431, "HeaderFieldsTooLarge", "The request's header fields are too large"),
+    ]
+
+    func addProblems(_ statuses: [Int], to responses: inout JSONObject) {
+        for status in statuses {
+            guard let name = Self.problems.first(where: { $0.0 == status })?.1 else { continue }
+            responses[String(status)] = ["$ref": .string("#/components/responses/\(name)")]
+        }
+    }
+
+    // MARK: Routes of your own
+
+    mutating func addOwnOperations(_ row: RouteTableEntry, variables: [String], to item: inout JSONObject) {
+        let added = server.addedRoutes.filter { $0.path.description == row.pattern }
+        for method in row.methods where method != .head {
+            guard let key = Self.operationKey(method) else {
+                omitted.append("\(method.rawValue) \(row.pattern)")
+                continue
+            }
+            let routes = added.filter { $0.method == method }
+            var operation = JSONObject()
+            operation["tags"] = ["routes"]
+            var parameters = variables.map { pathParameter($0, type: .string) }
+            var responses = JSONObject()
+            if routes.isEmpty {
+                // A family of routes of your own: the table names the path, not the answers.
+                responses["default"] = ["description": "Answered by a route of your own"]
+            }
+            for route in routes {
+                if let summary = route.summary { operation["summary"] = .string(summary) }
+                guard let stub = route.stub else {
+                    if responses["default"] == nil { responses["default"] = ["description": "Answered by a Swift route"] }
+                    continue
+                }
+                for (name, value) in stub.match.query.sorted(by: { $0.key < $1.key })
+                where !parameters.contains(where: { $0["name"] == .string(name) }) {
+                    parameters.append(
+                        [
+                            "name": .string(name), "in": "query", "required": false,
+                            "schema": ["type": "string", "examples": [.string(value)]],
+                            "description": .string("This stub answers when it is \(value)"),
+                        ])
+                }
+                if !stub.match.body.keys.isEmpty, operation["requestBody"] == nil {
+                    operation["requestBody"] = [
+                        "required": false,
+                        "content": [
+                            "application/json": [
+                                "schema": ["type": "object"],
+                                "example": .object(Self.exampleBody(from: stub.match.body)),
+                            ]
+                        ],
+                    ]
+                }
+                for answer in stub.answers where responses[String(answer.status.code)] == nil {
+                    responses[String(answer.status.code)] = Self.stubResponse(answer)
+                }
+            }
+            operation["parameters"] = .array(parameters)
+            operation["operationId"] = .string(
+                key
+                    + Self.typeName(
+                        row.pattern.split(separator: "/").map { $0.hasPrefix(":") ? "by " + $0.dropFirst() : $0 }
+                            .joined(separator: " ")))
+            operation["responses"] = .object(responses.keys.isEmpty ? ["default": ["description": "Answer"]] : responses)
+            item[key] = .object(operation)
+        }
+    }
+
+    /// A stub's `match.body` (JSON paths to values) as the body it accepts, for its simple paths.
+    static func exampleBody(from match: JSONObject) -> JSONObject {
+        var body = JSONObject()
+        for key in match.keys where !key.contains(".") && !key.contains("[") { body[key] = match[key] }
+        return body
+    }
+
+    static func stubResponse(_ answer: StubAnswer) -> JSON {
+        var response: JSONObject = [
+            "description": .string(answer.status.reasonPhrase.isEmpty ? "Answer" : answer.status.reasonPhrase)
+        ]
+        let declared = answer.headers.first { $0.name == .contentType }?.value
+        var content = JSONObject()
+        switch answer.body {
+        case .json(let value)?:
+            content[declared ?? "application/json"] = ["schema": schema(describing: value), "example": value]
+        case .text(let text)?:
+            content[declared ?? "text/plain"] = ["schema": ["type": "string"], "example": .string(text)]
+        case .bytes?, .file?:
+            content[declared ?? "application/octet-stream"] = ["schema": ["type": "string"]]
+        case .events?:
+            content["text/event-stream"] = ["schema": ["type": "string"]]
+        case nil:
+            break
+        }
+        if !content.keys.isEmpty { response["content"] = .object(content) }
+        var headers = JSONObject()
+        for (name, _) in answer.headers where name != .contentType && name != .contentLength {
+            headers[name.rawName] = ["schema": ["type": "string"]]
+        }
+        if !headers.keys.isEmpty { response["headers"] = .object(headers) }
+        return .object(response)
+    }
+
+    /// The shape of an example value: its types, not its values (placeholders are strings).
+    static func schema(describing value: JSON) -> JSON {
+        switch value {
+        case .null: return ["type": "null"]
+        case .bool: return ["type": "boolean"]
+        case .integer: return ["type": "integer"]
+        case .double: return ["type": "number"]
+        case .string: return ["type": "string"]
+        case .array(let values):
+            return values.first.map { ["type": "array", "items": schema(describing: $0)] } ?? ["type": "array"]
+        case .object(let object):
+            var properties = JSONObject()
+            for key in object.keys { properties[key] = schema(describing: object[key] ?? .null) }
+            return ["type": "object", "properties": .object(properties)]
+        }
+    }
+
+    // MARK: Components
+
+    /// The key, then every other column (foreign keys included), each once.
+    static func fields(of schema: ResourceSchema) -> [(String, FieldType)] {
+        var fields = [(schema.key.name, schema.key.type)]
+        for column in schema.columns where !fields.contains(where: { $0.0 == column.name }) {
+            fields.append((column.name, column.type))
+        }
+        for foreignKey in schema.foreignKeys where !fields.contains(where: { $0.0 == foreignKey.name }) {
+            fields.append((foreignKey.name, foreignKey.type))
+        }
+        return fields
+    }
+
+    /// A field's value: what a filter compares with, a key, a member.
+    static func valueSchema(_ type: FieldType) -> JSON {
+        switch type {
+        case .string: ["type": "string"]
+        case .integer: ["type": "integer", "format": "int64"]
+        case .float: ["type": "number"]
+        case .boolean: ["type": "boolean"]
+        case .blob: ["type": "string", "contentEncoding": "base64"]
+        case .date:
+            [
+                "type": "string", "description": "An ISO 8601 date or date-time",
+                "anyOf": [["format": "date"], ["format": "date-time"]],
+            ]
+        case .json: [:]
+        }
+    }
+
+    /// A member that may be null.
+    static func nullable(_ type: FieldType) -> JSON {
+        guard type != .json, case .object(var object) = valueSchema(type), case .string(let name)? = object["type"] else {
+            return [:]
+        }
+        object["type"] = [.string(name), "null"]
+        return .object(object)
+    }
+
+    func components() -> JSONObject {
+        var schemasObject = JSONObject()
+        for schema in schemas {
+            let name = names[schema.name] ?? "Record"
+            var properties = JSONObject()
+            for (field, type) in Self.fields(of: schema) {
+                // The key is never null; every other member may be (a field no one set, a parent deleted).
+                properties[field] = field == schema.key.name ? Self.valueSchema(type) : Self.nullable(type)
+            }
+            var read: JSONObject = [
+                "type": "object", "properties": .object(properties),
+                "required": .array(properties.keys.map(JSON.string)),
+            ]
+            read["description"] = .string("A record of \(schema.name), as the server answers it")
+            if let examples = examples[schema.name] { read["examples"] = .array(examples) }
+            schemasObject[name] = .object(read)
+
+            // A create: every member optional but a key the client must choose; unknown members ignored.
+            var writable = properties
+            if schema.isKeyGenerated { writable[schema.key.name] = nil }
+            var create: JSONObject = ["type": "object", "properties": .object(writable)]
+            create["description"] = .string(
+                "A new record of \(schema.name): members it does not name are ignored"
+                    + (schema.isKeyGenerated ? "; its key is chosen by the server" : "; its key is the client's to choose"))
+            if !schema.isKeyGenerated { create["required"] = [.string(schema.key.name)] }
+            schemasObject[name + "Create"] = .object(create)
+
+            var updateProperties = properties
+            updateProperties[schema.key.name] = nil
+            var update: JSONObject = ["type": "object", "properties": .object(updateProperties)]
+            update["description"] = .string(
+                "The members to change of a record of \(schema.name) (PUT and PATCH both merge; the others are kept)")
+            schemasObject[name + "Update"] = .object(update)
+        }
+        schemasObject["Problem"] = [
+            "type": "object", "description": "RFC 9457 problem details",
+            "required": ["title", "status"],
+            "properties": [
+                "type": ["type": "string"], "title": ["type": "string"], "status": ["type": "integer"],
+                "detail": ["type": "string"], "parameter": ["type": "string"],
+            ],
+        ]
+        var responses = JSONObject()
+        for (status, name, description) in Self.problems {
+            var response: JSONObject = [
+                "description": .string(description),
+                "content": ["application/problem+json": ["schema": ["$ref": "#/components/schemas/Problem"]]],
+            ]
+            if status == 405 { response["headers"] = ["Allow": ["schema": ["type": "string"]]] }
+            responses[name] = .object(response)
+        }
+        let headers: JSONObject = [
+            "ETag": ["description": "The representation's tag, for If-None-Match and If-Match", "schema": ["type": "string"]],
+            "LastModified": ["description": "When the resource last changed (HTTP date)", "schema": ["type": "string"]],
+            "Location": ["description": "The path of the record created", "schema": ["type": "string"]],
+            "XTotalCount": ["description": "Records that matched before the page was cut", "schema": ["type": "integer"]],
+            "Link": ["description": "first, prev, next and last pages (RFC 8288)", "schema": ["type": "string"]],
+        ]
+        return ["schemas": .object(schemasObject), "responses": .object(responses), "headers": .object(headers)]
+    }
+}
+
+extension MockServer {
+    /// Serves the server's OpenAPI document in its admin API, made afresh on each request (resources and
+    /// routes may change while it runs): `GET /__hammock/openapi.json` and `/__hammock/openapi.yaml`.
+    /// - Returns: Whether both were added (false without an admin API).
+    @discardableResult
+    public func serveOpenAPIDocument(title: String = "Hammock mock", version: String = "1.0.0") -> Bool {
+        let json = addAdminEndpoint("openapi.json") { [weak self] _ in
+            guard let self else { throw HTTPProblem(.serviceUnavailable, detail: "The server is gone") }
+            let document = await OpenAPIDocument.make(for: self, title: title, version: version)
+            return MockResponse(json: document)
+        }
+        let yaml = addAdminEndpoint("openapi.yaml") { [weak self] _ in
+            guard let self else { throw HTTPProblem(.serviceUnavailable, detail: "The server is gone") }
+            let document = await OpenAPIDocument.make(for: self, title: title, version: version)
+            return MockResponse(
+                status: .ok, headerFields: [.contentType: "application/yaml; charset=utf-8"],
+                body: Array(YAMLText.text(from: document).utf8))
+        }
+        return json && yaml
+    }
+}

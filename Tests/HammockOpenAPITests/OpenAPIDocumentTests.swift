@@ -1,0 +1,205 @@
+import Foundation
+import HTTPTypes
+import HammockJSON
+import HammockOpenAPI
+import HammockServer
+import HammockTestSupport
+import Testing
+
+/// The package's root (tests run from it under `swift test`, but a path from this file holds anywhere).
+let packageRoot =
+    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().path + "/"
+
+/// A mock from a configuration file, in memory, with its data loaded and generated with seed 1.
+func server(from configuration: ServerConfiguration) async throws -> MockServer {
+    let server = try await MockServer(
+        configuration: configuration, store: MemoryStore(), random: MockServer.seededRandom(1))
+    _ = try await server.loadData(from: configuration)
+    if let generation = configuration.generate { try await server.generateData(generation, seed: 1) }
+    return server
+}
+
+/// openapi-spec-validator (PyPI, installed by scripts/setup) on `document`, written as `format`:
+/// its last line of output, `…: OK` when valid.
+func validate(_ document: JSON, as format: String) throws -> String {
+    let path = TemporaryFiles.path("openapi", extension: format)
+    let text = format == "yaml" ? YAMLText.text(from: document) : document.serializedString()
+    try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", "-m", "openapi_spec_validator", path]
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
+    return lines.last.map(String.init) ?? "no output (exit \(process.terminationStatus))"
+}
+
+@Suite("The mock's OpenAPI document")
+struct OpenAPIDocumentTests {
+    static let examples = ["people.json", "shop.json", "generated.json", "people.yaml"]
+
+    @Test("Every example's document is valid OpenAPI 3.1 to openapi-spec-validator, as JSON and as YAML", arguments: examples)
+    func validDocuments(example: String) async throws {
+        let configuration = try ConfigurationFile.read(packageRoot + "Examples/" + example)
+        let document = await OpenAPIDocument.make(for: try await server(from: configuration), title: example)
+        #expect(document["openapi"] == "3.1.0")
+        #expect(try validate(document, as: "json").hasSuffix(": OK"))
+        #expect(try validate(document, as: "yaml").hasSuffix(": OK"))
+    }
+
+    @Test("A resource: read, create and update shapes, every route, the query language, problems and headers")
+    func resourceDocument() async throws {
+        let configuration = try ConfigurationFile.read(packageRoot + "Examples/people.json")
+        let document = await OpenAPIDocument.make(for: try await server(from: configuration))
+        let person = try #require(document["components"]?["schemas"]?["Person"])
+        #expect(person["required"] == ["id", "name", "numberOfKids", "kilometersWalked", "avatar"])
+        #expect(person["properties"]?["id"] == ["type": "integer", "format": "int64"])
+        #expect(person["properties"]?["numberOfKids"] == ["type": ["integer", "null"], "format": "int64"])
+        #expect(person["properties"]?["avatar"] == ["type": ["string", "null"], "contentEncoding": "base64"])
+        #expect(person["examples"]?[0]?["name"] == "Amy Lee")
+        // Generated keys: a create requires nothing and has no key; an update has no key either.
+        #expect(document["components"]?["schemas"]?["PersonCreate"]?["required"] == nil)
+        #expect(document["components"]?["schemas"]?["PersonCreate"]?["properties"]?["id"] == nil)
+        #expect(document["components"]?["schemas"]?["PersonUpdate"]?["properties"]?["name"] != nil)
+        let car = try #require(document["components"]?["schemas"]?["Car"])
+        #expect(car["properties"]?["person_id"] == ["type": ["integer", "null"], "format": "int64"])
+
+        let paths = try #require(document["paths"]?.objectValue)
+        #expect(paths.keys == ["/people", "/people/{id}", "/cars", "/cars/{id}", "/people/{id}/cars"])
+        #expect(paths["/people"]?.objectValue?.keys == ["get", "post"])
+        #expect(paths["/people/{id}"]?.objectValue?.keys == ["get", "put", "patch", "delete"])
+        let list = try #require(paths["/people"]?["get"])
+        let names = list["parameters"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []
+        for name in [
+            "name", "name_ne", "name_gt", "name_gte", "name_lt", "name_lte", "name_like", "name_null", "q", "_sort", "_order",
+            "_page", "_per_page", "_start", "_end", "_limit", "_embed",
+        ] {
+            #expect(names.contains(name), "\(name)")
+        }
+        #expect(!names.contains("_expand"))  // people have no parent
+        #expect(list["responses"]?["200"]?["headers"]?["X-Total-Count"] != nil)
+        #expect(list["responses"]?["200"]?["headers"]?["Link"] != nil)
+        let create = try #require(paths["/people"]?["post"])
+        #expect(create["requestBody"]?["content"]?["application/json"]?["schema"]?["$ref"] == "#/components/schemas/PersonCreate")
+        #expect(create["responses"]?["201"]?["headers"]?["Location"] != nil)
+        let codes = create["responses"]?.objectValue?.keys ?? []
+        #expect(codes == ["201", "400", "404", "409", "413", "415", "422", "431"])
+        #expect(paths["/people/{id}"]?["patch"]?["responses"]?.objectValue?.keys.contains("412") == true)
+        #expect(
+            paths["/people/{id}"]?["delete"]?["parameters"]?.arrayValue?.contains { $0["name"] == "_dependent" } == true)
+        #expect(
+            paths["/cars"]?["get"]?["parameters"]?.arrayValue?.contains { $0["name"] == "_expand" } == true)
+        let problem = document["components"]?["responses"]?["UnprocessableContent"]?["content"]?["application/problem+json"]
+        #expect(problem?["schema"]?["$ref"] == "#/components/schemas/Problem")
+    }
+
+    @Test("A client-chosen key is required in a create; stubs, Swift routes and wildcard paths appear as they can")
+    func stubsAndKeys() async throws {
+        let categories = MockResource("categories", fields: ["slug": .string, "title": .string], primaryKey: "slug")
+        let server = try await MockServer(resources: [categories])
+        server.addStubs([
+            try StubRoute(
+                .post, "/login", match: StubRoute.Match(body: ["user": "ada"]),
+                answers: [
+                    try StubAnswer(status: 200, body: .json(["token": "t-1"])),
+                    try StubAnswer(status: 401, headers: [(.wwwAuthenticate, "Bearer")], body: .json(["error": "no"])),
+                ]),
+            try StubRoute(.get, "/assets/**", answers: [try StubAnswer(status: 200, body: .text("css"))]),
+        ])
+        try server.route(.get, "/health/:part", description: "Health of one part") { _ in MockResponse(json: ["ok": true]) }
+        let document = await OpenAPIDocument.make(for: server)
+        #expect(document["components"]?["schemas"]?["CategoryCreate"]?["required"] == ["slug"])
+        let login = try #require(document["paths"]?["/login"]?["post"])
+        #expect(login["responses"]?["200"]?["content"]?["application/json"]?["example"] == ["token": "t-1"])
+        #expect(login["responses"]?["401"]?["headers"]?["WWW-Authenticate"] != nil)
+        #expect(login["requestBody"]?["content"]?["application/json"]?["example"] == ["user": "ada"])
+        let health = try #require(document["paths"]?["/health/{part}"]?["get"])
+        #expect(health["summary"] == "Health of one part")
+        #expect(health["parameters"]?[0]?["in"] == "path")
+        #expect(document["x-hammock-omitted"] == ["GET, HEAD /assets/**"])
+        #expect(try validate(document, as: "json").hasSuffix(": OK"))
+    }
+
+    @Test("A running server serves its document in the admin API, as JSON and as YAML, made afresh")
+    func served() async throws {
+        let people = MockResource("people", fields: ["name": .string])
+        let server = try await MockServer(resources: [people])
+        #expect(server.serveOpenAPIDocument(title: "People"))
+        let json = await server.respond(to: MockRequest(.get, "/__hammock/openapi.json"))
+        #expect(json.status == .ok)
+        #expect(try json.json()["info"]?["title"] == "People")
+        try await server.addResource(MockResource("pets", fields: ["name": .string]))
+        let yaml = await server.respond(to: MockRequest(.get, "/__hammock/openapi.yaml"))
+        #expect(yaml.headerFields[.contentType] == "application/yaml; charset=utf-8")
+        let parsed = try YAMLText.json(from: String(decoding: yaml.body, as: UTF8.self))
+        #expect(parsed["paths"]?["/pets"] != nil)
+        #expect(parsed == (await OpenAPIDocument.make(for: server, title: "People")))
+        // The admin API lists them, and its own names stay its own.
+        let index = try await server.respond(to: MockRequest(.get, "/__hammock")).json()
+        #expect(index["endpoints"]?.arrayValue?.contains { $0["path"] == "/__hammock/openapi.yaml" } == true)
+        #expect(!server.addAdminEndpoint("reset") { _ in MockResponse(status: .ok) })
+        let noAdmin = try await MockServer(resources: [people], options: MockServer.Options(adminPath: nil))
+        #expect(!noAdmin.serveOpenAPIDocument())
+    }
+}
+
+@Suite("YAML configuration files")
+struct YAMLConfigurationTests {
+    @Test("Each example read from YAML makes the same mock as from JSON", arguments: ["people", "shop", "generated"])
+    func sameMock(example: String) async throws {
+        let fromJSON = try ConfigurationFile.read(packageRoot + "Examples/\(example).json")
+        let json = try JSON(parsing: [UInt8](Data(contentsOf: URL(fileURLWithPath: packageRoot + "Examples/\(example).json"))))
+        let fromYAML = try ConfigurationFile.parse(YAMLText.text(from: json), file: "\(example).yaml")
+        let one = await OpenAPIDocument.make(for: try await server(from: fromJSON))
+        let other = await OpenAPIDocument.make(for: try await server(from: fromYAML))
+        #expect(one == other)
+    }
+
+    @Test("Examples/people.yaml is Examples/people.json")
+    func handWritten() async throws {
+        let fromJSON = try ConfigurationFile.read(packageRoot + "Examples/people.json")
+        let fromYAML = try ConfigurationFile.read(packageRoot + "Examples/people.yaml")
+        #expect(
+            await OpenAPIDocument.make(for: try await server(from: fromJSON))
+                == OpenAPIDocument.make(for: try await server(from: fromYAML)))
+    }
+
+    @Test("A mistake names the file and the key, as for JSON; YAML's own mistakes name the line")
+    func errors() {
+        let wrongType = #expect(throws: ConfigurationError.self) {
+            try ConfigurationFile.parse("resources:\n  - name: people\n    fields: {age: decimal}\n", file: "api.yaml")
+        }
+        #expect(wrongType?.file == "api.yaml")
+        #expect(wrongType?.keyPath == "resources[0].fields.age")
+        #expect(wrongType?.description.hasPrefix("api.yaml: resources[0].fields.age: unknown type 'decimal'") == true)
+
+        let broken = #expect(throws: ConfigurationError.self) {
+            try ConfigurationFile.parse("resources:\n  - name: [people\n", file: "api.yaml")
+        }
+        #expect(broken?.description.hasPrefix("api.yaml: line ") == true)
+        #expect(broken?.description.contains("not valid YAML") == true)
+
+        let openAPI = #expect(throws: ConfigurationError.self) {
+            try ConfigurationFile.parse("openapi: 3.1.0\ninfo: {title: x, version: '1'}\npaths: {}\n", file: "api.yaml")
+        }
+        #expect(openAPI?.message.contains("OpenAPI document") == true)
+
+        let missing = #expect(throws: ConfigurationError.self) { try ConfigurationFile.read("/nonexistent/api.yaml") }
+        #expect(missing?.description == "/nonexistent/api.yaml: cannot read the file: No such file or directory")
+    }
+
+    @Test("A relative SQLite path in a YAML file is resolved against the file's directory")
+    func relativePaths() throws {
+        let directory = TemporaryFiles.directory("yaml-config")
+        let path = directory + "api.yml"
+        try Data("store: sqlite:data/mock.sqlite\nresources: [{name: people, fields: {name: string}}]\n".utf8).write(
+            to: URL(fileURLWithPath: path))
+        let configuration = try ConfigurationFile.read(path)
+        #expect(configuration.store?.address == directory + "data/mock.sqlite")
+    }
+}
