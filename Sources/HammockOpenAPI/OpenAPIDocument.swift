@@ -249,59 +249,107 @@ struct Builder {
 
     func conditionalHeader(_ name: String) -> JSON {
         [
-            "name": .string(name), "in": "header", "required": false, "schema": ["type": "string"],
-            "description": "Written only if the record's ETag matches (412 otherwise)",
+            // Any visible text: a value that is not the record's tag (a malformed one too) is a 412.
+            "name": .string(name), "in": "header", "required": false,
+            "schema": ["type": "string", "pattern": "^[\\x20-\\x7E]*$"],
+            "description": "`*` or the record's ETag: written only if it matches (412 otherwise)",
         ]
     }
 
+    /// One or more of `names`, separated by commas: what `_embed`, `_expand` and `_dependent` accept.
     func namesSchema(_ names: [String]) -> JSON {
-        ["type": "string", "description": .string("One or more of \(names.joined(separator: ", ")), separated by commas")]
+        let choice = "(" + names.map(Self.regexEscaped).joined(separator: "|") + ")"
+        return [
+            "type": "string", "pattern": .string("^\(choice)(,\(choice))*$"),
+            "description": .string("One or more of \(names.joined(separator: ", ")), separated by commas"),
+        ]
+    }
+
+    /// `text` as a literal in an ECMA 262 pattern.
+    static func regexEscaped(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            if "\\^$.|?*+()[]{}".contains(character) { escaped.append("\\") }
+            escaped.append(character)
+        }
+        return escaped
     }
 
     /// Every field's filters, search, order, pages, relations.
     func listParameters(for schema: ResourceSchema) -> [JSON] {
         var parameters: [JSON] = []
-        for (field, type) in Self.fields(of: schema) {
+        let fields = Self.fields(of: schema)
+        for (field, type) in fields {
             let value = Self.valueSchema(type)
             parameters.append(queryParameter(field, schema: value, "Records whose \(field) equals this"))
-            for (suffix, meaning) in [
-                ("_ne", "differs from"), ("_gt", "is greater than"), ("_gte", "is at least"), ("_lt", "is less than"),
-                ("_lte", "is at most"),
-            ] {
-                parameters.append(queryParameter(field + suffix, schema: value, "Records whose \(field) \(meaning) this"))
+            parameters.append(queryParameter(field + "_ne", schema: value, "Records whose \(field) differs from this"))
+            // The server's own rules (ListQuery): an order for text, dates and numbers; `_like` for text.
+            if [.string, .date, .integer, .float].contains(type) {
+                for (suffix, meaning) in [
+                    ("_gt", "is greater than"), ("_gte", "is at least"), ("_lt", "is less than"), ("_lte", "is at most"),
+                ] {
+                    parameters.append(queryParameter(field + suffix, schema: value, "Records whose \(field) \(meaning) this"))
+                }
             }
-            parameters.append(
-                queryParameter(
-                    field + "_like", schema: ["type": "string"], "Records whose \(field) contains this, in any case"))
+            if [.string, .date, .blob].contains(type) {
+                parameters.append(
+                    queryParameter(
+                        field + "_like", schema: ["type": "string"], "Records whose \(field) contains this, in any case"))
+            }
             parameters.append(
                 queryParameter(
                     field + "_null", schema: ["type": "boolean"], "Records whose \(field) is null (true) or is not (false)"))
         }
+        let sortable = "-?(" + fields.map { Self.regexEscaped($0.0) }.joined(separator: "|") + ")"
         parameters.append(queryParameter("q", schema: ["type": "string"], "Records with a text field containing this"))
         parameters.append(
             queryParameter(
-                "_sort", schema: ["type": "string"], "Fields to sort by, separated by commas, `-` before one for descending"))
+                "_sort", schema: ["type": "string", "pattern": .string("^\(sortable)(,\(sortable))*$")],
+                "Fields to sort by, separated by commas, `-` before one for descending"))
         parameters.append(
             queryParameter(
                 "_order", schema: ["type": "string", "pattern": "^(asc|desc)(,(asc|desc))*$"],
-                "asc or desc, one per field of _sort"))
+                "asc or desc, once or once per field of _sort; only with _sort"))
         let count: JSON = ["type": "integer", "format": "int64", "minimum": 1]
         let offset: JSON = ["type": "integer", "format": "int64", "minimum": 0]
-        parameters.append(queryParameter("_page", schema: count, "The page to answer, from 1"))
-        parameters.append(queryParameter("_per_page", schema: count, "Records per page (10 unless given)"))
-        parameters.append(queryParameter("_start", schema: offset, "The first record to answer, from 0"))
-        parameters.append(queryParameter("_end", schema: offset, "The record after the last to answer"))
-        parameters.append(queryParameter("_limit", schema: offset, "At most this many records"))
-        return parameters + relationParameters(for: schema)
+        // Two forms of paging, never together (a 400 names the contradiction): pages, or a range.
+        parameters.append(queryParameter("_page", schema: count, "The page to answer, from 1 (not with _start, _end or _limit)"))
+        parameters.append(
+            queryParameter("_per_page", schema: count, "Records per page, 10 unless given (not with _start, _end or _limit)"))
+        parameters.append(queryParameter("_start", schema: offset, "The first record to answer, from 0 (not with _page)"))
+        parameters.append(
+            queryParameter("_end", schema: offset, "The record after the last to answer, not below _start, not with _limit"))
+        parameters.append(queryParameter("_limit", schema: offset, "At most this many records (not with _end or _page)"))
+        parameters += relationParameters(for: schema)
+        // Parameters the server does not know, and that do not start with `_`, are ignored (and named in
+        // X-Hammock-Ignored-Query); one that starts with `_` is a 400.
+        let known = parameters.compactMap { $0["name"] }
+        parameters.append(
+            [
+                "name": "other", "in": "query", "required": false, "style": "form", "explode": true,
+                "description": "Any other parameter, not starting with _, is ignored and named in X-Hammock-Ignored-Query",
+                "schema": [
+                    "type": "object", "additionalProperties": ["type": "string"],
+                    "propertyNames": ["pattern": "^[^_]", "not": ["enum": .array(known)]],
+                ],
+            ])
+        return parameters
     }
 
     func relationParameters(for schema: ResourceSchema) -> [JSON] {
         var parameters: [JSON] = []
-        let children = children(of: schema).map(\.name)
+        // A relation named like one of the record's fields is refused (its member would hide the field).
+        let fieldNames = Set(Self.fields(of: schema).map(\.0))
+        let children = children(of: schema).map(\.name).filter { !fieldNames.contains($0) }
         if !children.isEmpty {
             parameters.append(queryParameter("_embed", schema: namesSchema(children), "Child resources to add to each record"))
         }
-        let parents = schema.foreignKeys.map { Inflection.singular(of: $0.parent) }
+        // A parent is named in the singular or by its resource's name (`person`, `people`).
+        var parents: [String] = []
+        for parent in schema.foreignKeys.flatMap({ [Inflection.singular(of: $0.parent), $0.parent] })
+        where !parents.contains(parent) && !fieldNames.contains(parent) {
+            parents.append(parent)
+        }
         if !parents.isEmpty {
             parameters.append(queryParameter("_expand", schema: namesSchema(parents), "Parents to add to each record"))
         }
@@ -470,10 +518,15 @@ struct Builder {
     static func valueSchema(_ type: FieldType) -> JSON {
         switch type {
         case .string: ["type": "string"]
-        case .integer: ["type": "integer", "format": "int64"]
+        case .integer:
+            ["type": "integer", "format": "int64", "minimum": .integer(Int.min), "maximum": .integer(Int.max)]
         case .float: ["type": "number"]
         case .boolean: ["type": "boolean"]
-        case .blob: ["type": "string", "contentEncoding": "base64"]
+        case .blob:
+            [
+                "type": "string", "contentEncoding": "base64",
+                "pattern": "^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$",
+            ]
         case .date:
             [
                 "type": "string", "description": "An ISO 8601 date or date-time",
@@ -517,11 +570,14 @@ struct Builder {
                 "A new record of \(schema.name): members it does not name are ignored"
                     + (schema.isKeyGenerated ? "; its key is chosen by the server" : "; its key is the client's to choose"))
             if !schema.isKeyGenerated { create["required"] = [.string(schema.key.name)] }
+            // The server refuses a body that names no field it knows (422).
+            create["anyOf"] = .array(writable.keys.map { ["required": [.string($0)]] })
             schemasObject[name + "Create"] = .object(create)
 
             var updateProperties = properties
             updateProperties[schema.key.name] = nil
             var update: JSONObject = ["type": "object", "properties": .object(updateProperties)]
+            update["anyOf"] = .array(updateProperties.keys.map { ["required": [.string($0)]] })
             update["description"] = .string(
                 "The members to change of a record of \(schema.name) (PUT and PATCH both merge; the others are kept)")
             schemasObject[name + "Update"] = .object(update)

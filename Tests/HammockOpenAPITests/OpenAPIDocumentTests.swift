@@ -58,16 +58,19 @@ struct OpenAPIDocumentTests {
         let document = await OpenAPIDocument.make(for: try await server(from: configuration))
         let person = try #require(document["components"]?["schemas"]?["Person"])
         #expect(person["required"] == ["id", "name", "numberOfKids", "kilometersWalked", "avatar"])
-        #expect(person["properties"]?["id"] == ["type": "integer", "format": "int64"])
-        #expect(person["properties"]?["numberOfKids"] == ["type": ["integer", "null"], "format": "int64"])
-        #expect(person["properties"]?["avatar"] == ["type": ["string", "null"], "contentEncoding": "base64"])
+        let int64: JSON = ["type": "integer", "format": "int64", "minimum": .integer(Int.min), "maximum": .integer(Int.max)]
+        #expect(person["properties"]?["id"] == int64)
+        #expect(person["properties"]?["numberOfKids"]?["type"] == ["integer", "null"])
+        #expect(person["properties"]?["avatar"]?["type"] == ["string", "null"])
+        #expect(person["properties"]?["avatar"]?["contentEncoding"] == "base64")
         #expect(person["examples"]?[0]?["name"] == "Amy Lee")
-        // Generated keys: a create requires nothing and has no key; an update has no key either.
+        // Generated keys: a create requires no member but one it knows, and has no key; nor has an update.
         #expect(document["components"]?["schemas"]?["PersonCreate"]?["required"] == nil)
+        #expect(document["components"]?["schemas"]?["PersonCreate"]?["anyOf"]?.arrayValue?.count == 4)
         #expect(document["components"]?["schemas"]?["PersonCreate"]?["properties"]?["id"] == nil)
         #expect(document["components"]?["schemas"]?["PersonUpdate"]?["properties"]?["name"] != nil)
         let car = try #require(document["components"]?["schemas"]?["Car"])
-        #expect(car["properties"]?["person_id"] == ["type": ["integer", "null"], "format": "int64"])
+        #expect(car["properties"]?["person_id"]?["type"] == ["integer", "null"])
 
         let paths = try #require(document["paths"]?.objectValue)
         #expect(paths.keys == ["/people", "/people/{id}", "/cars", "/cars/{id}", "/people/{id}/cars"])
