@@ -56,9 +56,18 @@ public struct TestMock: Sendable {
     public var launchEnvironment: [String: String] { [Self.baseURLVariable: baseURL.absoluteString] }
 
     /// The URL of `path` under ``baseURL`` (`"people/1"`, `"/people?name=ada"`; a query is kept).
+    /// Characters a URL cannot hold are percent-encoded (`"people?name=Amy Lee"`).
     public func url(_ path: String) -> URL {
-        let trimmed = path.drop { $0 == "/" }
-        return URL(string: baseURL.absoluteString + "/" + trimmed) ?? baseURL
+        let trimmed = String(path.drop { $0 == "/" })
+        let base = baseURL.absoluteString + "/"
+        if let url = URL(string: base + trimmed) { return url }
+        if let encoded = trimmed.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed),
+            let url = URL(string: base + encoded)
+        {
+            return url
+        }
+        // Never the base URL itself: the whole text as one path segment, which the server answers 404.
+        return baseURL.appendingPathComponent(trimmed)
     }
 
     /// The mock the `.mockServer(…)` trait started for the running test; `nil` outside one.

@@ -118,6 +118,18 @@ struct MockServerTraitTests {
         #expect(first == second)
     }
 
+    @Test(
+        "url(_:) keeps a query and percent-encodes what a URL cannot hold, never falling back to the base URL",
+        .mockServer(resources: [people], data: ["people": [["name": "Amy Lee"]]]))
+    func urls() async throws {
+        let mock = try #require(TestMock.current)
+        #expect(mock.url("/people?name=ada").absoluteString == mock.baseURL.absoluteString + "/people?name=ada")
+        let spaced = mock.url("people?name=Amy Lee")
+        #expect(spaced.absoluteString.hasSuffix("/people?name=Amy%20Lee"))
+        let (data, _) = try await mock.session.data(from: spaced)
+        #expect(try Self.json(data).arrayValue?.count == 1)
+    }
+
     @Test("Outside the trait there is no current mock")
     func noCurrent() {
         #expect(TestMock.current == nil)
