@@ -137,7 +137,8 @@ struct Builder {
         let parameters = variables.enumerated().map { index, variable in
             pathParameter(
                 variable,
-                type: isRecord && index == variables.count - 1 ? schema.key.type : parentKeyType(of: schema, at: index))
+                type: isRecord && index == variables.count - 1
+                    ? schema.key.type : parentKeyType(of: schema, variable: variable, in: row.pattern))
         }
         for method in row.methods {
             guard let key = Self.operationKey(method), key != "options" else { continue }
@@ -226,11 +227,13 @@ struct Builder {
         verb + Self.typeName(row.pattern.split(separator: "/").filter { !$0.hasPrefix(":") }.joined(separator: " "))
     }
 
-    func parentKeyType(of schema: ResourceSchema, at index: Int) -> FieldType {
-        // `/people/:id/cars`: the only variable before the last segment is the parent's key.
-        let parents = schema.foreignKeys
-        guard !parents.isEmpty else { return .string }
-        return parents[min(index, parents.count - 1)].type
+    /// The type of a nested list's variable: the key of the parent the segment before it names
+    /// (`/garages/:id/cars` → the garages' key), as the child's foreign key to that parent holds it.
+    func parentKeyType(of schema: ResourceSchema, variable: String, in pattern: String) -> FieldType {
+        let segments = pattern.split(separator: "/").map(String.init)
+        guard let position = segments.firstIndex(of: ":" + variable), position > 0 else { return .string }
+        let parent = segments[position - 1]
+        return schema.foreignKey(toParent: parent)?.type ?? schemas.first { $0.name == parent }?.key.type ?? .string
     }
 
     func children(of schema: ResourceSchema) -> [ResourceSchema] {

@@ -116,6 +116,17 @@ struct OpenAPIDocumentTests {
         #expect(problem?["schema"]?["$ref"] == "#/components/schemas/Problem")
     }
 
+    @Test("A nested list's variable has its parent's key type: a slug is a string, an id an integer")
+    func nestedVariables() async throws {
+        let configuration = try ConfigurationFile.read(packageRoot + "Examples/shop.json")
+        let document = await OpenAPIDocument.make(for: try await server(from: configuration))
+        let bySlug = document["paths"]?["/categories/{slug}/products"]?["get"]?["parameters"]?[0]
+        #expect(bySlug?["name"] == "slug")
+        #expect(bySlug?["schema"]?["type"] == "string")
+        let byID = document["paths"]?["/products/{id}/reviews"]?["get"]?["parameters"]?[0]
+        #expect(byID?["schema"]?["type"] == "integer")
+    }
+
     @Test("A client-chosen key is required in a create; stubs, Swift routes and wildcard paths appear as they can")
     func stubsAndKeys() async throws {
         let categories = MockResource("categories", fields: ["slug": .string, "title": .string], primaryKey: "slug")
