@@ -323,13 +323,13 @@ struct Serve: AsyncParsableCommand {
         Self.printLine(RouteTable.render(server.routeTable))
     }
 
-    /// Writes a line to standard output at once (no buffering), so a supervising process sees it.
     /// An OpenAPI document's title for a configuration file: its name without the extension.
     static func documentTitle(for path: String) -> String {
         let file = path.split(separator: "/").last.map(String.init) ?? path
         return file.split(separator: ".").first.map(String.init) ?? file
     }
 
+    /// Writes a line to standard output at once (no buffering), so a supervising process sees it.
     static func printLine(_ message: String) {
         FileHandle.standardOutput.write(Data((message + "\n").utf8))
     }
