@@ -24,7 +24,11 @@ public enum ConfigurationFile {
         } catch {
             throw ConfigurationError(file: path, keyPath: "", message: "cannot read the file: \(error.reason)")
         }
-        var configuration = try parse(String(decoding: bytes, as: UTF8.self), file: path)
+        // Never replace bytes that are not UTF-8: a key or a value would change without a word.
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw ConfigurationError(file: path, keyPath: "", message: "not UTF-8 text")
+        }
+        var configuration = try parse(text, file: path)
         configuration.resolveRelativePaths(against: path)
         return configuration
     }

@@ -28,6 +28,9 @@ public enum YAMLText {
     /// that nest aliases ten deep would otherwise expand into billions of values.
     public static let maximumValues = 2_000_000
 
+    /// Lists and mappings nest at most this deep, as a JSON file may (`JSON(parsing:)`'s default).
+    public static let maximumDepth = JSON.defaultMaximumDepth
+
     /// The value `text` holds; an empty document is `null`.
     /// - Throws: ``Failure`` for text that is not YAML, a key given twice in one mapping, a key that is
     ///   not a string, a tag of another kind, or more than ``maximumValues`` values.
@@ -42,7 +45,7 @@ public enum YAMLText {
         }
         guard let root else { return .null }
         var budget = maximumValues
-        return try convert(root, path: JSONPath([]), budget: &budget)
+        return try convert(root, path: JSONPath([]), depth: 0, budget: &budget)
     }
 
     private static func failure(from error: YamlError) -> Failure {
@@ -61,8 +64,13 @@ public enum YAMLText {
         }
     }
 
-    private static func convert(_ node: Node, path: JSONPath, budget: inout Int) throws(Failure) -> JSON {
+    private static func convert(_ node: Node, path: JSONPath, depth: Int, budget: inout Int) throws(Failure) -> JSON {
         budget -= 1
+        guard depth <= maximumDepth else {
+            throw Failure(
+                line: node.mark?.line, column: node.mark?.column, keyPath: "",
+                message: "lists and mappings nested more than \(maximumDepth) deep; refused")
+        }
         guard budget >= 0 else {
             throw Failure(
                 line: node.mark?.line, column: node.mark?.column, keyPath: path.description,
@@ -75,7 +83,7 @@ public enum YAMLText {
             var values: [JSON] = []
             values.reserveCapacity(sequence.count)
             for (index, element) in sequence.enumerated() {
-                values.append(try convert(element, path: path.appending(.index(index)), budget: &budget))
+                values.append(try convert(element, path: path.appending(.index(index)), depth: depth + 1, budget: &budget))
             }
             return .array(values)
         case .mapping(let mapping):
@@ -94,7 +102,7 @@ public enum YAMLText {
                         line: key.mark?.line, column: key.mark?.column, keyPath: keyPath.description,
                         message: "declared twice in one mapping; the second would replace the first")
                 }
-                object[name] = try convert(value, path: keyPath, budget: &budget)
+                object[name] = try convert(value, path: keyPath, depth: depth + 1, budget: &budget)
             }
             return .object(object)
         case .alias:

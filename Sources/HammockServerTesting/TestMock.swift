@@ -145,11 +145,6 @@ extension MockServer {
 
     /// A server from a configuration file, in memory, its data loaded and generated.
     static func fromFile(_ path: String, seed: UInt64) async throws -> MockServer {
-        let configuration = try ServerConfiguration(contentsOfFile: path)
-        let server = try await MockServer(
-            configuration: configuration, store: MemoryStore(), random: MockServer.seededRandom(seed))
-        _ = try await server.loadData(from: configuration)
-        if let generation = configuration.generate { try await server.generateData(generation, seed: seed) }
-        return server
+        try await inMemory(ServerConfiguration(contentsOfFile: path), seed: seed)
     }
 }

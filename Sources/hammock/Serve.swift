@@ -323,6 +323,16 @@ struct Serve: AsyncParsableCommand {
         Self.printLine(RouteTable.render(server.routeTable))
     }
 
+    /// The configuration in `path`; exit status 2 with its error (file, key, what is wrong) if it has one.
+    static func readConfiguration(_ path: String) throws -> ServerConfiguration {
+        do {
+            return try ConfigurationFile.read(path)
+        } catch {
+            printError(error.description)
+            throw ExitCode(2)
+        }
+    }
+
     /// An OpenAPI document's title for a configuration file: its name without the extension.
     static func documentTitle(for path: String) -> String {
         let file = path.split(separator: "/").last.map(String.init) ?? path
@@ -347,13 +357,7 @@ struct Routes: AsyncParsableCommand {
     var config: String
 
     func run() async throws {
-        let configuration: ServerConfiguration
-        do {
-            configuration = try ConfigurationFile.read(config)
-        } catch {
-            Serve.printError(error.description)
-            throw ExitCode(2)
-        }
+        let configuration = try Serve.readConfiguration(config)
         let server = try await MockServer(configuration: configuration, store: MemoryStore())
         print(RouteTable.render(server.routeTable))
     }
@@ -392,19 +396,11 @@ struct OpenAPI: AsyncParsableCommand {
     var title: String?
 
     func run() async throws {
-        let configuration: ServerConfiguration
-        do {
-            configuration = try ConfigurationFile.read(config)
-        } catch {
-            Serve.printError(error.description)
-            throw ExitCode(2)
-        }
+        let configuration = try Serve.readConfiguration(config)
         let server: MockServer
         do {
             // In memory, with the file's data, so that its records give the examples.
-            server = try await MockServer(configuration: configuration, store: MemoryStore(), random: MockServer.seededRandom(1))
-            _ = try await server.loadData(from: configuration)
-            if let generation = configuration.generate { try await server.generateData(generation, seed: 1) }
+            server = try await MockServer.inMemory(configuration)
         } catch {
             Serve.printError("\(config): \(error)")
             throw ExitCode(2)

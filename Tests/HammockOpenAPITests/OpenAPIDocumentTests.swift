@@ -13,11 +13,7 @@ let packageRoot =
 
 /// A mock from a configuration file, in memory, with its data loaded and generated with seed 1.
 func server(from configuration: ServerConfiguration) async throws -> MockServer {
-    let server = try await MockServer(
-        configuration: configuration, store: MemoryStore(), random: MockServer.seededRandom(1))
-    _ = try await server.loadData(from: configuration)
-    if let generation = configuration.generate { try await server.generateData(generation, seed: 1) }
-    return server
+    try await MockServer.inMemory(configuration)
 }
 
 /// openapi-spec-validator (PyPI, installed by scripts/setup) on `document`, written as `format`:
@@ -172,6 +168,8 @@ struct OpenAPIDocumentTests {
         let index = try await server.respond(to: MockRequest(.get, "/__hammock")).json()
         #expect(index["endpoints"]?.arrayValue?.contains { $0["path"] == "/__hammock/openapi.yaml" } == true)
         #expect(!server.addAdminEndpoint("reset") { _ in MockResponse(status: .ok) })
+        #expect(!server.addAdminEndpoint("") { _ in MockResponse(status: .ok) })
+        #expect(!server.addAdminEndpoint("a/b") { _ in MockResponse(status: .ok) })
         let noAdmin = try await MockServer(resources: [people], options: MockServer.Options(adminPath: nil))
         #expect(!noAdmin.serveOpenAPIDocument())
     }
@@ -199,7 +197,7 @@ struct YAMLConfigurationTests {
     }
 
     @Test("A mistake names the file and the key, as for JSON; YAML's own mistakes name the line")
-    func errors() {
+    func errors() throws {
         let wrongType = #expect(throws: ConfigurationError.self) {
             try ConfigurationFile.parse("resources:\n  - name: people\n    fields: {age: decimal}\n", file: "api.yaml")
         }
@@ -217,6 +215,11 @@ struct YAMLConfigurationTests {
             try ConfigurationFile.parse("openapi: 3.1.0\ninfo: {title: x, version: '1'}\npaths: {}\n", file: "api.yaml")
         }
         #expect(openAPI?.message.contains("OpenAPI document") == true)
+
+        let latin1 = TemporaryFiles.directory("yaml-bytes") + "latin1.yaml"
+        try Data([0x6E, 0x61, 0x6D, 0x65, 0x3A, 0x20, 0xE9, 0x0A]).write(to: URL(fileURLWithPath: latin1))
+        let notUTF8 = #expect(throws: ConfigurationError.self) { try ConfigurationFile.read(latin1) }
+        #expect(notUTF8?.description == "\(latin1): not UTF-8 text")
 
         let missing = #expect(throws: ConfigurationError.self) { try ConfigurationFile.read("/nonexistent/api.yaml") }
         #expect(missing?.description == "/nonexistent/api.yaml: cannot read the file: No such file or directory")

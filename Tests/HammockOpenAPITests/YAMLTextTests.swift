@@ -77,6 +77,28 @@ struct YAMLTextTests {
         #expect(error?.message.contains("more than 2000000 values") == true)
     }
 
+    @Test("Nesting past the JSON parser's depth is refused; a flow list thousands deep does not crash")
+    func depth() throws {
+        let within = String(repeating: "[", count: YAMLText.maximumDepth) + String(repeating: "]", count: YAMLText.maximumDepth)
+        #expect(try YAMLText.json(from: within) != nil)
+        for count in [YAMLText.maximumDepth + 2, 5_000] {
+            let deep = String(repeating: "[", count: count) + String(repeating: "]", count: count)
+            let error = #expect(throws: YAMLText.Failure.self) { try YAMLText.json(from: deep) }
+            // Ours up to libyaml's own limit (1,000), then libyaml's "Maximum nesting level reached".
+            #expect(error?.message.lowercased().contains("nest") == true, "\(String(describing: error))")
+        }
+    }
+
+    @Test("Integers past 64 bits, and a huge exponent, read as JSON reads them, never as a trap")
+    func numberExtremes() throws {
+        let value = try YAMLText.json(
+            from: "max: 9223372036854775807\nmin: -9223372036854775808\nbig: 92233720368547758070\nhuge: 1e400\n")
+        #expect(value["max"] == .integer(Int.max))
+        #expect(value["min"] == .integer(Int.min))
+        #expect(value["big"] == (try JSON(parsing: Array("92233720368547758070".utf8))))
+        #expect(value["huge"] == ((try? JSON(parsing: Array("1e400".utf8))) ?? "1e400"))
+    }
+
     @Test("An empty document is null")
     func empty() throws {
         #expect(try YAMLText.json(from: "") == nil)

@@ -41,6 +41,15 @@ extension MockServer {
         }
     }
 
+    /// A server for `configuration` in memory, its `data` loaded and its `generate` section generated with
+    /// `seed`: the same records on every call (what `hammock openapi` describes, and what a test starts).
+    public static func inMemory(_ configuration: ServerConfiguration, seed: UInt64 = 1) async throws -> MockServer {
+        let server = try await MockServer(configuration: configuration, store: MemoryStore(), random: seededRandom(seed))
+        _ = try await server.loadData(from: configuration)
+        if let generation = configuration.generate { try await server.generateData(generation, seed: seed) }
+        return server
+    }
+
     /// Loads the configuration's `data` section if every resource is still empty, so a restart with a
     /// persistent store does not load it twice, nor do two servers starting together on a shared one.
     /// Returns a report per resource (empty if nothing loaded).
