@@ -94,9 +94,14 @@ public final class ThrowawayPostgres: Sendable {
     /// The server runs under a small shell that watches this process: when the test process is gone
     /// (finished, crashed or killed), it stops the server and removes the directory within a second.
     public func start() async throws {
+        // Why 1,000 connections: every store a test opens has a pool of up to 16, and the suite's parallel
+        // tests held 158 at once on a warm run (counted from `ps` every 0.5 s). With 200, a slower (cold,
+        // first) run went past it: the server refused sign-ins ("too many clients already"), pools could
+        // not grow, and 37 calls waited out the 10 s limit. At 110 the same suite fails at once; at 40 the
+        // stores cannot open.
         let options =
             "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off "
-            + "-c full_page_writes=off -c max_connections=200"
+            + "-c full_page_writes=off -c max_connections=1000"
         let script = """
             \(binaries)postgres -D \(directory)data \(options) >>\(directory)server.log 2>&1 &
             server=$!
