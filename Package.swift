@@ -46,6 +46,9 @@ let package = Package(
         .package(url: "https://github.com/pointfreeco/swift-macro-testing.git", from: "0.7.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        // Reads OpenAPI 3.0 and 3.1 documents (a mock from a team's document). No traits: its default one
+        // (loading external references) builds with more concurrency and is not used here.
+        .package(url: "https://github.com/mattpolzin/OpenAPIKit.git", from: "6.4.0", traits: []),
         // Only for a test: the OpenAPI generator's client (its code committed) through URLSession in process.
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.4.0"),
@@ -166,12 +169,15 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
-        // The mock described: an OpenAPI 3.1 document from its resources, routes and stubs, and YAML
-        // configuration files. Its own module (Yams), which the CLI uses and HammockServer never needs.
+        // The mock described: an OpenAPI 3.1 document from its resources, routes and stubs; a mock from an
+        // OpenAPI 3.0 or 3.1 document; YAML configuration files. Its own module (Yams, OpenAPIKit), which
+        // the CLI uses and HammockServer never needs.
         .target(
             name: "HammockOpenAPI",
             dependencies: [
-                "HammockServer", "HammockJSON", .product(name: "Yams", package: "Yams"),
+                "HammockServer", "HammockJSON", "HammockWire", .product(name: "Yams", package: "Yams"),
+                .product(name: "OpenAPIKit", package: "OpenAPIKit"),
+                .product(name: "OpenAPIKit30", package: "OpenAPIKit"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: swiftSettings

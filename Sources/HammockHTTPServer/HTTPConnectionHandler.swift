@@ -387,9 +387,29 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         }
         buffer.writeString(String(status.code))
         buffer.writeStaticString(" ")
-        buffer.writeString(status.reasonPhrase)
+        // A status made from its code alone (a stub's 202, `Prefer: status=418`) has no phrase of its own.
+        buffer.writeString(status.reasonPhrase.isEmpty ? Self.standardReasonPhrases[status.code] ?? "" : status.reasonPhrase)
         buffer.writeStaticString("\r\n")
     }
+
+    /// The phrases of RFC 9110 (and 6585's, 7538's, 8297's, 8470's, 2518/4918's that clients meet).
+    static let standardReasonPhrases: [Int: String] = [
+        100: "Continue", 101: "Switching Protocols", 103: "Early Hints",
+        200: "OK", 201: "Created", 202: "Accepted", 203: "Non-Authoritative Information", 204: "No Content",
+        205: "Reset Content", 206: "Partial Content", 207: "Multi-Status",
+        300: "Multiple Choices", 301: "Moved Permanently", 302: "Found", 303: "See Other", 304: "Not Modified",
+        307: "Temporary Redirect", 308: "Permanent Redirect",
+        400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found",
+        405: "Method Not Allowed", 406: "Not Acceptable", 407: "Proxy Authentication Required", 408: "Request Timeout",
+        409: "Conflict", 410: "Gone", 411: "Length Required", 412: "Precondition Failed", 413: "Content Too Large",
+        414: "URI Too Long", 415: "Unsupported Media Type", 416: "Range Not Satisfiable", 417: "Expectation Failed",
+        418: "I'm a teapot", 421: "Misdirected Request", 422: "Unprocessable Content", 423: "Locked", 425: "Too Early",
+        426: "Upgrade Required", 428: "Precondition Required", 429: "Too Many Requests",
+        431: "Request Header Fields Too Large", 451: "Unavailable For Legal Reasons",
+        500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable",
+        504: "Gateway Timeout", 505: "HTTP Version Not Supported", 507: "Insufficient Storage",
+        511: "Network Authentication Required",
+    ]
 
     /// `100 Continue`.
     func writeContinue(version: HTTPVersion, context: ChannelHandlerContext) {

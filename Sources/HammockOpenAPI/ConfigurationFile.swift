@@ -14,40 +14,73 @@ public enum ConfigurationFile {
         return lowered.hasSuffix(".yaml") || lowered.hasSuffix(".yml")
     }
 
-    /// The configuration in the file at `path`, relative SQLite paths resolved against its directory.
+    /// What a file gave: the configuration, and the mock made from it when it is an OpenAPI document.
+    public struct Loaded: Sendable {
+        /// The configuration to serve.
+        public var configuration: ServerConfiguration
+        /// The mock made from an OpenAPI document (what is stubbed, what is not mocked), or `nil` for a
+        /// Hammock configuration.
+        public var openAPI: OpenAPIImport?
+    }
+
+    /// The configuration in the file at `path`, relative SQLite paths resolved against its directory. An
+    /// OpenAPI 3.0 or 3.1 document gives the mock made from it (``OpenAPIImport``).
     /// - Throws: `ConfigurationError` naming the file, and the key or the line at fault.
     public static func read(_ path: String) throws(ConfigurationError) -> ServerConfiguration {
-        guard isYAML(path) else { return try ServerConfiguration(contentsOfFile: path) }
+        try load(path).configuration
+    }
+
+    /// The configuration in the file at `path`, with the mock made from it when it is an OpenAPI document.
+    /// - Throws: `ConfigurationError` naming the file, and the key or the line at fault.
+    public static func load(_ path: String) throws(ConfigurationError) -> Loaded {
         let bytes: [UInt8]
         do {
             bytes = try FileContents.read(path)
         } catch {
             throw ConfigurationError(file: path, keyPath: "", message: "cannot read the file: \(error.reason)")
         }
-        // Never replace bytes that are not UTF-8: a key or a value would change without a word.
-        guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw ConfigurationError(file: path, keyPath: "", message: "not UTF-8 text")
+        var loaded: Loaded
+        if isYAML(path) {
+            // Never replace bytes that are not UTF-8: a key or a value would change without a word.
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                throw ConfigurationError(file: path, keyPath: "", message: "not UTF-8 text")
+            }
+            loaded = try load(root: try yamlRoot(text, file: path), file: path)
+        } else if let root = try? JSON(parsing: bytes, duplicateKeys: .reject), OpenAPIImport.isOpenAPI(root) {
+            loaded = try load(root: root, file: path)
+        } else {
+            // A Hammock configuration, or JSON that is not valid: its reader names the line and the key.
+            loaded = Loaded(configuration: try ServerConfiguration(parsing: bytes, file: path))
         }
-        var configuration = try parse(text, file: path)
-        configuration.resolveRelativePaths(against: path)
-        return configuration
+        loaded.configuration.resolveRelativePaths(against: path)
+        return loaded
     }
 
     /// A configuration from YAML text; `file` names it in errors.
     public static func parse(_ text: String, file: String) throws(ConfigurationError) -> ServerConfiguration {
-        let root: JSON
+        try load(root: try yamlRoot(text, file: file), file: file).configuration
+    }
+
+    static func yamlRoot(_ text: String, file: String) throws(ConfigurationError) -> JSON {
         do {
-            root = try YAMLText.json(from: text)
+            return try YAMLText.json(from: text)
         } catch {
             let place = error.line.map { "line \($0)" + (error.column.map { ", column \($0)" } ?? "") + ": " } ?? ""
             throw ConfigurationError(file: file, keyPath: error.keyPath, message: place + error.message)
         }
-        if case .object(let object) = root, object["openapi"] != nil || object["swagger"] != nil {
+    }
+
+    /// A configuration, or the mock made from an OpenAPI document, from a parsed file.
+    static func load(root: JSON, file: String) throws(ConfigurationError) -> Loaded {
+        guard OpenAPIImport.isOpenAPI(root) else { return Loaded(configuration: try ServerConfiguration(root: root, file: file)) }
+        let mock = try OpenAPIImport.make(from: root, file: file)
+        do {
+            return Loaded(configuration: try ServerConfiguration(root: mock.configuration, file: file), openAPI: mock)
+        } catch {
+            // The mapping should only make configurations Hammock reads; if not, say where in the document.
             throw ConfigurationError(
-                file: file, keyPath: "openapi",
-                message: "this is an OpenAPI document, not a Hammock configuration; starting a mock from one is not supported yet"
-            )
+                file: file, keyPath: "",
+                message: "the mock made from this document is refused (\(error.keyPath): \(error.message)); please report it")
         }
-        return try ServerConfiguration(root: root, file: file)
     }
 }

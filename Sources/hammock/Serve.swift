@@ -19,7 +19,7 @@ struct Serve: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The JSON configuration file.")
+    @Argument(help: "The configuration file (JSON, or YAML by its .yaml or .yml extension), or an OpenAPI 3.0 or 3.1 document.")
     var config: String
 
     @Option(help: "The address to bind (default: the file's host, else 127.0.0.1).")
@@ -97,8 +97,11 @@ struct Serve: AsyncParsableCommand {
     /// but the server cannot run now (the port or the store file is taken).
     func run() async throws {
         var configuration: ServerConfiguration
+        let openAPI: OpenAPIImport?
         do {
-            configuration = try ConfigurationFile.read(config)
+            let loaded = try ConfigurationFile.load(config)
+            configuration = loaded.configuration
+            openAPI = loaded.openAPI
             try applyFlags(to: &configuration)
         } catch let error as ConfigurationError {
             Self.printError(error.description)
@@ -152,7 +155,9 @@ struct Serve: AsyncParsableCommand {
                 Self.printError("\(config): \(error)")
                 throw ExitCode(2)
             }
-            server.serveOpenAPIDocument(title: Self.documentTitle(for: config))
+            server.serveOpenAPIDocument(
+                title: openAPI.map { $0.title.isEmpty ? Self.documentTitle(for: config) : $0.title }
+                    ?? Self.documentTitle(for: config))
             let total = configuration.data.reduce(0) { $0 + ($1.records.arrayValue?.count ?? 0) }
             reports = try await server.loadData(from: configuration) { resource, done, count in
                 if total >= 1000 { Self.printError("loading \(resource): \(done)/\(count)") }
@@ -176,7 +181,8 @@ struct Serve: AsyncParsableCommand {
         // as soon as it reads the banner gets a clean stop.
         let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
         printBanner(
-            server: server, url: Self.url(host: host, port: port), store: location, reports: reports, generated: generated)
+            server: server, url: Self.url(host: host, port: port), store: location, reports: reports, generated: generated,
+            openAPI: openAPI)
         if !Self.isLoopback(host) {
             Self.printError(
                 "warning: listening on \(host), reachable from other machines: anyone who can reach this one can "
@@ -309,9 +315,10 @@ struct Serve: AsyncParsableCommand {
 
     func printBanner(
         server: MockServer, url: String, store: StoreLocation, reports: [(resource: String, report: LoadReport)],
-        generated: (seed: UInt64, reports: [(resource: String, report: LoadReport)])?
+        generated: (seed: UInt64, reports: [(resource: String, report: LoadReport)])?, openAPI: OpenAPIImport?
     ) {
         Self.printLine("Hammock is serving \(config) at \(url)")
+        if let openAPI { Self.printOpenAPISummary(openAPI) }
         Self.printLine("store: \(store)")
         Self.printLine("admin: \(url)\(server.options.adminPath ?? "") (requests, reset, snapshots, latency, routes)")
         for fault in server.faultsInForce { Self.printLine("fault: \(fault)") }
@@ -323,10 +330,24 @@ struct Serve: AsyncParsableCommand {
         Self.printLine(RouteTable.render(server.routeTable))
     }
 
+    /// What the mock made from an OpenAPI document is, and each thing it does not do as documented.
+    static func printOpenAPISummary(_ openAPI: OpenAPIImport) {
+        let resources = openAPI.resources.isEmpty ? "no resources" : "resources \(openAPI.resources.joined(separator: ", "))"
+        let stubs = openAPI.stubs.count == 1 ? "1 stub" : "\(openAPI.stubs.count) stubs"
+        printLine("from OpenAPI \(openAPI.version) \"\(openAPI.title)\": \(resources); \(stubs)")
+        for note in openAPI.notes { printLine("not as documented: \(note)") }
+    }
+
     /// The configuration in `path`; exit status 2 with its error (file, key, what is wrong) if it has one.
     static func readConfiguration(_ path: String) throws -> ServerConfiguration {
+        try loadConfiguration(path).configuration
+    }
+
+    /// The configuration in `path` with the mock made from it when it is an OpenAPI document; exit status 2
+    /// with its error (file, key, what is wrong) if it has one.
+    static func loadConfiguration(_ path: String) throws -> ConfigurationFile.Loaded {
         do {
-            return try ConfigurationFile.read(path)
+            return try ConfigurationFile.load(path)
         } catch {
             printError(error.description)
             throw ExitCode(2)
@@ -353,12 +374,13 @@ struct Serve: AsyncParsableCommand {
 struct Routes: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print the routes a configuration file defines.")
 
-    @Argument(help: "The configuration file (JSON, or YAML by its .yaml or .yml extension).")
+    @Argument(help: "The configuration file (JSON, or YAML by its .yaml or .yml extension), or an OpenAPI 3.0 or 3.1 document.")
     var config: String
 
     func run() async throws {
-        let configuration = try Serve.readConfiguration(config)
-        let server = try await MockServer(configuration: configuration, store: MemoryStore())
+        let loaded = try Serve.loadConfiguration(config)
+        let server = try await MockServer(configuration: loaded.configuration, store: MemoryStore())
+        if let openAPI = loaded.openAPI { Serve.printOpenAPISummary(openAPI) }
         print(RouteTable.render(server.routeTable))
     }
 }

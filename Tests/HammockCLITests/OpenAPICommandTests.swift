@@ -64,4 +64,41 @@ struct OpenAPICommandTests {
         #expect(key.status == 2)
         #expect(key.errors.hasPrefix("\(wrong): resources[0].fields.age: unknown type 'decimal'"))
     }
+
+    @Test("hammock serve takes an OpenAPI document: says what it made and what it does not do, then serves it")
+    func servesOpenAPI() async throws {
+        let process = try HammockProcess(["serve", "Tests/OpenAPI/documents/tasks.yaml", "--port", "0", "--quiet"])
+        var summary: [String] = []
+        var url: String?
+        for await line in process.lines {
+            if line.hasPrefix("Hammock is serving") { url = line.split(separator: " ").last.map(String.init) }
+            if line.hasPrefix("from OpenAPI") || line.hasPrefix("not as documented") { summary.append(line) }
+            if line.hasPrefix("store:") { break }
+        }
+        #expect(summary.first == "from OpenAPI 3.1.0 \"Tasks API\": resources projects, tasks, teams; 8 stubs")
+        #expect(
+            summary.contains("not as documented: security: not checked: every request is let in, with or without credentials"))
+        let base = try #require(url)
+        let session = URLSession(configuration: .ephemeral)
+        defer { session.finishTasksAndInvalidate() }
+        let (projects, _) = try await session.data(from: try #require(URL(string: base + "/v3/projects")))
+        #expect(try JSON(parsing: [UInt8](projects)).arrayValue?.count == 2)
+        let (_, health) = try await session.data(from: try #require(URL(string: base + "/v3/health")))
+        #expect((health as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Type") == "text/plain")
+        // Its own document, served back, has the title it was given.
+        let (data, _) = try await session.data(from: try #require(URL(string: base + "/__hammock/openapi.json")))
+        #expect(try JSON(parsing: [UInt8](data))["info"]?["title"] == "Tasks API")
+        process.interrupt()
+        #expect(await process.exitStatus() == 0)
+
+        let routes = try await Self.run(["routes", "Tests/OpenAPI/documents/petstore.yaml"])
+        #expect(routes.status == 0)
+        #expect(routes.output.contains("GET, HEAD, POST  /v1/pets      pets"))
+        let swagger = TemporaryFiles.directory("swagger") + "old.json"
+        try Data(#"{"swagger": "2.0", "info": {"title": "Old", "version": "1"}, "paths": {}}"#.utf8)
+            .write(to: URL(fileURLWithPath: swagger))
+        let refused = try await Self.run(["serve", swagger, "--port", "0"])
+        #expect(refused.status == 2)
+        #expect(refused.errors.hasPrefix("\(swagger): swagger: Swagger 2.0 is not read"))
+    }
 }

@@ -1,0 +1,586 @@
+import HammockJSON
+import HammockServer
+
+/// Maps an OpenAPI document (as JSON, either dialect) to a Hammock configuration: see ``OpenAPIImport``.
+struct OpenAPIMapper {
+    let schemas: DocumentSchemas
+    private(set) var notes: [OpenAPIImport.Note] = []
+    private(set) var configuration: JSON = .object(JSONObject())
+    private(set) var resourceNames: [String] = []
+    private(set) var stubPlaces: [String] = []
+    /// The path every route is served under (from the first server), which the stubs' `Location`s add.
+    private var basePath: String?
+
+    /// Made-up records for a resource the document gives no example of.
+    static let generatedCount = 10
+    /// The methods an OpenAPI path item may hold, in the order they are read.
+    static let methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"]
+
+    init(schemas: DocumentSchemas) { self.schemas = schemas }
+
+    struct Operation {
+        var method: String
+        var path: String
+        var segments: [Segment]
+        var object: JSONObject
+        var place: String { "\(method) \(path)" }
+    }
+
+    enum Segment: Equatable {
+        case literal(String)
+        case parameter(String)
+        /// A parameter inside a segment, such as `{month}.csv`.
+        case partial(String)
+    }
+
+    /// A collection and its items that may become a resource.
+    struct Candidate {
+        var name: String
+        var collection: [String: Operation] = [:]
+        var item: [String: Operation] = [:]
+        var itemParameter: String?
+        /// `/parents/{parentId}/name` operations, by parent.
+        var nested: [(parent: String, parameter: String, operations: [String: Operation])] = []
+    }
+
+    /// A resource made, before it is written as configuration.
+    struct Made {
+        var name: String
+        var key: String
+        var keyIsClientChosen: Bool
+        var fields: [(name: String, type: FieldType, schema: JSON)]
+        var parents: [(resource: String, foreignKey: String)] = []
+        var actions: [String]
+        var records: [JSON] = []
+    }
+
+    // MARK: The whole document
+
+    mutating func map() {
+        let root = schemas.root.objectValue ?? JSONObject()
+        var output = JSONObject()
+        // A mock from a document keeps its records in memory: an SQLite file beside a team's API document
+        // would be a surprise (`--store` chooses another).
+        output["store"] = "memory"
+        basePath = serverPath(root["servers"])
+        if let basePath { output["basePath"] = .string(basePath) }
+        let operations = collectOperations(root)
+        noteWhatIsNotMocked(root, operations: operations)
+
+        var made: [Made] = []
+        var claimed = Set<String>()
+        for candidate in candidates(operations) {
+            guard let resource = resource(from: candidate, madeSoFar: made, claimed: &claimed) else { continue }
+            made.append(resource)
+        }
+        made = Self.parentsFirst(made)
+        resourceNames = made.map(\.name)
+
+        var resources: [JSON] = []
+        var data = JSONObject()
+        var generate = JSONObject()
+        for resource in made {
+            resources.append(configuration(of: resource))
+            if !resource.records.isEmpty {
+                data[resource.name] = .array(resource.records)
+            } else {
+                generate[resource.name] = generation(of: resource)
+            }
+        }
+        var routes: [JSON] = []
+        let resourcePaths = Set(made.map(\.name))
+        for operation in Self.specificFirst(operations.filter { !claimed.contains($0.place) }) {
+            guard let route = stub(for: operation) else { continue }
+            routes.append(route)
+            stubPlaces.append(operation.place)
+            // An action on a record (`POST /tasks/{taskId}/complete`) looks as if it read or changed it.
+            if operation.segments.count >= 2, case .literal(let first) = operation.segments[0], resourcePaths.contains(first),
+                case .parameter = operation.segments[1], !notes.contains(where: { $0.place == operation.place })
+            {
+                notes.append(
+                    .init(
+                        place: operation.place,
+                        message: "a stub with a fixed answer: the records of \(first) are not read or changed by it"))
+            }
+        }
+        if !resources.isEmpty { output["resources"] = .array(resources) }
+        if !data.isEmpty { output["data"] = .object(data) }
+        if !generate.isEmpty { output["generate"] = .object(generate) }
+        if !routes.isEmpty { output["routes"] = .array(routes) }
+        configuration = .object(output)
+    }
+
+    /// The path of the first server's URL (its variables at their defaults), when it has one.
+    mutating func serverPath(_ servers: JSON?) -> String? {
+        guard case .array(let list)? = servers, case .object(let server)? = list.first,
+            case .string(var url)? = server["url"]
+        else { return nil }
+        for (name, variable) in server["variables"]?.objectValue ?? JSONObject() {
+            if case .string(let value)? = variable.objectValue?["default"] { url = url.replacing("{\(name)}", with: value) }
+        }
+        if let scheme = url.firstRange(of: "://") {
+            let afterHost = url[scheme.upperBound...].firstIndex(of: "/") ?? url.endIndex
+            url = String(url[afterHost...])
+        }
+        if let query = url.firstIndex(where: { $0 == "?" || $0 == "#" }) { url = String(url[..<query]) }
+        guard url.hasPrefix("/"), url != "/" else { return nil }
+        guard MockServer.Options.isValidBasePath(url), let normalized = MockServer.Options.normalizedBasePath(url) else {
+            notes.append(
+                .init(place: "servers[0].url", message: "the path '\(url)' cannot be a base path; routes are served from /"))
+            return nil
+        }
+        if list.count > 1 {
+            notes.append(.init(place: "servers", message: "served under the first server's path, \(normalized)"))
+        }
+        return normalized
+    }
+
+    func collectOperations(_ root: JSONObject) -> [Operation] {
+        var operations: [Operation] = []
+        for (path, value) in root["paths"]?.objectValue ?? JSONObject() {
+            guard case .object(let item)? = schemas.resolve(value) else { continue }
+            let segments = Self.segments(of: path)
+            for method in Self.methods {
+                guard case .object(var operation)? = item[method] else { continue }
+                // Parameters of the path item apply to each of its operations, unless an operation redefines one.
+                if case .array(let shared)? = item["parameters"] {
+                    let own = operation["parameters"]?.arrayValue ?? []
+                    operation["parameters"] = .array(own + shared)
+                }
+                operations.append(Operation(method: method.uppercased(), path: path, segments: segments, object: operation))
+            }
+        }
+        return operations
+    }
+
+    static func segments(of path: String) -> [Segment] {
+        path.split(separator: "/").map { part in
+            if part.hasPrefix("{"), part.hasSuffix("}"), part.count > 2,
+                !part.dropFirst().dropLast().contains(where: { "{}".contains($0) })
+            {
+                return .parameter(String(part.dropFirst().dropLast()))
+            }
+            return part.contains("{") ? .partial(String(part)) : .literal(String(part))
+        }
+    }
+
+    mutating func noteWhatIsNotMocked(_ root: JSONObject, operations: [Operation]) {
+        for (name, _) in root["webhooks"]?.objectValue ?? JSONObject() {
+            notes.append(.init(place: "webhooks.\(name)", message: "not sent: the mock makes no requests of its own"))
+        }
+        for operation in operations {
+            for (name, _) in operation.object["callbacks"]?.objectValue ?? JSONObject() {
+                notes.append(
+                    .init(
+                        place: "\(operation.place) callbacks.\(name)",
+                        message: "not called: the mock makes no requests of its own"))
+            }
+        }
+        let secured =
+            root["security"]?.arrayValue?.isEmpty == false
+            || operations.contains { $0.object["security"]?.arrayValue?.isEmpty == false }
+        if secured {
+            notes.append(.init(place: "security", message: "not checked: every request is let in, with or without credentials"))
+        }
+    }
+
+    // MARK: Resources
+
+    /// Collections, items and nested collections, by name in the order the document first names them.
+    func candidates(_ operations: [Operation]) -> [Candidate] {
+        var order: [String] = []
+        var byName: [String: Candidate] = [:]
+        func touch(_ name: String) {
+            if byName[name] == nil {
+                byName[name] = Candidate(name: name)
+                order.append(name)
+            }
+        }
+        for operation in operations {
+            let segments = operation.segments
+            if segments.count == 1, case .literal(let name) = segments[0] {
+                touch(name)
+                byName[name]?.collection[operation.method] = operation
+            } else if segments.count == 2, case .literal(let name) = segments[0], case .parameter(let parameter) = segments[1] {
+                touch(name)
+                if byName[name]?.itemParameter == nil || byName[name]?.itemParameter == parameter {
+                    byName[name]?.itemParameter = parameter
+                    byName[name]?.item[operation.method] = operation
+                }
+            } else if segments.count == 3, case .literal(let parent) = segments[0], case .parameter(let parameter) = segments[1],
+                case .literal(let name) = segments[2]
+            {
+                touch(name)
+                if let index = byName[name]?.nested.firstIndex(where: { $0.parent == parent }) {
+                    byName[name]?.nested[index].operations[operation.method] = operation
+                } else {
+                    byName[name]?.nested.append((parent, parameter, [operation.method: operation]))
+                }
+            }
+        }
+        return order.compactMap { byName[$0] }
+    }
+
+    /// The resource a candidate becomes, claiming the operations it answers; `nil` when its records have
+    /// no JSON object schema anywhere (then its operations are stubs).
+    mutating func resource(from candidate: Candidate, madeSoFar: [Made], claimed: inout Set<String>) -> Made? {
+        // Notes are kept only if the candidate becomes a resource: otherwise its operations are plain stubs.
+        var notes: [OpenAPIImport.Note] = []
+        let listSchema = candidate.collection["GET"].flatMap { successSchema(of: $0) }
+        let nestedListSchemas = candidate.nested.compactMap { $0.operations["GET"].flatMap { successSchema(of: $0) } }
+        let sources: [JSON?] =
+            [candidate.item["GET"].flatMap { successSchema(of: $0) }, schemas.items(listSchema)]
+            + nestedListSchemas.map { schemas.items($0) }
+            + [
+                candidate.collection["POST"].flatMap { successSchema(of: $0) },
+                candidate.collection["POST"].flatMap { requestSchema(of: $0) },
+                candidate.item["PUT"].flatMap { requestSchema(of: $0) },
+                candidate.item["PATCH"].flatMap { requestSchema(of: $0) },
+            ]
+        guard let recordSchema = sources.lazy.compactMap({ $0 }).first(where: { schemas.recordProperties($0) != nil }),
+            let properties = schemas.recordProperties(recordSchema)
+        else { return nil }
+        guard candidate.collection.isEmpty == false || candidate.item.isEmpty == false || candidate.nested.isEmpty == false
+        else { return nil }
+
+        // The key: `id` if the records have one, else the item path's parameter if they have that.
+        let parameter = candidate.itemParameter ?? "id"
+        let key = properties["id"] != nil ? "id" : properties[parameter] != nil ? parameter : "id"
+        let keyType = properties[key].map { schemas.fieldType($0) }
+        let keyIsClientChosen = keyType != nil && !(key == "id" && keyType == .integer)
+
+        // Parents, from nested collections whose records carry the parent's key.
+        var parents: [(resource: String, foreignKey: String)] = []
+        var nestedClaimed: [Operation] = []
+        for nested in candidate.nested {
+            let singular = Inflection.singular(of: nested.parent)
+            let foreignKey = [nested.parameter, singular + "Id", singular + "_id"].first { properties[$0] != nil && $0 != key }
+            guard madeSoFar.contains(where: { $0.name == nested.parent }), let foreignKey else {
+                let reason =
+                    madeSoFar.contains(where: { $0.name == nested.parent })
+                    ? "its records carry no \(nested.parameter), \(singular)Id or \(singular)_id to link them"
+                    : "\(nested.parent) is no resource"
+                for operation in nested.operations.values where ["GET", "POST"].contains(operation.method) {
+                    // Kept either way: a nested path that is not nested surprises.
+                    self.notes.append(.init(place: operation.place, message: "a stub, not a nested list: \(reason)"))
+                }
+                continue
+            }
+            parents.append((nested.parent, foreignKey))
+            nestedClaimed += nested.operations.values.filter { ["GET", "POST"].contains($0.method) }
+        }
+        let foreignKeys = Set(parents.map(\.foreignKey))
+        var fields: [(name: String, type: FieldType, schema: JSON)] = []
+        for (name, schema) in properties where !foreignKeys.contains(name) && !(name == key && !keyIsClientChosen) {
+            fields.append((name, schemas.fieldType(schema), schema))
+        }
+
+        // The actions the document lists, and the operations they answer.
+        var actions: [String] = []
+        var answered: [(Operation, hammockStatus: Int)] = []
+        if let list = candidate.collection["GET"] {
+            if listSchema == nil || schemas.items(listSchema) != nil {
+                actions.append("list")
+                answered.append((list, 200))
+            } else {
+                notes.append(
+                    .init(place: list.place, message: "a stub: it answers an object, and a resource's list answers an array"))
+            }
+        }
+        let nestedLists = nestedClaimed.filter { $0.method == "GET" }
+        if !actions.contains("list"), !nestedLists.isEmpty { actions.append("list") }
+        answered += nestedLists.map { ($0, 200) }
+        if let show = candidate.item["GET"] {
+            actions.append("show")
+            answered.append((show, 200))
+        }
+        let creates = [candidate.collection["POST"]].compactMap { $0 } + nestedClaimed.filter { $0.method == "POST" }
+        if !creates.isEmpty {
+            actions.append("create")
+            answered += creates.map { ($0, 201) }
+        }
+        let updates = [candidate.item["PUT"], candidate.item["PATCH"]].compactMap { $0 }
+        if !updates.isEmpty {
+            actions.append("update")
+            answered += updates.map { ($0, 200) }
+        }
+        if let delete = candidate.item["DELETE"] {
+            actions.append("delete")
+            answered.append((delete, 204))
+        }
+        guard !actions.isEmpty else { return nil }
+        if keyIsClientChosen, actions.contains("create") {
+            notes.append(
+                .init(
+                    place: candidate.name,
+                    message:
+                        "its key '\(key)' is not a generated integer, so a create must carry it (Hammock makes integer keys only)"
+                ))
+        }
+        for (operation, status) in answered {
+            claimed.insert(operation.place)
+            let documented = successStatuses(of: operation)
+            if !documented.isEmpty, !documented.contains(status) {
+                let listed = documented.map(String.init).joined(separator: ", ")
+                notes.append(.init(place: operation.place, message: "answers \(status); the document says \(listed)"))
+            }
+        }
+
+        // Hammock answers every field, null when a request left it out, and requires none but a chosen key.
+        let notNullable = fields.filter { $0.name != key && !schemas.allowsNull($0.schema) }.map(\.name)
+        if !notNullable.isEmpty, actions.contains("create") || actions.contains("update") {
+            notes.append(
+                .init(
+                    place: candidate.name,
+                    message: "a field a request leaves out is answered as null, which the document does not allow for "
+                        + notNullable.joined(separator: ", ")))
+        }
+        let required = Set(schemas.object(recordSchema)?["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        let unenforced = fields.map(\.name).filter { required.contains($0) && !(keyIsClientChosen && $0 == key) }
+        if !unenforced.isEmpty, actions.contains("create") {
+            notes.append(
+                .init(
+                    place: candidate.name,
+                    message: "a create need not carry \(unenforced.joined(separator: ", ")) (required in the document)"))
+        }
+
+        var made = Made(
+            name: candidate.name, key: key, keyIsClientChosen: keyIsClientChosen, fields: fields, parents: parents,
+            actions: actions)
+        made.records = exampleRecords(candidate: candidate, nested: nestedLists, key: key)
+        self.notes += notes
+        return made
+    }
+
+    /// Records from the documented examples: of the item's GET and of the lists, each once.
+    func exampleRecords(candidate: Candidate, nested: [Operation], key: String) -> [JSON] {
+        var records: [JSON] = []
+        func add(_ record: JSON) {
+            guard case .object(let object) = record else { return }
+            if let value = object[key], records.contains(where: { $0.objectValue?[key] == value }) { return }
+            if !records.contains(record) { records.append(record) }
+        }
+        for list in [candidate.collection["GET"]].compactMap({ $0 }) + nested {
+            for example in successExamples(of: list) { example.arrayValue?.forEach(add) }
+        }
+        if let show = candidate.item["GET"] {
+            successExamples(of: show).forEach(add)
+        }
+        return records
+    }
+
+    func configuration(of resource: Made) -> JSON {
+        var object = JSONObject()
+        object["name"] = .string(resource.name)
+        var fields = JSONObject()
+        for field in resource.fields { fields[field.name] = .string(field.type.rawValue) }
+        object["fields"] = .object(fields)
+        if resource.keyIsClientChosen || resource.key != "id" { object["primaryKey"] = .string(resource.key) }
+        if resource.actions.count < 5 { object["actions"] = .array(resource.actions.map { .string($0) }) }
+        if !resource.parents.isEmpty {
+            object["parents"] = .array(
+                resource.parents.map { .object(["resource": .string($0.resource), "foreignKey": .string($0.foreignKey)]) })
+        }
+        return .object(object)
+    }
+
+    /// `generate`'s entry for a resource: a count, and rules from the schema (enums, bounds, formats).
+    func generation(of resource: Made) -> JSON {
+        var rules = JSONObject()
+        for field in resource.fields {
+            guard let schema = schemas.object(field.schema) else { continue }
+            var rule = JSONObject()
+            if case .array(let choices)? = schema["enum"], !choices.isEmpty {
+                rule["oneOf"] = .array(choices)
+            } else if field.type == .integer || field.type == .float {
+                if let minimum = schema["minimum"], minimum.doubleValue != nil { rule["min"] = minimum }
+                if let maximum = schema["maximum"], maximum.doubleValue != nil { rule["max"] = maximum }
+            } else if field.type == .string, let format = schema["format"]?.stringValue {
+                let kinds = ["email": "email", "uri": "url", "url": "url", "uuid": "uuid", "hostname": "slug"]
+                if let kind = kinds[format] { rule["kind"] = .string(kind) }
+            } else if field.type == .json {
+                // Made-up JSON would be null, which an array or object schema does not allow: its example instead.
+                rule["oneOf"] = .array([schemas.example(for: field.schema)])
+            }
+            if !rule.isEmpty { rules[field.name] = .object(rule) }
+        }
+        guard !rules.isEmpty else { return .integer(Self.generatedCount) }
+        return .object(["count": .integer(Self.generatedCount), "fields": .object(rules)])
+    }
+
+    /// Resources with their parents before them (the order a configuration needs).
+    static func parentsFirst(_ resources: [Made]) -> [Made] {
+        var placed: [Made] = []
+        var remaining = resources
+        while !remaining.isEmpty {
+            let names = Set(placed.map(\.name))
+            let ready = remaining.firstIndex { $0.parents.allSatisfy { names.contains($0.resource) } } ?? 0
+            var next = remaining.remove(at: ready)
+            // A cycle of parents (a child of its own child) keeps the links that point back.
+            next.parents = next.parents.filter { names.contains($0.resource) }
+            placed.append(next)
+        }
+        return placed
+    }
+
+    // MARK: Operations' parts
+
+    /// The documented success statuses (`2XX` and `default` are left out).
+    func successStatuses(of operation: Operation) -> [Int] {
+        (operation.object["responses"]?.objectValue ?? JSONObject()).keys.compactMap { Int($0) }.filter {
+            (200...299).contains($0)
+        }
+        .sorted()
+    }
+
+    /// The response an operation is mocked with: the lowest 2xx, else `2XX`, else `default`, else the
+    /// lowest documented; its status.
+    func chosenResponse(of operation: Operation) -> (status: Int, response: JSONObject)? {
+        let responses = operation.object["responses"]?.objectValue ?? JSONObject()
+        let numbered = responses.keys.compactMap { key in Int(key).map { (key, $0) } }.sorted { $0.1 < $1.1 }
+        let pick: (String, Int)? =
+            numbered.first { (200...299).contains($0.1) } ?? (responses["2XX"] != nil ? ("2XX", 200) : nil)
+            ?? (responses["default"] != nil ? ("default", 200) : nil) ?? numbered.first { (200...599).contains($0.1) }
+        guard let (key, status) = pick else { return nil }
+        return (status, schemas.resolve(responses[key])?.objectValue ?? JSONObject())
+    }
+
+    /// The JSON media type of a content map (`application/json`, or another `…+json`).
+    static func jsonMedia(_ content: JSONObject) -> (type: String, media: JSONObject)? {
+        for (type, media) in content {
+            let lowered = type.lowercased()
+            let essence = lowered.split(separator: ";").first.map(String.init) ?? lowered
+            if essence == "application/json" || essence.hasSuffix("+json") || essence == "*/*", case .object(let object) = media {
+                return (type, object)
+            }
+        }
+        return nil
+    }
+
+    func successSchema(of operation: Operation) -> JSON? {
+        guard let response = chosenResponse(of: operation)?.response, let content = response["content"]?.objectValue,
+            let media = Self.jsonMedia(content)
+        else { return nil }
+        return media.media["schema"]
+    }
+
+    func requestSchema(of operation: Operation) -> JSON? {
+        guard case .object(let body)? = schemas.resolve(operation.object["requestBody"]),
+            let content = body["content"]?.objectValue, let media = Self.jsonMedia(content)
+        else { return nil }
+        return media.media["schema"]
+    }
+
+    /// The examples a media type gives: `example`, each of `examples` (their `value`), else the schema's.
+    func examples(of media: JSONObject) -> [JSON] {
+        if let example = media["example"] { return [example] }
+        if case .object(let named)? = media["examples"], !named.isEmpty {
+            return named.values.compactMap { schemas.resolve($0)?.objectValue?["value"] }
+        }
+        if let schema = schemas.object(media["schema"]), let given = schemas.givenExample(schema) { return [given] }
+        if let items = schemas.items(media["schema"]), let item = schemas.object(items), let given = schemas.givenExample(item) {
+            return [.array([given])]
+        }
+        return []
+    }
+
+    func successExamples(of operation: Operation) -> [JSON] {
+        guard let response = chosenResponse(of: operation)?.response, let content = response["content"]?.objectValue,
+            let media = Self.jsonMedia(content)
+        else { return [] }
+        return examples(of: media.media)
+    }
+
+    // MARK: Stubs
+
+    /// Stubs with literal segments before parameters at the first place they differ (`/users/login`
+    /// before `/users/{name}`), otherwise in document order.
+    static func specificFirst(_ operations: [Operation]) -> [Operation] {
+        func rank(_ segment: Segment) -> Int {
+            switch segment {
+            case .literal: 0
+            case .partial: 1
+            case .parameter: 2
+            }
+        }
+        return operations.enumerated().sorted { left, right in
+            for (a, b) in zip(left.element.segments, right.element.segments) where rank(a) != rank(b) || a != b {
+                if rank(a) != rank(b) { return rank(a) < rank(b) }
+                break
+            }
+            return left.offset < right.offset
+        }.map(\.element)
+    }
+
+    /// The stub route answering an operation, or `nil` (noted) when its path cannot be routed.
+    mutating func stub(for operation: Operation) -> JSON? {
+        var pattern = ""
+        for segment in operation.segments {
+            switch segment {
+            case .literal(let text): pattern += "/" + text
+            case .parameter(let name): pattern += "/:" + name
+            case .partial(let text):
+                pattern += "/*"
+                notes.append(.init(place: operation.place, message: "'\(text)' is matched as any one segment"))
+            }
+        }
+        if pattern.isEmpty { pattern = "/" }
+        do {
+            _ = try PathPattern(pattern)
+        } catch {
+            notes.append(.init(place: operation.place, message: "not mocked: its path \(error.message)"))
+            return nil
+        }
+        var route = JSONObject()
+        route["method"] = .string(operation.method)
+        route["path"] = .string(pattern)
+        guard let (status, response) = chosenResponse(of: operation) else {
+            notes.append(.init(place: operation.place, message: "documents no response; answers 200 with no body"))
+            return .object(route)
+        }
+        route["status"] = .integer(status)
+        let content = response["content"]?.objectValue ?? JSONObject()
+        if let json = Self.jsonMedia(content) {
+            let given = examples(of: json.media).first
+            if given == nil, schemas.isUnresolvable(json.media["schema"]) {
+                let reference = json.media["schema"]?.objectValue?["$ref"]?.stringValue ?? ""
+                notes.append(
+                    .init(
+                        place: operation.place,
+                        message: "answers no body: its schema's $ref '\(reference)' leads outside the document or around a cycle")
+                )
+            }
+            route["body"] = given ?? schemas.example(for: json.media["schema"])
+            if json.type.lowercased() != "application/json", !json.type.contains("*") {
+                route["headers"] = .object(["Content-Type": .string(json.type)])
+            }
+        } else if let (type, media) = content.first(where: { _ in true }) {
+            let text = (media.objectValue.map { examples(of: $0) } ?? []).first?.stringValue
+            if let text {
+                route["text"] = .string(text)
+            } else {
+                notes.append(.init(place: operation.place, message: "answers no body: no text example for \(type)"))
+            }
+            route["headers"] = .object(["Content-Type": .string(type)])
+        }
+        var headers = route["headers"]?.objectValue ?? JSONObject()
+        for (name, value) in response["headers"]?.objectValue ?? JSONObject() where name.lowercased() != "content-type" {
+            guard let header = schemas.resolve(value)?.objectValue else { continue }
+            let example = header["example"] ?? schemas.object(header["schema"]).flatMap { schemas.givenExample($0) }
+            switch example {
+            case .string(var text)?:
+                // The server adds the base path to a stub's relative Location; a documented one already has it.
+                if name.lowercased() == "location", let basePath, text.hasPrefix(basePath + "/") {
+                    text.removeFirst(basePath.count)
+                }
+                headers[name] = .string(text)
+            case .integer(let number)?: headers[name] = .string(String(number))
+            case .double(let number)?: headers[name] = .string(String(number))
+            case .bool(let flag)?: headers[name] = .string(String(flag))
+            default: continue
+            }
+        }
+        if !headers.isEmpty { route["headers"] = .object(headers) }
+        return .object(route)
+    }
+}

@@ -1,0 +1,265 @@
+import Foundation
+import HTTPTypes
+import HammockJSON
+import HammockOpenAPI
+import HammockServer
+import HammockTestSupport
+import Testing
+
+/// A mock from an OpenAPI document, loaded as `hammock serve` loads it, in memory.
+func mock(fromDocument name: String) async throws -> (server: MockServer, openAPI: OpenAPIImport) {
+    let loaded = try ConfigurationFile.load(packageRoot + "Tests/OpenAPI/documents/" + name)
+    let openAPI = try #require(loaded.openAPI)
+    return (try await MockServer.inMemory(loaded.configuration), openAPI)
+}
+
+extension MockServer {
+    func get(_ target: String) async -> MockResponse { await respond(to: MockRequest(.get, target)) }
+}
+
+@Suite("A mock from an OpenAPI document")
+struct OpenAPIImportTests {
+    @Test("The Petstore (OpenAPI 3.0, YAML): a pets resource with the documented operations only, its examples as records")
+    func petstore() async throws {
+        let (server, openAPI) = try await mock(fromDocument: "petstore.yaml")
+        #expect(openAPI.version == "3.0.3")
+        #expect(openAPI.title == "Pet Shop")
+        #expect(openAPI.resources == ["pets"])
+        #expect(openAPI.stubs.isEmpty)
+        #expect(
+            openAPI.notes.map(\.description) == [
+                "pets: a field a request leaves out is answered as null, which the document does not allow for name",
+                "pets: a create need not carry name (required in the document)",
+            ])
+        // Served under the server's path, with the list's example as records.
+        let list = await server.get("/v1/pets")
+        #expect(list.status == .ok)
+        #expect(try list.json().arrayValue?.map { $0["name"] } == ["Biscuit", "Mochi", "Pickle"])
+        #expect(try await server.get("/v1/pets/2").json()["tag"] == "cat")
+        let created = await server.respond(to: MockRequest(.post, "/v1/pets", json: ["name": "Fig", "tag": "dog"]))
+        #expect(created.status == .created)
+        #expect(try created.json()["id"] == 4)
+        #expect(try await server.get("/v1/pets?tag=dog").json().arrayValue?.count == 2)
+        // The document lists no update and no delete: they are refused, not served.
+        #expect(await server.respond(to: MockRequest(.delete, "/v1/pets/1")).status == .methodNotAllowed)
+        #expect(await server.respond(to: MockRequest(.put, "/v1/pets/1", json: ["name": "Rex"])).status == .methodNotAllowed)
+        #expect(await server.get("/pets").status == .notFound)
+    }
+
+    @Test("The expanded Petstore (OpenAPI 3.1, JSON): allOf merged, server variables, a 204 delete, stubs in a routable order")
+    func expanded() async throws {
+        let (server, openAPI) = try await mock(fromDocument: "petstore-expanded.json")
+        #expect(openAPI.resources == ["pets", "users"])
+        #expect(openAPI.stubs == ["GET /pets/{id}/photo", "GET /store/inventory", "GET /users/login"])
+        #expect(
+            openAPI.notes.map(\.description) == [
+                "pets: a field a request leaves out is answered as null, which the document does not allow for name, adopted, born",
+                "pets: a create need not carry name (required in the document)",
+                "GET /pets/{id}/photo: answers no body: no text example for image/png",
+            ])
+        let schema = try #require(server.schema(named: "pets"))
+        #expect(schema.columns.map(\.name) == ["id", "name", "tag", "adopted", "born"])
+        #expect(schema.columns.map(\.type) == [.integer, .string, .string, .boolean, .date])
+        // `{region}` and `{basePath}` at their defaults: https://eu.pets.example.com/api/v2.
+        #expect(try await server.get("/api/v2/pets?adopted=true").json().arrayValue?.map { $0["name"] } == ["Mochi"])
+        #expect(await server.respond(to: MockRequest(.delete, "/api/v2/pets/1")).status == .noContent)
+        let gone = await server.get("/api/v2/pets/1")
+        #expect(gone.status == .notFound)
+        #expect(gone.headerFields[.contentType] == "application/problem+json")
+        // A literal path before the resource's item path, though the document names it after.
+        let login = await server.get("/api/v2/users/login?username=ada")
+        #expect(login.status == .ok)
+        #expect(String(decoding: login.body, as: UTF8.self) == "session-4f1c9a")
+        #expect(login.headerFields[.contentType] == "text/plain")
+        #expect(login.headerFields[HTTPField.Name("X-Rate-Limit")!] == "5000")
+        #expect(login.headerFields[HTTPField.Name("X-Expires-After")!] == "2026-12-01T00:00:00Z")
+        // No example: a body made from the schema, within its bounds.
+        #expect(try await server.get("/api/v2/store/inventory").json() == ["available": 1, "sold": 1])
+        // Users can only be shown, as documented.
+        #expect(await server.get("/api/v2/users").status == .methodNotAllowed)
+        let photo = await server.get("/api/v2/pets/2/photo")
+        #expect(photo.status == .ok)
+        #expect(photo.body.isEmpty)
+    }
+
+    @Test("A real API's document (3.1, YAML): UUID keys, a nested collection, actions, an envelope, text and CSV")
+    func realAPI() async throws {
+        let (server, openAPI) = try await mock(fromDocument: "tasks.yaml")
+        #expect(openAPI.resources == ["projects", "tasks", "teams"])
+        #expect(
+            openAPI.stubs == [
+                "POST /tasks/{taskId}/complete", "GET /tasks/{taskId}/comments", "GET /teams", "GET /me", "GET /health",
+                "GET /search", "GET /reports/{year}/{month}.csv", "POST /exports",
+            ])
+        // Everything it does not do as documented is listed, each once, where it is.
+        #expect(
+            openAPI.notes.map(\.place) == [
+                "servers", "webhooks.taskCompleted", "POST /projects/{projectId}/tasks callbacks.taskDue", "security",
+                "projects", "projects", "projects", "tasks", "tasks", "GET /tasks/{taskId}/comments", "GET /teams",
+                "POST /tasks/{taskId}/complete", "GET /reports/{year}/{month}.csv",
+            ])
+        let launch = "6f1d2c3b-8a7e-4d5c-9b0a-112233445566"
+        #expect(try await server.get("/v3/projects/\(launch)").json()["name"] == "Launch")
+        // Tasks had no example: ten made up, each in a project that exists, with a documented status.
+        let tasks = try #require(try await server.get("/v3/tasks?_limit=100").json().arrayValue)
+        #expect(tasks.count == 10)
+        let projects = Set(["6f1d2c3b-8a7e-4d5c-9b0a-112233445566", "0a9b8c7d-6e5f-4a3b-8c2d-998877665544"])
+        #expect(tasks.allSatisfy { projects.contains($0["projectId"]?.stringValue ?? "") })
+        #expect(tasks.allSatisfy { ["todo", "doing", "done"].contains($0["status"]?.stringValue ?? "") })
+        #expect(tasks.allSatisfy { ($0["estimate"]?.doubleValue).map { (0...100).contains($0) } == true })
+        // The nested collection lists and creates the project's tasks.
+        let nested = try #require(try await server.get("/v3/projects/\(launch)/tasks").json().arrayValue)
+        #expect(nested.count == tasks.filter { $0["projectId"]?.stringValue == launch }.count)
+        let created = await server.respond(
+            to: MockRequest(.post, "/v3/projects/\(launch)/tasks", json: ["title": "Write the notes", "status": "todo"]))
+        #expect(created.status == .created)
+        #expect(try created.json()["projectId"] == .string(launch))
+        // A UUID key is the client's to give.
+        let unkeyed = await server.respond(to: MockRequest(.post, "/v3/projects", json: ["name": "Audit"]))
+        #expect(unkeyed.status == .unprocessableContent)
+        let keyed = await server.respond(
+            to: MockRequest(.post, "/v3/projects", json: ["id": "00000000-0000-4000-8000-000000000001", "name": "Audit"]))
+        #expect(keyed.status == .created)
+        // PATCH as merge-patch, as documented.
+        let patched = await server.respond(
+            to: MockRequest(
+                .patch, "/v3/projects/\(launch)", headerFields: [.contentType: "application/merge-patch+json"],
+                body: Array(#"{"archived": true}"#.utf8)))
+        #expect(patched.status == .ok)
+        #expect(try patched.json()["archived"] == true)
+        // An envelope list is a stub; the item beside it is the resource's, from its example.
+        #expect(try await server.get("/v3/teams").json()["data"]?.arrayValue?.count == 2)
+        #expect(try await server.get("/v3/teams/1").json()["name"] == "Platform")
+        // Text, CSV under a loosely matched segment, a Location already under the base path.
+        #expect(String(decoding: await server.get("/v3/health").body, as: UTF8.self) == "ok")
+        let report = await server.get("/v3/reports/2026/03.csv")
+        #expect(report.headerFields[.contentType] == "text/csv")
+        #expect(String(decoding: report.body, as: UTF8.self) == "task,hours\nShip the beta,12\n")
+        let export = await server.respond(to: MockRequest(.post, "/v3/exports"))
+        #expect(export.status.code == 202)
+        #expect(export.headerFields[.location] == "/v3/exports/41")
+        // A recursive schema's made-up body stops at a depth.
+        let comments = try await server.get("/v3/tasks/3/comments").json()
+        var depth = 0
+        var reply: JSON? = comments[0]
+        while let current = reply {
+            depth += 1
+            reply = current["replies"]?[0]
+        }
+        #expect((2...8).contains(depth))
+        #expect(try await server.get("/v3/search?q=be").json()["hits"]?[0]?["kind"] == "project")
+    }
+
+    @Test("The same document in YAML and in JSON makes the same mock")
+    func yamlAndJSON() throws {
+        let yaml = try ConfigurationFile.load(packageRoot + "Tests/OpenAPI/documents/tasks.yaml")
+        let text = try String(contentsOfFile: packageRoot + "Tests/OpenAPI/documents/tasks.yaml", encoding: .utf8)
+        let json = TemporaryFiles.path("tasks", extension: "json")
+        try Data(try YAMLText.json(from: text).serialized()).write(to: URL(fileURLWithPath: json))
+        let fromJSON = try ConfigurationFile.load(json)
+        #expect(yaml.openAPI?.configuration == fromJSON.openAPI?.configuration)
+        #expect(yaml.openAPI?.notes == fromJSON.openAPI?.notes)
+    }
+
+    @Test("Swagger 2.0, an unknown version and a document OpenAPIKit cannot read are refused, naming the file and where")
+    func refused() throws {
+        func error(_ document: JSON) -> ConfigurationError? {
+            do {
+                _ = try OpenAPIImport.make(from: document, file: "api.json")
+                return nil
+            } catch {
+                return error
+            }
+        }
+        let swagger = error(["swagger": "2.0", "info": ["title": "Old", "version": "1"], "paths": [:]])
+        #expect(swagger?.keyPath == "swagger")
+        #expect(swagger?.message.contains("convert the document to OpenAPI 3") == true)
+        let future = error(["openapi": "4.0.0", "info": ["title": "New", "version": "1"], "paths": [:]])
+        #expect(future?.message == "OpenAPI 4.0.0 is not read; 3.0, 3.1 and 3.2 are")
+        let unnumbered = error(["openapi": 3.1, "info": ["title": "x", "version": "1"]])
+        #expect(unnumbered?.keyPath == "openapi")
+        let broken = error([
+            "openapi": "3.1.0", "info": ["title": "Broken", "version": "1"],
+            "paths": ["/a": ["get": ["responses": ["200": ["description": 5]]]]],
+        ])
+        #expect(broken?.file == "api.json")
+        #expect(broken?.message.hasPrefix("not a valid OpenAPI document: ") == true)
+        #expect(broken?.keyPath.contains("/a") == true)
+        #expect(throws: ConfigurationError.self) { try OpenAPIImport.make(from: ["openapi", "3.1.0"], file: "list.json") }
+    }
+
+    @Test("Hostile documents: a $ref cycle, a reference to another file, an unroutable path, deep schemas: mocked or noted")
+    func hostile() async throws {
+        var deep: JSON = ["type": "string"]
+        // Past what OpenAPIKit is given (48 levels: its decoding time grows with the cube of the depth).
+        for _ in 0..<200 { deep = ["type": "object", "properties": ["next": deep]] }
+        let document: JSON = [
+            "openapi": "3.1.0", "info": ["title": "Hostile", "version": "1"],
+            "paths": [
+                "/loop": [
+                    "get": [
+                        "responses": [
+                            "200": [
+                                "description": "a cycle",
+                                "content": ["application/json": ["schema": ["$ref": "#/components/schemas/A"]]],
+                            ]
+                        ]
+                    ]
+                ],
+                "/elsewhere": [
+                    "get": [
+                        "responses": [
+                            "200": [
+                                "description": "another file",
+                                "content": ["application/json": ["schema": ["$ref": "other.yaml#/Pet"]]],
+                            ]
+                        ]
+                    ]
+                ],
+                "/twice/{id}/again/{id}": [
+                    "get": [
+                        "parameters": [["name": "id", "in": "path", "required": true, "schema": ["type": "string"]]],
+                        "responses": ["204": ["description": "never"]],
+                    ]
+                ],
+                "/deep": [
+                    "get": ["responses": ["200": ["description": "deep", "content": ["application/json": ["schema": deep]]]]]
+                ],
+                "/things": ["post": ["responses": ["201": ["description": "no schema at all"]]]],
+                "/things/{id}": [
+                    "get": [
+                        "parameters": [["name": "id", "in": "path", "required": true, "schema": ["type": "integer"]]],
+                        "responses": ["200": ["description": "no schema"]],
+                    ]
+                ],
+                "/~odd%20name": [
+                    "get": [
+                        "responses": ["200": ["description": "ok", "content": ["application/json": ["example": ["fine": true]]]]]
+                    ]
+                ],
+            ],
+            "components": ["schemas": ["A": ["$ref": "#/components/schemas/B"], "B": ["$ref": "#/components/schemas/A"]]],
+        ]
+        let openAPI = try OpenAPIImport.make(from: document, file: "hostile.json")
+        #expect(openAPI.resources.isEmpty)
+        #expect(openAPI.notes.contains { $0.place == "document" && $0.message.hasPrefix("nested deeper than 48 levels") })
+        #expect(!openAPI.notes.contains { $0.place == "GET /deep" })
+        #expect(
+            openAPI.notes.contains { $0.place == "GET /twice/{id}/again/{id}" && $0.message.hasPrefix("not mocked: its path") })
+        #expect(openAPI.notes.contains { $0.place == "GET /loop" && $0.message.contains("#/components/schemas/A") })
+        #expect(openAPI.notes.contains { $0.place == "GET /elsewhere" && $0.message.contains("other.yaml#/Pet") })
+        let server = try await MockServer.inMemory(try ServerConfiguration(root: openAPI.configuration, file: "hostile.json"))
+        #expect(await server.get("/loop").body.isEmpty)
+        #expect(await server.get("/elsewhere").body.isEmpty)
+        var depth = 0
+        var current: JSON? = try await server.get("/deep").json()
+        while let value = current, case .object = value {
+            depth += 1
+            current = value["next"]
+        }
+        #expect((1...8).contains(depth))
+        #expect(await server.respond(to: MockRequest(.post, "/things")).status == .created)
+        #expect(await server.get("/things/1").status == .ok)
+        #expect(try await server.get("/~odd%20name").json() == ["fine": true])
+    }
+}
