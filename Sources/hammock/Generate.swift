@@ -1,0 +1,43 @@
+import ArgumentParser
+import Foundation
+import HammockOpenAPI
+import HammockServer
+
+/// `hammock generate swift CONFIG`: source code for the mock's clients.
+struct Generate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print source code for a client of the mock a configuration file or an OpenAPI document describes.",
+        subcommands: [GenerateSwift.self])
+}
+
+/// `hammock generate swift CONFIG [--name PetStore]`: Codable models and an `@API` protocol.
+struct GenerateSwift: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "swift",
+        abstract: "Print Swift source: Codable models of the resources and an @API protocol with a method per route.",
+        discussion: """
+            HammockClient's @API macro turns the protocol into NAMEClient: \
+            `let api = PetStoreClient(client: RestClient(baseURL: url))`. The same file always gives the same source.
+            """)
+
+    @Argument(help: "The configuration file (JSON, or YAML by its .yaml or .yml extension), or an OpenAPI 3.0 or 3.1 document.")
+    var config: String
+
+    @Option(help: "The protocol's name (the client is NAMEClient); the file's name by default.")
+    var name: String?
+
+    func run() async throws {
+        let configuration = try Serve.readConfiguration(config)
+        let server: MockServer
+        do {
+            server = try await MockServer(configuration: configuration, store: MemoryStore())
+        } catch {
+            Serve.printError("\(config): \(error)")
+            throw ExitCode(2)
+        }
+        let file = config.split(separator: "/").last.map(String.init) ?? config
+        let source = SwiftClientSource.make(
+            for: server, name: name ?? SwiftClientSource.typeName(Serve.documentTitle(for: config)), origin: file)
+        FileHandle.standardOutput.write(Data(source.utf8))
+    }
+}

@@ -1,0 +1,54 @@
+// Every route of Tests/OpenAPI/documents/tasks.yaml, an OpenAPI document, through the client `hammock
+// generate swift` makes of the mock `hammock serve` makes of it: resources with a UUID key and a nested
+// list, and the operations that became stubs.
+import Foundation
+import HammockClient
+
+let api = TasksClient(client: RestClient(baseURL: baseURL()))
+let launch = "6f1d2c3b-8a7e-4d5c-9b0a-112233445566"
+
+let projects = try await api.listProjects()
+expect(Set(projects.map(\.name)) == ["Launch", "Hiring"], "the documented projects")
+let archived = try await api.listProjects(
+    _page: nil, _per_page: nil, _sort: nil, _order: nil, q: nil, id: nil, name: nil, archived: true, createdAt: nil)
+expect(archived.map(\.name) == ["Hiring"], "the archived one")
+expect(try await api.getProject(id: launch).createdAt == "2026-03-01T08:00:00Z", "Launch, from its example")
+let audit = try await api.createProject(project: ProjectCreate(id: "00000000-0000-4000-8000-000000000001", name: "Audit"))
+expect(audit.id == "00000000-0000-4000-8000-000000000001", "a project with the key chosen")
+expect(try await api.replaceProject(id: audit.id, project: ProjectUpdate(archived: false)).archived == false, "PUT a project")
+expect(try await api.updateProject(id: audit.id, project: ProjectUpdate(name: "Audit 2026")).name == "Audit 2026", "PATCH")
+
+let tasks = try await api.listTasks()
+expect(tasks.count == 10, "ten tasks made up from the schema")
+expect(tasks.allSatisfy { ["todo", "doing", "done"].contains($0.status ?? "") }, "with documented statuses")
+let launchTasks = try await api.listProjectTasks(
+    projectId: launch, _page: nil, _per_page: nil, _sort: nil, _order: nil, q: nil, id: nil, title: nil, status: nil,
+    dueOn: nil, estimate: nil, callbackUrl: nil)
+expect(launchTasks.allSatisfy { $0.projectId == launch }, "Launch's tasks")
+let done = try await api.listTasks(
+    _page: nil, _per_page: nil, _sort: nil, _order: nil, q: nil, id: nil, title: nil, status: "done", dueOn: nil,
+    estimate: nil, callbackUrl: nil, projectId: nil)
+expect(done.allSatisfy { $0.status == "done" }, "a filter by status")
+let notes = try await api.createProjectTaskRecord(
+    projectId: audit.id, taskRecord: TaskRecordInput(title: "Write the notes", status: "todo", labels: ["docs"]))
+expect(notes.projectId == audit.id && notes.labels == ["docs"], "a task in the audit: \(notes)")
+let loose = try await api.createTaskRecord(taskRecord: TaskRecordInput(title: "Loose end", estimate: 2))
+expect(try await api.getTaskRecord(id: loose.id).estimate == 2, "a task read back")
+expect(
+    try await api.replaceTaskRecord(id: loose.id, taskRecord: TaskRecordInput(dueOn: "2026-12-24")).dueOn == "2026-12-24", "PUT")
+expect(try await api.updateTaskRecord(id: loose.id, taskRecord: TaskRecordInput(status: "doing")).status == "doing", "PATCH")
+try await api.deleteTaskRecord(id: loose.id)
+await expectStatus(404) { _ = try await api.getTaskRecord(id: loose.id) }
+try await api.deleteProject(id: audit.id)
+expect(try await api.getTeam(id: 1).name == "Platform", "a team, from its example")
+
+// The stubs: documented examples, or bodies made from the schema.
+expect(try await api.postTasksByTaskIdComplete(taskId: "7")["status"] == "done", "completing answers the example")
+expect(try await api.getTasksByTaskIdComments(taskId: "7")[0]?["replies"] != nil, "a comment thread made from the schema")
+expect(try await api.getTeams()["data"]?.arrayValue?.count == 2, "the teams' envelope")
+expect(try await api.getMe()["plan"] == "team", "who I am")
+expect(try await api.getHealth() == Data("ok".utf8), "healthy, as text")
+expect(try await api.getSearch()["total"] == 1, "a search made from the schema")
+try await api.postExports()
+
+print("tasks: 22 routes called, \(checked) promises kept")
