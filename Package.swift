@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "HammockStoreTesting", targets: ["HammockStoreTesting"]),
         .library(name: "HammockServerTesting", targets: ["HammockServerTesting"]),
         .library(name: "HammockOpenAPI", targets: ["HammockOpenAPI"]),
+        .library(name: "HammockConsole", targets: ["HammockConsole"]),
         .executable(name: "hammock", targets: ["hammock"]),
     ],
     dependencies: [
@@ -183,6 +184,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // The console: the page a browser gets at the admin path (resources, data, stubs, the live log,
+        // faults), its files embedded in the module. The CLI uses it; HammockServer never needs it.
+        .target(
+            name: "HammockConsole",
+            dependencies: ["HammockServer", .product(name: "HTTPTypes", package: "swift-http-types")],
+            resources: [
+                .embedInCode("Resources/console.html"), .embedInCode("Resources/console.js"),
+                .embedInCode("Resources/console.css"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
         // The SQLite store (GRDB): records that survive a restart.
         .target(
             name: "HammockSQLite",
@@ -218,6 +231,7 @@ let package = Package(
                 "HammockSQLite",
                 "HammockPostgres",
                 "HammockOpenAPI",
+                "HammockConsole",
                 "HammockJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -313,6 +327,7 @@ let package = Package(
             name: "HammockServerTests",
             dependencies: [
                 "HammockServer",
+                "HammockConsole",
                 "HammockHTTPServer",
                 "HammockSQLite",
                 "HammockPostgres",

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HammockConsole
 import HammockHTTPServer
 import HammockOpenAPI
 import HammockPostgres
@@ -155,6 +156,7 @@ struct Serve: AsyncParsableCommand {
                 Self.printError("\(config): \(error)")
                 throw ExitCode(2)
             }
+            server.serveConsole()
             server.serveOpenAPIDocument(
                 title: openAPI.map { $0.title.isEmpty ? Self.documentTitle(for: config) : $0.title }
                     ?? Self.documentTitle(for: config))
@@ -320,7 +322,10 @@ struct Serve: AsyncParsableCommand {
         Self.printLine("Hammock is serving \(config) at \(url)")
         if let openAPI { Self.printOpenAPISummary(openAPI) }
         Self.printLine("store: \(store)")
-        Self.printLine("admin: \(url)\(server.options.adminPath ?? "") (requests, reset, snapshots, latency, routes)")
+        if let admin = server.options.adminPath {
+            Self.printLine("console: \(url)\(admin)/ (in a browser)")
+            Self.printLine("admin: \(url)\(admin) (requests, reset, snapshots, latency, routes)")
+        }
         for fault in server.faultsInForce { Self.printLine("fault: \(fault)") }
         for (resource, report) in reports { Self.printLine("data: \(resource): \(report)") }
         if let generated, !generated.reports.isEmpty {

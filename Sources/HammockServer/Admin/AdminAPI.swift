@@ -20,6 +20,8 @@ final class AdminAPI: Sendable {
     let addedRoutes = Mutex<[Int]>([])
     /// Endpoints other modules add (`openapi.json`), by their one path segment.
     let extraEndpoints = Mutex<[String: AdminEndpoint]>([:])
+    /// What a browser gets at the prefix itself (HammockConsole's page); JSON clients get the index.
+    let page = Mutex<AdminEndpoint?>(nil)
 
     init(path: String, token: String?, options: MockServer.Options, logger: Logger) {
         self.path = path
@@ -39,6 +41,8 @@ final class AdminAPI: Sendable {
     /// One endpoint: the methods it allows and what answers them.
     struct Endpoint {
         var methods: [HTTPRequest.Method]
+        /// False for files that hold no data (a page's script), which a browser loads without the token.
+        var requiresToken = true
         var handler: (MockRequest) async throws -> MockResponse
     }
 
@@ -60,6 +64,12 @@ final class AdminAPI: Sendable {
     func answer(_ request: MockRequest, on server: MockServer) async throws -> MockResponse {
         let rest = request.path.dropFirst(path.count)
         let segments = rest.split(separator: "/").map(String.init)
+        // A browser asking for the prefix gets the page, which asks for the token itself if one is set.
+        if segments.isEmpty, request.method == .get || request.method == .head, Self.acceptsHTML(request),
+            let page = page.withLock({ $0 })
+        {
+            return try await page.handler(request)
+        }
         guard let endpoint = endpoint(for: segments, on: server) else {
             throw HTTPProblem.notFound(
                 "No admin endpoint '\(request.path.prefix(200))'; see GET \(path) for the list")
@@ -72,13 +82,26 @@ final class AdminAPI: Sendable {
                 .map(\.rawValue).joined(separator: ", ")
             return MockResponse(status: .noContent, headerFields: fields)
         }
-        try authorize(request)
+        if endpoint.requiresToken { try authorize(request) }
         guard endpoint.methods.contains(method) else {
             throw HTTPProblem.methodNotAllowed(request.method, allowed: endpoint.methods)
         }
         var inner = request
         inner.method = method
         return try await endpoint.handler(inner)
+    }
+
+    /// Whether the request's `Accept` names HTML, as a browser's navigation does (`fetch` and curl send `*/*`).
+    static func acceptsHTML(_ request: MockRequest) -> Bool {
+        guard let accept = request.headerFields[.accept] else { return false }
+        return accept.split(separator: ",").contains { range in
+            let parts = range.split(separator: ";")
+            guard parts.first?.trimmingCharacters(in: .whitespaces).lowercased() == "text/html" else { return false }
+            // `text/html;q=0` refuses it.
+            let weight = parts.dropFirst().lazy.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+                .first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) }
+            return (weight ?? 1) > 0
+        }
     }
 
     /// Checks `Authorization: Bearer TOKEN` when a token is set, comparing in time that depends only on
@@ -196,7 +219,9 @@ final class AdminAPI: Sendable {
                 }
             default:
                 guard let added = extraEndpoints.withLock({ $0[segments[0]] }) else { return nil }
-                return Endpoint(methods: added.methods) { request in try await added.handler(request) }
+                return Endpoint(methods: added.methods, requiresToken: added.requiresToken) { request in
+                    try await added.handler(request)
+                }
             }
         case 2:
             let name = segments[1]
@@ -316,6 +341,7 @@ final class AdminAPI: Sendable {
 /// An admin endpoint another module adds (``MockServer/addAdminEndpoint(_:methods:_:)``).
 struct AdminEndpoint: Sendable {
     var methods: [HTTPRequest.Method]
+    var requiresToken = true
     var handler: @Sendable (MockRequest) async throws -> MockResponse
 }
 
@@ -325,13 +351,28 @@ extension MockServer {
     /// (HammockOpenAPI's `openapi.json`). An endpoint of the admin API's own keeps its name.
     /// - Returns: Whether it was added: false without an admin API, for a name the admin API has, or a
     ///   name with a `/`.
+    ///   `requiresToken: false` serves it without the admin token: only for files that hold no data (a
+    ///   page's script and style sheet), which a browser loads before it can send a token.
     @discardableResult
     public func addAdminEndpoint(
-        _ name: String, methods: [HTTPRequest.Method] = [.get],
+        _ name: String, methods: [HTTPRequest.Method] = [.get], requiresToken: Bool = true,
         _ handler: @escaping @Sendable (MockRequest) async throws -> MockResponse
     ) -> Bool {
         guard let admin, !name.isEmpty, !name.contains("/"), admin.endpoint(for: [name], on: self) == nil else { return false }
-        admin.extraEndpoints.withLock { $0[name] = AdminEndpoint(methods: methods, handler: handler) }
+        admin.extraEndpoints.withLock {
+            $0[name] = AdminEndpoint(methods: methods, requiresToken: requiresToken, handler: handler)
+        }
+        return true
+    }
+
+    /// Sets what a browser gets at the admin path itself (a `GET` whose `Accept` names `text/html`):
+    /// HammockConsole's page. It is served without the token (it holds no data; it asks for the token and
+    /// sends it with its own calls); every other client still gets the JSON index there.
+    /// - Returns: Whether it was set: false without an admin API.
+    @discardableResult
+    public func setAdminPage(_ handler: @escaping @Sendable (MockRequest) async throws -> MockResponse) -> Bool {
+        guard let admin else { return false }
+        admin.page.withLock { $0 = AdminEndpoint(methods: [.get], requiresToken: false, handler: handler) }
         return true
     }
 }

@@ -1,0 +1,254 @@
+"""The console in a real browser: Debian's chromium through chromium-driver, driven by Selenium.
+
+Run by scripts/check-console (CI). Starts `hammock serve` on free ports, opens the console, creates a
+record through the form and sees it in the table and the live log, sorts, edits, switches a fault on and
+sees the next request fail, switches it off, deletes; checks the page's accessibility basics at laptop
+and phone widths and with an admin token; saves screenshots.
+
+Usage: python3 Tests/Console/console_test.py HAMMOCK-BINARY SCREENSHOT-DIRECTORY
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+HAMMOCK, SHOTS = sys.argv[1], sys.argv[2]
+os.makedirs(SHOTS, exist_ok=True)
+checked = 0
+
+
+def expect(condition, what):
+    global checked
+    checked += 1
+    if not condition:
+        raise AssertionError(what)
+
+
+def serve(*arguments):
+    """`hammock serve` on a free port; its process and URL."""
+    process = subprocess.Popen(
+        [HAMMOCK, "serve", "Examples/people.json", "--store", "memory", "--port", "0", *arguments],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        line = process.stdout.readline()
+        match = re.match(r"Hammock is serving .* at (http://\S+)$", line.strip())
+        if match:
+            return process, match.group(1)
+    process.kill()
+    raise AssertionError("hammock serve did not start")
+
+
+def browser(width, height):
+    options = Options()
+    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", f"--window-size={width},{height}",
+                     "--disable-gpu", "--lang=en-US"]:
+        options.add_argument(argument)
+    options.binary_location = "/usr/bin/chromium"
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def wait_for(driver, condition, what, seconds=10):
+    """Until `condition()` holds; an element replaced while it is read (the page redraws tables) is a no."""
+    global checked
+    checked += 1
+    deadline = time.time() + seconds
+    last = None
+    while time.time() < deadline:
+        try:
+            if condition():
+                return
+        except Exception as error:  # noqa: BLE001 (stale or not yet there: try again)
+            last = error
+        time.sleep(0.05)
+    driver.save_screenshot(os.path.join(SHOTS, "failed.png"))
+    raise AssertionError(f"waited {seconds} s for {what}" + (f" (last: {type(last).__name__})" if last else ""))
+
+
+def text(driver, element_id):
+    return driver.find_element(By.ID, element_id).text
+
+
+def rows(driver):
+    return driver.find_elements(By.CSS_SELECTOR, "#records tbody tr")
+
+
+def log_rows(driver):
+    return [row.text for row in driver.find_elements(By.CSS_SELECTOR, "#log tbody tr")]
+
+
+def count_of(driver, resource):
+    return driver.find_element(By.CSS_SELECTOR, f'[data-count="{resource}"]').text
+
+
+def check_accessibility(driver, where):
+    """Every control named, headings in order, the page as wide as the window (no sideways scrolling)."""
+    problems = driver.execute_script("""
+        const problems = [];
+        for (const control of document.querySelectorAll("input, select, textarea")) {
+          if (control.type === "hidden" || control.closest("[hidden]")) continue;
+          const label = control.id && document.querySelector(`label[for="${control.id}"]`);
+          if (!label && !control.getAttribute("aria-label")) problems.push(`unlabelled ${control.outerHTML.slice(0, 80)}`);
+        }
+        for (const button of document.querySelectorAll("button")) {
+          if (!(button.getAttribute("aria-label") || button.textContent.trim())) problems.push("a button without a name");
+        }
+        let last = 0;
+        for (const heading of document.querySelectorAll("h1, h2, h3, h4")) {
+          const level = Number(heading.tagName[1]);
+          if (level > last + 1) problems.push(`heading ${heading.tagName} after h${last}`);
+          last = level;
+        }
+        if (document.documentElement.scrollWidth > window.innerWidth + 1) {
+          problems.push(`the page is ${document.documentElement.scrollWidth}px wide in a ${window.innerWidth}px window`);
+        }
+        if (!document.documentElement.lang) problems.push("no lang");
+        return problems;
+    """)
+    expect(problems == [], f"{where}: {problems}")
+
+
+def browser_errors(driver):
+    return [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+
+
+def main():
+    server, url = serve("--quiet")
+    driver = browser(1400, 1000)
+    try:
+        driver.get(url + "/__hammock/")
+        wait_for(driver, lambda: "(5 records)" in text(driver, "page-status"), "the people to load")
+        expect(driver.title == "Hammock console", "the page's title")
+        expect(count_of(driver, "people") == "5" and count_of(driver, "cars") == "5", "record counts")
+        expect("GET, HEAD, POST /people/:id/cars" in text(driver, "resources"), "the routes of each resource")
+        wait_for(driver, lambda: "Following" in text(driver, "log-status"), "the live log to connect")
+        check_accessibility(driver, "laptop width")
+
+        # Create through the form: the table, the count and the live log show it.
+        driver.find_element(By.ID, "field-name").send_keys("Grace Hopper")
+        driver.find_element(By.ID, "field-numberOfKids").send_keys("0")
+        driver.find_element(By.ID, "field-kilometersWalked").send_keys("12.5")
+        driver.find_element(By.ID, "save").click()
+        wait_for(driver, lambda: text(driver, "data-status") == "Created people 6.", "the create")
+        wait_for(driver, lambda: any("Grace Hopper" in row.text for row in rows(driver)), "the new row")
+        wait_for(driver, lambda: count_of(driver, "people") == "6", "the count to follow")
+        wait_for(driver, lambda: any(re.search(r"POST\s+/people\s+201", row) for row in log_rows(driver)),
+                 "the POST in the live log")
+        with urllib.request.urlopen(url + "/people/6") as response:
+            expect(json.load(response)["kilometersWalked"] == 12.5, "the record is in the mock, typed")
+
+        # Sort by name, descending: Rosa Garcia first.
+        driver.find_element(By.XPATH, "//table[@id='records']//th/button[text()='name']").click()
+        wait_for(driver, lambda: driver.find_element(By.XPATH, "//table[@id='records']//th[button[text()='name']]")
+                 .get_attribute("aria-sort") == "ascending", "ascending sort")
+        driver.find_element(By.XPATH, "//table[@id='records']//th/button[text()='name']").click()
+        wait_for(driver, lambda: rows(driver)[0].text.startswith("3 Rosa Garcia"), "Rosa first, descending")
+
+        # Edit.
+        driver.find_element(By.CSS_SELECTOR, '[aria-label="Edit people 6"]').click()
+        field = driver.find_element(By.ID, "field-name")
+        expect(field.get_attribute("value") == "Grace Hopper", "the form holds the record")
+        field.clear()
+        field.send_keys("Grace B. Hopper")
+        driver.find_element(By.ID, "save").click()
+        wait_for(driver, lambda: text(driver, "data-status") == "Saved people 6.", "the edit")
+        wait_for(driver, lambda: any("Grace B. Hopper" in row.text for row in rows(driver)), "the edited row")
+        wait_for(driver, lambda: any(re.search(r"PATCH\s+/people/6\s+200", row) for row in log_rows(driver)),
+                 "the PATCH in the live log")
+        # The whole page, as docs/console.png shows it.
+        driver.execute_script("window.scrollTo(0, 0)")
+        height = driver.execute_script("return document.documentElement.scrollHeight")
+        driver.set_window_size(1280, height + 140)
+        driver.save_screenshot(os.path.join(SHOTS, "console.png"))
+        driver.set_window_size(1400, 1000)
+
+        # A fault: the next request fails, in the page, for another client, and in the log.
+        Select(driver.find_element(By.ID, "fault-kind")).select_by_value("503")
+        driver.find_element(By.ID, "add-fault").click()
+        wait_for(driver, lambda: "*: answers 503" in text(driver, "faults"), "the fault in force")
+        Select(driver.find_element(By.ID, "per-page")).select_by_value("25")
+        wait_for(driver, lambda: text(driver, "data-status").startswith("503"), "the page's next request to fail")
+        try:
+            urllib.request.urlopen(url + "/people")
+            expect(False, "a client's request during the fault")
+        except urllib.error.HTTPError as error:
+            expect(error.code == 503, f"another client gets 503, not {error.code}")
+        wait_for(driver, lambda: any(re.search(r"GET\s+/people.*503 \(fault\)", row) for row in log_rows(driver)),
+                 "the fault in the live log")
+        driver.save_screenshot(os.path.join(SHOTS, "console-fault.png"))
+        driver.find_element(By.ID, "clear-faults").click()
+        wait_for(driver, lambda: "No fault in force." in text(driver, "faults"), "the fault switched off")
+        with urllib.request.urlopen(url + "/people") as response:
+            expect(response.status == 200, "requests pass again")
+
+        # Latency through the admin API.
+        for element_id, value in [("latency-min", "0.01"), ("latency-max", "0.02")]:
+            field = driver.find_element(By.ID, element_id)
+            field.clear()
+            field.send_keys(value)
+        driver.find_element(By.CSS_SELECTOR, "#latency-form button[type=submit]").click()
+        wait_for(driver, lambda: text(driver, "faults-status") == "Latency 0.01 to 0.02 s.", "the latency set")
+        with urllib.request.urlopen(url + "/__hammock/latency") as response:
+            expect(json.load(response) == {"min": 0.01, "max": 0.02}, "the server's latency")
+        driver.find_element(By.ID, "clear-latency").click()
+        wait_for(driver, lambda: text(driver, "faults-status") == "No latency.", "the latency cleared")
+
+        # Delete, confirmed.
+        driver.find_element(By.CSS_SELECTOR, '[aria-label="Delete people 6"]').click()
+        WebDriverWait(driver, 5).until(expected_conditions.alert_is_present()).accept()
+        wait_for(driver, lambda: text(driver, "data-status") == "Deleted people 6.", "the delete")
+        wait_for(driver, lambda: count_of(driver, "people") == "5", "the count back to 5")
+        # The only errors the browser logs are the failed loads the fault caused.
+        errors = [error for error in browser_errors(driver) if "status of 503" not in error]
+        expect(errors == [], f"errors in the browser: {errors}")
+    finally:
+        driver.quit()
+
+    # A phone's width: one column, nothing wider than the screen.
+    phone = browser(390, 844)
+    try:
+        phone.get(url + "/__hammock/")
+        wait_for(phone, lambda: "(5 records)" in text(phone, "page-status"), "the people on a phone")
+        check_accessibility(phone, "phone width")
+        phone.save_screenshot(os.path.join(SHOTS, "console-phone.png"))
+    finally:
+        phone.quit()
+        server.terminate()
+        server.wait(10)
+
+    # With an admin token: the page loads without it, asks, and works with it.
+    secured, url = serve("--quiet", "--admin-token", "s3cret")
+    driver = browser(1400, 1000)
+    try:
+        driver.get(url + "/__hammock/")
+        wait_for(driver, lambda: driver.find_element(By.ID, "token-form").is_displayed(), "the token prompt")
+        try:
+            urllib.request.urlopen(url + "/__hammock/resources")
+            expect(False, "the admin API without the token")
+        except urllib.error.HTTPError as error:
+            expect(error.code == 401, "the admin API still wants its token")
+        driver.find_element(By.ID, "token").send_keys("s3cret")
+        driver.find_element(By.CSS_SELECTOR, "#token-form button").click()
+        wait_for(driver, lambda: "(5 records)" in text(driver, "page-status"), "the data with the token")
+        wait_for(driver, lambda: "Following" in text(driver, "log-status"), "the live log with the token")
+    finally:
+        driver.quit()
+        secured.terminate()
+        secured.wait(10)
+    print(f"check-console: ok: {checked} checks in chromium; screenshots in {SHOTS}")
+
+
+if __name__ == "__main__":
+    main()
