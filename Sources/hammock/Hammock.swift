@@ -6,7 +6,7 @@ import HammockServer
 struct Hammock: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hammock",
-        abstract: "A REST toolkit: serve a mock REST API described in a JSON or YAML file.",
+        abstract: "A REST toolkit: serve a mock REST API described in a JSON or YAML file, or an OpenAPI document.",
         version: MockServer.version,
         subcommands: [Serve.self, Routes.self, OpenAPI.self, Generate.self, Init.self]
     )

@@ -338,7 +338,7 @@ final class AdminAPI: Sendable {
     }
 }
 
-/// An admin endpoint another module adds (``MockServer/addAdminEndpoint(_:methods:_:)``).
+/// An admin endpoint another module adds (``MockServer/addAdminEndpoint(_:methods:requiresToken:_:)``).
 struct AdminEndpoint: Sendable {
     var methods: [HTTPRequest.Method]
     var requiresToken = true
@@ -349,10 +349,10 @@ extension MockServer {
     /// Adds an endpoint to the admin API at `<admin path>/NAME` (one path segment), behind the same
     /// token, CORS and problem mapping as the others; for what another module serves about the server
     /// (HammockOpenAPI's `openapi.json`). An endpoint of the admin API's own keeps its name.
+    /// `requiresToken: false` serves it without the admin token: only for files that hold no data (a
+    /// page's script and style sheet), which a browser loads before it can send a token.
     /// - Returns: Whether it was added: false without an admin API, for a name the admin API has, or a
     ///   name with a `/`.
-    ///   `requiresToken: false` serves it without the admin token: only for files that hold no data (a
-    ///   page's script and style sheet), which a browser loads before it can send a token.
     @discardableResult
     public func addAdminEndpoint(
         _ name: String, methods: [HTTPRequest.Method] = [.get], requiresToken: Bool = true,
