@@ -118,9 +118,17 @@ struct DocumentSchemas {
     /// base64 (a blob), objects, arrays and unions are JSON.
     func fieldType(_ schema: JSON?) -> FieldType {
         guard let object = object(schema) else { return .json }
+        // A string that is a date or a date-time (how Hammock's own documents say a date field).
+        let formats = (object["anyOf"] ?? object["oneOf"])?.arrayValue?.map { $0.objectValue ?? JSONObject() }
+        if let formats, type(of: object) == "string",
+            formats.allSatisfy({ $0.keys == ["format"] && ["date", "date-time"].contains($0["format"]?.stringValue ?? "") })
+        {
+            return .date
+        }
         if object["oneOf"] != nil || object["anyOf"] != nil { return .json }
         switch type(of: object) {
         case "string":
+            if object["contentEncoding"]?.stringValue == "base64" { return .blob }
             switch object["format"]?.stringValue {
             case "date", "date-time": return .date
             case "byte": return .blob

@@ -554,8 +554,16 @@ struct Builder {
             let name = names[schema.name] ?? "Record"
             var properties = JSONObject()
             for (field, type) in Self.fields(of: schema) {
-                // The key is never null; every other member may be (a field no one set, a parent deleted).
-                properties[field] = field == schema.key.name ? Self.valueSchema(type) : Self.nullable(type)
+                // The key and required fields are never null; every other member may be (a field no one
+                // set, a parent deleted).
+                let declared = schema.resource.field(named: field)
+                var property =
+                    field == schema.key.name || declared?.isRequired == true ? Self.valueSchema(type) : Self.nullable(type)
+                if let value = declared?.defaultValue, case .object(var object) = property {
+                    object["default"] = value
+                    property = .object(object)
+                }
+                properties[field] = property
             }
             var read: JSONObject = [
                 "type": "object", "properties": .object(properties),
@@ -572,7 +580,11 @@ struct Builder {
             create["description"] = .string(
                 "A new record of \(schema.name): members it does not name are ignored"
                     + (schema.isKeyGenerated ? "; its key is chosen by the server" : "; its key is the client's to choose"))
-            if !schema.isKeyGenerated { create["required"] = [.string(schema.key.name)] }
+            // The client's key, and the required fields without a default.
+            let mustGive =
+                (schema.isKeyGenerated ? [] : [schema.key.name])
+                + schema.ruledFields.filter { $0.isRequired && $0.defaultValue == nil }.map(\.name)
+            if !mustGive.isEmpty { create["required"] = .array(mustGive.map(JSON.string)) }
             // The server refuses a body that names no field it knows (422).
             create["anyOf"] = .array(writable.keys.map { ["required": [.string($0)]] })
             schemasObject[name + "Create"] = .object(create)

@@ -43,12 +43,21 @@ struct OpenAPIMapper {
         var nested: [(parent: String, parameter: String, operations: [String: Operation])] = []
     }
 
+    /// A field of a resource made, with the property schema it came from.
+    struct Field {
+        var name: String
+        var type: FieldType
+        var schema: JSON
+        var isRequired = false
+        var defaultValue: JSON?
+    }
+
     /// A resource made, before it is written as configuration.
     struct Made {
         var name: String
         var key: String
         var keyIsClientChosen: Bool
-        var fields: [(name: String, type: FieldType, schema: JSON)]
+        var fields: [Field]
         var parents: [(resource: String, foreignKey: String)] = []
         var actions: [String]
         var records: [JSON] = []
@@ -270,9 +279,29 @@ struct OpenAPIMapper {
             nestedClaimed += nested.operations.values.filter { ["GET", "POST"].contains($0.method) }
         }
         let foreignKeys = Set(parents.map(\.foreignKey))
-        var fields: [(name: String, type: FieldType, schema: JSON)] = []
+        // Required members become required fields, but not what the server writes (`readOnly`), which a
+        // create does not send; defaults that fit the field's type are kept. What a create must carry is
+        // the create's body's `required`; only without one, the record's (where it may mean "always
+        // answered" rather than "always sent").
+        let createSchema = (candidate.collection["POST"] ?? candidate.nested.lazy.compactMap { $0.operations["POST"] }.first)
+            .flatMap { requestSchema(of: $0) }
+        let requiredSource = schemas.object(createSchema)?["required"] != nil ? createSchema : recordSchema
+        let required = Set(schemas.object(requiredSource)?["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        var fields: [Field] = []
         for (name, schema) in properties where !foreignKeys.contains(name) && !(name == key && !keyIsClientChosen) {
-            fields.append((name, schemas.fieldType(schema), schema))
+            let type = schemas.fieldType(schema)
+            let property = schemas.object(schema) ?? JSONObject()
+            var field = Field(name: name, type: type, schema: schema)
+            if name != key {
+                field.isRequired = required.contains(name) && property["readOnly"]?.boolValue != true
+                if let value = property["default"],
+                    case .success(let converted) = ResourceSchema.convert(value, to: type, encoding: .json),
+                    !converted.isNull
+                {
+                    field.defaultValue = converted
+                }
+            }
+            fields.append(field)
         }
 
         // The actions the document lists, and the operations they answer.
@@ -326,22 +355,16 @@ struct OpenAPIMapper {
             }
         }
 
-        // Hammock answers every field, null when a request left it out, and requires none but a chosen key.
-        let notNullable = fields.filter { $0.name != key && !schemas.allowsNull($0.schema) }.map(\.name)
+        // Hammock answers every field: one a create left out (neither required nor with a default) is null.
+        let notNullable = fields.filter {
+            $0.name != key && !$0.isRequired && $0.defaultValue == nil && !schemas.allowsNull($0.schema)
+        }.map(\.name)
         if !notNullable.isEmpty, actions.contains("create") || actions.contains("update") {
             notes.append(
                 .init(
                     place: candidate.name,
                     message: "a field a request leaves out is answered as null, which the document does not allow for "
                         + notNullable.joined(separator: ", ")))
-        }
-        let required = Set(schemas.object(recordSchema)?["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])
-        let unenforced = fields.map(\.name).filter { required.contains($0) && !(keyIsClientChosen && $0 == key) }
-        if !unenforced.isEmpty, actions.contains("create") {
-            notes.append(
-                .init(
-                    place: candidate.name,
-                    message: "a create need not carry \(unenforced.joined(separator: ", ")) (required in the document)"))
         }
 
         var made = Made(
@@ -373,7 +396,16 @@ struct OpenAPIMapper {
         var object = JSONObject()
         object["name"] = .string(resource.name)
         var fields = JSONObject()
-        for field in resource.fields { fields[field.name] = .string(field.type.rawValue) }
+        for field in resource.fields {
+            guard field.isRequired || field.defaultValue != nil else {
+                fields[field.name] = .string(field.type.rawValue)
+                continue
+            }
+            var details: JSONObject = ["type": .string(field.type.rawValue)]
+            if field.isRequired { details["required"] = true }
+            if let value = field.defaultValue { details["default"] = value }
+            fields[field.name] = .object(details)
+        }
         object["fields"] = .object(fields)
         if resource.keyIsClientChosen || resource.key != "id" { object["primaryKey"] = .string(resource.key) }
         if resource.actions.count < 5 { object["actions"] = .array(resource.actions.map { .string($0) }) }

@@ -125,13 +125,15 @@ private struct Writer {
 
     mutating func writeModels(_ schema: ResourceSchema) {
         let model = models[schema.name] ?? "Record"
+        let required = Set(schema.ruledFields.filter(\.isRequired).map(\.name))
         var read: [Property] = []
         for column in schema.columns {
+            // The key and required fields are in every record the mock answers.
             let isKey = column.name == schema.key.name
             read.append(
                 Property(
                     name: column.name, identifier: Self.identifier(column.name), type: Self.swiftType(column.type),
-                    isOptional: !isKey))
+                    isOptional: !isKey && !required.contains(column.name)))
         }
         writeStruct(model, doc: "A record of \(schema.name), as the mock answers it.", read)
         let fields = read.filter { $0.name != schema.key.name }.map { property in
@@ -141,20 +143,30 @@ private struct Writer {
         }
         let actions = schema.resource.actions
         guard actions.contains(.create) || actions.contains(.update) else { return }
-        if schema.isKeyGenerated {
+        // A create must carry a key the client chooses and the required fields without a default.
+        let mustGive = Set(schema.ruledFields.filter { $0.isRequired && $0.defaultValue == nil }.map(\.name))
+        if schema.isKeyGenerated && mustGive.isEmpty {
             writeStruct(
                 model + "Input",
                 doc: "What a create or an update of \(schema.name) sends: the members set (`nil` ones are left out).", fields)
-        } else {
-            let key = read.first { $0.name == schema.key.name }.map { [$0] } ?? []
-            if actions.contains(.create) {
-                writeStruct(model + "Create", doc: "A new record of \(schema.name): its key, and the members set.", key + fields)
+            return
+        }
+        if actions.contains(.create) {
+            let key = schema.isKeyGenerated ? [] : read.filter { $0.name == schema.key.name }
+            let given = fields.map { property in
+                var field = property
+                field.isOptional = !mustGive.contains(property.name)
+                return field
             }
-            if actions.contains(.update) {
-                writeStruct(
-                    model + "Update", doc: "What an update of \(schema.name) sends: the members set (`nil` ones are left out).",
-                    fields)
-            }
+            // What must be given first, so the initialiser reads in that order.
+            let ordered = key + given.filter { !$0.isOptional } + given.filter(\.isOptional)
+            writeStruct(
+                model + "Create", doc: "A new record of \(schema.name): what it must carry, and the members set.", ordered)
+        }
+        if actions.contains(.update) {
+            writeStruct(
+                model + "Update", doc: "What an update of \(schema.name) sends: the members set (`nil` ones are left out).",
+                fields)
         }
     }
 
@@ -332,8 +344,9 @@ private struct Writer {
         let key = Self.identifier(schema.key.name)
         let keyType = Self.swiftType(schema.key.type)
         let bodyName = Self.identifier(Self.lowerFirst(model))
-        let input = schema.isKeyGenerated ? model + "Input" : model + "Create"
-        let update = schema.isKeyGenerated ? model + "Input" : model + "Update"
+        let shared = schema.isKeyGenerated && !schema.ruledFields.contains { $0.isRequired && $0.defaultValue == nil }
+        let input = shared ? model + "Input" : model + "Create"
+        let update = shared ? model + "Input" : model + "Update"
         var methods: [Method] = []
         if isRecord {
             let path = "/\(segments[0])/{\(Self.bare(key))}"

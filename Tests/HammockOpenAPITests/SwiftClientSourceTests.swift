@@ -77,6 +77,29 @@ struct SwiftClientSourceTests {
         #expect(source.contains("/// Not here: `GET, HEAD /assets/**` (a wildcard path has no method of its own)."))
     }
 
+    @Test("Required fields are in every record and first in a create, which then has a shape of its own")
+    func required() async throws {
+        let books = MockResource(
+            "books",
+            fields: [
+                MockResource.Field("note", .string), MockResource.Field("title", .string, isRequired: true),
+                MockResource.Field("pages", .integer, isRequired: true, defaultValue: 100),
+            ])
+        let source = SwiftClientSource.make(for: try await MockServer(resources: [books]), name: "Library")
+        #expect(
+            source.contains(
+                "public struct Book: Codable, Hashable, Sendable {\n    public var id: Int\n    public var note: String?\n    public var title: String\n    public var pages: Int\n"
+            ))
+        #expect(source.contains("    public init(title: String, note: String? = nil, pages: Int? = nil) {\n"))
+        #expect(
+            source.contains(
+                "public struct BookUpdate: Codable, Hashable, Sendable {\n    public var note: String?\n    public var title: String?\n"
+            ))
+        #expect(source.contains("    func createBook(book: BookCreate) async throws -> Book\n"))
+        #expect(source.contains("    func updateBook(id: Int, book: BookUpdate) async throws -> Book\n"))
+        #expect(!source.contains("BookInput"))
+    }
+
     @Test("Names that are not Swift identifiers, keywords, and names Swift already has are made safe")
     func names() async throws {
         let tasks = MockResource(

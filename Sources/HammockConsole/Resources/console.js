@@ -196,7 +196,13 @@ function buildForm() {
       if (type === "blob") input.placeholder = "base64";
     }
     input.dataset.type = type;
-    fields.append(element("label", { for: id, text: `${name} (${type})` }), input);
+    const required = (current.required || []).includes(name);
+    const fallback = (current.defaults || {})[name];
+    // A required field without a default must be given on a create (the server says 422 otherwise).
+    if (required && fallback === undefined) input.required = true;
+    if (fallback !== undefined && type !== "boolean") input.placeholder = `default: ${display(fallback)}`;
+    const notes = [type, required ? "required" : null].filter(Boolean).join(", ");
+    fields.append(element("label", { for: id, text: `${name} (${notes})` }), input);
   }
 }
 

@@ -144,10 +144,14 @@ extension AdminAPI {
         for schema in server.schemas {
             var fields = JSONObject()
             for column in schema.columns { fields[column.name] = .string(column.type.rawValue) }
+            var defaults = JSONObject()
+            for field in schema.ruledFields { if let value = field.defaultValue { defaults[field.name] = value } }
             let count = try await server.store.count(of: schema)
             resources.append([
                 "name": .string(schema.name), "primaryKey": .string(schema.key.name),
                 "keyIsGenerated": .bool(schema.isKeyGenerated), "fields": .object(fields),
+                "required": .array(schema.ruledFields.filter(\.isRequired).map { .string($0.name) }),
+                "defaults": .object(defaults),
                 "parents": .array(schema.foreignKeys.map { ["resource": .string($0.parent), "foreignKey": .string($0.name)] }),
                 "count": .integer(count),
             ])

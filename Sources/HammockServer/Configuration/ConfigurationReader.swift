@@ -74,6 +74,43 @@ struct ConfigurationReader {
         return ordered
     }
 
+    static let fieldKeys = ["type", "required", "default"]
+
+    /// A field: its type's name, or `{"type": "string", "required": true, "default": "…"}`.
+    func field(_ name: String, _ value: JSON, at path: String) throws(ConfigurationError) -> MockResource.Field {
+        let typeNames = FieldType.allCases.map(\.rawValue).joined(separator: ", ")
+        var details = JSONObject()
+        var typePath = path
+        switch value {
+        case .string: details["type"] = value
+        case .object(let object):
+            for key in object.keys where !Self.fieldKeys.contains(key) {
+                throw fail("\(path).\(key)", "unknown key; expected type, required and default")
+            }
+            details = object
+            typePath = "\(path).type"
+        default:
+            throw fail(
+                path, "expected a type name (\(typeNames)) or {\"type\": \"string\", \"required\": true, \"default\": ...}")
+        }
+        guard case .string(let typeName)? = details["type"] else {
+            throw fail(typePath, "expected a type name (\(typeNames))")
+        }
+        guard let type = FieldType(rawValue: typeName) ?? Self.typeAliases[typeName] else {
+            throw fail(typePath, "unknown type '\(typeName)'; use one of \(typeNames)")
+        }
+        let isRequired = try bool(details["required"], at: "\(path).required") ?? false
+        var defaultValue: JSON?
+        if let given = details["default"] {
+            switch ResourceSchema.convert(given, to: type, encoding: .json) {
+            case .success(.null): throw fail("\(path).default", "null is no default; leave it out")
+            case .success(let converted): defaultValue = converted
+            case .failure(let problem): throw fail("\(path).default", problem.message)
+            }
+        }
+        return MockResource.Field(name, type, isRequired: isRequired, defaultValue: defaultValue)
+    }
+
     func resource(_ value: JSON, at path: String) throws(ConfigurationError) -> MockResource {
         guard case .object(let object) = value else { throw fail(path, "expected an object, found \(value.kindName)") }
         for key in object.keys where !ServerConfiguration.resourceKeys.contains(key) {
@@ -85,15 +122,8 @@ struct ConfigurationReader {
             throw fail("\(path).fields", "expected an object mapping field names to types")
         }
         var fields: [MockResource.Field] = []
-        for (fieldName, typeValue) in fieldsObject {
-            let typeNames = FieldType.allCases.map(\.rawValue).joined(separator: ", ")
-            guard case .string(let typeName) = typeValue else {
-                throw fail("\(path).fields.\(fieldName)", "expected a type name (\(typeNames))")
-            }
-            guard let type = FieldType(rawValue: typeName) ?? Self.typeAliases[typeName] else {
-                throw fail("\(path).fields.\(fieldName)", "unknown type '\(typeName)'; use one of \(typeNames)")
-            }
-            fields.append(MockResource.Field(fieldName, type))
+        for (fieldName, fieldValue) in fieldsObject {
+            fields.append(try field(fieldName, fieldValue, at: "\(path).fields.\(fieldName)"))
         }
         let primaryKey = try string(object["primaryKey"], at: "\(path).primaryKey") ?? "id"
         if object["primaryKey"] != nil, !fields.contains(where: { $0.name == primaryKey }) {

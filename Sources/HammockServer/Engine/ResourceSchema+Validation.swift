@@ -3,8 +3,8 @@ public import HammockJSON
 import HammockWire
 
 /// Why a value could not be converted to a field's type.
-struct ConversionError: Error {
-    let message: String
+package struct ConversionError: Error {
+    package let message: String
     init(_ message: String) { self.message = message }
 }
 
@@ -59,6 +59,21 @@ extension ResourceSchema {
         if case .create = mode, !isKeyGenerated, parameters[key.name] == nil {
             problems.append(FieldProblem(field: key.name, detail: "the primary key is required"))
         }
+        // Defaults are added after the check for a body with no known field: `{}` is still refused.
+        var defaults: [(String, JSON)] = []
+        for field in ruledFields {
+            switch (mode, values[field.name]) {
+            case (.create, nil):
+                if let value = field.defaultValue {
+                    defaults.append((field.name, value))
+                } else if field.isRequired {
+                    problems.append(FieldProblem(field: field.name, detail: "required"))
+                }
+            case (_, .null?) where field.isRequired:
+                problems.append(FieldProblem(field: field.name, detail: "required: it cannot be null"))
+            default: continue
+            }
+        }
         guard problems.isEmpty else { throw HTTPProblem.invalidFields(problems) }
         if values.isEmpty {
             let known = columns.filter { !(isKeyGenerated && $0.name == key.name) }.map(\.name)
@@ -67,6 +82,7 @@ extension ResourceSchema {
                 detail: "The body has no known field; known fields are \(known.joined(separator: ", "))",
                 extensions: ["errors": [], "knownFields": .array(known.map { .string($0) })])
         }
+        for (name, value) in defaults { values[name] = value }
         return values
     }
 
@@ -91,7 +107,7 @@ extension ResourceSchema {
     }
 
     /// Converts one value to a column type, or describes why it cannot be.
-    static func convert(_ value: JSON, to type: FieldType, encoding: BodyEncoding) -> Result<JSON, ConversionError> {
+    package static func convert(_ value: JSON, to type: FieldType, encoding: BodyEncoding) -> Result<JSON, ConversionError> {
         if case .null = value { return .success(.null) }
         if encoding == .form, case .string(let text) = value {
             return convertForm(text, to: type)

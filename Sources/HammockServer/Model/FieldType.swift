@@ -1,3 +1,5 @@
+public import HammockJSON
+
 /// The type of a resource field, which decides what a request may send and how a store keeps it.
 ///
 /// ```swift
@@ -31,11 +33,18 @@ extension MockResource {
         public var name: String
         /// The field's type.
         public var type: FieldType
+        /// Whether a create must give it (unless it has a ``defaultValue``) and no write may set it to
+        /// `null`: a 422 naming it otherwise.
+        public var isRequired: Bool
+        /// What a create that leaves it out stores, if anything (else `null`). Of the field's type.
+        public var defaultValue: JSON?
 
         /// Creates a field.
-        public init(_ name: String, _ type: FieldType) {
+        public init(_ name: String, _ type: FieldType, isRequired: Bool = false, defaultValue: JSON? = nil) {
             self.name = name
             self.type = type
+            self.isRequired = isRequired
+            self.defaultValue = defaultValue
         }
     }
 }

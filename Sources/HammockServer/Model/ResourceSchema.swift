@@ -38,6 +38,8 @@ public struct ResourceSchema: Sendable, Hashable {
         let isKeyGenerated: Bool
         let foreignKeys: [ForeignKey]
         let columns: [Column]
+        /// The fields other than the key that are required or have a default: what a write checks besides types.
+        let ruledFields: [MockResource.Field]
 
         init(resource: MockResource, key: Column, isKeyGenerated: Bool, foreignKeys: [ForeignKey], columns: [Column]) {
             self.resource = resource
@@ -45,6 +47,7 @@ public struct ResourceSchema: Sendable, Hashable {
             self.isKeyGenerated = isKeyGenerated
             self.foreignKeys = foreignKeys
             self.columns = columns
+            ruledFields = resource.fields.filter { $0.name != key.name && ($0.isRequired || $0.defaultValue != nil) }
         }
     }
 
@@ -60,6 +63,8 @@ public struct ResourceSchema: Sendable, Hashable {
     public var foreignKeys: [ForeignKey] { storage.foreignKeys }
     /// Every column in record order: key, fields, foreign keys.
     public var columns: [Column] { storage.columns }
+    /// The fields other than the key that are required or have a default.
+    public var ruledFields: [MockResource.Field] { storage.ruledFields }
 
     public static func == (left: ResourceSchema, right: ResourceSchema) -> Bool {
         left.storage === right.storage
@@ -91,6 +96,20 @@ public struct ResourceSchema: Sendable, Hashable {
             guard !field.name.isEmpty else { throw SchemaError(resource: resource.name, message: "a field has an empty name") }
             guard seen.insert(field.name).inserted else {
                 throw SchemaError(resource: resource.name, message: "the field '\(field.name)' is declared twice")
+            }
+            if let value = field.defaultValue {
+                guard field.name != resource.primaryKey else {
+                    // Every create without a key would take the same one.
+                    throw SchemaError(resource: resource.name, message: "the primary key '\(field.name)' cannot have a default")
+                }
+                switch Self.convert(value, to: field.type, encoding: .json) {
+                case .success(.null):
+                    throw SchemaError(resource: resource.name, message: "the default of '\(field.name)' is null; leave it out")
+                case .success: break
+                case .failure(let problem):
+                    throw SchemaError(
+                        resource: resource.name, message: "the default of '\(field.name)' does not fit: \(problem.message)")
+                }
             }
         }
         if let declared = resource.field(named: resource.primaryKey) {

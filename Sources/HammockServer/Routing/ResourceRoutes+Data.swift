@@ -98,6 +98,15 @@ extension ResourceRoutes {
             report.skipped += 1
             return nil
         }
+        // Defaults as a create gets them; a record without a required field is skipped, as a create is refused.
+        for field in schema.ruledFields where values[field.name]?.isNull ?? true {
+            if values[field.name] == nil, let value = field.defaultValue {
+                values[field.name] = value
+            } else if field.isRequired {
+                report.skipped += 1
+                return nil
+            }
+        }
         return values
     }
 }

@@ -24,16 +24,16 @@ let inStock = try await api.listProducts(
     category_id: nil)
 expect(inStock.map(\.name) == ["Hammock"], "in stock")
 let kite = try await api.createCategoryProduct(
-    categorySlug: "toys", product: ProductInput(name: "Kite", price: 19.5, details: ["tail": true]))
-expect(kite.category_id == "toys" && kite.details == ["tail": true], "a product in a category: \(kite)")
+    categorySlug: "toys", product: ProductCreate(name: "Kite", price: 19.5, details: ["tail": true]))
+expect(kite.category_id == "toys" && kite.details == ["tail": true] && kite.inStock == false, "a product in a category: \(kite)")
 let garden = try await api.listCategoryProducts(
     categorySlug: "garden", _page: nil, _per_page: nil, _sort: nil, _order: nil, q: nil, id: nil, name: nil, price: nil,
     inStock: nil, releasedOn: nil)
 expect(garden.map(\.name) == ["Hammock"], "the garden's products")
-let spade = try await api.createProduct(product: ProductInput(name: "Spade", releasedOn: "2025-02-01"))
+let spade = try await api.createProduct(product: ProductCreate(name: "Spade", releasedOn: "2025-02-01"))
 expect(try await api.getProduct(id: spade.id).releasedOn == "2025-02-01", "a product read back")
-expect(try await api.replaceProduct(id: spade.id, product: ProductInput(price: 30)).price == 30, "PUT a product")
-expect(try await api.updateProduct(id: spade.id, product: ProductInput(inStock: true)).inStock == true, "PATCH a product")
+expect(try await api.replaceProduct(id: spade.id, product: ProductUpdate(price: 30)).price == 30, "PUT a product")
+expect(try await api.updateProduct(id: spade.id, product: ProductUpdate(inStock: true)).inStock == true, "PATCH a product")
 
 let reviews = try await api.listReviews()
 expect(reviews.first?.stars == 5, "a five-star review")

@@ -14,7 +14,7 @@ let archived = try await api.listProjects(
 expect(archived.map(\.name) == ["Hiring"], "the archived one")
 expect(try await api.getProject(id: launch).createdAt == "2026-03-01T08:00:00Z", "Launch, from its example")
 let audit = try await api.createProject(project: ProjectCreate(id: "00000000-0000-4000-8000-000000000001", name: "Audit"))
-expect(audit.id == "00000000-0000-4000-8000-000000000001", "a project with the key chosen")
+expect(audit.id == "00000000-0000-4000-8000-000000000001" && audit.archived == false, "a project with the key chosen, a default")
 expect(try await api.replaceProject(id: audit.id, project: ProjectUpdate(archived: false)).archived == false, "PUT a project")
 expect(try await api.updateProject(id: audit.id, project: ProjectUpdate(name: "Audit 2026")).name == "Audit 2026", "PATCH")
 
@@ -30,13 +30,13 @@ let done = try await api.listTasks(
     estimate: nil, callbackUrl: nil, projectId: nil)
 expect(done.allSatisfy { $0.status == "done" }, "a filter by status")
 let notes = try await api.createProjectTaskRecord(
-    projectId: audit.id, taskRecord: TaskRecordInput(title: "Write the notes", status: "todo", labels: ["docs"]))
+    projectId: audit.id, taskRecord: TaskRecordCreate(title: "Write the notes", status: "todo", labels: ["docs"]))
 expect(notes.projectId == audit.id && notes.labels == ["docs"], "a task in the audit: \(notes)")
-let loose = try await api.createTaskRecord(taskRecord: TaskRecordInput(title: "Loose end", estimate: 2))
+let loose = try await api.createTaskRecord(taskRecord: TaskRecordCreate(title: "Loose end", estimate: 2))
 expect(try await api.getTaskRecord(id: loose.id).estimate == 2, "a task read back")
 expect(
-    try await api.replaceTaskRecord(id: loose.id, taskRecord: TaskRecordInput(dueOn: "2026-12-24")).dueOn == "2026-12-24", "PUT")
-expect(try await api.updateTaskRecord(id: loose.id, taskRecord: TaskRecordInput(status: "doing")).status == "doing", "PATCH")
+    try await api.replaceTaskRecord(id: loose.id, taskRecord: TaskRecordUpdate(dueOn: "2026-12-24")).dueOn == "2026-12-24", "PUT")
+expect(try await api.updateTaskRecord(id: loose.id, taskRecord: TaskRecordUpdate(status: "doing")).status == "doing", "PATCH")
 try await api.deleteTaskRecord(id: loose.id)
 await expectStatus(404) { _ = try await api.getTaskRecord(id: loose.id) }
 try await api.deleteProject(id: audit.id)

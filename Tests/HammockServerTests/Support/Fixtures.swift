@@ -23,9 +23,16 @@ enum StoreKind: String, CaseIterable, Sendable, CustomStringConvertible {
     /// The throwaway cluster's address with a fresh namespace (or `namespace`, to share one).
     static func postgresConfiguration(namespace: String? = nil) async throws -> PostgresStore.Configuration {
         let cluster = try await ThrowawayPostgres.shared()
+        // Why 60 s, not the default 10: in 3 of about 12 full runs every PostgreSQL call of the test process
+        // failed "no answer within 10 s" at the same instant (73 calls, all at 48.0 s of the run), while
+        // the database answered other processes. Timers all firing together is what a stalled process
+        // gives (its two concurrency threads or event loops busy with other tests on a 2-core machine),
+        // not a slow database; the limit is not what these tests test (SharedStoreTests' outage test
+        // sets its own).
         return PostgresStore.Configuration(
             host: "127.0.0.1", port: cluster.port, username: cluster.username, password: cluster.password,
-            database: "postgres", namespace: namespace ?? "test_" + UUID().uuidString.prefix(12).lowercased())
+            database: "postgres", namespace: namespace ?? "test_" + UUID().uuidString.prefix(12).lowercased(),
+            operationTimeout: .seconds(60))
     }
 }
 
