@@ -247,6 +247,36 @@ def main():
         driver.quit()
         secured.terminate()
         secured.wait(10)
+    # Required fields and defaults (Examples/shop.json): the browser will not send a create without the
+    # name, and the server fills the default.
+    shop = subprocess.Popen(
+        [HAMMOCK, "serve", "Examples/shop.json", "--store", "memory", "--port", "0", "--quiet"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = None
+    while url is None:
+        match = re.match(r"Hammock is serving .* at (http://\S+)$", shop.stdout.readline().strip())
+        url = match.group(1) if match else None
+    driver = browser(1400, 1000)
+    try:
+        driver.get(url + "/__hammock/")
+        wait_for(driver, lambda: "records" in text(driver, "page-status"), "the categories")
+        Select(driver.find_element(By.ID, "resource")).select_by_value("products")
+        wait_for(driver, lambda: "(2 records)" in text(driver, "page-status"), "the products")
+        expect(driver.find_element(By.CSS_SELECTOR, 'label[for="field-name"]').text == "name (string, required)",
+               "a required field says so")
+        driver.find_element(By.ID, "field-price").send_keys("3")
+        driver.find_element(By.ID, "save").click()
+        time.sleep(0.5)
+        expect(count_of(driver, "products") == "2", "no create without the required name")
+        driver.find_element(By.ID, "field-name").send_keys("Rake")
+        driver.find_element(By.ID, "save").click()
+        wait_for(driver, lambda: text(driver, "data-status") == "Created products 3.", "the create with the name")
+        with urllib.request.urlopen(url + "/products/3") as response:
+            expect(json.load(response)["inStock"] is False, "the default filled in")
+    finally:
+        driver.quit()
+        shop.terminate()
+        shop.wait(10)
     print(f"check-console: ok: {checked} checks in chromium; screenshots in {SHOTS}")
 
 
