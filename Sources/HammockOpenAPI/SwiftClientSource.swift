@@ -280,7 +280,7 @@ private struct Writer {
                 skipped += missed
             }
         }
-        let url = "http://127.0.0.1:\(8888)\(base)"
+        let url = "http://127.0.0.1:8888" + base
         lines.append("")
         lines.append("/// The routes of the mock. `@API` makes `\(protocolName)Client`:")
         lines.append("///")
@@ -350,33 +350,25 @@ private struct Writer {
         var methods: [Method] = []
         if isRecord {
             let path = "/\(segments[0])/{\(Self.bare(key))}"
+            // Each method of a record: its verb, what it says, and whether it sends the model.
+            let shapes: [HTTPRequest.Method: (verb: String, doc: String, sendsBody: Bool)] = [
+                .get: ("get", "one record of \(schema.name).", false),
+                .put: ("replace", "the members sent, the others kept.", true),
+                .patch: ("update", "the members sent.", true),
+                .delete: ("delete", "the record is gone (children by the server's rules).", false),
+            ]
             for method in row.methods {
-                switch method {
-                case .get:
-                    methods.append(
-                        Method(
-                            doc: "GET \(path): one record of \(schema.name).", attributes: ["@GET(\"\(path)\")"],
-                            name: unique("get" + model), parameters: [(key, keyType)], result: model))
-                case .put:
-                    methods.append(
-                        Method(
-                            doc: "PUT \(path): the members sent, the others kept.",
-                            attributes: ["@PUT(\"\(path)\")", "@Body(\"\(Self.bare(bodyName))\")"],
-                            name: unique("replace" + model), parameters: [(key, keyType), (bodyName, update)], result: model))
-                case .patch:
-                    methods.append(
-                        Method(
-                            doc: "PATCH \(path): the members sent.",
-                            attributes: ["@PATCH(\"\(path)\")", "@Body(\"\(Self.bare(bodyName))\")"],
-                            name: unique("update" + model), parameters: [(key, keyType), (bodyName, update)], result: model))
-                case .delete:
-                    methods.append(
-                        Method(
-                            doc: "DELETE \(path): the record is gone (children by the server's rules).",
-                            attributes: ["@DELETE(\"\(path)\")"], name: unique("delete" + model), parameters: [(key, keyType)],
-                            result: nil))
-                default: continue
+                guard let shape = shapes[method] else { continue }
+                var attributes = ["@\(method.rawValue)(\"\(path)\")"]
+                var parameters = [(label: key, type: keyType)]
+                if shape.sendsBody {
+                    attributes.append("@Body(\"\(Self.bare(bodyName))\")")
+                    parameters.append((bodyName, update))
                 }
+                methods.append(
+                    Method(
+                        doc: "\(method.rawValue) \(path): \(shape.doc)", attributes: attributes, name: unique(shape.verb + model),
+                        parameters: parameters, result: method == .delete ? nil : model))
             }
             return methods
         }

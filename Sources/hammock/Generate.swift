@@ -27,14 +27,7 @@ struct GenerateSwift: AsyncParsableCommand {
     var name: String?
 
     func run() async throws {
-        let configuration = try Serve.readConfiguration(config)
-        let server: MockServer
-        do {
-            server = try await MockServer(configuration: configuration, store: MemoryStore())
-        } catch {
-            Serve.printError("\(config): \(error)")
-            throw ExitCode(2)
-        }
+        let server = try await Serve.describedServer(Serve.readConfiguration(config), file: config, withData: false)
         let file = config.split(separator: "/").last.map(String.init) ?? config
         let source = SwiftClientSource.make(
             for: server, name: name ?? SwiftClientSource.typeName(Serve.documentTitle(for: config)), origin: file)

@@ -343,6 +343,20 @@ struct Serve: AsyncParsableCommand {
         for note in openAPI.notes { printLine("not as documented: \(note)") }
     }
 
+    /// A configuration's server in memory, for commands that describe it rather than serve it (`routes`,
+    /// `openapi`, `generate`), with its data when the examples matter; exit status 2 naming the file if
+    /// the server cannot be made.
+    static func describedServer(_ configuration: ServerConfiguration, file: String, withData: Bool) async throws -> MockServer {
+        do {
+            return
+                try await withData
+                ? MockServer.inMemory(configuration) : MockServer(configuration: configuration, store: MemoryStore())
+        } catch {
+            printError("\(file): \(error)")
+            throw ExitCode(2)
+        }
+    }
+
     /// The configuration in `path`; exit status 2 with its error (file, key, what is wrong) if it has one.
     static func readConfiguration(_ path: String) throws -> ServerConfiguration {
         try loadConfiguration(path).configuration
@@ -384,7 +398,7 @@ struct Routes: AsyncParsableCommand {
 
     func run() async throws {
         let loaded = try Serve.loadConfiguration(config)
-        let server = try await MockServer(configuration: loaded.configuration, store: MemoryStore())
+        let server = try await Serve.describedServer(loaded.configuration, file: config, withData: false)
         if let openAPI = loaded.openAPI { Serve.printOpenAPISummary(openAPI) }
         print(RouteTable.render(server.routeTable))
     }
@@ -423,15 +437,8 @@ struct OpenAPI: AsyncParsableCommand {
     var title: String?
 
     func run() async throws {
-        let configuration = try Serve.readConfiguration(config)
-        let server: MockServer
-        do {
-            // In memory, with the file's data, so that its records give the examples.
-            server = try await MockServer.inMemory(configuration)
-        } catch {
-            Serve.printError("\(config): \(error)")
-            throw ExitCode(2)
-        }
+        // In memory, with the file's data, so that its records give the examples.
+        let server = try await Serve.describedServer(Serve.readConfiguration(config), file: config, withData: true)
         let document = await OpenAPIDocument.make(for: server, title: title ?? Serve.documentTitle(for: config))
         switch format {
         case .json: Serve.printLine(document.serializedString(options: [.prettyPrinted]))
