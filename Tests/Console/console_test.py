@@ -7,6 +7,7 @@ and phone widths and with an admin token; saves screenshots.
 
 Usage: python3 Tests/Console/console_test.py HAMMOCK-BINARY SCREENSHOT-DIRECTORY
 """
+import atexit
 import json
 import os
 import re
@@ -26,6 +27,15 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 HAMMOCK, SHOTS = sys.argv[1], sys.argv[2]
 os.makedirs(SHOTS, exist_ok=True)
 checked = 0
+started = []
+
+
+@atexit.register
+def stop_servers():
+    """Every server this script started is stopped, however it ends (a failed check included)."""
+    for process in started:
+        if process.poll() is None:
+            process.kill()
 
 
 def expect(condition, what):
@@ -35,11 +45,12 @@ def expect(condition, what):
         raise AssertionError(what)
 
 
-def serve(*arguments):
+def serve(*arguments, config="Examples/people.json"):
     """`hammock serve` on a free port; its process and URL."""
     process = subprocess.Popen(
-        [HAMMOCK, "serve", "Examples/people.json", "--store", "memory", "--port", "0", *arguments],
+        [HAMMOCK, "serve", config, "--store", "memory", "--port", "0", *arguments],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    started.append(process)
     deadline = time.time() + 20
     while time.time() < deadline:
         line = process.stdout.readline()
@@ -249,13 +260,7 @@ def main():
         secured.wait(10)
     # Required fields and defaults (Examples/shop.json): the browser will not send a create without the
     # name, and the server fills the default.
-    shop = subprocess.Popen(
-        [HAMMOCK, "serve", "Examples/shop.json", "--store", "memory", "--port", "0", "--quiet"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    url = None
-    while url is None:
-        match = re.match(r"Hammock is serving .* at (http://\S+)$", shop.stdout.readline().strip())
-        url = match.group(1) if match else None
+    shop, url = serve("--quiet", config="Examples/shop.json")
     driver = browser(1400, 1000)
     try:
         driver.get(url + "/__hammock/")
