@@ -46,18 +46,28 @@ public final class MockServer: Sendable {
         /// path the admin API owns is never answered by a resource or route.
         public var adminPath: String?
         /// The bearer token the admin API requires (`Authorization: Bearer TOKEN`), if any; the rest of
-        /// the API does not need it.
+        /// the API does not need it. An empty one, or one with spaces or control characters, is refused
+        /// when the server is made (an empty token would let in a request that sends none).
         public var adminToken: String?
         /// Whether a request may ask for its own delay (`?_delay=500`, `Prefer: delay=500`) or status
         /// (`Prefer: status=503`). On by default; off is `hammock serve --strict`.
         public var allowsOverrides: Bool
+        /// Host names the admin API answers besides `localhost`, names under it and IP addresses (a
+        /// machine's own name, when teammates reach the mock by it): a request addressed to any other
+        /// name is refused, so that no web page can re-point its own name at the mock (DNS rebinding).
+        public var adminHosts: [String]
+        /// Header fields whose values the admin API hides when it serves the journal, besides
+        /// `Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie`, `X-Api-Key` and `X-Auth-Token`.
+        public var redactedHeaders: [String]
 
         /// Creates options.
         public init(
             latency: Latency? = nil, maximumBodySize: Int = 1 << 20, allowsCrossOrigin: Bool = true, basePath: String? = nil,
             journal: RequestJournal.Limits = RequestJournal.Limits(), adminPath: String? = "/__hammock",
-            adminToken: String? = nil, allowsOverrides: Bool = true
+            adminToken: String? = nil, allowsOverrides: Bool = true, adminHosts: [String] = [], redactedHeaders: [String] = []
         ) {
+            self.adminHosts = adminHosts
+            self.redactedHeaders = redactedHeaders
             self.allowsOverrides = allowsOverrides
             self.latency = latency
             self.maximumBodySize = maximumBodySize
@@ -67,6 +77,10 @@ public final class MockServer: Sendable {
             self.adminPath = adminPath.flatMap(Self.normalizedBasePath)
             self.adminToken = adminToken
         }
+
+        /// Why `token` cannot protect the admin API (empty, spaces or control characters), or `nil` when
+        /// it can.
+        public static func problem(withAdminToken token: String) -> String? { AdminGuard.problem(withToken: token) }
 
         /// `text` as a base path: with a leading slash and without a trailing one; `nil` for the root
         /// (`""` or `/`) or for text that is not a path (no leading `/`, an empty segment, `?`, `#`, `%`
@@ -139,7 +153,8 @@ public final class MockServer: Sendable {
     ///   - clock: The clock latency waits on; inject a test clock to control time.
     ///   - random: Uniform numbers in `0..<1` that pick each latency.
     ///   - now: The wall-clock time, for `Last-Modified`.
-    /// - Throws: ``SchemaError`` for a resource that cannot be served, or the store's error.
+    /// - Throws: ``SchemaError`` for a resource that cannot be served, ``ConfigurationError`` for an
+    ///   admin token that cannot protect anything (empty, or not visible ASCII), or the store's error.
     public init<C: Clock>(
         resources: [MockResource] = [],
         store: any MockStore = MemoryStore(),
@@ -154,6 +169,9 @@ public final class MockServer: Sendable {
         now: @escaping @Sendable () -> Date = { Date() },
         logger: Logger = Logger(label: "Hammock", factory: { _ in SwiftLogNoOpLogHandler() })
     ) async throws where C.Duration == Duration {
+        if let token = options.adminToken, let problem = Options.problem(withAdminToken: token) {
+            throw ConfigurationError(file: "MockServer.Options", keyPath: "adminToken", message: problem)
+        }
         self.store = store
         self.controller = controller
         self.defaultSerializer = serializer
@@ -200,7 +218,7 @@ public final class MockServer: Sendable {
         pipeline = Mutex(assemble(options.latency))
         currentLatency = Mutex(options.latency)
         loaded.withLock { $0.latency = options.latency }
-        admin = options.adminPath.map { AdminAPI(path: $0, token: options.adminToken, options: options, logger: logger) }
+        admin = options.adminPath.map { AdminAPI(path: $0, options: options, logger: logger) }
         for resource in try MockResource.parentsFirst(resources) { try await addResource(resource) }
     }
 

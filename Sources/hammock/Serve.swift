@@ -88,6 +88,18 @@ struct Serve: AsyncParsableCommand {
             valueName: "fault"))
     var fault: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "A host name the admin API and console answer besides localhost and IP addresses (the machine's own name, when teammates reach the mock by it); repeatable.",
+            valueName: "name"))
+    var allowHost: [String] = []
+
+    @Option(
+        help: ArgumentHelp(
+            "A header field whose values the admin API hides in the journal, besides Authorization, Cookie and the usual credentials; repeatable.",
+            valueName: "name"))
+    var redactHeader: [String] = []
+
     @Flag(help: "Watch the configuration file and put changes in force without a restart.")
     var watch = false
 
@@ -108,7 +120,13 @@ struct Serve: AsyncParsableCommand {
             Self.printError(error.description)
             throw ExitCode(2)
         }
-        let token = adminToken ?? ProcessInfo.processInfo.environment["HAMMOCK_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        let token: String?
+        do {
+            token = try Self.adminToken(flag: adminToken, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            Self.printError("hammock: \(error.description)")
+            throw ExitCode(2)
+        }
         let location = configuration.store ?? .sqlite(path: Self.defaultStorePath(for: config))
         let store: any MockStore
         // The stores this program links; another store module registers its scheme here.
@@ -282,6 +300,25 @@ struct Serve: AsyncParsableCommand {
             configuration.journalSize = journalSize
         }
         if strict { configuration.strict = true }
+        for name in allowHost {
+            guard ServerConfiguration.isHostName(name) else {
+                throw ConfigurationError(
+                    file: "--allow-host", keyPath: "",
+                    message: "expected a host name such as mock.test, found \(name.prefix(200))")
+            }
+            configuration.allowedHosts.append(name)
+        }
+        // A name given to bind is one the mock is reached by.
+        if let host = configuration.host, ServerConfiguration.isHostName(host), !host.allSatisfy({ $0.isNumber || $0 == "." }) {
+            configuration.allowedHosts.append(host)
+        }
+        for name in redactHeader {
+            guard ServerConfiguration.isFieldName(name) else {
+                throw ConfigurationError(
+                    file: "--redact-header", keyPath: "", message: "expected a header field name, found \(name.prefix(200))")
+            }
+            configuration.redactedHeaders.append(name)
+        }
         for text in fault {
             do {
                 configuration.faults.append(try Fault(parsing: text))
@@ -298,6 +335,25 @@ struct Serve: AsyncParsableCommand {
             }
             configuration.latency = range
         }
+    }
+
+    /// The admin token from `--admin-token`, else `$HAMMOCK_ADMIN_TOKEN`; `nil` for none.
+    /// - Throws: When the one given cannot protect anything: empty (it would compare equal to a request
+    ///   that sends none), or spaces and control characters. An empty variable counts: a CI job that
+    ///   meant to set it from a missing secret must not start an open admin API.
+    static func adminToken(flag: String?, environment: [String: String]) throws(ConfigurationError) -> String? {
+        let given: String?
+        let source: String
+        if let flag {
+            (given, source) = (flag, "--admin-token")
+        } else {
+            (given, source) = (environment["HAMMOCK_ADMIN_TOKEN"], "HAMMOCK_ADMIN_TOKEN")
+        }
+        guard let given else { return nil }
+        if let problem = MockServer.Options.problem(withAdminToken: given) {
+            throw ConfigurationError(file: source, keyPath: "", message: problem)
+        }
+        return given
     }
 
     static func parseLatency(_ text: String) -> Latency? {

@@ -32,7 +32,7 @@ struct EventStreamTests {
     /// The body of ``eventsOverHTTP()``, which stops the server itself to see the stream end.
     func readEvents(from server: MockServer, port: Int) async throws {
         let connection = try RawConnection(port: port)
-        await connection.send("GET /__hammock/events?method=POST HTTP/1.1\r\nHost: test\r\n\r\n")
+        await connection.send("GET /__hammock/events?method=POST HTTP/1.1\r\nHost: localhost\r\n\r\n")
         let head = await connection.read(until: ": connected")
         #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n"))
         #expect(head.lowercased().contains("content-type: text/event-stream"))
@@ -61,7 +61,7 @@ struct EventStreamTests {
         let server = try await Fixtures.server()
         try await server.whileServing { port in
             var connection: RawConnection? = try RawConnection(port: port)
-            await connection?.send("GET /__hammock/events HTTP/1.1\r\nHost: test\r\n\r\n")
+            await connection?.send("GET /__hammock/events HTTP/1.1\r\nHost: localhost\r\n\r\n")
             _ = await connection?.read(until: ": connected")
             #expect(server.journal.subscriberCount == 1)
             connection = nil  // closes the socket

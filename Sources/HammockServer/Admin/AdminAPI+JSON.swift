@@ -6,7 +6,7 @@ import Synchronization
 
 extension AdminAPI {
     /// The query parameters `GET <prefix>/requests` takes.
-    static let requestFilters = ["method", "path", "status", "since", "after", "limit"]
+    static let requestFilters = ["method", "path", "status", "since", "after", "limit", "redact"]
 
     /// The filters of `GET <prefix>/requests` and `<prefix>/events`.
     struct RequestFilter: Sendable {
@@ -23,12 +23,26 @@ extension AdminAPI {
     /// `GET <prefix>/requests`: the journal's entries, oldest first, filtered.
     func listRequests(_ request: MockRequest, journal: RequestJournal) throws -> MockResponse {
         let filter = try Self.requestFilter(of: request)
+        let redaction = try self.redaction(askedBy: request)
         var entries = journal.entries.filter(filter.admits)
         // The newest `limit`, still oldest first.
         if entries.count > filter.limit { entries.removeFirst(entries.count - filter.limit) }
         var fields = HTTPFields()
         fields[HTTPField.Name("X-Total-Count")!] = String(entries.count)
-        return MockResponse(headerFields: fields, json: .array(entries.map(JournalJSON.entry)))
+        return MockResponse(
+            headerFields: fields, json: .array(entries.map { JournalJSON.entry($0, redacting: redaction) }))
+    }
+
+    /// What the journal's JSON hides: the server's ``Redaction``, or nothing with `?redact=false` (the
+    /// caller holds the admin token, when one is set, and asked to see the secrets).
+    func redaction(askedBy request: MockRequest) throws -> Redaction? {
+        let items = try ListQuery.items(of: request.query ?? "")
+        guard let item = items.last(where: { $0.name == "redact" }) else { return redaction }
+        switch item.value {
+        case "true", "": return redaction
+        case "false": return nil
+        default: throw HTTPProblem.badRequest("'redact' must be true or false; found '\(item.value.prefix(40))'")
+        }
     }
 
     static func requestFilter(of request: MockRequest) throws -> RequestFilter {
@@ -65,6 +79,8 @@ extension AdminAPI {
                     throw HTTPProblem.badRequest("'after' must be an entry number; found '\(item.value.prefix(40))'")
                 }
                 filter.after = id
+            case "redact":
+                continue  // read by `redaction(askedBy:)`
             case "limit":
                 guard let count = Int(item.value), count >= 0 else {
                     throw HTTPProblem.badRequest("'limit' must be a number of entries; found '\(item.value.prefix(40))'")
@@ -85,57 +101,82 @@ extension AdminAPI {
     /// `GET <prefix>/events`: each new journal entry as a Server-Sent Event (`id`, `event: request`,
     /// `data` the entry's JSON), filtered as `requests` is; with `Last-Event-ID` (a reconnecting
     /// browser sends it) the kept entries after that one first. Ends when the client leaves or the
-    /// server stops.
+    /// server stops; a client that stops reading is sent `event: dropped` with the reason once it falls
+    /// ``FeedBudget/perFeed`` bytes behind, and the stream ends (``JournalFeed``).
     func events(_ request: MockRequest, server: MockServer) throws -> MockResponse {
         var filter = try Self.requestFilter(of: request)
+        let redaction = try self.redaction(askedBy: request)
         if let last = request.headerFields[HTTPField.Name("Last-Event-ID")!].flatMap({ UInt64($0) }) {
             filter.after = max(filter.after, last)
         }
         let journal = server.journal
         let stopSignal = server.stopSignal
-        let (chunks, output) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingNewest(1_024))
-        // Subscribed before the replay is read: an entry recorded in between is in one or the other,
-        // and the ids tell which.
-        let updates = journal.updates()
-        var replay = Array(": connected\n\n".utf8)
-        var lastSent = filter.after
-        if request.headerFields[HTTPField.Name("Last-Event-ID")!] != nil || filter.after > 0 {
-            for entry in journal.entries where filter.admits(entry) {
-                replay += Self.event(entry)
-                lastSent = entry.id
-            }
-        }
-        output.yield(replay)
-        let replayed = lastSent
+        let budget = feeds
+        let replaying = request.headerFields[HTTPField.Name("Last-Event-ID")!] != nil || filter.after > 0
         let admitted = filter
         let sleep = journal.sleep
-        let pump = Task {
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    for await entry in updates where entry.id > replayed && admitted.admits(entry) {
-                        output.yield(Self.event(entry))
+        // Everything happens once the body is sent: a stream never sent (a HEAD, a client gone before
+        // the head went out, an in-process caller that drops it) subscribes to nothing.
+        let body = StreamingBody { writer in
+            let feed = JournalFeed(budget: budget)
+            // Subscribed before the replay is read: an entry recorded in between is in one or the other,
+            // and the ids tell which.
+            let subscription = journal.subscribe { entry in feed.offer(entry) }
+            // The heartbeat and the server's stop reach the writer through the feed: one writer, in order.
+            let helpers = Task {
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        while !Task.isCancelled {
+                            await sleep(Self.heartbeat)
+                            guard !Task.isCancelled else { break }
+                            feed.beat()
+                        }
                     }
-                }
-                group.addTask {
-                    while !Task.isCancelled {
-                        await sleep(Self.heartbeat)
-                        guard !Task.isCancelled else { break }
-                        output.yield(Array(": keepalive\n\n".utf8))
+                    group.addTask {
+                        await stopSignal.wait()
+                        feed.finish()
                     }
+                    await group.next()
+                    group.cancelAll()
                 }
-                group.addTask { await stopSignal.wait() }
-                await group.next()
-                group.cancelAll()
             }
-            output.finish()
+            defer {
+                journal.unsubscribe(subscription)
+                feed.close()
+                helpers.cancel()
+            }
+            var opening = Array(": connected\n\n".utf8)
+            var replayed = admitted.after
+            if replaying {
+                for entry in journal.entries where admitted.admits(entry) {
+                    opening += Self.event(entry, redacting: redaction)
+                    replayed = entry.id
+                }
+            }
+            try await writer.write(opening)
+            while true {
+                switch await feed.next() {
+                case .entry(let entry):
+                    guard entry.id > replayed, admitted.admits(entry) else { continue }
+                    try await writer.write(Self.event(entry, redacting: redaction))
+                case .heartbeat:
+                    try await writer.write(Array(": keepalive\n\n".utf8))
+                case .overflowed(let reason):
+                    journal.unsubscribe(subscription)
+                    try await writer.write(
+                        ServerSentEvent(event: "dropped", data: ["reason": .string(reason)], id: nil).encoded)
+                    return
+                case .finished:
+                    return
+                }
+            }
         }
-        output.onTermination = { _ in pump.cancel() }
         let fields: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-cache"]
-        return MockResponse(status: .ok, headerFields: fields, stream: StreamingBody(chunks))
+        return MockResponse(status: .ok, headerFields: fields, stream: body)
     }
 
-    static func event(_ entry: JournalEntry) -> [UInt8] {
-        ServerSentEvent(event: "request", data: JournalJSON.entry(entry), id: String(entry.id)).encoded
+    static func event(_ entry: JournalEntry, redacting redaction: Redaction?) -> [UInt8] {
+        ServerSentEvent(event: "request", data: JournalJSON.entry(entry, redacting: redaction), id: String(entry.id)).encoded
     }
 
     /// `GET <prefix>/resources`: each resource's definition and how many records it has.
@@ -198,6 +239,9 @@ extension AdminAPI {
 
     /// The most routes the admin API adds.
     static let maximumAddedRoutes = 1_000
+    /// The most bytes of route descriptions the admin API keeps: 16 MiB, the journal's own budget (150
+    /// routes of 1 MiB each held 291 MB before this bound).
+    static let maximumAddedRouteBytes = 16 << 20
 
     /// `POST <prefix>/routes`: one route, or an array of them, in the configuration file's shape; each
     /// answered before the resources' routes from now on. Answers the numbers they were added under.
@@ -214,14 +258,30 @@ extension AdminAPI {
         } catch {
             throw HTTPProblem.badRequest(error.description)
         }
-        // Every request walks the routes of your own: a client adding without end would slow them all.
-        let room = addedRoutes.withLock { Self.maximumAddedRoutes - $0.count }
-        guard stubs.count <= room else {
-            throw HTTPProblem(
-                .conflict, detail: "The admin API keeps at most \(Self.maximumAddedRoutes) routes it added; DELETE some first")
+        // Every request walks the routes of your own: a client adding without end would slow them all,
+        // and each holds its answers in memory. Both bounds are checked and the routes added in one step.
+        let bytes = max(request.body.count, 1)
+        let ids = try addedRoutes.withLock { added throws(HTTPProblem) -> [Int] in
+            guard added.count + stubs.count <= Self.maximumAddedRoutes else {
+                throw HTTPProblem(
+                    .conflict,
+                    detail: "The admin API keeps at most \(Self.maximumAddedRoutes) routes it added; DELETE some first")
+            }
+            let held = added.reduce(0) { $0 + $1.bytes }
+            guard held + bytes <= Self.maximumAddedRouteBytes else {
+                throw HTTPProblem(
+                    .conflict,
+                    detail: "The routes the admin API added hold \(held) bytes, and it keeps at most "
+                        + "\(Self.maximumAddedRouteBytes); DELETE some first")
+            }
+            let ids = server.addStubs(stubs)
+            // The body's bytes shared among the routes it added, so deleting one gives back its part.
+            let share = bytes / max(ids.count, 1)
+            added += ids.enumerated().map { index, id in
+                (id, index == 0 ? bytes - share * (ids.count - 1) : share)
+            }
+            return ids
         }
-        let ids = server.addStubs(stubs)
-        addedRoutes.withLock { $0 += ids }
         return MockResponse(status: .created, json: ["ids": .array(ids.map(JSON.integer))])
     }
 
@@ -262,15 +322,15 @@ extension AdminAPI {
 
 /// The journal's entries as JSON, the shape `GET /__hammock/requests` answers (see docs/server.md).
 enum JournalJSON {
-    static func entry(_ entry: JournalEntry) -> JSON {
+    static func entry(_ entry: JournalEntry, redacting redaction: Redaction?) -> JSON {
         var request: JSONObject = [
             "method": .string(entry.method.rawValue), "path": .string(entry.path),
-            "query": entry.query.map(JSON.string) ?? .null, "headers": headers(entry.headerFields),
+            "query": entry.query.map(JSON.string) ?? .null, "headers": headers(entry.headerFields, redacting: redaction),
             "bodySize": .integer(entry.body.count),
         ]
         body(entry.body, type: entry.headerFields[.contentType], into: &request)
         let response: JSONObject = [
-            "status": .integer(entry.status.code), "headers": headers(entry.responseHeaderFields),
+            "status": .integer(entry.status.code), "headers": headers(entry.responseHeaderFields, redacting: redaction),
             "bodySize": .integer(entry.responseBodySize),
         ]
         var route = JSON.null
@@ -291,15 +351,16 @@ enum JournalJSON {
 
     /// Header fields as an object of lowercased names: a string for one value, an array for several
     /// (so `Set-Cookie` lines stay apart).
-    static func headers(_ fields: HTTPFields) -> JSON {
+    static func headers(_ fields: HTTPFields, redacting redaction: Redaction?) -> JSON {
         var object = JSONObject()
         for field in fields {
             let name = field.name.canonicalName
+            let value = redaction?.value(field.value, named: name) ?? field.value
             switch object[name] {
-            case nil: object[name] = .string(field.value)
-            case .string(let first)?: object[name] = .array([.string(first), .string(field.value)])
+            case nil: object[name] = .string(value)
+            case .string(let first)?: object[name] = .array([.string(first), .string(value)])
             case .array(var values)?:
-                values.append(.string(field.value))
+                values.append(.string(value))
                 object[name] = .array(values)
             default: break
             }

@@ -7,26 +7,30 @@ import Synchronization
 /// The admin API under a reserved prefix (`/__hammock` by default), outside the base path: the
 /// journal, the resources and routes, reset, snapshots, latency and the version, as JSON, with
 /// problem+json errors. Each call is also a Swift method of ``MockServer``; this only maps HTTP onto
-/// them. Its requests are not journaled and get no simulated latency; they do get CORS headers and a
-/// log line.
+/// them. Its requests are not journaled and get no simulated latency and no CORS grant (``AdminGuard``
+/// says why); they do get a log line.
 final class AdminAPI: Sendable {
     /// The prefix, normalized (`/__hammock`).
     let path: String
-    /// `Bearer TOKEN` as bytes, when a token is required.
-    let expectedAuthorization: [UInt8]?
-    let allowsCrossOrigin: Bool
+    /// Host, origin, content type and token: who may use the API.
+    let guardian: AdminGuard
+    /// The header fields whose values the journal's JSON hides unless asked (`?redact=false`).
+    let redaction: Redaction
     let logger: Logger
-    /// Routes added over this API, which `DELETE <prefix>/routes` removes.
-    let addedRoutes = Mutex<[Int]>([])
+    /// Routes added over this API, which `DELETE <prefix>/routes` removes, with the bytes of the body
+    /// that described each (what it holds in memory, roughly).
+    let addedRoutes = Mutex<[(id: Int, bytes: Int)]>([])
     /// Endpoints other modules add (`openapi.json`), by their one path segment.
     let extraEndpoints = Mutex<[String: AdminEndpoint]>([:])
     /// What a browser gets at the prefix itself (HammockConsole's page); JSON clients get the index.
     let page = Mutex<AdminEndpoint?>(nil)
+    /// The event streams open now, and what they hold unsent, all together.
+    let feeds = FeedBudget()
 
-    init(path: String, token: String?, options: MockServer.Options, logger: Logger) {
+    init(path: String, options: MockServer.Options, logger: Logger) {
         self.path = path
-        expectedAuthorization = token.map { Array($0.utf8) }
-        allowsCrossOrigin = options.allowsCrossOrigin
+        guardian = AdminGuard(allowedHosts: options.adminHosts, token: options.adminToken)
+        redaction = Redaction(extraNames: options.redactedHeaders)
         self.logger = logger
     }
 
@@ -56,7 +60,6 @@ final class AdminAPI: Sendable {
         outcome = ProblemMiddleware(logger: logger).finish(outcome, for: request)
         outcome = FinalAnswerStep().finish(outcome, for: request)
         outcome = HeadMiddleware().finish(outcome, for: request)
-        if allowsCrossOrigin { outcome = CORSMiddleware().finish(outcome, for: request) }
         outcome = LogMiddleware(logger: logger).finish(outcome, for: request)
         return (try? outcome.get()) ?? MockServer.unmappedFailure(outcome)
     }
@@ -68,24 +71,30 @@ final class AdminAPI: Sendable {
         if segments.isEmpty, request.method == .get || request.method == .head, Self.acceptsHTML(request),
             let page = page.withLock({ $0 })
         {
+            try guardian.checkSite(of: request, holdsData: false)
             return try await page.handler(request)
         }
         guard let endpoint = endpoint(for: segments, on: server) else {
+            // Before the 404: a page re-pointed here must not learn which paths exist.
+            try guardian.checkSite(of: request, holdsData: true)
             throw HTTPProblem.notFound(
                 "No admin endpoint '\(request.path.prefix(200))'; see GET \(path) for the list")
         }
+        try guardian.checkSite(of: request, holdsData: endpoint.requiresToken)
         let method = request.method == .head ? HTTPRequest.Method.get : request.method
         if request.method == .options {
-            // A preflight carries no credentials, so it is answered before the token is checked.
+            // A preflight carries no credentials, so it is answered before the token is checked; it grants
+            // no other origin anything (no CORS fields), and another origin's was refused above.
             var fields = HTTPFields()
             fields[.allow] = (endpoint.methods + (endpoint.methods.contains(.get) ? [.head] : []) + [.options])
                 .map(\.rawValue).joined(separator: ", ")
             return MockResponse(status: .noContent, headerFields: fields)
         }
-        if endpoint.requiresToken { try authorize(request) }
+        if endpoint.requiresToken { try guardian.authorize(request) }
         guard endpoint.methods.contains(method) else {
             throw HTTPProblem.methodNotAllowed(request.method, allowed: endpoint.methods)
         }
+        try guardian.checkContentType(of: request)
         var inner = request
         inner.method = method
         return try await endpoint.handler(inner)
@@ -102,36 +111,6 @@ final class AdminAPI: Sendable {
                 .first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) }
             return (weight ?? 1) > 0
         }
-    }
-
-    /// Checks `Authorization: Bearer TOKEN` when a token is set, comparing in time that depends only on
-    /// the expected value's length.
-    func authorize(_ request: MockRequest) throws(HTTPProblem) {
-        guard let expected = expectedAuthorization else { return }
-        var given: [UInt8] = []
-        if let value = request.headerFields[.authorization] {
-            let trimmed = value.trimmingCharacters(in: .whitespaces)
-            if trimmed.count > 7, trimmed.prefix(7).lowercased() == "bearer " {
-                given = Array(trimmed.dropFirst(7).trimmingCharacters(in: .whitespaces).utf8)
-            }
-        }
-        guard Self.constantTimeEquals(expected, given) else {
-            throw HTTPProblem(
-                .unauthorized,
-                detail: request.headerFields[.authorization] == nil
-                    ? "The admin API needs 'Authorization: Bearer TOKEN' (the server's --admin-token)"
-                    : "The admin token is not the server's",
-                headerFields: [.wwwAuthenticate: "Bearer realm=\"hammock-admin\""])
-        }
-    }
-
-    /// Whether `given` equals `expected`, looking at every byte of `expected` whatever `given` holds.
-    static func constantTimeEquals(_ expected: [UInt8], _ given: [UInt8]) -> Bool {
-        var difference = expected.count ^ given.count
-        for index in expected.indices {
-            difference |= Int(expected[index] ^ (index < given.count ? given[index] : 0))
-        }
-        return difference == 0
     }
 
     /// The endpoint a path names, if any.
@@ -178,9 +157,9 @@ final class AdminAPI: Sendable {
                     switch request.method {
                     case .post: return try self.addRoutes(request, server: server)
                     case .delete:
-                        let ids = self.addedRoutes.withLock { ids in
-                            defer { ids.removeAll() }
-                            return ids
+                        let ids = self.addedRoutes.withLock { added in
+                            defer { added.removeAll() }
+                            return added.map(\.id)
                         }
                         let removed = server.removeRoutes(ids)
                         return MockResponse(json: ["removed": .integer(removed)])
@@ -227,11 +206,12 @@ final class AdminAPI: Sendable {
             let name = segments[1]
             switch segments[0] {
             case "requests":
-                return Endpoint(methods: [.get]) { _ in
+                return Endpoint(methods: [.get]) { request in
+                    let redaction = try self.redaction(askedBy: request)
                     guard let id = UInt64(name), let entry = server.journal.entries.first(where: { $0.id == id }) else {
                         throw HTTPProblem.notFound("The journal holds no request #\(name.prefix(40))")
                     }
-                    return MockResponse(json: JournalJSON.entry(entry))
+                    return MockResponse(json: JournalJSON.entry(entry, redacting: redaction))
                 }
             case "resources":
                 return Endpoint(methods: [.delete]) { _ in
@@ -259,7 +239,7 @@ final class AdminAPI: Sendable {
                     guard let id = Int(name), server.removeRoutes([id]) == 1 else {
                         throw HTTPProblem.notFound("No route of your own numbered \(name.prefix(40))")
                     }
-                    self.addedRoutes.withLock { $0.removeAll { $0 == id } }
+                    self.addedRoutes.withLock { $0.removeAll { $0.id == id } }
                     return MockResponse(status: .noContent)
                 }
             case "snapshots":
@@ -375,4 +355,10 @@ extension MockServer {
         admin.page.withLock { $0 = AdminEndpoint(methods: [.get], requiresToken: false, handler: handler) }
         return true
     }
+}
+
+extension MockServer {
+    /// The bytes of journal entries that the admin API's event streams hold unsent, all together (at
+    /// most ``FeedBudget/total``, plus one entry per stream).
+    package var eventStreamBytes: Int { admin?.feeds.heldBytes ?? 0 }
 }

@@ -29,7 +29,8 @@ extension MockServer {
             allowsCrossOrigin: configuration.allowsCrossOrigin ?? true, basePath: configuration.basePath,
             journal: configuration.journalSize.map { RequestJournal.Limits(entries: $0) } ?? RequestJournal.Limits(),
             adminPath: configuration.effectiveAdminPath, adminToken: adminToken,
-            allowsOverrides: !(configuration.strict ?? false))
+            allowsOverrides: !(configuration.strict ?? false), adminHosts: configuration.allowedHosts,
+            redactedHeaders: configuration.redactedHeaders)
         try await self.init(
             resources: configuration.resources, store: store, controller: controller, serializer: serializer,
             options: options, routes: routes, middleware: middleware, clock: clock, random: random, logger: logger)

@@ -128,6 +128,8 @@ extension MockServer {
         if old.requestTimeout != new.requestTimeout { names.append("requestTimeout") }
         if old.journalSize != new.journalSize { names.append("journalSize") }
         if old.strict != new.strict { names.append("strict") }
+        if old.allowedHosts != new.allowedHosts { names.append("allowedHosts") }
+        if old.redactedHeaders != new.redactedHeaders { names.append("redactHeaders") }
         return names
     }
 }

@@ -141,10 +141,16 @@ public struct ServerConfiguration: Sendable {
     public var strict: Bool?
     /// Failures injected on purpose (`faults`), tried in order.
     public var faults: [Fault] = []
+    /// Host names the admin API answers besides localhost and IP addresses (`allowedHosts`; see
+    /// ``MockServer/Options/adminHosts``).
+    public var allowedHosts: [String] = []
+    /// Header fields the admin API hides in the journal besides the usual credentials (`redactHeaders`;
+    /// see ``MockServer/Options/redactedHeaders``).
+    public var redactedHeaders: [String] = []
 
     static let topLevelKeys = [
         "host", "port", "store", "latency", "maximumBodySize", "cors", "idleTimeout", "requestTimeout", "resources", "data",
-        "routes", "basePath", "generate", "adminPath", "journalSize", "strict", "faults",
+        "routes", "basePath", "generate", "adminPath", "journalSize", "strict", "faults", "allowedHosts", "redactHeaders",
     ]
     static let resourceKeys = ["name", "fields", "primaryKey", "actions", "parents"]
 
@@ -260,7 +266,43 @@ public struct ServerConfiguration: Sendable {
                 }
             }
         }
+        allowedHosts = try Self.names(object["allowedHosts"], at: "allowedHosts", fail: fail, isValid: Self.isHostName)
+        redactedHeaders = try Self.names(object["redactHeaders"], at: "redactHeaders", fail: fail, isValid: Self.isFieldName)
         try checkAdminPath(file: file)
+    }
+
+    /// Whether `name` is a host name as a URL has it: letters, digits, dots and hyphens (an IP address
+    /// needs no entry in ``allowedHosts``).
+    public static func isHostName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 253
+            && name.unicodeScalars.allSatisfy {
+                $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "." || $0 == "-")
+            }
+    }
+
+    /// Whether `name` is an HTTP field name (RFC 9110 §5.1: a token).
+    public static func isFieldName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 200
+            && name.unicodeScalars.allSatisfy {
+                $0.isASCII
+                    && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "!#$%&'*+-.^_`|~".unicodeScalars.contains($0))
+            }
+    }
+
+    /// An array of names each `isValid` accepts.
+    static func names(
+        _ value: JSON?, at key: String, fail: (String, String) -> ConfigurationError, isValid: (String) -> Bool
+    ) throws(ConfigurationError) -> [String] {
+        guard let value, !value.isNull else { return [] }
+        guard case .array(let elements) = value else { throw fail(key, "expected an array of names") }
+        var names: [String] = []
+        for (index, element) in elements.enumerated() {
+            guard case .string(let name) = element, isValid(name) else {
+                throw fail("\(key)[\(index)]", "expected a name (letters, digits and the characters a name may have)")
+            }
+            names.append(name)
+        }
+        return names
     }
 
     /// The admin API's prefix in force: ``adminPath``, else `/__hammock`.

@@ -49,7 +49,8 @@ public final class RequestJournal: Sendable {
         var lastID: UInt64 = 0
         var nextWaiter = 0
         var waiters: [Int: Waiter] = [:]
-        var subscribers: [Int: AsyncStream<JournalEntry>.Continuation] = [:]
+        /// Called with each new entry, under the lock (so in order); each must return at once.
+        var subscribers: [Int: @Sendable (JournalEntry) -> Void] = [:]
 
         var ordered: [JournalEntry] { Array(ring[head...] + ring[..<head]) }
 
@@ -193,22 +194,29 @@ public final class RequestJournal: Sendable {
     /// `buffer` entries a slow consumer has not read yet).
     public func updates(buffer: Int = 256) -> AsyncStream<JournalEntry> {
         let (stream, continuation) = AsyncStream<JournalEntry>.makeStream(bufferingPolicy: .bufferingNewest(max(buffer, 1)))
-        let id = state.withLock { state in
-            state.nextWaiter += 1
-            state.subscribers[state.nextWaiter] = continuation
-            return state.nextWaiter
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
-        }
+        let id = subscribe { entry in continuation.yield(entry) }
+        continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
         return stream
     }
+
+    /// Calls `sink` with each entry recorded from now on, in order, under the journal's lock: it must
+    /// return at once. Returns what ``unsubscribe(_:)`` takes.
+    package func subscribe(_ sink: @escaping @Sendable (JournalEntry) -> Void) -> Int {
+        state.withLock { state in
+            state.nextWaiter += 1
+            state.subscribers[state.nextWaiter] = sink
+            return state.nextWaiter
+        }
+    }
+
+    /// Stops calling a sink ``subscribe(_:)`` registered.
+    package func unsubscribe(_ id: Int) { _ = state.withLock { $0.subscribers.removeValue(forKey: id) } }
 
     static func seconds(_ duration: Duration) -> TimeInterval {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
-    /// How many ``updates(buffer:)`` streams are open.
+    /// How many ``updates(buffer:)`` streams and other subscribers are open.
     package var subscriberCount: Int { state.withLock { $0.subscribers.count } }
 
     /// Records an answered request: subscribers get it, and waiters whose pattern it matches are resumed.
@@ -234,7 +242,7 @@ public final class RequestJournal: Sendable {
                 }
             }
             // Under the lock, so that every subscriber sees entries in order; yielding never blocks.
-            for subscriber in state.subscribers.values { subscriber.yield(entry) }
+            for subscriber in state.subscribers.values { subscriber(entry) }
             return (entry, woken)
         }
         for continuation in woken { continuation.resume(returning: entry) }
