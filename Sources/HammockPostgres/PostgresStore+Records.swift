@@ -355,23 +355,39 @@ extension PostgresStore {
         }
     }
 
-    /// Sets to `null` the foreign keys that named the deleted records `keys` of `schema`.
+    /// Sets to `null` the foreign keys that named the deleted records `keys` of `schema`: those of the
+    /// resources this server serves, and those that other servers sharing the namespace recorded for
+    /// resources this one does not serve (`hammock_relations`), so that no server leaves a reference to
+    /// nobody behind.
     func orphanChildren(of schema: ResourceSchema, keys: [JSON], on connection: PostgresConnection) async throws {
         guard !keys.isEmpty else { return }
-        for (child, foreignKey) in children(of: schema) {
+        var references: [(table: String, foreignKey: String, isLowered: Bool)] = children(of: schema).map { child, key in
+            let type = child.columns.first(where: { $0.name == key.name })?.type ?? key.type
+            return (table(child), key.name, Columns.hasLoweredCopy(type))
+        }
+        let served = schemas.withLock { Set($0.keys) }
+        for row in try await connection.query(
+            PostgresQuery(unsafeSQL: "SELECT resource, relations FROM \(meta("hammock_relations"))"), logger: logger
+        ).collect() {
+            let (resource, text) = try row.decode((String, String).self)
+            guard !served.contains(resource) else { continue }
+            for reference in Relations(text: text).references where reference.parent == schema.name {
+                references.append((table(named: resource), reference.foreignKey, reference.isLowered))
+            }
+        }
+        for reference in references {
             var binds = PostgresBindings()
             if schema.key.type == .integer {
                 binds.append(keys.compactMap(\.intValue))
             } else {
                 binds.append(keys.compactMap(\.stringValue).map { ByteBuffer(string: $0) })
             }
-            let column = Names.field(foreignKey.name)
+            let column = Names.field(reference.foreignKey)
             var assignments = "\(column) = NULL"
-            if let type = child.columns.first(where: { $0.name == foreignKey.name })?.type, Columns.hasLoweredCopy(type) {
-                assignments += ", \(Names.lowered(foreignKey.name)) = NULL"
-            }
+            if reference.isLowered { assignments += ", \(Names.lowered(reference.foreignKey)) = NULL" }
             try await connection.query(
-                PostgresQuery(unsafeSQL: "UPDATE \(table(child)) SET \(assignments) WHERE \(column) = ANY($1)", binds: binds),
+                PostgresQuery(
+                    unsafeSQL: "UPDATE \(reference.table) SET \(assignments) WHERE \(column) = ANY($1)", binds: binds),
                 logger: logger)
         }
     }

@@ -1,3 +1,4 @@
+import HammockJSON
 public import HammockServer
 import PostgresNIO
 import Synchronization
@@ -21,9 +22,11 @@ extension PostgresStore {
                 PostgresQuery(unsafeSQL: "DROP TABLE IF EXISTS \(self.table(schema))"), logger: self.logger)
             var binds = PostgresBindings()
             binds.append(schema.name)
-            try await connection.query(
-                PostgresQuery(unsafeSQL: "DELETE FROM \(self.meta("hammock_fields")) WHERE resource = $1", binds: binds),
-                logger: self.logger)
+            for metaTable in ["hammock_fields", "hammock_relations"] {
+                try await connection.query(
+                    PostgresQuery(unsafeSQL: "DELETE FROM \(self.meta(metaTable)) WHERE resource = $1", binds: binds),
+                    logger: self.logger)
+            }
         }
         schemas.withLock { $0[schema.name] = nil }
     }
@@ -45,6 +48,7 @@ extension PostgresStore {
             try await connection.query(PostgresQuery(unsafeSQL: "DROP TABLE \(table)"), logger: logger)
             existing = []
         }
+        try await recordRelations(of: schema, tableExists: !existing.isEmpty, on: connection)
         if existing.isEmpty {
             var definitions = ["k \(Columns.keyType(schema.key.type)) PRIMARY KEY"]
             for column in schema.columns.dropFirst() {
@@ -82,6 +86,44 @@ extension PostgresStore {
         // every create behind one row lock. It outlives the table (a type change, a drop), so that keys
         // are never given twice.
         try await connection.query(PostgresQuery(unsafeSQL: "CREATE SEQUENCE IF NOT EXISTS \(sequence(schema))"), logger: logger)
+    }
+
+    /// Records the resource's references to parents, or, when another definition is recorded and the
+    /// table holds records, refuses this one: two servers that disagree on whether `cars.personId` names
+    /// a person would each keep their own rules, and a delete through the one that does not know would
+    /// leave references to nobody (found in the hostile review). A table with no records takes the new
+    /// definition, as a changed field type does.
+    private func recordRelations(
+        of schema: ResourceSchema, tableExists: Bool, on connection: PostgresConnection
+    )
+        async throws
+    {
+        let declared = Relations(schema)
+        var binds = PostgresBindings()
+        binds.append(schema.name)
+        let rows = try await connection.query(
+            PostgresQuery(unsafeSQL: "SELECT relations FROM \(meta("hammock_relations")) WHERE resource = $1", binds: binds),
+            logger: logger
+        ).collect()
+        if let text = try rows.first?.decode(String.self) {
+            let stored = Relations(text: text)
+            guard stored != declared else { return }
+            if tableExists {
+                let count =
+                    try await connection.query(
+                        PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table(schema))"), logger: logger
+                    ).collect().first?.decode(Int.self) ?? 0
+                guard count == 0 else {
+                    throw StoreError.relationsChanged(
+                        resource: schema.name, stored: stored.description, declared: declared.description)
+                }
+            }
+        }
+        binds.append(declared.text)
+        try await connection.query(
+            PostgresQuery(
+                unsafeSQL: "INSERT INTO \(meta("hammock_relations")) (resource, relations) VALUES ($1, $2) "
+                    + "ON CONFLICT (resource) DO UPDATE SET relations = EXCLUDED.relations", binds: binds), logger: logger)
     }
 
     /// An index name within PostgreSQL's 63 bytes that stays distinct for distinct fields.
@@ -134,5 +176,63 @@ struct FNV1a {
             value ^= UInt64(byte)
             value = value &* 0x0000_0100_0000_01b3
         }
+    }
+}
+
+/// A resource's references to parents, as recorded in `hammock_relations`: each foreign key, the parent
+/// it names, and whether its column has a lowercased copy to null with it.
+struct Relations: Equatable, CustomStringConvertible {
+    struct Reference: Hashable, Comparable {
+        var foreignKey: String
+        var parent: String
+        var isLowered: Bool
+
+        static func < (lhs: Reference, rhs: Reference) -> Bool {
+            (lhs.foreignKey, lhs.parent) < (rhs.foreignKey, rhs.parent)
+        }
+    }
+
+    var references: [Reference]
+
+    init(_ schema: ResourceSchema) {
+        references = schema.foreignKeys.map { key in
+            let type = schema.columns.first { $0.name == key.name }?.type ?? key.type
+            return Reference(foreignKey: key.name, parent: key.parent, isLowered: Columns.hasLoweredCopy(type))
+        }
+        .sorted()
+    }
+
+    /// Read back from ``text``; what cannot be read counts as no references.
+    init(text: String) {
+        guard case .array(let elements)? = try? JSON(parsing: Array(text.utf8)) else {
+            references = []
+            return
+        }
+        references = elements.compactMap { element in
+            guard case .string(let key)? = element["foreignKey"], case .string(let parent)? = element["parent"] else {
+                return nil
+            }
+            return Reference(foreignKey: key, parent: parent, isLowered: element["lowered"]?.boolValue ?? false)
+        }
+        .sorted()
+    }
+
+    /// As stored: a JSON array.
+    var text: String {
+        JSON.array(
+            references.map {
+                ["foreignKey": .string($0.foreignKey), "parent": .string($0.parent), "lowered": .bool($0.isLowered)]
+            }
+        ).serializedString()
+    }
+
+    static func == (lhs: Relations, rhs: Relations) -> Bool {
+        lhs.references.map { [$0.foreignKey, $0.parent] } == rhs.references.map { [$0.foreignKey, $0.parent] }
+    }
+
+    /// `personId → people, ownerId → people`, or `no references`.
+    var description: String {
+        references.isEmpty
+            ? "no references" : references.map { "\($0.foreignKey) → \($0.parent)" }.joined(separator: ", ")
     }
 }

@@ -93,7 +93,7 @@ public final class PostgresStore: MockStore {
         _ configuration: Configuration,
         logger: Logger = Logger(label: "Hammock.PostgresStore", factory: { _ in SwiftLogNoOpLogHandler() })
     ) async throws -> PostgresStore {
-        try Names.check(configuration.namespace, what: "namespace")
+        try Names.checkNamespace(configuration.namespace)
         try await probe(configuration, logger: logger)
         let store = PostgresStore(configuration: configuration, logger: logger)
         do {
@@ -158,6 +158,11 @@ public final class PostgresStore: MockStore {
                     + "type text NOT NULL, PRIMARY KEY (resource, field))",
                 "CREATE TABLE IF NOT EXISTS \(self.meta("hammock_changes")) (resource text PRIMARY KEY, "
                     + "second bigint NOT NULL, served boolean NOT NULL)",
+                // Each resource's references to parents, as the server that made its table declared them:
+                // a server that declares them otherwise is refused, and every server nulls the references
+                // to a record it deletes, even of resources it does not serve itself.
+                "CREATE TABLE IF NOT EXISTS \(self.meta("hammock_relations")) (resource text PRIMARY KEY, "
+                    + "relations text NOT NULL)",
             ] {
                 try await connection.query(PostgresQuery(unsafeSQL: statement), logger: self.logger)
             }
@@ -178,7 +183,10 @@ public final class PostgresStore: MockStore {
     func sequence(_ schema: ResourceSchema) -> String { Names.quote(configuration.namespace) + "." + Names.sequence(schema.name) }
 
     /// A resource's table, in the namespace.
-    func table(_ schema: ResourceSchema) -> String { Names.quote(configuration.namespace) + "." + Names.table(schema.name) }
+    func table(_ schema: ResourceSchema) -> String { table(named: schema.name) }
+
+    /// The table of the resource `name`, in the namespace.
+    func table(named name: String) -> String { Names.quote(configuration.namespace) + "." + Names.table(name) }
 
     /// Runs `body` holding a session advisory lock on the namespace: of servers starting together, one
     /// checks for and loads the seed data while the others wait, then find it loaded.
@@ -254,53 +262,76 @@ public final class PostgresStore: MockStore {
         }
     }
 
-    /// Whether a new connection can be made and signed in now (the pool's own retries are not asked).
+    /// Whether a new connection can be made and signed in now (the pool's own retries are not asked),
+    /// within twice the connect timeout: a paused server (a stopped VM, a network black hole) accepts the
+    /// TCP connection and then never answers the sign-in, and a probe waiting on it would never say no.
     func isReachable() async -> Bool {
-        do {
-            try await Self.probe(configuration, logger: logger)
-            return true
-        } catch {
-            return false
+        let race = Race<Bool>()
+        let configuration = self.configuration
+        let logger = self.logger
+        let attempt = Task {
+            do {
+                try await Self.probe(configuration, logger: logger)
+                race.finish(.success(true))
+            } catch {
+                race.finish(.success(false))
+            }
         }
+        let timer = Task {
+            try? await Task.sleep(for: .nanoseconds(Self.nanoseconds(configuration.connectTimeout) * 2))
+            race.finish(.success(false))
+        }
+        defer {
+            attempt.cancel()
+            timer.cancel()
+        }
+        return (try? await race.outcome()) ?? false
     }
 
-    /// `body` as a child task, raced against two timers: at the time limit the call has timed out; at
-    /// the connect timeout, a probe asks whether the database can be reached at all, and if not the call
-    /// fails at once as unavailable (a lease from a pool that cannot connect would otherwise wait out the
-    /// whole limit). On an event loop the timers are the loop's own, so nothing leaves its thread: racing a
-    /// second child that slept on the global timer instead cost four context switches and 38 µs per
-    /// `GET /people/:id` (two calls), measured with `perf stat`. Off any loop they are sleeping tasks. A
-    /// child that loses the race is cancelled, and the group waits for it (the pool's lease and
-    /// postgres-nio's queries end when cancelled).
+    /// `body` in a task of its own, raced against two timers: at the time limit the call has timed out;
+    /// at the connect timeout, a probe asks whether the database can be reached at all, and if not the
+    /// call fails at once as unavailable (a lease from a pool that cannot connect would otherwise wait out
+    /// the whole limit). On an event loop the timers are the loop's own, so nothing leaves its thread:
+    /// racing a second child that slept on the global timer instead cost four context switches and 38 µs
+    /// per `GET /people/:id` (two calls), measured with `perf stat`. Off any loop they are sleeping tasks.
+    ///
+    /// The call is answered at the limit whatever the driver does: the task that lost is cancelled and
+    /// abandoned, never waited for. A cancelled query waits for the server to acknowledge it, so with the
+    /// server paused (`SIGSTOP`, a frozen VM) waiting for it held every request until the outage ended
+    /// (25 s in the hostile review, against a 10 s limit). The abandoned task keeps its pooled connection
+    /// until the server answers or the connection dies; the outage breaker stops new calls from piling
+    /// onto the pool meanwhile.
     private func withTimeLimit<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let limit = configuration.operationTimeout
         let timedOut = StoreError.timedOut("no answer from PostgreSQL within \(limit)")
         let unreachable = StoreError.unavailable("PostgreSQL at \(configuration.displayName) is unreachable")
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            let race = Race<T>()
-            group.addTask {
-                do {
-                    race.finish(.success(try await body()))
-                } catch {
-                    race.finish(.failure(error))
-                }
+        let race = Race<T>()
+        let work = Task {
+            do {
+                race.finish(.success(try await body()))
+            } catch {
+                race.finish(.failure(error))
             }
-            let check: @Sendable () -> Void = {
-                Task {
-                    guard !race.isFinished, await !self.isReachable() else { return }
-                    self.outage.suspect { await self.isReachable() }
-                    race.finish(.failure(unreachable))
-                }
+        }
+        let check: @Sendable () -> Void = {
+            Task {
+                guard !race.isFinished, await !self.isReachable() else { return }
+                self.outage.suspect { await self.isReachable() }
+                race.finish(.failure(unreachable))
             }
-            let loop = MultiThreadedEventLoopGroup.currentEventLoop
-            let cancelTimer = Self.schedule(after: limit, on: loop) { race.finish(.failure(timedOut)) }
-            let cancelProbe = Self.schedule(after: configuration.connectTimeout, on: loop, check)
-            defer {
-                cancelTimer()
-                cancelProbe()
-                group.cancelAll()
-            }
-            return try await race.outcome()
+        }
+        let loop = MultiThreadedEventLoopGroup.currentEventLoop
+        let cancelTimer = Self.schedule(after: limit, on: loop) { race.finish(.failure(timedOut)) }
+        let cancelProbe = Self.schedule(after: configuration.connectTimeout, on: loop, check)
+        defer {
+            cancelTimer()
+            cancelProbe()
+            work.cancel()
+        }
+        return try await withTaskCancellationHandler {
+            try await race.outcome()
+        } onCancel: {
+            race.finish(.failure(CancellationError()))
         }
     }
 
@@ -392,6 +423,21 @@ enum Names {
     static func sequence(_ resource: String) -> String { quote("s:" + resource) }
     static func field(_ name: String) -> String { quote("f:" + name) }
     static func lowered(_ name: String) -> String { quote("l:" + name) }
+
+    /// Refuses a namespace PostgreSQL cannot take as a schema's name, in a sentence: longer than 63 bytes
+    /// (PostgreSQL would cut it, and two namespaces could become one), with a NUL, or starting with
+    /// `pg_`, which PostgreSQL keeps for its own schemas.
+    static func checkNamespace(_ name: String) throws {
+        guard !name.isEmpty, name.utf8.count <= limit, !name.utf8.contains(0) else {
+            throw StoreError.storageFailure(
+                "the namespace '\(name.prefix(80))' cannot be a PostgreSQL schema name: 1 to \(limit) bytes, no NUL")
+        }
+        guard !name.hasPrefix("pg_") else {
+            throw StoreError.storageFailure(
+                "the namespace '\(name.prefix(80))' cannot be a PostgreSQL schema name: names starting with pg_ are "
+                    + "PostgreSQL's own")
+        }
+    }
 
     static func check(_ name: String, what: String) throws {
         guard name.utf8.count + 2 <= limit, !name.isEmpty, !name.utf8.contains(0) else {

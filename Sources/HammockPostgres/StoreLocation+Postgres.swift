@@ -30,6 +30,7 @@ extension PostgresStore.Configuration {
         }
         let database = String(components.path.drop(while: { $0 == "/" }))
         let namespace = components.queryItems?.first(where: { $0.name == "namespace" })?.value
+        if let namespace, !namespace.isEmpty { try Names.checkNamespace(namespace) }
         self.init(
             host: host, port: components.port ?? 5432, username: user,
             password: components.password ?? environment["PGPASSWORD"].flatMap { $0.isEmpty ? nil : $0 },

@@ -146,6 +146,34 @@ public final class ThrowawayPostgres: Sendable {
         throw Unavailable(description: "PostgreSQL did not stop within 30 s")
     }
 
+    /// Freezes the server (`SIGSTOP` to the postmaster and each of its processes): connections stay
+    /// open and nothing answers, as a paused VM or a network black hole looks to a client. ``resume()``
+    /// thaws it.
+    public func pause() { signalServer(SIGSTOP) }
+
+    /// Thaws a server ``pause()`` froze.
+    public func resume() { signalServer(SIGCONT) }
+
+    /// Sends `signal` to the postmaster and every process whose parent it is (its backends, its workers).
+    private func signalServer(_ signal: Int32) {
+        guard let text = try? String(contentsOfFile: directory + "data/postmaster.pid", encoding: .utf8),
+            let line = text.split(separator: "\n").first, let postmaster = Int32(line)
+        else { return }
+        var pids = [postmaster]
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        for entry in entries {
+            guard let pid = Int32(entry),
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
+            // `pid (name) state ppid …`: the parent is the second field after the name.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, Int32(fields[1]) == postmaster { pids.append(pid) }
+        }
+        // Children first when stopping (none can then be forked meanwhile), the postmaster first when thawing.
+        for pid in signal == SIGSTOP ? pids.reversed() : pids { kill(pid, signal) }
+    }
+
     /// Stops the server and removes its files.
     public func remove() async throws {
         try await stop()

@@ -51,6 +51,35 @@ struct ConditionalWriteTests {
     }
 
     @Test(
+        "If-None-Match: * never writes over a record (412), and a tag still current is 412 too; an old one writes",
+        arguments: StoreKind.allCases)
+    func ifNoneMatch(kind: StoreKind) async throws {
+        let server = try await Self.server(kind)
+        let first = try await Self.tag(server)
+        // The usual guard against creating over an existing key (RFC 9110 §13.1.2): before, a 200 that overwrote.
+        for (method, body) in [(HTTPRequest.Method.put, ["name": "eve"] as JSON?), (.patch, ["name": "eve"]), (.delete, nil)] {
+            let star = await server.respond(to: Self.request(method, "/people/1", json: body, [.ifNoneMatch: "*"]))
+            #expect(star.status == .preconditionFailed, "\(method)")
+            #expect(star.headerFields[.contentType] == "application/problem+json")
+            let current = await server.respond(to: Self.request(method, "/people/1", json: body, [.ifNoneMatch: "W/\(first)"]))
+            #expect(current.status == .preconditionFailed, "\(method)")
+            #expect(current.headerFields[.eTag] == first)
+        }
+        #expect(try await server.respond(to: MockRequest(.get, "/people/1")).json()["name"] == "ada")
+        // No record: nothing to write over, and the update is the 404 it always was.
+        let missing = await server.respond(to: Self.request(.put, "/people/9", json: ["name": "x"], [.ifNoneMatch: "*"]))
+        #expect(missing.status == .notFound)
+        // A tag that is no longer current lets the write through; If-Match is still checked first.
+        let patched = await server.respond(
+            to: Self.request(.patch, "/people/1", json: ["name": "bob"], [.ifNoneMatch: "\"old\""]))
+        #expect(patched.status == .ok)
+        let both = await server.respond(
+            to: Self.request(.patch, "/people/1", json: ["name": "eve"], [.ifMatch: first, .ifNoneMatch: "\"old\""]))
+        #expect(both.status == .preconditionFailed)
+        #expect(try await server.respond(to: MockRequest(.get, "/people/1")).json()["name"] == "bob")
+    }
+
+    @Test(
         "If-Match: * needs the record to exist; any If-Match on a missing record is 412; a weak tag never matches",
         arguments: StoreKind.allCases)
     func starMissingAndWeak(kind: StoreKind) async throws {

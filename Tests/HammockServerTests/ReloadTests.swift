@@ -66,6 +66,34 @@ struct ReloadTests {
     }
 
     @Test(
+        "A request caught by the removal of its resource answers 404, as a later one does, not a 500 of the dropped table",
+        arguments: StoreKind.allCases)
+    func removedUnderARequest(kind: StoreKind) async throws {
+        let gate = StoreGate()
+        let store = InstrumentedStore(try await kind.makeStore()) { operation in
+            if !["addResource", "dropResource", "snapshot", "restore"].contains(operation) { await gate.pass() }
+        }
+        let server = try await MockServer(resources: [Fixtures.people], store: store)
+        _ = await server.send(.post, "/people", json: ["name": "ada"])
+        for request in [
+            MockRequest(.get, "/people"), MockRequest(.get, "/people/1"), MockRequest(.post, "/people", json: ["name": "bob"]),
+        ] {
+            if server.schema(named: "people") == nil { try await server.addResource(Fixtures.people) }
+            gate.close()
+            let answer = Task { await server.respond(to: request) }
+            await gate.arrived()
+            try await server.removeResource(named: "people")
+            gate.open()
+            let response = await answer.value
+            #expect(
+                response.status == .notFound,
+                "\(request.method) \(request.path): \(String(decoding: response.body, as: UTF8.self))")
+            #expect(response.headerFields[.contentType] == "application/problem+json")
+            #expect(await server.respond(to: request).status == .notFound)
+        }
+    }
+
+    @Test(
         "Removing a parent keeps its children, their foreign keys null and no nested route; the admin API adds and removes resources"
     )
     func removeParent() async throws {

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HammockHTTPServer
 import HammockJSON
 import HammockPostgres
@@ -187,5 +188,96 @@ struct SharedStoreTests {
         }
         try await store.close()
         try await cluster.remove()
+    }
+
+    @Test("A paused database (SIGSTOP) answers 503 by the store's limit while it is still paused, and the server recovers")
+    func pausedDatabase() async throws {
+        let cluster = try await ThrowawayPostgres.make()
+        let configuration = PostgresStore.Configuration(
+            host: "127.0.0.1", port: cluster.port, username: cluster.username, password: cluster.password,
+            database: "postgres", namespace: "paused", connectTimeout: .seconds(1), operationTimeout: .seconds(3))
+        let store = try await PostgresStore.open(configuration)
+        let server = try await MockServer(resources: Self.resources, store: store)
+        #expect(await server.send(.post, "/people", json: ["name": "ada"]).0.status == .created)
+        cluster.pause()
+        // Each answer must come while the database is still frozen: before, the time limit waited for the
+        // cancelled query, which a frozen server never acknowledges, so the answer came only at the thaw.
+        for request in [MockRequest(.get, "/people/1"), MockRequest(.post, "/people", json: ["name": "bob"])] {
+            let status = await withTaskGroup(of: HTTPResponse.Status?.self) { group in
+                group.addTask { await server.respond(to: request).status }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(45))
+                    return nil
+                }
+                let first = await group.next() ?? nil
+                group.cancelAll()
+                return first
+            }
+            #expect(status == .serviceUnavailable, "\(request.method) \(request.path) while paused")
+        }
+        cluster.resume()
+        var recovered = false
+        for _ in 0..<150 where !recovered {
+            recovered = await server.respond(to: MockRequest(.get, "/people/1")).status == .ok
+            if !recovered { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        #expect(recovered)
+        // The write answered 503 while paused did not land later.
+        #expect(await server.send(.get, "/people").1?.arrayValue?.count == 1)
+        try await store.close()
+        try await cluster.remove()
+    }
+
+    @Test(
+        "A server declaring a resource's parents otherwise than the store's records is refused; one without the children still nulls them"
+    )
+    func relationsAgreeAcrossServers() async throws {
+        let namespace = Self.namespace()
+        let first = try await Self.server(namespace: namespace)
+        _ = await first.send(.post, "/people", json: ["name": "ada"])
+        _ = await first.send(.post, "/people", json: ["name": "bob"])
+        #expect(await first.send(.post, "/cars", json: ["name": "mini", "person_id": 1]).0.status == .created)
+        // cars without a parent, over cars that have records: two sets of rules on one set of data.
+        let plainCars = MockResource("cars", fields: ["name": .string, "color": .string, "person_id": .integer])
+        let refused = try await PostgresStore.open(StoreKind.postgresConfiguration(namespace: namespace))
+        await #expect(throws: StoreError.self) {
+            _ = try await MockServer(resources: [Fixtures.people, plainCars], store: refused)
+        }
+        do {
+            _ = try await MockServer(resources: [Fixtures.people, plainCars], store: refused)
+        } catch let error as StoreError {
+            #expect(error.description.contains("person_id → people"))
+            #expect(error.description.contains("namespace"))
+        }
+        try await refused.close()
+        // A server that serves people only: deleting a person still nulls the cars' references to it.
+        let peopleOnly = try await MockServer(
+            resources: [Fixtures.people],
+            store: try await PostgresStore.open(StoreKind.postgresConfiguration(namespace: namespace)))
+        #expect(await peopleOnly.send(.delete, "/people/1").0.status == .noContent)
+        let car = await first.send(.get, "/cars/1").1
+        #expect(car?["person_id"] == .null)
+        #expect(await first.send(.get, "/people/2").0.status == .ok)
+    }
+
+    @Test(
+        "A namespace PostgreSQL cannot take is refused before any connection, in a sentence",
+        arguments: [
+            "pg_mine", String(repeating: "n", count: 64), "",
+        ])
+    func namespaceNames(name: String) throws {
+        let location = try #require(StoreLocation(parsing: "postgres://hammock@127.0.0.1:1/postgres"))
+        let named = try #require(location.inNamespace(name))
+        if name.isEmpty {
+            // An empty one is the default namespace.
+            #expect(try PostgresStore.Configuration(location: named).namespace == "public")
+            return
+        }
+        #expect(throws: StoreError.self) { try PostgresStore.Configuration(location: named) }
+        do {
+            _ = try PostgresStore.Configuration(location: named)
+        } catch {
+            #expect(String(describing: error).contains("cannot be a PostgreSQL schema name"))
+        }
     }
 }

@@ -46,7 +46,7 @@ struct ProblemMiddleware: OutcomeStep {
             HTTPProblem(.conflict, detail: "The write collided with another; try again")
         case .duplicateKey(let key):
             HTTPProblem(.conflict, detail: "The key \(key.serializedString()) is already taken")
-        case .missingParent, .unknownResource, .storageFailure, .fileInUse, .schemaChanged, .unknownScheme:
+        case .missingParent, .unknownResource, .storageFailure, .fileInUse, .schemaChanged, .unknownScheme, .relationsChanged:
             HTTPProblem(.internalServerError, detail: "The store failed; the server's log has the cause")
         }
     }

@@ -91,6 +91,18 @@ final class ResourceRoutes: MockRoutes {
     func respond(
         to request: MockRequest, route: Route, serializer: any MockSerializer, schemas: [String: ResourceSchema]
     ) async throws -> MockResponse {
+        do {
+            return try await carryOut(request, route: route, serializer: serializer, schemas: schemas)
+        } catch let error where !(error is HTTPProblem) && registry.withLock({ $0.schemas[route.schema.name] == nil }) {
+            // The resource was removed while the request ran (its table dropped under it, "no such
+            // table"): the answer a request after the removal gets, not a 500.
+            throw HTTPProblem.notFound("No resource named '\(route.schema.name.prefix(100))': it was removed")
+        }
+    }
+
+    private func carryOut(
+        _ request: MockRequest, route: Route, serializer: any MockSerializer, schemas: [String: ResourceSchema]
+    ) async throws -> MockResponse {
         // The router only hands over methods the route allows, and each of those has an action.
         guard let action = route.action(for: request.method) else {
             throw HTTPProblem.methodNotAllowed(request.method, allowed: route.allowedMethods)

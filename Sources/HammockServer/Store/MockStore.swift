@@ -183,6 +183,10 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
     case schemaChanged(resource: String, field: String, stored: String, declared: String)
     /// A ``StoreLocation`` whose scheme no driver in ``StoreDrivers`` opens.
     case unknownScheme(String, known: [String])
+    /// The store holds records of `resource` written by a server (or an earlier run) that declared its
+    /// references to parents otherwise (`stored`) than this one (`declared`): the two would keep
+    /// different rules on one set of data. Refused at start.
+    case relationsChanged(resource: String, stored: String, declared: String)
 
     /// A one-line message.
     public var description: String {
@@ -200,6 +204,9 @@ public enum StoreError: Error, Sendable, Hashable, CustomStringConvertible {
             "\(path) is in use by another running server; stop it, or give this one another store"
         case .unknownScheme(let scheme, let known):
             "no store opens '\(scheme):' here; this program knows \(known.map { "\($0):" }.joined(separator: ", "))"
+        case .relationsChanged(let resource, let stored, let declared):
+            "\(resource) has \(declared) here, but the store holds \(resource) written where it had \(stored); "
+                + "declare it the same way on every server sharing the store, or give this one another namespace"
         case .schemaChanged(let resource, let field, let stored, let declared):
             "\(resource).\(field) is \(declared) now, but the store holds \(resource) written when it was \(stored); "
                 + "give it back its type, or start from an empty store (another file, or delete its records)"
@@ -214,7 +221,7 @@ extension StoreError {
         switch self {
         case .unavailable, .timedOut, .conflict: true
         case .duplicateKey, .missingParent, .unknownResource, .storageFailure, .fileInUse, .schemaChanged, .constraint,
-            .unknownScheme:
+            .unknownScheme, .relationsChanged:
             false
         }
     }
