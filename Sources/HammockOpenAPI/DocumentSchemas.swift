@@ -6,6 +6,22 @@ import HammockWire
 /// arrays and `examples`), with `$ref`s followed inside the document.
 struct DocumentSchemas {
     let root: JSON
+    /// What was worked out per `$ref`, so that a schema shared many times is worked out once: thirty
+    /// schemas each an `allOf` of the next one twice took 2^30 merges (over 40 s) before.
+    private let memo = Memo()
+
+    /// Merged objects and null-ness by `$ref`, filled as they are worked out. A class so that the
+    /// struct's readers (which do not mutate) share it; the importer uses it from one thread.
+    private final class Memo {
+        var objects: [String: JSONObject?] = [:]
+        var nullable: [String: Bool] = [:]
+        /// Each `$ref`'s target: a pointer is walked once, not once per use.
+        var targets: [String: JSON?] = [:]
+        /// The values every example of the document may still be made of together.
+        var exampleValuesLeft = DocumentSchemas.maximumDocumentExampleValues
+    }
+
+    init(root: JSON) { self.root = root }
 
     /// How many `$ref`s in a row are followed before giving up: a chain longer than this is a cycle.
     static let maximumHops = 32
@@ -32,6 +48,13 @@ struct DocumentSchemas {
 
     /// The value at a local JSON pointer such as `#/components/schemas/Pet`.
     func lookUp(_ reference: String) -> JSON? {
+        if let known = memo.targets[reference] { return known }
+        let target = walk(to: reference)
+        memo.targets[reference] = target
+        return target
+    }
+
+    private func walk(to reference: String) -> JSON? {
         guard reference.hasPrefix("#") else { return nil }
         let pointer = reference.dropFirst()
         guard pointer.isEmpty || pointer.hasPrefix("/") else { return nil }
@@ -49,25 +72,73 @@ struct DocumentSchemas {
         return current
     }
 
-    /// The schema as an object (after its `$ref`), with `allOf` parts merged into one.
+    /// The schema as an object (after its `$ref`), with `allOf` parts merged into one. A schema that
+    /// includes itself (`A = {allOf: [A, …]}`, or through others) contributes what it has up to where it
+    /// comes round again: the cycle is cut there, never followed.
     func object(_ schema: JSON?) -> JSONObject? {
-        guard case .object(var object)? = resolve(schema) else { return nil }
-        if case .array(let parts)? = object["allOf"] {
-            var properties = object["properties"]?.objectValue ?? JSONObject()
-            var required = object["required"]?.arrayValue ?? []
-            for part in parts {
-                guard let resolved = self.object(part) else { continue }
-                for (name, property) in resolved["properties"]?.objectValue ?? JSONObject() where properties[name] == nil {
-                    properties[name] = property
-                }
-                required += resolved["required"]?.arrayValue ?? []
-                if object["type"] == nil, let type = resolved["type"] { object["type"] = type }
+        var walk = Walk()
+        return object(schema, walk: &walk)
+    }
+
+    /// The `$ref`s being worked out, outermost first, and how far out a cycle was cut: a result is kept
+    /// in the memo only when every cut inside it came back to it or to something inside it, as then it
+    /// is the same whichever way the walk came in.
+    struct Walk {
+        var depths: [String: Int] = [:]
+        var lowestCut = Int.max
+
+        /// Enters `reference`; `nil` when it is being worked out already (a cycle: cut here).
+        mutating func enter(_ reference: String) -> Int? {
+            if let depth = depths[reference] {
+                lowestCut = min(lowestCut, depth)
+                return nil
             }
-            object["properties"] = .object(properties)
-            object["required"] = .array(required)
-            object["allOf"] = nil
+            let depth = depths.count
+            depths[reference] = depth
+            return depth
         }
+
+        /// Leaves `reference`, entered at `depth`; returns whether what was worked out may be kept.
+        mutating func leave(_ reference: String, at depth: Int) -> Bool {
+            depths[reference] = nil
+            guard lowestCut >= depth else { return false }
+            lowestCut = .max
+            return true
+        }
+    }
+
+    private func object(_ schema: JSON?, walk: inout Walk) -> JSONObject? {
+        guard let reference = Self.reference(schema) else { return merged(schema, walk: &walk) }
+        if let known = memo.objects[reference] { return known }
+        guard let depth = walk.enter(reference) else { return nil }
+        let object = merged(schema, walk: &walk)
+        if walk.leave(reference, at: depth) { memo.objects[reference] = object }
         return object
+    }
+
+    private func merged(_ schema: JSON?, walk: inout Walk) -> JSONObject? {
+        guard case .object(var object)? = resolve(schema) else { return nil }
+        guard case .array(let parts)? = object["allOf"] else { return object }
+        var properties = object["properties"]?.objectValue ?? JSONObject()
+        var required = object["required"]?.arrayValue ?? []
+        for part in parts {
+            guard let resolved = self.object(part, walk: &walk) else { continue }
+            for (name, property) in resolved["properties"]?.objectValue ?? JSONObject() where properties[name] == nil {
+                properties[name] = property
+            }
+            for name in resolved["required"]?.arrayValue ?? [] where !required.contains(name) { required.append(name) }
+            if object["type"] == nil, let type = resolved["type"] { object["type"] = type }
+        }
+        object["properties"] = .object(properties)
+        object["required"] = .array(required)
+        object["allOf"] = nil
+        return object
+    }
+
+    /// The `$ref` a schema is, if it is one.
+    static func reference(_ schema: JSON?) -> String? {
+        guard case .object(let object)? = schema, case .string(let reference)? = object["$ref"] else { return nil }
+        return reference
     }
 
     /// The schema's type other than `null`: from `type` (a string, or 3.1's array), else implied by
@@ -85,8 +156,22 @@ struct DocumentSchemas {
     }
 
     /// Whether the schema allows `null`: 3.1's `"null"` among the types, 3.0's `nullable`, a union with a
-    /// null branch, or no type at all.
+    /// null branch, or no type at all. A union that comes round to itself adds nothing on the way.
     func allowsNull(_ schema: JSON?) -> Bool {
+        var walk = Walk()
+        return allowsNull(schema, walk: &walk)
+    }
+
+    private func allowsNull(_ schema: JSON?, walk: inout Walk) -> Bool {
+        guard let reference = Self.reference(schema) else { return allowsNullOnce(schema, walk: &walk) }
+        if let known = memo.nullable[reference] { return known }
+        guard let depth = walk.enter(reference) else { return false }
+        let answer = allowsNullOnce(schema, walk: &walk)
+        if walk.leave(reference, at: depth) { memo.nullable[reference] = answer }
+        return answer
+    }
+
+    private func allowsNullOnce(_ schema: JSON?, walk: inout Walk) -> Bool {
         guard let object = object(schema) else { return true }
         if object["nullable"]?.boolValue == true { return true }
         switch object["type"] {
@@ -95,7 +180,9 @@ struct DocumentSchemas {
         default: break
         }
         for union in ["oneOf", "anyOf"] {
-            if case .array(let choices)? = object[union] { return choices.contains { allowsNull($0) } }
+            if case .array(let choices)? = object[union] {
+                return choices.contains { allowsNull($0, walk: &walk) }
+            }
         }
         return object["properties"] == nil && object["items"] == nil && object["enum"] == nil && object["const"] == nil
     }
@@ -152,31 +239,52 @@ struct DocumentSchemas {
         return nil
     }
 
+    /// The most values one example is made of: a schema whose members all refer back to it fans out as
+    /// its member count to the depth's power (50 members, 6 levels: 10^10 values) without a bound.
+    static let maximumExampleValues = 2_000
+    /// The most values all of a document's examples are made of: a resource of forty such members makes
+    /// an example per member (as generation rules), and took 30 s with only the bound per example.
+    static let maximumDocumentExampleValues = 100_000
+
     /// A value that fits `schema`: its own example where it gives one, else one made from its type,
-    /// format and bounds. The same schema always gives the same value.
-    func example(for schema: JSON?, depth: Int = 0) -> JSON {
-        guard depth <= Self.maximumExampleDepth, let object = object(schema) else { return .null }
+    /// format and bounds. The same schema always gives the same value (until the document's budget runs
+    /// out; past it, examples are cut short, and members left out).
+    func example(for schema: JSON?) -> JSON {
+        let start = min(Self.maximumExampleValues, memo.exampleValuesLeft)
+        var budget = start
+        let value = example(for: schema, depth: 0, budget: &budget)
+        memo.exampleValuesLeft -= start - max(budget, 0)
+        return value
+    }
+
+    private func example(for schema: JSON?, depth: Int, budget: inout Int) -> JSON {
+        guard depth <= Self.maximumExampleDepth, budget > 0, let object = object(schema) else { return .null }
+        budget -= 1
         if let given = givenExample(object) { return given }
         for union in ["oneOf", "anyOf"] {
             if case .array(let choices)? = object[union], let first = choices.first {
-                return example(for: first, depth: depth + 1)
+                return example(for: first, depth: depth + 1, budget: &budget)
             }
         }
         switch type(of: object) {
         case "object":
             var members = JSONObject()
             for (name, property) in object["properties"]?.objectValue ?? JSONObject() {
+                // Each member looked at counts, made or not: a wide schema costs its width.
+                budget -= 1
                 if resolve(property)?.objectValue?["writeOnly"]?.boolValue == true { continue }
-                // Past the depth a recursive member is left out rather than written as null.
-                if depth + 1 > Self.maximumExampleDepth, type(of: self.object(property) ?? JSONObject()) == "object" {
+                // Past the depth (or the budget) a recursive member is left out rather than written as null.
+                if depth + 1 > Self.maximumExampleDepth || budget <= 0,
+                    type(of: self.object(property) ?? JSONObject()) == "object"
+                {
                     continue
                 }
-                members[name] = example(for: property, depth: depth + 1)
+                members[name] = example(for: property, depth: depth + 1, budget: &budget)
             }
             return .object(members)
         case "array":
             guard depth + 1 <= Self.maximumExampleDepth, let items = object["items"] else { return .array([]) }
-            return .array([example(for: items, depth: depth + 1)])
+            return .array([example(for: items, depth: depth + 1, budget: &budget)])
         case "string": return .string(Self.exampleString(object))
         case "integer": return .integer(Self.exampleInteger(object))
         case "number": return .double(Self.exampleNumber(object))

@@ -233,6 +233,8 @@ struct OpenAPIMapper {
     /// The resource a candidate becomes, claiming the operations it answers; `nil` when its records have
     /// no JSON object schema anywhere (then its operations are stubs).
     mutating func resource(from candidate: Candidate, madeSoFar: [Made], claimed: inout Set<String>) -> Made? {
+        // A name a resource cannot have (a line break, a space, `%`) is served by stubs, as written.
+        guard ResourceSchema.isValidName(candidate.name) else { return nil }
         // Notes are kept only if the candidate becomes a resource: otherwise its operations are plain stubs.
         var notes: [OpenAPIImport.Note] = []
         let listSchema = candidate.collection["GET"].flatMap { successSchema(of: $0) }

@@ -54,7 +54,12 @@ struct ConfigurationWatcher: Sendable {
         }
     }
 
+    /// The file's bytes, or `nil` when it cannot be read: missing, too large, or not a regular file (a
+    /// FIFO put in its place once blocked the watcher for good, waiting for a writer).
     static func contents(of path: String) -> [UInt8]? {
-        FileManager.default.contents(atPath: path).map { [UInt8]($0) }
+        try? FileContents.read(path, limit: maximumSize)
     }
+
+    /// Larger than this, a change is not read: 64 MiB, far past any configuration or API document.
+    static let maximumSize = 64 << 20
 }

@@ -31,6 +31,15 @@ struct GenerateSwift: AsyncParsableCommand {
         let file = config.split(separator: "/").last.map(String.init) ?? config
         let source = SwiftClientSource.make(
             for: server, name: name ?? SwiftClientSource.typeName(Serve.documentTitle(for: config)), origin: file)
+        // Names and paths come from a file someone else may have written: a source that would not read as
+        // a plain client (an escape the generator missed) is refused, never printed.
+        let problems = SwiftSourceCheck.problems(in: source)
+        guard problems.isEmpty else {
+            Serve.printError(
+                "hammock: the client for \(config) would not be plain Swift (\(problems.prefix(3).joined(separator: "; "))); "
+                    + "nothing was printed. This is a bug in Hammock: please report it with the file.")
+            throw ExitCode(1)
+        }
         FileHandle.standardOutput.write(Data(source.utf8))
     }
 }

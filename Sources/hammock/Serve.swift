@@ -437,11 +437,31 @@ struct Serve: AsyncParsableCommand {
 
     /// Writes a line to standard output at once (no buffering), so a supervising process sees it.
     static func printLine(_ message: String) {
-        FileHandle.standardOutput.write(Data((message + "\n").utf8))
+        FileHandle.standardOutput.write(Data((terminalSafe(message) + "\n").utf8))
     }
 
     static func printError(_ message: String) {
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+        FileHandle.standardError.write(Data((terminalSafe(message) + "\n").utf8))
+    }
+
+    /// `text` with control characters other than line breaks and tabs written as `\u{1B}`: names and
+    /// notes come from files someone else wrote, and an escape sequence printed as it is drives the
+    /// terminal (moves the cursor, rewrites the screen, sets its title).
+    static func terminalSafe(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isUnsafe) else { return text }
+        var safe = ""
+        for scalar in text.unicodeScalars {
+            if isUnsafe(scalar) {
+                safe += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            } else {
+                safe.unicodeScalars.append(scalar)
+            }
+        }
+        return safe
+    }
+
+    private static func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+        (scalar.value < 0x20 && scalar != "\n" && scalar != "\t") || (0x7F...0x9F).contains(scalar.value)
     }
 }
 
@@ -456,7 +476,7 @@ struct Routes: AsyncParsableCommand {
         let loaded = try Serve.loadConfiguration(config)
         let server = try await Serve.describedServer(loaded.configuration, file: config, withData: false)
         if let openAPI = loaded.openAPI { Serve.printOpenAPISummary(openAPI) }
-        print(RouteTable.render(server.routeTable))
+        print(Serve.terminalSafe(RouteTable.render(server.routeTable)))
     }
 }
 

@@ -271,6 +271,103 @@ struct OpenAPIImportTests {
     }
 }
 
+/// Documents whose schemas include themselves, or share one another without end: each was a crash
+/// (stack overflow, exit 139) or a startup of minutes before.
+@Suite("A mock from a document whose schemas loop")
+struct OpenAPICycleTests {
+    /// A document serving `schema` at `GET /things` (a list, so a resource) and `GET /report` (a stub).
+    static func document(_ schemas: JSONObject, root: String) -> JSON {
+        let reference: JSON = ["$ref": .string("#/components/schemas/\(root)")]
+        return [
+            "openapi": "3.1.0", "info": ["title": "Loops", "version": "1"],
+            "paths": [
+                "/things": [
+                    "get": [
+                        "responses": [
+                            "200": [
+                                "description": "all",
+                                "content": ["application/json": ["schema": ["type": "array", "items": reference]]],
+                            ]
+                        ]
+                    ]
+                ],
+                "/things/{id}": [
+                    "get": [
+                        "parameters": [["name": "id", "in": "path", "required": true, "schema": ["type": "integer"]]],
+                        "responses": ["200": ["description": "one", "content": ["application/json": ["schema": reference]]]],
+                    ]
+                ],
+                "/report": [
+                    "get": ["responses": ["200": ["description": "r", "content": ["application/json": ["schema": reference]]]]]
+                ],
+            ],
+            "components": ["schemas": .object(schemas)],
+        ]
+    }
+
+    static let named: JSON = ["type": "object", "properties": ["id": ["type": "integer"], "name": ["type": "string"]]]
+
+    static let loops: [(String, JSONObject)] = [
+        ("allOf itself", ["A": ["allOf": [["$ref": "#/components/schemas/A"], named]]]),
+        (
+            "allOf round two schemas",
+            [
+                "A": ["allOf": [["$ref": "#/components/schemas/B"], named]],
+                "B": ["allOf": [["$ref": "#/components/schemas/A"], ["properties": ["more": ["type": "boolean"]]]]],
+            ]
+        ),
+        (
+            "a 3.1 oneOf with null, of itself",
+            [
+                "A": [
+                    "type": "object",
+                    "properties": [
+                        "id": ["type": "integer"], "next": ["oneOf": [["$ref": "#/components/schemas/A"], ["type": "null"]]],
+                    ],
+                ]
+            ]
+        ),
+        (
+            "anyOf itself at the top",
+            ["A": ["anyOf": [["$ref": "#/components/schemas/A"], ["type": "null"], named]]]
+        ),
+        ("every member referring back", ["A": .object(["properties": .object(backReferences)])]),
+    ]
+
+    /// Forty members that are the schema itself, and an id: 40^6 values to an example six levels deep.
+    static var backReferences: JSONObject {
+        var properties: JSONObject = ["id": ["type": "integer"]]
+        for index in 0..<40 { properties["m\(index)"] = ["$ref": "#/components/schemas/A"] }
+        return properties
+    }
+
+    @Test("A schema that includes itself is mocked, and served, without a crash", .timeLimit(.minutes(1)), arguments: 0..<5)
+    func loop(index: Int) async throws {
+        let (_, schemas) = Self.loops[index]
+        let mock = try OpenAPIImport.make(from: Self.document(schemas, root: "A"), file: "loops.json")
+        let server = try await MockServer.inMemory(try ServerConfiguration(root: mock.configuration, file: "loops.json"))
+        #expect(await server.get("/report").status == .ok)
+        #expect(await server.get("/things").status != .internalServerError)
+        // What the schema gives, up to where it comes round, is there.
+        if index < 2 { #expect(try await server.get("/report").json()["name"] != nil) }
+    }
+
+    @Test("Sixty schemas each an allOf of the next twice are each worked out once", .timeLimit(.minutes(1)))
+    func sharedWithoutEnd() async throws {
+        var schemas = JSONObject()
+        for index in 0..<60 {
+            let next: JSON = ["$ref": .string("#/components/schemas/S\(index + 1)")]
+            schemas["S\(index)"] = ["allOf": [next, next, ["properties": .object(["p\(index)": ["type": "string"]])]]]
+        }
+        schemas["S60"] = Self.named
+        // 2^60 merges before: a startup that never ended.
+        let mock = try OpenAPIImport.make(from: Self.document(schemas, root: "S0"), file: "shared.json")
+        let server = try await MockServer.inMemory(try ServerConfiguration(root: mock.configuration, file: "shared.json"))
+        let report = try await server.get("/report").json()
+        #expect(report["p0"] != nil && report["p59"] != nil && report["name"] != nil)
+    }
+}
+
 @Suite("The mock's own document, read back")
 struct OpenAPIRoundTripTests {
     @Test(

@@ -100,6 +100,41 @@ struct SwiftClientSourceTests {
         #expect(!source.contains("BookInput"))
     }
 
+    @Test("Hostile paths, names and members stay inside their literals and comments: the source passes the check and parses")
+    func hostileNames() async throws {
+        // Paths, names and members that try to end their literal or comment and run code (`/p")\n#error(…)`).
+        let document = try JSON(
+            parsing: Array(try Data(contentsOf: URL(fileURLWithPath: packageRoot + "Tests/OpenAPI/documents/hostile-names.json")))
+        )
+        let mock = try OpenAPIImport.make(from: document, file: "evil\n#error(\"file\").yaml")
+        let configuration = try ServerConfiguration(root: mock.configuration, file: "evil.yaml")
+        let server = try await MockServer(configuration: configuration, store: MemoryStore())
+        let source = SwiftClientSource.make(for: server, name: "Pwn\n#error", origin: "evil\n#error(\"file\").yaml")
+        #expect(SwiftSourceCheck.problems(in: source) == [])
+        for line in source.split(separator: "\n") {
+            let code = line.drop { $0 == " " }
+            #expect(!code.hasPrefix("#"), "\(line)")
+        }
+        #expect(source.contains("init_"))
+        #expect(source.contains("firstName_"))
+        // The Swift parser agrees (macros are expanded by scripts/check-generated-clients, which compiles one).
+        let file = TemporaryFiles.directory("hostile") + "Client.swift"
+        try Data(source.utf8).write(to: URL(fileURLWithPath: file))
+        let parse = try await runToEnd(["swiftc", "-parse", file])
+        #expect(parse.status == 0, "\(parse.output)")
+    }
+
+    @Test("The check itself refuses what would escape: a directive, an interpolation, a broken literal, a bad template")
+    func checkRefuses() {
+        for source in [
+            "#error(\"x\")", "let a = \"\\(b)\"", "let a = \"open", "/* x */", "@GET(\"/a?b\")\nfunc x()",
+            "@GET(\"/a/{b\")", "@escaping", "let é = 1", "}",
+        ] {
+            #expect(!SwiftSourceCheck.problems(in: source).isEmpty, "\(source)")
+        }
+        #expect(SwiftSourceCheck.problems(in: "// a comment\n@GET(\"/a/{b}\")\nfunc get(b: Int) async throws -> [A]") == [])
+    }
+
     @Test("Names that are not Swift identifiers, keywords, and names Swift already has are made safe")
     func names() async throws {
         let tasks = MockResource(

@@ -13,9 +13,11 @@ package enum FileContents {
         package let reason: String
     }
 
-    /// The whole file; configuration files are small, so one read loop is enough.
+    /// The whole file; configuration files are small, so one read loop is enough. Opened without
+    /// blocking, so that a FIFO or a device put where the file was (a configuration from a third party, a
+    /// `--watch`ed path replaced) is refused as not a regular file instead of waiting for a writer for good.
     package static func read(_ path: String, limit: Int = .max) throws(ReadError) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { throw ReadError(reason: String(cString: strerror(errno))) }
         defer { close(descriptor) }
         var info = stat()

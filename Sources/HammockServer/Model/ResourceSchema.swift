@@ -152,7 +152,7 @@ public struct ResourceSchema: Sendable, Hashable {
             resource: resource, key: key, isKeyGenerated: isKeyGenerated, foreignKeys: foreignKeys, columns: columns)
     }
 
-    static func isValidName(_ name: String) -> Bool {
+    package static func isValidName(_ name: String) -> Bool {
         !name.isEmpty && name != "." && name != ".."
             && !name.contains { "/?#% ".contains($0) || $0.isNewline }
     }
