@@ -419,6 +419,8 @@ if Context.environment["HAMMOCK_FUZZ"] != nil {
         ("fuzz-configuration", "FuzzConfiguration", "Configuration", ["HammockServer"]),
         ("fuzz-url-patterns", "FuzzURLPatterns", "URLPatterns", ["HammockWire"]),
         ("fuzz-queries", "FuzzQueries", "Queries", ["HammockServer", "HammockSQLite", "HammockJSON"]),
+        ("fuzz-openapi", "FuzzOpenAPI", "OpenAPI", ["HammockOpenAPI", "HammockServer", "HammockJSON"]),
+        ("fuzz-generate-swift", "FuzzGenerateSwift", "GenerateSwift", ["HammockOpenAPI", "HammockServer", "HammockJSON"]),
     ]
     package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/FuzzSupport", swiftSettings: swiftSettings))
     for fuzz in fuzzTargets {

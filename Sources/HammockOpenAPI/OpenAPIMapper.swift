@@ -305,6 +305,9 @@ struct OpenAPIMapper {
             }
             fields.append(field)
         }
+        // Records that hold nothing but the key the server makes cannot be a resource (nothing a write
+        // could set): their operations stay stubs.
+        guard !fields.isEmpty else { return nil }
 
         // The actions the document lists, and the operations they answer.
         var actions: [String] = []

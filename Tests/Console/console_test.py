@@ -3,16 +3,20 @@
 Run by scripts/check-console (CI). Starts `hammock serve` on free ports, opens the console, creates a
 record through the form and sees it in the table and the live log, sorts, edits, switches a fault on and
 sees the next request fail, switches it off, deletes; checks the page's accessibility basics at laptop
-and phone widths and with an admin token; saves screenshots.
+and phone widths and with an admin token; saves screenshots. First, a page on another origin and a page
+under a re-pointed name (DNS rebinding) try to drive and read the admin API, and are refused.
 
 Usage: python3 Tests/Console/console_test.py HAMMOCK-BINARY SCREENSHOT-DIRECTORY
 """
 import atexit
+import http.server
 import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -61,10 +65,10 @@ def serve(*arguments, config="Examples/people.json"):
     raise AssertionError("hammock serve did not start")
 
 
-def browser(width, height):
+def browser(width, height, *extra):
     options = Options()
     for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", f"--window-size={width},{height}",
-                     "--disable-gpu", "--lang=en-US"]:
+                     "--disable-gpu", "--lang=en-US", *extra]:
         options.add_argument(argument)
     options.binary_location = "/usr/bin/chromium"
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
@@ -135,7 +139,94 @@ def browser_errors(driver):
     return [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
 
 
+ATTACK_PAGE = """<!doctype html><html><body><h1>A page on another origin</h1>
+<iframe name="sink" hidden></iframe>
+<form id="form" method="POST" enctype="text/plain" target="sink" action="MOCK/__hammock/reset">
+<input name='{"x":"' value='"}'></form>
+<script>
+const mock = "MOCK";
+window.results = {};
+async function attempt(name, run) {
+  try { window.results[name] = await run(); } catch (error) { window.results[name] = "refused: " + error.name; }
+}
+(async () => {
+  document.getElementById("form").submit();
+  await attempt("reset", () => fetch(mock + "/__hammock/reset", {method: "POST", mode: "no-cors",
+    headers: {"Content-Type": "text/plain"}, body: "{}"}).then(r => r.type));
+  await attempt("route", () => fetch(mock + "/__hammock/routes", {method: "POST", mode: "no-cors",
+    headers: {"Content-Type": "text/plain"}, body: JSON.stringify({method: "GET", path: "/owned", body: {owned: true}})})
+    .then(r => r.type));
+  await attempt("journal", () => fetch(mock + "/__hammock/requests").then(r => r.text()));
+  await attempt("json", () => fetch(mock + "/__hammock/reset", {method: "POST",
+    headers: {"Content-Type": "application/json"}, body: "{}"}).then(r => String(r.status)));
+  window.done = true;
+})();
+</script></body></html>"""
+
+
+def check_hostile_pages():
+    """A page on another origin tries a form POST and no-cors writes, reads the journal, and sends a real
+    JSON write (which needs a preflight); a page whose name was re-pointed at the mock (DNS rebinding,
+    played with chromium's host resolver rules) reads and writes the admin API as its own origin. Each is
+    refused, and nothing in the mock changes."""
+    server, url = serve("--quiet")
+    port = url.rsplit(":", 1)[1]
+    # The mock's own requests, with a secret, which a page must not read.
+    request = urllib.request.Request(url + "/people", headers={"Authorization": "Bearer app-secret"})
+    with urllib.request.urlopen(request) as response:
+        expect(response.status == 200, "the app's request")
+    page = tempfile.mkdtemp()
+    with open(os.path.join(page, "attack.html"), "w") as file:
+        file.write(ATTACK_PAGE.replace("MOCK", url))
+    handler = lambda *args: http.server.SimpleHTTPRequestHandler(*args, directory=page)  # noqa: E731
+    http.server.SimpleHTTPRequestHandler.log_message = lambda *args: None
+    attacker = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=attacker.serve_forever, daemon=True).start()
+    driver = browser(1000, 800, "--host-resolver-rules=MAP rebind.test 127.0.0.1")
+    try:
+        driver.get(f"http://127.0.0.1:{attacker.server_address[1]}/attack.html")
+        wait_for(driver, lambda: driver.execute_script("return window.done === true"), "the page's attempts")
+        results = driver.execute_script("return window.results")
+        expect(results["journal"].startswith("refused"), f"another origin cannot read the journal: {results['journal'][:80]}")
+        expect(results["json"].startswith("refused"), f"a JSON write from another origin fails its preflight: {results}")
+        time.sleep(0.5)  # the form's navigation, which the page does not wait for
+        with urllib.request.urlopen(url + "/people") as response:
+            expect(len(json.load(response)) == 5, "no reset reached the mock (five people, one more GET)")
+        try:
+            urllib.request.urlopen(url + "/owned")
+            expect(False, "no route was added")
+        except urllib.error.HTTPError as error:
+            expect(error.code == 404, "the page's route is not there")
+        with urllib.request.urlopen(url + "/__hammock/requests") as response:
+            journal = response.read().decode()
+            expect("app-secret" not in journal and "Bearer [redacted]" in journal, "the journal hides the app's token")
+
+        # Rebinding: the page's origin is http://rebind.test:PORT, the mock's own port.
+        driver.get(f"http://rebind.test:{port}/people")
+        statuses = driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            (async () => {
+              const read = await fetch("/__hammock/requests").then(r => r.status);
+              const write = await fetch("/__hammock/reset", {method: "POST", headers: {"Content-Type": "application/json"},
+                body: "{}"}).then(r => r.status);
+              const page = await fetch("/__hammock/", {headers: {Accept: "text/html"}}).then(r => r.status);
+              done([read, write, page]);
+            })();""")
+        expect(statuses == [403, 403, 403], f"a re-pointed name is refused on every admin path: {statuses}")
+        with urllib.request.urlopen(url + "/people") as response:
+            expect(len(json.load(response)) == 5, "the data is still there")
+        # The same browser on the mock's own name works as before.
+        driver.get(url + "/__hammock/")
+        wait_for(driver, lambda: "(5 records)" in text(driver, "page-status"), "the console on its own origin")
+    finally:
+        driver.quit()
+        attacker.shutdown()
+        server.terminate()
+        server.wait(10)
+
+
 def main():
+    check_hostile_pages()
     server, url = serve("--quiet")
     driver = browser(1400, 1000)
     try:

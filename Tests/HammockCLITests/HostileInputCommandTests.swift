@@ -79,7 +79,7 @@ struct HostileInputCommandTests {
             ],
         ]
         let (_, path) = try serving.temporaryConfig(#"{"routes": [{"method": "GET", "path": "/ping", "body": {"pong": true}}]}"#)
-        for command in [["routes", path], ["generate", "swift", path]] {
+        for command in [["routes", path], ["openapi", path], ["generate", "swift", path]] {
             try Data(looping.serializedString().utf8).write(to: URL(fileURLWithPath: path))
             let process = try HammockProcess(command)
             #expect(await process.exitStatus() == 0, "\(command): \(process.errorOutput.withLock { $0 })")

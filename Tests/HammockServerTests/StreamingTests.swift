@@ -150,6 +150,18 @@ struct StreamingTests {
         }
     }
 
+    @Test("A file replaced by a FIFO between the answer and its sending fails the body, never blocks it", .timeLimit(.minutes(1)))
+    func fileBecomesFIFO() async throws {
+        let directory = TemporaryFiles.directory("fifo")
+        let path = directory + "report.csv"
+        try Data("a,b\n".utf8).write(to: URL(fileURLWithPath: path))
+        let body = try StreamingBody.file(at: path)
+        try FileManager.default.removeItem(atPath: path)
+        #expect(mkfifo(path, 0o600) == 0)
+        // Before, opening it waited for a writer for good, holding a thread of the file queue.
+        await #expect(throws: FileBodyError.self) { _ = try await body.collect() }
+    }
+
     /// The server's resident memory, from `/proc/self/statm`.
     static func residentBytes() -> Int {
         guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }

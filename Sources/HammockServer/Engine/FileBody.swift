@@ -45,10 +45,11 @@ final class FileReader: Sendable {
     static func open(_ path: String) async throws(FileBodyError) -> FileReader {
         let result: Result<Int32, FileBodyError> = await withCheckedContinuation { continuation in
             queue.async {
-                let descriptor = systemOpen(path)
+                // Checked again when opened: the path may have become a FIFO since the stub was made.
+                let descriptor = systemOpenRegularFile(path)
+                let reason = errno == EINVAL ? "not a regular file" : String(cString: strerror(errno))
                 continuation.resume(
-                    returning: descriptor >= 0
-                        ? .success(descriptor) : .failure(FileBodyError(path: path, reason: String(cString: strerror(errno)))))
+                    returning: descriptor >= 0 ? .success(descriptor) : .failure(FileBodyError(path: path, reason: reason)))
             }
         }
         return FileReader(descriptor: try result.get())
