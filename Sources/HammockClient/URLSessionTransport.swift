@@ -148,7 +148,7 @@ final class DataTaskHandle: Sendable {
 /// One request's transfer: collects the body as it arrives (failing past the limit), reports progress,
 /// and resumes the caller exactly once, whichever comes first: the task's end, the deadline, a
 /// cancellation or the limit.
-final class DataTransfer: Sendable {
+package final class DataTransfer: Sendable {
     private struct State {
         var continuation: CheckedContinuation<(Data, URLResponse), any Error>?
         var data = Data()
@@ -243,7 +243,7 @@ final class DataTransfer: Sendable {
         continuation?.resume(with: outcome)
     }
 
-    static func tooLarge(_ limit: Int) -> URLError {
+    package static func tooLarge(_ limit: Int) -> URLError {
         URLError(
             .dataLengthExceedsMaximum, userInfo: [NSLocalizedDescriptionKey: "The response body is larger than \(limit) bytes"])
     }
@@ -257,15 +257,19 @@ final class DataTransfer: Sendable {
 /// subclass cannot be checked by the compiler.)
 final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     static let shared = TransferRouter()
-    private let transfers = Mutex<[Int: DataTransfer]>([:])
+    /// By the task object, not its `taskIdentifier`: identifiers are numbered per session, so a task of
+    /// a session the app passed (whose task delegate this is) shares its number with one of ours. The
+    /// object stays alive from `register` to completion (its session holds a running task), so its
+    /// identity is not reused meanwhile; the entry goes at completion.
+    private let transfers = Mutex<[ObjectIdentifier: DataTransfer]>([:])
 
     /// Routes `task`'s events to `transfer` until the task completes. Call before the task resumes.
     func register(_ transfer: DataTransfer, for task: URLSessionTask) {
-        transfers.withLock { $0[task.taskIdentifier] = transfer }
+        transfers.withLock { $0[ObjectIdentifier(task)] = transfer }
     }
 
     private func transfer(for task: URLSessionTask) -> DataTransfer? {
-        transfers.withLock { $0[task.taskIdentifier] }
+        transfers.withLock { $0[ObjectIdentifier(task)] }
     }
 
     func urlSession(
@@ -281,7 +285,7 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let transfer = transfers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        let transfer = transfers.withLock { $0.removeValue(forKey: ObjectIdentifier(task)) }
         transfer?.completed(error: error, response: task.response)
     }
 

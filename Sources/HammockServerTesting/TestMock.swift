@@ -51,9 +51,23 @@ public struct TestMock: Sendable {
     public var journal: RequestJournal { server.journal }
 
     /// What to add to a launched app's environment so that it calls this server:
-    /// `["HAMMOCK_BASE_URL": "http://127.0.0.1:PORT"]`. For a separate process, so use ``Reach/loopback``:
-    /// an in-process URL means nothing to another process.
-    public var launchEnvironment: [String: String] { [Self.baseURLVariable: baseURL.absoluteString] }
+    /// `["HAMMOCK_BASE_URL": "http://127.0.0.1:PORT"]`.
+    /// - Throws: ``LaunchEnvironmentError`` for a mock reached in process: its URL means nothing to
+    ///   another process (the app would fail with "cannot find host"); start it with ``Reach/loopback``.
+    public var launchEnvironment: [String: String] {
+        get throws(LaunchEnvironmentError) {
+            guard reach == .loopback else { throw LaunchEnvironmentError() }
+            return [Self.baseURLVariable: baseURL.absoluteString]
+        }
+    }
+
+    /// ``TestMock/launchEnvironment`` of a mock reached in process.
+    public struct LaunchEnvironmentError: Error, Sendable, CustomStringConvertible {
+        public var description: String {
+            "an in-process mock has no URL another process can reach: start it with .loopback "
+                + "(.mockServer(.loopback, …) or TestMock.start(.loopback)) to hand it to a launched app"
+        }
+    }
 
     /// The URL of `path` under ``baseURL`` (`"people/1"`, `"/people?name=ada"`; a query is kept).
     /// Characters a URL cannot hold are percent-encoded (`"people?name=Amy Lee"`).
@@ -126,10 +140,11 @@ public struct TestMock: Sendable {
         try await start(reach) { try await MockServer.fromFile(path, seed: seed) }
     }
 
-    /// Stops listening (loopback) and lets the session go. The server's records stay readable.
+    /// Stops the server (its listener on loopback; in process, its streamed answers and held responses
+    /// end, as a socket's would) and lets the session go. The server's records stay readable.
     public func stop() async {
+        await server.stop()
         session.finishTasksAndInvalidate()
-        if reach == .loopback { await server.stop() }
     }
 }
 

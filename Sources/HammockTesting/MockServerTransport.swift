@@ -14,41 +14,117 @@ import FoundationNetworking
 /// let server = try await MockServer(resources: [people])
 /// let client = RestClient(baseURL: URL(string: "http://mock")!, transport: MockServerTransport(server: server))
 /// ```
-/// A connection fault is thrown as the `URLError` that `URLSessionTransport` meets over a socket
-/// (``urlError(for:)``); a throttled body takes its time; a timeout fault waits for ``timeout`` on the
-/// server's clock, as `URLSessionTransport` waits for its own, then throws `URLError(.timedOut)`.
+/// It behaves as `URLSessionTransport` does over a socket: a redirect is followed under `RedirectRule`
+/// (a `Location` on another origin keeps no token, cookie or API key; one outside this server fails,
+/// since no network is reached from here); a body past ``maximumResponseSize`` fails as it arrives, and a
+/// streamed body that does not end within ``timeout`` fails `timedOut` (a repeating event stream, read
+/// whole as this transport reads bodies, would otherwise grow for ever). A connection fault is thrown as
+/// the `URLError` that `URLSessionTransport` meets over a socket (``urlError(for:)``); a throttled body
+/// takes its time; a timeout fault waits for ``timeout`` on the server's clock, then throws
+/// `URLError(.timedOut)`.
 public struct MockServerTransport: HTTPTransport {
     /// The server that answers.
     public let server: MockServer
-    /// How long a call waits for a server that never answers (a timeout fault) before `timedOut`.
+    /// How long a call may take: a server that never answers (a timeout fault) on the server's clock, a
+    /// body that does not end in time. Held between a millisecond and a year.
     public let timeout: Duration
+    /// The largest response body accepted, in bytes (16 MiB by default, as the other transports).
+    public let maximumResponseSize: Int
 
     /// A transport to `server`.
-    public init(server: MockServer, timeout: Duration = .seconds(60)) {
+    public init(server: MockServer, timeout: Duration = .seconds(60), maximumResponseSize: Int = 16 << 20) {
         self.server = server
-        self.timeout = timeout
+        self.timeout = Self.clampedTimeout(timeout)
+        self.maximumResponseSize = max(0, maximumResponseSize)
     }
 
     public func send(_ request: HTTPRequest, body: [UInt8]?) async throws -> (HTTPResponse, [UInt8]) {
-        var mockRequest = MockRequest(request.method, request.path ?? "/", headerFields: request.headerFields, body: body ?? [])
-        if body != nil, mockRequest.headerFields[.contentLength] == nil {
-            mockRequest.headerFields[.contentLength] = String(body?.count ?? 0)
+        let deadline = ContinuousClock.now + timeout
+        var request = request
+        var body = body
+        var redirects = 0
+        while true {
+            var mockRequest = MockRequest(
+                request.method, request.path ?? "/", headerFields: request.headerFields, body: body ?? [])
+            if body != nil, mockRequest.headerFields[.contentLength] == nil {
+                mockRequest.headerFields[.contentLength] = String(body?.count ?? 0)
+            }
+            let exchanged: MockServer.StreamedExchange
+            do {
+                exchanged = try await server.exchangeStreaming(mockRequest, timeout: timeout)
+            } catch let error as ConnectionFaultError {
+                throw Self.urlError(for: error.fault)
+            }
+            // As over a socket: a call cancelled while the server worked (or held its answer back for
+            // simulated latency) ends in cancellation, not in the answer nobody waits for any more.
+            try Task.checkCancellation()
+            if let next = try Self.redirect(after: exchanged.head, from: request) {
+                redirects += 1
+                guard redirects <= RedirectRule.maximumRedirects else { throw URLError(.httpTooManyRedirects) }
+                let rule = RedirectRule.method(after: exchanged.head.status.code, from: request.method)
+                if !rule.keepsBody { body = nil }
+                request = next
+                continue
+            }
+            let responseBody = try await collect(exchanged, deadline: deadline)
+            if TransferProgress.isObserved {
+                TransferProgress.report(.responseHeadReceived(expectedBytes: responseBody.count))
+                TransferProgress.report(.responseBytesReceived(total: responseBody.count))
+            }
+            return (HTTPResponse(status: exchanged.head.status, headerFields: exchanged.head.headerFields), responseBody)
         }
-        let response: MockResponse
-        do {
-            // A streamed body is read whole, as a client that buffers bodies does (cancelling the call ends it).
-            response = try await server.exchange(mockRequest, timeout: timeout)
-        } catch let error as ConnectionFaultError {
-            throw Self.urlError(for: error.fault)
+    }
+
+    /// The request a redirect answer asks for, under ``RedirectRule``: `nil` when the answer is none to
+    /// follow.
+    /// - Throws: `URLError(.unsupportedURL)` for a `Location` outside this server's origin (it would
+    ///   need a network).
+    static func redirect(after response: MockResponse, from request: HTTPRequest) throws -> HTTPRequest? {
+        guard RedirectRule.follows(response.status.code), let location = response.headerFields[.location],
+            let current = request.url, let target = URL(string: location, relativeTo: current)?.absoluteURL
+        else { return nil }
+        guard !RedirectRule.leavesOrigin(from: current, to: target) else {
+            throw URLError(
+                .unsupportedURL,
+                userInfo: [
+                    NSLocalizedDescriptionKey:
+                        "MockServerTransport follows redirects within its server only; \(target.absoluteString.prefix(200)) "
+                        + "is elsewhere (serve the mock on loopback to follow it over the network)"
+                ])
         }
-        // As over a socket: a call cancelled while the server worked (or held its answer back for
-        // simulated latency) ends in cancellation, not in the answer nobody waits for any more.
-        try Task.checkCancellation()
-        if TransferProgress.isObserved {
-            TransferProgress.report(.responseHeadReceived(expectedBytes: response.body.count))
-            TransferProgress.report(.responseBytesReceived(total: response.body.count))
+        let rule = RedirectRule.method(after: response.status.code, from: request.method)
+        var next = request
+        next.method = rule.method
+        next.headerFields = RedirectRule.fields(request.headerFields, from: current, to: target, keepsBody: rule.keepsBody)
+        var path = target.path.isEmpty ? "/" : target.path
+        if let query = URLComponents(url: target, resolvingAgainstBaseURL: false)?.percentEncodedQuery { path += "?" + query }
+        next.path = path
+        return next
+    }
+
+    /// The body, read as it is written, up to ``maximumResponseSize`` and `deadline`.
+    private func collect(_ exchanged: MockServer.StreamedExchange, deadline: ContinuousClock.Instant) async throws -> [UInt8] {
+        let limit = maximumResponseSize
+        guard let stream = exchanged.body else {
+            guard exchanged.head.body.count <= limit else { throw DataTransfer.tooLarge(limit) }
+            return exchanged.head.body
         }
-        return (HTTPResponse(status: response.status, headerFields: response.headerFields), response.body)
+        let bytes = try await withThrowingTaskGroup(of: [UInt8]?.self) { group in
+            group.addTask {
+                let collected = try await stream.collect(upTo: limit + 1)
+                guard collected.count <= limit else { throw DataTransfer.tooLarge(limit) }
+                return collected
+            }
+            group.addTask {
+                try await Task.sleep(until: deadline, clock: .continuous)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let bytes = first else { throw URLError(.timedOut) }
+            return bytes
+        }
+        if exchanged.isTruncated { throw Self.urlError(for: .truncate) }
+        return bytes
     }
 
     /// The error a URLSession client meets for `fault` over a socket (`InProcessNetwork.urlError(for:)`,

@@ -13,9 +13,15 @@ extension MockServer {
     /// never resolves (RFC 6761), so a request that escapes the configuration fails at once instead of
     /// reaching a network.
     public var inProcessURL: URL {
-        let host = InProcessServers.shared.host(for: self)
-        // A host made of a UUID's hex digits and dots is always a valid URL host.
-        return URL(string: "http://\(host)\(options.basePath ?? "")") ?? URL(fileURLWithPath: "/")
+        var components = URLComponents()
+        components.scheme = "http"
+        components.host = InProcessServers.shared.host(for: self)
+        // A normalized base path (a leading slash, no `?`, `#`, `%` or spaces), encoded where it must be.
+        components.path = options.basePath ?? ""
+        // A UUID's hex digits as the host and a path that starts with `/` always form a URL; never a
+        // `file:` one in its place, which a request that escaped the configuration would read.
+        guard let url = components.url else { preconditionFailure("no in-process URL for \(components)") }
+        return url
     }
 
     /// A session configuration whose requests to ``inProcessURL`` this server answers in process, with no
@@ -36,8 +42,8 @@ extension MockServer {
 }
 
 /// The servers reachable in process, by host. Held weakly: a server that is gone answers no more.
-final class InProcessServers: Sendable {
-    static let shared = InProcessServers()
+package final class InProcessServers: Sendable {
+    package static let shared = InProcessServers()
     static let suffix = ".hammock.invalid"
 
     private struct Entry {
@@ -51,12 +57,19 @@ final class InProcessServers: Sendable {
         entries.withLock { entries in
             if let host = entries.byServer[ObjectIdentifier(server)], entries.byHost[host]?.server === server { return host }
             let host = UUID().uuidString.lowercased() + Self.suffix
+            // Servers that are gone leave both tables (the second grew by one entry per server a test
+            // process ever made).
             entries.byHost = entries.byHost.filter { $0.value.server != nil }
+            let live = Set(entries.byHost.keys)
+            entries.byServer = entries.byServer.filter { live.contains($0.value) }
             entries.byHost[host] = Entry(server: server)
             entries.byServer[ObjectIdentifier(server)] = host
             return host
         }
     }
+
+    /// How many hosts and servers the table holds (for tests: they stay equal).
+    package var counts: (hosts: Int, servers: Int) { entries.withLock { ($0.byHost.count, $0.byServer.count) } }
 
     func server(forHost host: String) -> MockServer? {
         entries.withLock { $0.byHost[host.lowercased()]?.server }
@@ -68,9 +81,13 @@ final class InProcessServers: Sendable {
 ///
 /// Requests are read as the server reads them off a socket (method, path and query as sent, every
 /// header, the body from `httpBody` or `httpBodyStream`), answered through the whole pipeline
-/// (latency, faults, the journal), and the answer is handed back with its status, headers and body. A
-/// connection fault ends the task with the `URLError` a real network gives (``InProcessNetwork``);
-/// cancelling the task cancels the server's work.
+/// (latency, faults, the journal), and the answer is handed back as a socket hands it: the head, then
+/// the body chunk by chunk as the server writes it (Server-Sent Events arrive one by one; a repeating
+/// stream ends when the task is cancelled or the server stops). A redirect is followed as URLSession
+/// follows one over a socket, asking the task's and the session's delegate; `Set-Cookie` lines go to the
+/// session's cookie storage, one by one. A connection fault ends the task with the `URLError` a real
+/// network gives (``InProcessNetwork``); cancelling the task cancels the server's work. What differs from
+/// a socket is listed in docs/testing.md.
 public final class HammockURLProtocol: URLProtocol {
     /// The work answering this request, cancelled by `stopLoading`.
     private let work = Mutex<Task<Void, Never>?>(nil)
@@ -106,7 +123,7 @@ public final class HammockURLProtocol: URLProtocol {
         }
         #endif
         let timeout = request.timeoutInterval > 0 ? request.timeoutInterval : 60
-        let handle = Handle(loader: self)
+        let handle = Handle(loader: self, calls: ClientCalls())
         let task = Task { await answer(handle, request: request, url: url, server: server, timeout: timeout) }
         work.withLock { $0 = task }
     }
@@ -118,16 +135,19 @@ public final class HammockURLProtocol: URLProtocol {
         }
     }
 
-    /// The protocol object, handed to the task that answers its request.
+    /// The protocol object, handed to the task that answers its request, with the way back to the
+    /// thread its client must be called on.
     ///
     /// `@unchecked Sendable` (Foundation marks URLProtocol's Sendable unavailable), because that task
-    /// calls `client` once the server answers: the object's own state is one `Mutex`; the inherited
-    /// `request` and `client` are set when Foundation makes it and only read after; FoundationNetworking's
-    /// client queues each call onto the session task's own work queue, so a call from another thread is
-    /// safe there, as the tests exercise. On Apple platforms URLSession documents no such guarantee; not
-    /// verified here (no Apple machine runs this suite).
+    /// calls `client` as the server answers: the object's own state is one `Mutex`; the inherited
+    /// `request`, `client` and `task` are set when Foundation makes it and only read after; and every
+    /// client call goes through ``ClientCalls``, which on Apple platforms performs it on the run loop of
+    /// the thread that called `startLoading` (the URLProtocol contract there), in order, and on
+    /// FoundationNetworking, whose client queues each call onto the session task's own work queue,
+    /// makes it where it is.
     struct Handle: @unchecked Sendable {
         let loader: HammockURLProtocol
+        let calls: ClientCalls
     }
 
     #if canImport(FoundationNetworking)
@@ -210,38 +230,5 @@ public final class HammockURLProtocol: URLProtocol {
             bytes.append(contentsOf: chunk[0..<count])
         }
         return bytes
-    }
-}
-
-/// Answers `request` from `server` and hands the answer to the protocol's client.
-private func answer(
-    _ handle: HammockURLProtocol.Handle, request: URLRequest, url: URL, server: MockServer, timeout: TimeInterval
-) async {
-    let loader = handle.loader
-    let client = loader.client
-    do {
-        let mockRequest = try HammockURLProtocol.mockRequest(from: request, limit: server.options.maximumBodySize)
-        let response = try await server.exchange(mockRequest, timeout: .seconds(min(timeout, 86_400)))
-        try Task.checkCancellation()
-        var fields: [String: String] = [:]
-        for field in response.headerFields {
-            fields[field.name.canonicalName] = fields[field.name.canonicalName].map { $0 + ", " + field.value } ?? field.value
-        }
-        guard
-            let answer = HTTPURLResponse(
-                url: url, statusCode: response.status.code, httpVersion: "HTTP/1.1", headerFields: fields)
-        else {
-            client?.urlProtocol(loader, didFailWithError: URLError(.badServerResponse))
-            return
-        }
-        client?.urlProtocol(loader, didReceive: answer, cacheStoragePolicy: .notAllowed)
-        if !response.body.isEmpty { client?.urlProtocol(loader, didLoad: Data(response.body)) }
-        client?.urlProtocolDidFinishLoading(loader)
-    } catch let error as ConnectionFaultError {
-        client?.urlProtocol(loader, didFailWithError: InProcessNetwork.urlError(for: error.fault))
-    } catch is CancellationError {
-        // The task was cancelled (stopLoading): URLSession reports that itself.
-    } catch {
-        client?.urlProtocol(loader, didFailWithError: error)
     }
 }

@@ -119,6 +119,32 @@ extension MockServer {
     /// ```
     /// - Throws: ``ConnectionFaultError``, `CancellationError`, or what a streamed body's producer threw.
     public func exchange(_ request: MockRequest, timeout: Duration? = nil) async throws -> MockResponse {
+        let exchanged = try await exchangeStreaming(request, timeout: timeout)
+        var response = exchanged.head
+        if let body = exchanged.body {
+            response.body = try await body.collect()
+            if exchanged.isTruncated { throw ConnectionFaultError(.truncate, partialResponse: response) }
+        }
+        try Task.checkCancellation()
+        return response
+    }
+
+    /// An answer as a transport that hands a body on as it is written receives it (HammockURLProtocol,
+    /// and ``exchange(_:timeout:)``, which collects it): the head, and the body to send chunk by chunk,
+    /// throttled or cut as the answer's delivery says.
+    package struct StreamedExchange: Sendable {
+        /// The status and header fields; its body is empty when ``body`` carries it.
+        package var head: MockResponse
+        /// The body, when it is not in ``head`` (a stream, a throttled or cut body).
+        package var body: StreamingBody?
+        /// The body stops early (a truncate fault): after it, the connection is lost.
+        package var isTruncated: Bool
+    }
+
+    /// ``exchange(_:timeout:)`` without reading the body: a timeout fault waits the same way, other
+    /// connection faults throw the same way, and a body that does not leave as one buffer is handed over
+    /// to be sent as it is written.
+    package func exchangeStreaming(_ request: MockRequest, timeout: Duration?) async throws -> StreamedExchange {
         var response = await respond(to: request)
         switch response.delivery {
         case .fault(.timeout):
@@ -133,18 +159,23 @@ extension MockServer {
             try Task.checkCancellation()
             throw ConnectionFaultError(.timeout)
         case .fault(.truncate):
-            response.body = try await transmission(of: response).body.collect()
+            let body = transmission(of: response).body
+            response.body = []
             response.stream = nil
-            throw ConnectionFaultError(.truncate, partialResponse: response)
+            return StreamedExchange(head: response, body: body, isTruncated: true)
         case .fault(let fault):
             throw ConnectionFaultError(fault)
         case .normal, .throttled:
-            if response.needsTransmission {
-                response.body = try await transmission(of: response).body.collect()
-                response.stream = nil
-            }
             try Task.checkCancellation()
-            return response
+            guard response.needsTransmission else { return StreamedExchange(head: response, body: nil, isTruncated: false) }
+            let body = transmission(of: response).body
+            response.body = []
+            response.stream = nil
+            return StreamedExchange(head: response, body: body, isTruncated: false)
         }
     }
+
+    /// Returns when the server stops (``stop()``): what an in-process transport ends its streamed bodies
+    /// on, as the HTTP listener closes its connections.
+    package func untilStopped() async { await stopSignal.wait() }
 }
