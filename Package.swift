@@ -318,7 +318,7 @@ let package = Package(
             name: "HammockResourcesTests",
             dependencies: [
                 "HammockResources", "HammockTesting", "HammockServer", "HammockHTTPServer", "HammockClient", "HammockJSON",
-                "HammockModel", .product(name: "HTTPTypes", package: "swift-http-types"),
+                "HammockModel", "HammockWire", .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -41,7 +41,7 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
     /// A transport over `client` (``defaultClient`` when `nil`).
     public init(client: HTTPClient? = nil, timeout: Duration = .seconds(60), maximumResponseSize: Int = 16 << 20) {
         self.client = client ?? Self.defaultClient
-        self.timeout = timeout
+        self.timeout = Self.clampedTimeout(timeout)
         self.maximumResponseSize = max(0, maximumResponseSize)
     }
 
@@ -69,7 +69,13 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
             else { break }
             guard redirects < RedirectRule.maximumRedirects else { throw HTTPClientError.redirectLimitReached }
             redirects += 1
-            try await Self.discard(response)
+            // Within the same deadline as everything else: AsyncHTTPClient's ends with the head, and a
+            // redirect's body trickled a byte a minute held a call with a 60 s timeout for hours.
+            let redirect = response
+            _ = try await Self.beforeDeadline(deadline) {
+                try await Self.discard(redirect)
+                return ByteBuffer()
+            }
             let next = RedirectRule.method(after: Int(response.status.code), from: method)
             fields = RedirectRule.fields(fields, from: url, to: target, keepsBody: next.keepsBody)
             method = next.method
@@ -78,16 +84,7 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         }
         // AsyncHTTPClient's deadline ends with the head; the rest of the budget bounds the body.
         let answered = response
-        let buffer = try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
-            group.addTask { try await self.collect(answered) }
-            group.addTask {
-                try await Task.sleep(until: deadline, clock: .continuous)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let buffer = first else { throw HTTPClientError.deadlineExceeded }
-            return buffer
-        }
+        let buffer = try await Self.beforeDeadline(deadline) { try await self.collect(answered) }
         // On a machine busy enough to hold back the sleeping child, the body may win a race it had lost:
         // whatever the scheduling, a call that ends after its deadline is a timeout.
         guard ContinuousClock.now <= deadline else { throw HTTPClientError.deadlineExceeded }
@@ -97,6 +94,23 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         }
         let status = HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase)
         return (HTTPResponse(status: status, headerFields: responseFields), Array(buffer: buffer))
+    }
+
+    /// `work`'s result, or `HTTPClientError.deadlineExceeded` once `deadline` passes (the work is then
+    /// cancelled).
+    static func beforeDeadline(
+        _ deadline: ContinuousClock.Instant, _ work: @escaping @Sendable () async throws -> ByteBuffer
+    ) async throws -> ByteBuffer {
+        try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+            group.addTask { try await work() }
+            group.addTask {
+                try await Task.sleep(until: deadline, clock: .continuous)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let buffer = first else { throw HTTPClientError.deadlineExceeded }
+            return buffer
+        }
     }
 
     /// Reads and drops a redirect's body (at most 64 KiB of it: a longer one ends its connection instead).

@@ -103,9 +103,9 @@ public struct RetryPolicy<C: Clock>: ClientInterceptor where C.Duration == Durat
                 guard Self.retryableStatuses.contains(response.status.code) else { return (response, responseBody) }
                 let retryAfter = Self.retryAfter(in: response.headerFields) ?? .zero
                 guard retryAfter <= backoff.maximumDelay else { return (response, responseBody) }
-                try await clock.sleep(for: max(delay, retryAfter))
+                try await clock.sleep(for: max(delay, retryAfter).clampedForSleep)
             } catch let error where !(error is CancellationError) {
-                try await clock.sleep(for: delay)
+                try await clock.sleep(for: delay.clampedForSleep)
             }
         }
         return try await next(request, body)  // the last attempt: its response or error is final
@@ -183,15 +183,50 @@ public struct RequestLogging: ClientInterceptor {
         .joined(separator: "; ")
     }
 
-    /// A path with the values of secret-looking query items replaced by `<redacted>` (what the log shows).
+    /// A path with the values of secret-looking query items replaced by `<redacted>` (what the log shows),
+    /// and path segments that carry a secret: the one after a segment named like a secret's holder
+    /// (`/reset/{token}`, `/invite/{code}`, `/api-keys/{key}`), and any that looks like a token (a JWT,
+    /// or 32 or more characters of base64url that are not a UUID).
     public static func redactedPath(_ target: String) -> String {
-        guard let mark = target.firstIndex(of: "?") else { return target }
+        let mark = target.firstIndex(of: "?")
+        let path = redactedSegments(target[..<(mark ?? target.endIndex)])
+        guard let mark else { return path }
         let items = target[target.index(after: mark)...].split(separator: "&").map { item -> String in
             let name = item.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
             let isSecret = secretWords.contains { name.lowercased().contains($0) }
             return isSecret ? "\(name)=<redacted>" : String(item)
         }
-        return String(target[..<mark]) + "?" + items.joined(separator: "&")
+        return path + "?" + items.joined(separator: "&")
+    }
+
+    /// Words of a path segment after which the next segment is a secret (`reset`, `invite`, `token`…).
+    static let secretPathWords: Set<String> = Set(secretWords).union([
+        "reset", "invite", "invitation", "verify", "verification", "confirm", "confirmation", "magic", "activate",
+        "activation", "unsubscribe", "keys", "tokens", "sessions", "codes",
+    ])
+
+    static func redactedSegments(_ path: Substring) -> String {
+        var previousHoldsSecret = false
+        return path.split(separator: "/", omittingEmptySubsequences: false).map { segment -> String in
+            let words = segment.lowercased().split(whereSeparator: { !$0.isLetter })
+            // A holder's name after a holder (`/password/reset/…`) is a name, not the secret.
+            let isToken = looksLikeToken(segment)
+            let holdsSecret = !isToken && words.contains { secretPathWords.contains(String($0)) }
+            defer { previousHoldsSecret = holdsSecret }
+            if !segment.isEmpty, isToken || (previousHoldsSecret && !holdsSecret) { return "<redacted>" }
+            return String(segment)
+        }
+        .joined(separator: "/")
+    }
+
+    /// A JWT (three base64url parts), or 32 or more characters of base64url that are not a UUID.
+    static func looksLikeToken(_ segment: Substring) -> Bool {
+        guard segment.count >= 32,
+            segment.unicodeScalars.allSatisfy({
+                $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.~%=".unicodeScalars.contains($0))
+            })
+        else { return false }
+        return UUID(uuidString: String(segment)) == nil
     }
 
     /// `text` with the secret-looking query items of every `http://` or `https://` URL in it redacted,

@@ -68,20 +68,9 @@ extension RestClient {
         await withCheckedContinuation { continuation in
             fileQueue.async {
                 // O_EXCL: a file someone placed at the name beforehand is never written through.
-                let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-                guard descriptor >= 0 else {
-                    continuation.resume(returning: CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: url.path]))
-                    return
-                }
-                let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-                do {
-                    try handle.write(contentsOf: Data(bytes))
-                    try handle.close()
-                    continuation.resume(returning: nil)
-                } catch {
-                    try? FileManager.default.removeItem(at: url)
-                    continuation.resume(returning: error)
-                }
+                continuation.resume(
+                    returning: PrivateFile.write(bytes, to: url.path)
+                        ? nil : CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: url.path]))
             }
         }
     }

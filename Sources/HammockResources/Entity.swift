@@ -1,6 +1,7 @@
-import Foundation
+public import Foundation
 public import HTTPTypes
 public import HammockJSON
+import HammockWire
 
 /// A resource's data: the content the response pipeline produced, with the response's metadata.
 ///
@@ -45,22 +46,71 @@ public struct Entity: Sendable {
     /// The `Last-Modified` date as sent, sent back as `If-Modified-Since` on the next load.
     public var lastModified: String? { headerFields[.lastModified] }
 
-    /// How long the server says this representation stays fresh: `Cache-Control: max-age`, or zero for
-    /// `no-cache` and `no-store`; `nil` when it says nothing (the configured expiration time applies).
-    public var freshnessLifetime: Duration? {
-        guard let cacheControl = headerFields[.cacheControl] else { return nil }
-        var lifetime: Duration?
-        for directive in cacheControl.split(separator: ",") {
-            let parts = directive.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            switch parts.first {
-            case "no-cache", "no-store": return .zero
-            case "max-age":
-                let digits = parts.count > 1 ? parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) : ""
-                if digits.count <= 10, let seconds = Int64(digits), seconds >= 0 { lifetime = .seconds(seconds) }
-            default: break
-            }
+    /// How long the server says this representation stays fresh from when it was made (RFC 9111
+    /// §4.2.1): `Cache-Control: max-age`; else `Expires` minus `Date`; zero for `no-cache` and
+    /// `no-store`, and for an `Expires` that is no date (`Expires: 0`, the classic "do not cache").
+    /// `nil` when it says nothing (the configured expiration time applies). An `Expires` without a `Date`
+    /// counts from arrival: see ``remainingFreshness(receivedAt:)``.
+    public var freshnessLifetime: Duration? { lifetime(receivedAt: nil) }
+
+    /// How much of its freshness the representation had left when it arrived at `receivedAt` (RFC 9111
+    /// §4.2.3): the lifetime less the age it already had, `Age` (the time it waited in a cache on the
+    /// way) or the time since its `Date`, whichever is more; never below zero. `nil` when the server
+    /// says nothing. A response that waited 50 of its 60 seconds in a CDN is fresh for 10 more.
+    public func remainingFreshness(receivedAt: Date) -> Duration? {
+        guard let lifetime = lifetime(receivedAt: receivedAt) else { return nil }
+        let remaining = lifetime - initialAge(receivedAt: receivedAt)
+        return remaining > .zero ? remaining : .zero
+    }
+
+    /// The age the representation had when it arrived (RFC 9111 §4.2.3, `corrected_initial_age`
+    /// without the request's own travel time): the greater of `Age` and the time from its `Date` to
+    /// `receivedAt`.
+    public func initialAge(receivedAt: Date) -> Duration {
+        var age = Duration.zero
+        if let text = headerFields[.age]?.trimmingCharacters(in: .whitespaces), text.count <= 10, let seconds = Int64(text),
+            seconds >= 0
+        {
+            age = .seconds(seconds)
         }
-        return lifetime
+        if let dated = headerFields[.date].flatMap({ HTTPDate.parse($0, now: receivedAt) }) {
+            age = max(age, Self.duration(from: dated, to: receivedAt))
+        }
+        return age
+    }
+
+    private func lifetime(receivedAt: Date?) -> Duration? {
+        if let cacheControl = headerFields[.cacheControl] {
+            var lifetime: Duration?
+            for directive in cacheControl.split(separator: ",") {
+                let parts = directive.split(separator: "=", maxSplits: 1).map {
+                    $0.trimmingCharacters(in: .whitespaces).lowercased()
+                }
+                switch parts.first {
+                case "no-cache", "no-store": return .zero
+                case "max-age":
+                    let digits = parts.count > 1 ? parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) : ""
+                    if digits.count <= 10, let seconds = Int64(digits), seconds >= 0 { lifetime = .seconds(seconds) }
+                default: break
+                }
+            }
+            if let lifetime { return lifetime }
+        }
+        guard let expires = headerFields[.expires] else { return nil }
+        // A date that does not parse is already past (§5.3): `Expires: 0`, `-1`.
+        let now = receivedAt ?? Date(timeIntervalSince1970: 0)
+        guard let expiry = HTTPDate.parse(expires, now: now) else { return .zero }
+        guard let origin = headerFields[.date].flatMap({ HTTPDate.parse($0, now: now) }) ?? receivedAt else {
+            return nil
+        }
+        return Self.duration(from: origin, to: expiry)
+    }
+
+    /// `to` − `from`, never below zero, in whole milliseconds (and at most a year, which no cache keeps).
+    static func duration(from: Date, to: Date) -> Duration {
+        let seconds = to.timeIntervalSince(from)
+        guard seconds.isFinite, seconds > 0 else { return .zero }
+        return .milliseconds(Int64(min(seconds, 365 * 86_400) * 1000))
     }
 
     /// Whether the server forbids storing this response (`Cache-Control: no-store`).

@@ -1,5 +1,6 @@
 public import Foundation
 import HTTPTypes
+import HammockClient
 import HammockJSON
 import Synchronization
 
@@ -54,13 +55,11 @@ public final class FileEntityCache: EntityCache {
                 remove(file)
                 return
             }
-            // Written to a private temporary file, then renamed: atomic, and never readable by others.
+            // Written to a private temporary file of our own name, then renamed: atomic, and never
+            // readable by others. Not `FileManager.createFile`, whose own `.dat.nosync…` temporary file a
+            // killed process left behind whole, where no wipe looked.
             let temporary = directory.appendingPathComponent(".\(UUID().uuidString).tmp")
-            guard
-                FileManager.default.createFile(
-                    atPath: temporary.path, contents: Data(bytes), attributes: [.posixPermissions: 0o600]),
-                rename(temporary.path, file.path) == 0
-            else {
+            guard PrivateFile.write(bytes, to: temporary.path), rename(temporary.path, file.path) == 0 else {
                 try? FileManager.default.removeItem(at: temporary)
                 return
             }
@@ -128,17 +127,25 @@ public final class FileEntityCache: EntityCache {
     }
 
     /// A write's temporary file: `.` + a UUID + `.tmp`.
-    static func isTemporaryName(_ name: String) -> Bool {
+    static func isOwnTemporaryName(_ name: String) -> Bool {
         name.utf8.count == 41 && name.hasPrefix(".") && name.hasSuffix(".tmp")
             && UUID(uuidString: String(name.dropFirst().dropLast(4))) != nil
     }
 
     /// Removes the temporary files of writes that never finished (the process ended between writing
-    /// and renaming): on first use and on every wipe (on `queue`, where no write of ours is under way).
+    /// and renaming): ours (`.UUID.tmp`), and those Foundation writes for an atomic write
+    /// (`.dat.nosync…`, `….tmp` names an earlier version of this cache left through
+    /// `FileManager.createFile`). On first use and on every wipe (on `queue`, where no write of ours is
+    /// under way).
     private func sweepTemporaryFiles() {
         for file in directoryFiles() where Self.isTemporaryName(file.lastPathComponent) {
             try? FileManager.default.removeItem(at: file)
         }
+    }
+
+    /// A temporary file of an interrupted write: ours, or Foundation's own for an atomic write.
+    static func isTemporaryName(_ name: String) -> Bool {
+        isOwnTemporaryName(name) || name.hasPrefix(".dat.nosync")
     }
 
     private func remove(_ file: URL) {

@@ -161,7 +161,11 @@ extension Resource {
             data.timestamp = now
             // A 304 carries the current header fields of the representation (RFC 9111 §4.3.4): they replace
             // the stored ones, except those describing the body it does not carry.
-            for field in fields where !Self.bodyFields.contains(field.name) { data.headerFields[field.name] = field.value }
+            // Every line of a name the 304 carries replaces every stored line of it (§3.2): `Cache-Control`
+            // sent on two lines keeps both.
+            for name in Set(fields.map(\.name)) where !Self.bodyFields.contains(name) {
+                data.headerFields[values: name] = fields[values: name]
+            }
             recordLoad(data, from: request, sent: sent, event: .notModified, configuration: configuration)
             request.complete(with: .success(data))
         case .failure(var error):
@@ -246,7 +250,8 @@ extension Resource {
     /// already counted the change.
     func show(_ entity: Entity, event: ResourceEvent) {
         latestData = entity
-        dataLifetime = entity.freshnessLifetime
+        // What is left of its freshness now, as it arrives (RFC 9111 §4.2: less the age it already had).
+        dataLifetime = entity.remainingFreshness(receivedAt: core.date)
         latestError = nil
         isInvalidated = false
         notifyObservers(event)

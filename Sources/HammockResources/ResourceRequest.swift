@@ -128,8 +128,11 @@ public final class ResourceRequest {
         return atHead + (0.99 - atHead) * received
     }
 
-    /// The progress every `interval` on the service's clock, ending with 1 when the request completes.
+    /// The progress every `interval` on the service's clock (at least every 10 ms: a zero interval
+    /// recomputed it tens of thousands of times a second on the main actor), ending with 1 when the
+    /// request completes.
     public func progressUpdates(every interval: Duration) -> AsyncStream<Double> {
+        let interval = max(interval, .milliseconds(10))
         let (stream, continuation) = AsyncStream.makeStream(of: Double.self, bufferingPolicy: .bufferingNewest(1))
         guard outcome == nil else {
             continuation.yield(1)

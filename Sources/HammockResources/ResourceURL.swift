@@ -24,6 +24,10 @@ enum ResourceURL {
         // a server that decodes it.
         let path = components.percentEncodedPath
         components.percentEncodedPath = removingDotSegments(path.contains("%") ? normalizingEscapes(path) : path)
+        // §6.2.3: for http(s) an empty path is `/`; `https://h.example` and `https://h.example/` both send `GET /`.
+        if components.percentEncodedPath.isEmpty, scheme == "http" || scheme == "https", components.host != nil {
+            components.percentEncodedPath = "/"
+        }
         if let items = components.percentEncodedQueryItems {
             let sorted = items.map { item in
                 URLQueryItem(name: normalizingEscapes(item.name), value: item.value.map(normalizingEscapes))

@@ -57,6 +57,9 @@ final class ServiceCore {
 
     var now: ServiceInstant { clock.now() }
 
+    /// The wall-clock time now, moving with the service's clock.
+    var date: Date { clock.date() }
+
     /// The service object: the one users hold, or a new one if they let go of it.
     var service: Service {
         if let handle { return handle }

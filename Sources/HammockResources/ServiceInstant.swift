@@ -1,3 +1,4 @@
+import Foundation
 import HammockClient
 
 /// A moment on a service's clock: how long after the service was created.
@@ -32,11 +33,19 @@ struct ServiceClock: Sendable {
     let now: @Sendable () -> ServiceInstant
     let sleep: @Sendable (Duration) async throws -> Void
     let retryPolicy: @Sendable (RetryBackoff) -> any ClientInterceptor
+    /// The wall-clock time at `now()`: the date a response arrived, which its `Date` and `Expires` are
+    /// compared with. It moves with the clock, from the wall-clock time when the service was made.
+    let date: @Sendable () -> Date
 
-    init<C: Clock>(_ clock: C) where C.Duration == Duration {
-        let start = clock.now
-        now = { ServiceInstant(sinceStart: start.duration(to: clock.now)) }
-        sleep = { duration in try await clock.sleep(for: duration) }
+    init<C: Clock>(_ clock: C, startDate: Date = Date()) where C.Duration == Duration {
+        let start = (instant: clock.now, date: startDate)
+        now = { ServiceInstant(sinceStart: start.instant.duration(to: clock.now)) }
+        date = {
+            let (seconds, attoseconds) = start.instant.duration(to: clock.now).components
+            return start.date.addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
+        }
+        // Every wait of the service (polling, a delayed cancel, progress ticks) is clamped here, once.
+        sleep = { duration in try await clock.sleep(for: duration.clampedForSleep) }
         retryPolicy = { backoff in RetryPolicy(backoff: backoff, clock: clock) }
     }
 }

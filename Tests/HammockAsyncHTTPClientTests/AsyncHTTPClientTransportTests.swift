@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HammockAsyncHTTPClient
 import HammockClient
 import HammockHTTPServer
@@ -163,6 +164,48 @@ struct AsyncHTTPClientWireTests {
         #expect(followed.target == "/landing")
         #expect(followed.values(of: "Authorization") == ["Bearer user-secret"])
         #expect(followed.values(of: "Cookie") == ["session=abc"])
+    }
+
+    @Test("A redirect whose body trickles in ends the call at its timeout: the deadline covers redirects' bodies too")
+    func redirectBodyDeadline() async throws {
+        let server = try await MockServer()
+        _ = server.addStubs([
+            try StubRoute(
+                .get, "/old",
+                answers: [
+                    try StubAnswer(status: 302, headers: [(.location, "/new")], body: .text(String(repeating: "x", count: 2_000)))
+                ])
+        ])
+        // One byte a second: before, only AsyncHTTPClient's 90 s idle timeout bounded the read.
+        server.setFaults([try Fault("GET /old", effect: .bandwidth(1))])
+        try await server.whileServing { port in
+            let transport = AsyncHTTPClientTransport(timeout: .seconds(1))
+            let request = HTTPRequest(method: .get, scheme: "http", authority: "127.0.0.1:\(port)", path: "/old")
+            let outcome = await withTaskGroup(of: String.self) { group in
+                group.addTask {
+                    do {
+                        _ = try await transport.send(request, body: nil)
+                        return "answered"
+                    } catch {
+                        return String(describing: error)
+                    }
+                }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(30))
+                    return "still running after 30 s"
+                }
+                let first = await group.next() ?? ""
+                group.cancelAll()
+                return first
+            }
+            #expect(outcome.contains("deadlineExceeded"), "\(outcome)")
+        }
+    }
+
+    @Test("The timeout it shows is the one it applies")
+    func clampedTimeout() {
+        #expect(AsyncHTTPClientTransport(timeout: .seconds(Int64.max)).timeout == .seconds(366 * 86_400))
+        #expect(AsyncHTTPClientTransport(timeout: .zero).timeout == .milliseconds(1))
     }
 
     @Test("Two cookies go on one Cookie line, joined by a semicolon")

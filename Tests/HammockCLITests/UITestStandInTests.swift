@@ -35,7 +35,7 @@ struct UITestStandInTests {
     func standIn() async throws {
         let mock = try #require(TestMock.current)
         #expect(try await Self.admin(mock, "PUT", "snapshots/seeded") == 201)
-        let app = try HammockProcess([], executable: "hammock-ui-stand-in", environment: mock.launchEnvironment)
+        let app = try HammockProcess([], executable: "hammock-ui-stand-in", environment: try mock.launchEnvironment)
         #expect(try await Self.ask(app, "list") == "people: ada")
         #expect(try await Self.ask(app, "add bob") == "created 2")
         #expect(try await Self.ask(app, "list") == "people: ada, bob")
@@ -67,6 +67,6 @@ struct UITestStandInTests {
         #expect(await invalid.exitStatus() == 2)
         #expect(
             invalid.errorOutput.withLock { $0 }.contains(
-                "HAMMOCK_BASE_URL is 'localhost:8080', not an http or https URL with a host"))
+                "HAMMOCK_BASE_URL is 'localhost:8080': not an http or https URL with a host"))
     }
 }

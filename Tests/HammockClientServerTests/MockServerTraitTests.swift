@@ -54,7 +54,7 @@ struct MockServerTraitTests {
         let port = try #require(await mock.server.port)
         #expect(port > 0)
         #expect(mock.baseURL.absoluteString == "http://127.0.0.1:\(port)")
-        #expect(mock.launchEnvironment == ["HAMMOCK_BASE_URL": "http://127.0.0.1:\(port)"])
+        #expect(try mock.launchEnvironment == ["HAMMOCK_BASE_URL": "http://127.0.0.1:\(port)"])
         // Any client reaches it: a session of the test's own, not the mock's.
         let session = URLSession(configuration: .ephemeral)
         defer { session.finishTasksAndInvalidate() }

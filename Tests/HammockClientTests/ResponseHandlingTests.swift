@@ -162,6 +162,20 @@ struct ResponseHandlingTests {
                 == "/login?user=ada&access_token=<redacted>&apiKey=<redacted>&page=2")
     }
 
+    @Test(
+        "Logging redacts tokens in paths: after a segment that holds one, and any that looks like one",
+        arguments: [
+            ("/password/reset/8f14e45fceea167a5a36dedd4bea2543", "/password/reset/<redacted>"),
+            ("/invite/XK2-99Q", "/invite/<redacted>"),
+            ("/api-keys/k-42/usage", "/api-keys/<redacted>/usage"),
+            ("/files/eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlc2lnbmF0dXJl", "/files/<redacted>"),
+            ("/people/3f0c5a8e-2b1d-4c7a-9e6f-1a2b3c4d5e6f/cars", "/people/3f0c5a8e-2b1d-4c7a-9e6f-1a2b3c4d5e6f/cars"),
+            ("/monkeys/7?page=2", "/monkeys/7?page=2"),
+        ])
+    func pathRedaction(path: String, logged: String) {
+        #expect(RequestLogging.redactedPath(path) == logged)
+    }
+
     @Test("Logging shows only the values of describing headers: an API key of the app's own is secret by default")
     func redactionByDefault() {
         let fields: HTTPFields = [

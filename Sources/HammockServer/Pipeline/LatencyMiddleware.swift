@@ -21,8 +21,11 @@ struct LatencyTimer: Sendable {
         markArrival = {
             let arrival = clock.now
             return { delay in
+                // At most a year: a clock traps past about 292 years from now, and a caller's timeout
+                // (`exchange(_:timeout:)`, `MockServerTransport(timeout:)`) may be any `Duration`.
+                let bounded = min(max(delay, .zero), .seconds(366 * 86_400))
                 // Cancellation (a client that went away) ends the wait early; nothing else to do.
-                try? await clock.sleep(until: arrival.advanced(by: delay), tolerance: nil)
+                try? await clock.sleep(until: arrival.advanced(by: bounded), tolerance: nil)
             }
         }
     }
