@@ -31,7 +31,8 @@ public final class MockServer: Sendable {
         /// The largest request body accepted; larger ones get 413. 1 MiB by default.
         public var maximumBodySize: Int
         /// Whether responses carry permissive CORS headers and `OPTIONS` answers preflights, so that
-        /// browser front ends on another origin can call the mock. On by default.
+        /// browser front ends on another origin can call the mock. On by default. The admin API never
+        /// grants CORS, whatever this says.
         public var allowsCrossOrigin: Bool
 
         /// A path prefix every route is served under (`/api/v1`), if any: `GET /api/v1/people` lists

@@ -327,7 +327,8 @@ struct AdminEndpoint: Sendable {
 
 extension MockServer {
     /// Adds an endpoint to the admin API at `<admin path>/NAME` (one path segment), behind the same
-    /// token, CORS and problem mapping as the others; for what another module serves about the server
+    /// token, site checks (`Host`, `Origin`, no CORS grant) and problem mapping as the others; for what
+    /// another module serves about the server
     /// (HammockOpenAPI's `openapi.json`). An endpoint of the admin API's own keeps its name.
     /// `requiresToken: false` serves it without the admin token: only for files that hold no data (a
     /// page's script and style sheet), which a browser loads before it can send a token.
