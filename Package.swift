@@ -273,7 +273,7 @@ let package = Package(
             name: "HammockClientServerTests",
             dependencies: [
                 "HammockClient", "HammockTesting", "HammockServer", "HammockHTTPServer", "HammockJSON", "HammockURLSession",
-                "HammockServerTesting",
+                "HammockServerTesting", .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: swiftSettings
         ),
