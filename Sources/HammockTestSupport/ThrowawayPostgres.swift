@@ -16,7 +16,7 @@ import Darwin
 /// let url = postgres.url(database: "postgres")   // postgres://hammock@127.0.0.1:PORT/postgres
 /// ```
 ///
-/// It needs PostgreSQL's server programs (Debian's `postgresql` package; `scripts/setup` installs it).
+/// It needs PostgreSQL's server programs (Debian's `postgresql` package; `scripts/setup --tests` installs it).
 /// As root, the server runs as the `postgres` user, since PostgreSQL refuses to run as root.
 public final class ThrowawayPostgres: Sendable {
     /// Why the cluster could not start.
@@ -62,7 +62,7 @@ public final class ThrowawayPostgres: Sendable {
     /// Call ``remove()`` when done (the process's end removes it too).
     public static func make() async throws -> ThrowawayPostgres {
         guard let binaries = findBinaries() else {
-            throw Unavailable(description: "PostgreSQL's server programs are not installed (run scripts/setup)")
+            throw Unavailable(description: "PostgreSQL's server programs are not installed (run scripts/setup --tests)")
         }
         let runAs: String? = geteuid() == 0 ? "postgres" : nil
         // Not under the test run's directory: as root, the server's user must be able to enter this one.

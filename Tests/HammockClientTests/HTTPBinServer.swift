@@ -1,4 +1,5 @@
 import Foundation
+import HammockTestSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -8,7 +9,7 @@ import Darwin
 #endif
 
 /// httpbin (from PyPI) under gunicorn on 127.0.0.1, a free port, for the duration of one test.
-/// `scripts/setup` installs it.
+/// `scripts/setup --tests` installs it (in the project's .venv).
 final class HTTPBinServer: Sendable {
     let process: Process
     let port: Int
@@ -30,8 +31,8 @@ final class HTTPBinServer: Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
-            "python3", "-m", "gunicorn", "-k", "gthread", "--threads", "8", "--no-control-socket", "--graceful-timeout", "1",
-            "-b", "127.0.0.1:0", "httpbin:app",
+            ProjectPython.executable, "-m", "gunicorn", "-k", "gthread", "--threads", "8", "--no-control-socket",
+            "--graceful-timeout", "1", "-b", "127.0.0.1:0", "httpbin:app",
         ]
         let errors = Pipe()
         // Keep the pipe out of processes other tests spawn at the same moment (see HammockProcess).
@@ -71,7 +72,7 @@ final class HTTPBinServer: Sendable {
             return HTTPBinServer(process: process, port: port, exited: exited)
         }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        throw StartFailure(description: "httpbin did not start (run scripts/setup): \(output.withLock { $0 })")
+        throw StartFailure(description: "httpbin did not start (run scripts/setup --tests): \(output.withLock { $0 })")
     }
 
     func stop() async {

@@ -16,13 +16,13 @@ func server(from configuration: ServerConfiguration) async throws -> MockServer 
     try await MockServer.inMemory(configuration)
 }
 
-/// openapi-spec-validator (PyPI, installed by scripts/setup) on `document`, written as `format`:
+/// openapi-spec-validator (PyPI, installed into .venv by scripts/setup --tests) on `document`, written as `format`:
 /// its last line of output, `…: OK` when valid.
 func validate(_ document: JSON, as format: String) async throws -> String {
     let path = TemporaryFiles.path("openapi", extension: format)
     let text = format == "yaml" ? YAMLText.text(from: document) : document.serializedString()
     try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-    let (output, status) = try await runToEnd(["python3", "-m", "openapi_spec_validator", path])
+    let (output, status) = try await runToEnd([ProjectPython.executable, "-m", "openapi_spec_validator", path])
     return output.split(separator: "\n").last.map(String.init) ?? "no output (exit \(status))"
 }
 
