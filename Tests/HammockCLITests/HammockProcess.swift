@@ -109,6 +109,8 @@ final class HammockProcess: Sendable {
                     buffer.removeSubrange(buffer.startIndex...newline)
                 }
             }
+            // A last line without a newline (curl's answer, say) is a line too.
+            if !buffer.isEmpty { lineContinuation.yield(String(decoding: buffer, as: UTF8.self)) }
             lineContinuation.finish()
         }
         let errorReader = errors.fileHandleForReading
