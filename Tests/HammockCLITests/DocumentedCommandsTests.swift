@@ -32,7 +32,9 @@ struct DocumentedCommandsTests {
         }
     }
 
-    @Test("Every command the README and docs/server.md print answers what they print, on a first run and a second", arguments: documents)
+    @Test(
+        "Every command the README and docs/server.md print answers what they print, on a first run and a second",
+        arguments: documents)
     func transcriptsAnswerAsPrinted(document: String) async throws {
         let transcripts = DocumentedShellBlocks.parse(try Self.read(document)).compactMap { block in
             if case .transcript(let steps) = block.kind { (block.line, steps) } else { nil }
