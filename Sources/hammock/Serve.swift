@@ -378,6 +378,7 @@ struct Serve: AsyncParsableCommand {
         Self.printLine("Hammock is serving \(config) at \(url)")
         if let openAPI { Self.printOpenAPISummary(openAPI) }
         Self.printLine("store: \(store)")
+        Self.printLine("version: \(MockServer.version)")
         if let admin = server.options.adminPath {
             Self.printLine("console: \(url)\(admin)/ (in a browser)")
             Self.printLine("admin: \(url)\(admin) (requests, reset, snapshots, latency, routes)")
