@@ -92,17 +92,39 @@ public final class HammockURLProtocol: URLProtocol {
     /// The work answering this request, cancelled by `stopLoading`.
     private let work = Mutex<Task<Void, Never>?>(nil)
 
+    /// Every `.hammock.invalid` host, live server or not: a session made by `urlSessionConfiguration` whose
+    /// server was released would otherwise hand the request to the network, which fails it much later
+    /// with "could not resolve host" and no word of the cause. ``startLoading()`` fails it at once with
+    /// ``serverGone(_:)``.
     override public class func canInit(with request: URLRequest) -> Bool {
-        guard let host = request.url?.host, host.lowercased().hasSuffix(InProcessServers.suffix) else { return false }
-        return InProcessServers.shared.server(forHost: host) != nil
+        guard let host = request.url?.host else { return false }
+        return host.lowercased().hasSuffix(InProcessServers.suffix)
+    }
+
+    /// The error for a request to an in-process host whose `MockServer` no longer exists: a
+    /// `URLError(.cannotConnectToHost)` whose description says what happened and what to do.
+    public static func serverGone(_ url: URL) -> URLError {
+        URLError(
+            .cannotConnectToHost,
+            userInfo: [
+                NSLocalizedDescriptionKey:
+                    "No MockServer answers \(url.host ?? "this host") in this process: the server this session was "
+                    + "made for has been released. Keep a reference to the MockServer (or the TestMock) for as "
+                    + "long as its session is used.",
+                NSURLErrorFailingURLErrorKey: url,
+            ])
     }
 
     override public class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
 
     override public func startLoading() {
         var request = self.request
-        guard let url = request.url, let host = url.host, let server = InProcessServers.shared.server(forHost: host) else {
-            client?.urlProtocol(self, didFailWithError: URLError(.cannotFindHost))
+        guard let url = request.url, let host = url.host else {
+            client?.urlProtocol(self, didFailWithError: URLError(.badURL))
+            return
+        }
+        guard let server = InProcessServers.shared.server(forHost: host) else {
+            client?.urlProtocol(self, didFailWithError: Self.serverGone(url))
             return
         }
         #if canImport(FoundationNetworking)

@@ -219,16 +219,40 @@ struct URLSessionInProcessTests {
         #expect(task.response == nil)
     }
 
-    @Test("Only hosts of live servers are taken; other requests are left to the network")
+    @Test("Hosts under .hammock.invalid are taken, a live server's or not; other requests are left to the network")
     func canInit() async throws {
         let server = try await Self.server()
         #expect(HammockURLProtocol.canInit(with: URLRequest(url: server.inProcessURL)))
         #expect(!HammockURLProtocol.canInit(with: URLRequest(url: try #require(URL(string: "http://example.com/people")))))
+        // A host no live server has is still ours: it fails at once instead of going to the network.
         #expect(
-            !HammockURLProtocol.canInit(
+            HammockURLProtocol.canInit(
                 with: URLRequest(url: try #require(URL(string: "http://00000000-0000-0000-0000-000000000000.hammock.invalid/")))))
         // The same server keeps its host.
         #expect(server.inProcessURL == server.inProcessURL)
+    }
+
+    /// A helper as tests write them: it returns the app's session and base URL, and drops the server.
+    static func sessionWithoutItsServer() async throws -> (URLSession, URL, weakServer: WeakServer) {
+        let server = try await Self.server()
+        return (URLSession(configuration: server.urlSessionConfiguration()), server.inProcessURL, WeakServer(server))
+    }
+
+    final class WeakServer: Sendable {
+        weak let server: MockServer?
+        init(_ server: MockServer) { self.server = server }
+    }
+
+    @Test("A session whose server was released fails at once with an error that says so, not with DNS")
+    func releasedServer() async throws {
+        let (session, base, weakServer) = try await Self.sessionWithoutItsServer()
+        #expect(await eventually { weakServer.server == nil })
+        let error = try await #require(throws: URLError.self) {
+            try await session.data(from: base.appendingPathComponent("people"))
+        }
+        #expect(error.code == .cannotConnectToHost)
+        #expect(error.localizedDescription.contains("has been released"))
+        #expect(error.localizedDescription.contains("Keep a reference to the MockServer"))
     }
 }
 
