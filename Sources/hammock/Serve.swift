@@ -383,7 +383,7 @@ struct Serve: AsyncParsableCommand {
             Self.printLine("console: \(url)\(admin)/ (in a browser)")
             Self.printLine("admin: \(url)\(admin) (requests, reset, snapshots, latency, routes)")
         }
-        for fault in server.faultsInForce { Self.printLine("fault: \(fault)") }
+        for fault in server.faultsInForce { Self.printLine("fault: \(fault) (named \(fault.name ?? "-"))") }
         for (resource, report) in reports { Self.printLine("data: \(resource): \(report)") }
         if let generated, !generated.reports.isEmpty {
             let counts = generated.reports.map { "\($0.resource) \($0.report.loaded)" }.joined(separator: ", ")

@@ -290,6 +290,19 @@ def main():
         wait_for(driver, lambda: any(re.search(r"GET\s+/people.*503 \(fault\)", row) for row in log_rows(driver)),
                  "the fault in the live log")
         driver.save_screenshot(os.path.join(SHOTS, "console-fault.png"))
+        # A fault a test adds by name meanwhile is left alone when the console switches its own off.
+        added = urllib.request.Request(url + "/__hammock/faults/from-a-test", method="PUT",
+                                       data=b'{"route": "GET /elsewhere", "status": 500}',
+                                       headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(added) as response:
+            expect(response.status == 201, "a named fault added over the admin API")
+        driver.find_element(By.CSS_SELECTOR, "button[aria-label^='Switch off: *: answers 503']").click()
+        wait_for(driver, lambda: "*: answers 503" not in text(driver, "faults"), "the console's fault switched off")
+        wait_for(driver, lambda: "GET /elsewhere: answers 500 [from-a-test]" in text(driver, "faults"),
+                 "the test's fault listed after the reload")
+        with urllib.request.urlopen(url + "/__hammock/faults") as response:
+            remaining = [fault["name"] for fault in json.load(response)]
+        expect(remaining == ["from-a-test"], f"only the console's fault went, not {remaining}")
         driver.find_element(By.ID, "clear-faults").click()
         wait_for(driver, lambda: "No fault in force." in text(driver, "faults"), "the fault switched off")
         with urllib.request.urlopen(url + "/people") as response:

@@ -416,7 +416,7 @@ struct ServeCommandTests {
             try HammockProcess.emptyExample("people"), "--store", "memory", "--fault", "GET /people/:id 503 retry-after=1",
             "--fault", "* delay=0",
         ])
-        #expect(await process.firstLine { $0 == "fault: GET /people/:id 503 retry-after=1" } != nil)
+        #expect(await process.firstLine { $0 == "fault: GET /people/:id 503 retry-after=1 (named fault-1)" } != nil)
         #expect(try await send("POST", url + "/people", json: ["name": "ada"]).status == 201)
         #expect(try await send("GET", url + "/people/1").status == 503)
         #expect(try await send("GET", url + "/people").status == 200)

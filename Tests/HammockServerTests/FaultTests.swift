@@ -148,10 +148,13 @@ struct FaultTests {
             """#
         let configuration = try ServerConfiguration(parsing: Array(text.utf8), file: "mock.json")
         let server = try await MockServer(configuration: configuration, store: MemoryStore())
-        #expect(await server.send(.get, "/__hammock/faults").1 == [["route": "POST /people", "status": 503, "retryAfter": 1]])
+        #expect(
+            await server.send(.get, "/__hammock/faults").1 == [
+                ["route": "POST /people", "status": 503, "retryAfter": 1, "name": "fault-1"]
+            ])
         let replaced = await server.send(
             .put, "/__hammock/faults", json: [["route": "*", "delay": ["distribution": "uniform", "min": 0, "max": 0]]])
-        #expect(replaced.1 == [["route": "*", "delay": ["distribution": "uniform", "min": 0, "max": 0]]])
+        #expect(replaced.1 == [["route": "*", "delay": ["distribution": "uniform", "min": 0, "max": 0], "name": "fault-1"]])
         #expect(await server.send(.post, "/people", json: ["name": "a"]).0.status == .created)
         let bad = await server.send(.put, "/__hammock/faults", json: [["route": "*", "status": 503, "rate": 2]])
         #expect(bad.0.status == .badRequest)
@@ -161,7 +164,11 @@ struct FaultTests {
             ["route": "GET /people/:id", "kind": "reset", "rate": 0.5], ["route": "*", "bandwidth": "3g"],
             ["route": "/files/**", "bandwidth": 1200],
         ]
-        #expect(await server.send(.put, "/__hammock/faults", json: kinds).1 == kinds)
+        let named: JSON = [
+            ["route": "GET /people/:id", "kind": "reset", "rate": 0.5, "name": "fault-1"],
+            ["route": "*", "bandwidth": "3g", "name": "fault-2"], ["route": "/files/**", "bandwidth": 1200, "name": "fault-3"],
+        ]
+        #expect(await server.send(.put, "/__hammock/faults", json: kinds).1 == named)
         #expect(
             server.faultsInForce.map(\.description) == [
                 "GET /people/:id reset 50%", "* bandwidth=3g", "/files/** bandwidth=1200",
@@ -169,7 +176,7 @@ struct FaultTests {
         #expect(await server.respond(to: MockRequest(.get, "/people/1")).delivery != .normal)
         #expect(await server.send(.delete, "/__hammock/faults").1 == [])
         try await server.reset()
-        #expect(server.faultsInForce == configuration.faults)
+        #expect(server.faultsInForce.map { Self.unnamed($0) } == configuration.faults)
         #expect(await server.send(.post, "/people", json: ["name": "a"]).0.status == .serviceUnavailable)
     }
 
@@ -205,6 +212,107 @@ struct FaultTests {
                 == true)
         #expect(error(#"[{"route": "*", "kill": "drop"}]"#)?.hasPrefix("m.json: faults[0].kill: unknown key") == true)
         #expect(error(#"{"route": "*"}"#) == "m.json: faults: expected an array of faults")
+        #expect(
+            error(#"[{"route": "*", "status": 503, "name": "a"}, {"route": "/b", "status": 500, "name": "a"}]"#)
+                == "m.json: faults[1].name: 'a' names an earlier fault too; names are unique")
+        #expect(
+            error(#"[{"route": "*", "status": 503, "name": "a b"}]"#)?.hasPrefix("m.json: faults[0].name: a fault's name is")
+                == true)
+    }
+
+    static func unnamed(_ fault: Fault) -> Fault {
+        var fault = fault
+        fault.name = nil
+        return fault
+    }
+
+    @Test("One fault is added, replaced and removed by name in Swift; the others stay as they were")
+    func oneFaultByName() async throws {
+        let server = try await MockServer(resources: [Fixtures.people], store: MemoryStore())
+        #expect(server.addFault(try Fault("POST /people", effect: .status(503))) == "fault-1")
+        #expect(server.addFault(try Fault("GET /people", effect: .status(500), name: "list-down")) == "list-down")
+        #expect(server.addFault(try Fault("DELETE /people/:id", effect: .status(502))) == "fault-2")
+        #expect(server.faultsInForce.map(\.name) == ["fault-1", "list-down", "fault-2"])
+        #expect(await server.respond(to: MockRequest(.get, "/people")).status.code == 500)
+
+        // The same name replaces that fault in its place.
+        server.addFault(try Fault("GET /people", effect: .status(504), name: "list-down"))
+        #expect(server.faultsInForce.map(\.description) == ["POST /people 503", "GET /people 504", "DELETE /people/:id 502"])
+        #expect(await server.respond(to: MockRequest(.get, "/people")).status.code == 504)
+
+        let removed = server.removeFault(named: "list-down")
+        #expect(removed?.description == "GET /people 504")
+        #expect(server.removeFault(named: "list-down") == nil)
+        #expect(await server.respond(to: MockRequest(.get, "/people")).status == .ok)
+        #expect(await server.respond(to: MockRequest(.post, "/people", json: ["name": "a"])).status.code == 503)
+        // A freed name is given again, the first free one first.
+        #expect(server.removeFault(named: "fault-1") != nil)
+        #expect(server.addFault(try Fault("*", effect: .delay(.fixed(.zero)))) == "fault-1")
+        #expect(#expect(throws: FaultError.self) { try Fault("*", effect: .status(503), name: "no/slash") }?.key == "name")
+        #expect(try Fault(parsing: "POST /login 503 name=login-down").name == "login-down")
+    }
+
+    @Test("Two hundred faults added at once from many tasks all land, each with a name of its own")
+    func concurrentAdds() async throws {
+        let server = try await MockServer(resources: [Fixtures.people], store: MemoryStore())
+        let names = try await withBusyMachine {
+            try await withThrowingTaskGroup(of: String.self) { group in
+                for index in 0..<200 {
+                    group.addTask {
+                        let name = index.isMultiple(of: 2) ? "named-\(index)" : nil
+                        return server.addFault(try Fault("GET /x\(index)", effect: .status(503), name: name))
+                    }
+                }
+                return try await group.reduce(into: [String]()) { $0.append($1) }
+            }
+        }
+        #expect(Set(names).count == 200)
+        #expect(server.faultsInForce.count == 200)
+        #expect(Set(server.faultsInForce.compactMap(\.name)) == Set(names))
+        await withTaskGroup(of: Void.self) { group in
+            for name in names { group.addTask { server.removeFault(named: name) } }
+        }
+        #expect(server.faultsInForce.isEmpty)
+        #expect(await server.respond(to: MockRequest(.get, "/x0")).status == .notFound)
+    }
+
+    @Test("The admin API adds, reads, replaces and removes one fault by name, with problem+json for mistakes")
+    func adminFaultByName() async throws {
+        let server = try await MockServer(resources: [Fixtures.people], store: MemoryStore())
+        let added = await server.send(.post, "/__hammock/faults", json: ["route": "POST /people", "status": 503])
+        #expect(added.0.status == .created)
+        #expect(added.0.headerFields[.location] == "/__hammock/faults/fault-1")
+        #expect(added.1 == ["route": "POST /people", "status": 503, "name": "fault-1"])
+        let put = await server.send(.put, "/__hammock/faults/slow-list", json: ["route": "GET /people", "delay": 0])
+        #expect(put.0.status == .created)
+        #expect(put.1 == ["route": "GET /people", "delay": 0, "name": "slow-list"])
+        let replaced = await server.send(.put, "/__hammock/faults/slow-list", json: ["route": "GET /people", "status": 500])
+        #expect(replaced.0.status == .ok)
+        #expect(
+            await server.send(.get, "/__hammock/faults/slow-list").1 == [
+                "route": "GET /people", "status": 500, "name": "slow-list",
+            ])
+        #expect(await server.respond(to: MockRequest(.get, "/people")).status.code == 500)
+
+        #expect(await server.send(.delete, "/__hammock/faults/slow-list").0.status == .noContent)
+        #expect(await server.respond(to: MockRequest(.get, "/people")).status == .ok)
+        let gone = await server.send(.delete, "/__hammock/faults/slow-list")
+        #expect(gone.0.status == .notFound)
+        #expect(gone.0.headerFields[.contentType] == "application/problem+json")
+        #expect(await server.send(.get, "/__hammock/faults/slow-list").0.status == .notFound)
+        #expect(await server.send(.get, "/__hammock/faults").1 == [["route": "POST /people", "status": 503, "name": "fault-1"]])
+
+        let mismatch = await server.send(.put, "/__hammock/faults/a", json: ["route": "*", "status": 503, "name": "b"])
+        #expect(mismatch.0.status == .badRequest)
+        #expect(mismatch.1?["detail"] == "name: 'b' differs from the path's 'a'")
+        let badName = await server.send(.put, "/__hammock/faults/a%20b", json: ["route": "*", "status": 503])
+        #expect(badName.0.status == .badRequest)
+        let duplicates = await server.send(
+            .put, "/__hammock/faults",
+            json: [["route": "*", "status": 503, "name": "x"], ["route": "/y", "status": 500, "name": "x"]])
+        #expect(duplicates.0.status == .badRequest)
+        #expect(duplicates.1?["detail"] == "[1].name: 'x' names an earlier fault too; names are unique")
+        #expect(server.faultsInForce.map(\.name) == ["fault-1"])
     }
 
     @Test("In process a drop runs the route and loses its answer; empty, reset and malformed run none; all are thrown")

@@ -335,27 +335,29 @@ async function followLog() {
 
 function faultText(fault) {
   const what = fault.status ? `answers ${fault.status}` : fault.kind ? `${fault.kind}` : fault.delay ? "delays" : "throttles";
-  return `${fault.route}: ${what}${fault.rate !== undefined ? ` (${Math.round(fault.rate * 100)}% of requests)` : ""}`;
+  return `${fault.route}: ${what}${fault.rate !== undefined ? ` (${Math.round(fault.rate * 100)}% of requests)` : ""} [${fault.name}]`;
 }
 
 async function loadFaults() {
   const [faults, latency] = await Promise.all([adminCall("GET", "/faults"), adminCall("GET", "/latency")]);
   const list = $("faults");
   list.replaceChildren();
-  faults.forEach((fault, index) => {
+  faults.forEach((fault) => {
     list.append(element("li", {}, faultText(fault), " ",
       element("button", { type: "button", class: "danger", text: "Switch off", "aria-label": `Switch off: ${faultText(fault)}`,
-        onclick: () => setFaults(faults.filter((_, other) => other !== index)) })));
+        onclick: () => changeFaults(() => adminCall("DELETE", `/faults/${encodeURIComponent(fault.name)}`), `${fault.name} is off.`) })));
   });
   if (faults.length === 0) list.append(element("li", { text: "No fault in force." }));
   $("latency-min").value = latency ? latency.min : 0;
   $("latency-max").value = latency ? latency.max : 0;
 }
 
-async function setFaults(faults) {
+// One fault at a time, by name (POST /faults, DELETE /faults/NAME): a test changing other faults at
+// the same moment keeps its own, which replacing the whole list would have dropped.
+async function changeFaults(change, message) {
   try {
-    if (faults.length === 0) await adminCall("DELETE", "/faults"); else await adminCall("PUT", "/faults", faults);
-    say("faults-status", faults.length === 0 ? "Every fault is off." : `${faults.length} fault(s) in force.`);
+    await change();
+    say("faults-status", message);
     await loadFaults();
   } catch (error) {
     say("faults-status", error.message, true);
@@ -369,8 +371,10 @@ async function addFault(event) {
   if (/^\d+$/.test(kind)) fault.status = Number(kind); else fault.kind = kind;
   const rate = Number($("fault-rate").value);
   if (rate < 100) fault.rate = rate / 100;
-  const current = await adminCall("GET", "/faults").catch(() => []);
-  await setFaults([...current, fault]);
+  await changeFaults(async () => {
+    const added = await adminCall("POST", "/faults", fault);
+    return added;
+  }, "Fault added.");
 }
 
 async function setLatency(event) {
@@ -416,7 +420,7 @@ $("next").addEventListener("click", () => { state.page += 1; loadRecords(); });
 $("record-form").addEventListener("submit", saveRecord);
 $("cancel-edit").addEventListener("click", stopEditing);
 $("fault-form").addEventListener("submit", addFault);
-$("clear-faults").addEventListener("click", () => setFaults([]));
+$("clear-faults").addEventListener("click", () => changeFaults(() => adminCall("DELETE", "/faults"), "Every fault is off."));
 $("latency-form").addEventListener("submit", setLatency);
 $("clear-latency").addEventListener("click", async () => {
   try { await adminCall("DELETE", "/latency"); say("faults-status", "No latency."); await loadFaults(); }

@@ -174,8 +174,13 @@ final class AdminAPI: Sendable {
             case "snapshots":
                 return Endpoint(methods: [.get]) { _ in MockResponse(json: .array(server.snapshotNames.map(JSON.string))) }
             case "faults":
-                return Endpoint(methods: [.get, .put, .delete]) { request in
+                return Endpoint(methods: [.get, .post, .put, .delete]) { request in
                     switch request.method {
+                    case .post:
+                        let fault = try Self.fault(from: request, named: nil)
+                        try Self.checkRoomForFault(named: fault.name, on: server)
+                        let name = server.addFault(fault)
+                        return Self.faultAnswer(named: name, on: server, status: .created, prefix: self.path)
                     case .put: server.setFaults(try Self.faults(from: request))
                     case .delete: server.setFaults([])
                     default: break
@@ -234,6 +239,27 @@ final class AdminAPI: Sendable {
                     server.setScenario(name, to: state)
                     return MockResponse(json: Self.json(server.scenarioStates))
                 }
+            case "faults":
+                return Endpoint(methods: [.get, .put, .delete]) { request in
+                    switch request.method {
+                    case .put:
+                        let fault = try Self.fault(from: request, named: name)
+                        let isNew = !server.faultsInForce.contains { $0.name == name }
+                        if isNew { try Self.checkRoomForFault(named: name, on: server) }
+                        server.addFault(fault)
+                        return Self.faultAnswer(named: name, on: server, status: isNew ? .created : .ok, prefix: self.path)
+                    case .delete:
+                        guard server.removeFault(named: name) != nil else {
+                            throw HTTPProblem.notFound("No fault named '\(name.prefix(64))'")
+                        }
+                        return MockResponse(status: .noContent)
+                    default:
+                        guard server.faultsInForce.contains(where: { $0.name == name }) else {
+                            throw HTTPProblem.notFound("No fault named '\(name.prefix(64))'")
+                        }
+                        return Self.faultAnswer(named: name, on: server, status: .ok, prefix: self.path)
+                    }
+                }
             case "routes":
                 return Endpoint(methods: [.delete]) { _ in
                     guard let id = Int(name), server.removeRoutes([id]) == 1 else {
@@ -277,20 +303,66 @@ final class AdminAPI: Sendable {
         }
     }
 
-    /// `PUT <prefix>/faults`: the configuration file's `faults` array.
+    /// The most faults the admin API puts in force (a client cannot grow the server without bound, as with
+    /// routes and snapshots).
+    static let faultLimit = 1_000
+
+    /// `PUT <prefix>/faults`: the configuration file's `faults` array, names unique.
     static func faults(from request: MockRequest) throws -> [Fault] {
         guard case .array(let elements) = try jsonBody(of: request) else {
             throw HTTPProblem.badRequest("Expected an array of faults: [{\"route\": \"GET /people/:id\", \"status\": 503}]")
         }
+        guard elements.count <= faultLimit else {
+            throw HTTPProblem(.conflict, detail: "The server keeps at most \(faultLimit) faults")
+        }
         var faults: [Fault] = []
         for (index, element) in elements.enumerated() {
             do {
-                faults.append(try Fault(json: element))
-            } catch {
+                let fault = try Fault(json: element)
+                if let name = fault.name, faults.contains(where: { $0.name == name }) {
+                    throw HTTPProblem.badRequest("[\(index)].name: '\(name)' names an earlier fault too; names are unique")
+                }
+                faults.append(fault)
+            } catch let error as FaultError {
                 throw HTTPProblem.badRequest("[\(index)].\(error.description)")
             }
         }
         return faults
+    }
+
+    /// `POST <prefix>/faults` and `PUT <prefix>/faults/{name}`: one fault; `named` is the path's name,
+    /// which a `name` in the body must equal.
+    static func fault(from request: MockRequest, named pathName: String?) throws -> Fault {
+        var fault: Fault
+        do {
+            fault = try Fault(json: try jsonBody(of: request))
+            if let pathName {
+                try Fault.checkName(pathName)
+                if let given = fault.name, given != pathName {
+                    throw FaultError(key: "name", "'\(given)' differs from the path's '\(pathName)'")
+                }
+                fault.name = pathName
+            }
+        } catch let error as FaultError {
+            throw HTTPProblem.badRequest(error.description)
+        }
+        return fault
+    }
+
+    static func checkRoomForFault(named name: String?, on server: MockServer) throws {
+        let faults = server.faultsInForce
+        guard faults.count < faultLimit || faults.contains(where: { $0.name != nil && $0.name == name }) else {
+            throw HTTPProblem(.conflict, detail: "The server keeps at most \(faultLimit) faults; remove one first")
+        }
+    }
+
+    static func faultAnswer(
+        named name: String, on server: MockServer, status: HTTPResponse.Status, prefix: String
+    ) -> MockResponse {
+        let fault = server.faultsInForce.first { $0.name == name }
+        var response = MockResponse(status: status, json: fault?.json ?? .null)
+        if status == .created { response.headerFields[.location] = "\(prefix)/faults/\(name)" }
+        return response
     }
 
     static func json(_ states: [String: String]) -> JSON {
@@ -306,7 +378,8 @@ final class AdminAPI: Sendable {
             ("GET, POST", "/resources"), ("DELETE", "/resources/{name}"),
             ("GET, POST, DELETE", "/routes"), ("DELETE", "/routes/{id}"), ("POST", "/reset"), ("GET", "/snapshots"),
             ("GET, PUT, DELETE", "/snapshots/{name}"), ("POST", "/snapshots/{name}/restore"), ("GET, PUT, DELETE", "/latency"),
-            ("GET, DELETE", "/scenarios"), ("PUT", "/scenarios/{name}"), ("GET, PUT, DELETE", "/faults"),
+            ("GET, DELETE", "/scenarios"), ("PUT", "/scenarios/{name}"), ("GET, POST, PUT, DELETE", "/faults"),
+            ("GET, PUT, DELETE", "/faults/{name}"),
         ]
         let extra = extraEndpoints.withLock { $0 }.sorted { $0.key < $1.key }.map { name, endpoint in
             (endpoint.methods.map(\.rawValue).joined(separator: ", "), "/" + name)

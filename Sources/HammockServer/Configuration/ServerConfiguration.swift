@@ -259,8 +259,12 @@ public struct ServerConfiguration: Sendable {
         if let value = object["faults"], !value.isNull {
             guard case .array(let elements) = value else { throw fail("faults", "expected an array of faults") }
             for (index, element) in elements.enumerated() {
-                do {
-                    faults.append(try Fault(json: element))
+                do throws(FaultError) {
+                    let fault = try Fault(json: element)
+                    if let name = fault.name, faults.contains(where: { $0.name == name }) {
+                        throw FaultError(key: "name", "'\(name)' names an earlier fault too; names are unique")
+                    }
+                    faults.append(fault)
                 } catch {
                     throw fail(error.key.map { "faults[\(index)].\($0)" } ?? "faults[\(index)]", error.message)
                 }

@@ -2,7 +2,7 @@ import Foundation
 public import HammockJSON
 
 extension Fault {
-    static let keys = ["route", "rate", "status", "body", "retryAfter", "delay", "bandwidth", "kind"]
+    static let keys = ["name", "route", "rate", "status", "body", "retryAfter", "delay", "bandwidth", "kind"]
     static let effectKeys = ["status", "delay", "bandwidth", "kind"]
 
     /// A fault from JSON, the shape of a configuration file's `faults` and of `/__hammock/faults`:
@@ -59,7 +59,14 @@ extension Fault {
             }
             effect = .connection(kind)
         }
-        try self.init(route, rate: rate, effect: effect)
+        var name: String?
+        if let value = object["name"] {
+            guard case .string(let text) = value else {
+                throw FaultError(key: "name", "expected a string such as \"slow-login\"")
+            }
+            name = text
+        }
+        try self.init(route, rate: rate, effect: effect, name: name)
     }
 
     static let kindNames = ConnectionFault.allCases.map(\.rawValue).joined(separator: ", ")
@@ -104,6 +111,7 @@ extension Fault {
     /// The fault as JSON, the shape ``init(json:)`` reads.
     public var json: JSON {
         var object: JSONObject = ["route": .string(route)]
+        if let name { object["name"] = .string(name) }
         if rate < 1 { object["rate"] = .double(rate) }
         func ms(_ duration: Duration) -> JSON { .integer(Int(duration / .milliseconds(1))) }
         switch effect {
@@ -137,6 +145,7 @@ extension Fault {
     /// GET /photos/* bandwidth=3g         bodies at 3G speed (or bandwidth=BYTES_PER_SECOND)
     /// POST /orders drop 10%              a tenth of the orders made, their answers lost
     /// * reset                            every connection reset (also empty, timeout, truncate, malformed)
+    /// POST /login 503 name=login-down    named, to remove or replace it alone later
     /// ```
     /// - Throws: ``FaultError`` saying which part is wrong.
     public init(parsing text: String) throws(FaultError) {
@@ -151,8 +160,11 @@ extension Fault {
         var retryAfter: Int?
         var delay: Delay?
         var other: Effect?
+        var name: String?
         for word in words {
-            if word.hasSuffix("%") {
+            if word.hasPrefix("name=") {
+                name = String(word.dropFirst("name=".count))
+            } else if word.hasSuffix("%") {
                 guard let percent = Double(word.dropLast()) else { throw FaultError("'\(word)' is not a rate such as 20%") }
                 rate = percent / 100
             } else if let code = Int(word), word.count == 3 {
@@ -181,7 +193,7 @@ extension Fault {
         }
         guard effects.count == 1 else { throw FaultError("give one effect per fault") }
         if retryAfter != nil, status == nil { throw FaultError("retry-after belongs to a status fault") }
-        try self.init(route, rate: rate, effect: effect)
+        try self.init(route, rate: rate, effect: effect, name: name)
     }
 
     static func compactDelay(_ text: String) throws(FaultError) -> Delay {

@@ -48,6 +48,10 @@ public struct Fault: Sendable, Hashable, CustomStringConvertible {
     public var rate: Double
     /// What it does.
     public var effect: Effect
+    /// The name that `removeFault(named:)`, `addFault(_:)` (which replaces a fault of the same name) and
+    /// `/__hammock/faults/{name}` use: 1 to 64 of `A-Z a-z 0-9 . _ -`. A server names a fault that has
+    /// none `fault-1`, `fault-2`, … as it puts it in force.
+    public var name: String?
 
     /// The longest delay a fault holds an answer: ten minutes.
     public static let longestDelay = Duration.seconds(600)
@@ -56,7 +60,9 @@ public struct Fault: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: ``FaultError`` for a route that is not `[METHOD] PATH` or `*`, a rate outside 0 to 1, a
     ///   status outside 200 to 599, a negative `retryAfter`, a delay outside 0 to ten minutes, or a
     ///   bandwidth outside ``Bandwidth/range``.
-    public init(_ route: String, rate: Double = 1, effect: Effect) throws(FaultError) {
+    public init(_ route: String, rate: Double = 1, effect: Effect, name: String? = nil) throws(FaultError) {
+        if let name { try Self.checkName(name) }
+        self.name = name
         let parts = route.split(separator: " ", omittingEmptySubsequences: true)
         switch parts.count {
         case 1 where parts[0] == "*":
@@ -137,6 +143,18 @@ public struct Fault: Sendable, Hashable, CustomStringConvertible {
         }
         if rate < 1 { parts.append("\(Self.percent(rate))%") }
         return parts.joined(separator: " ")
+    }
+
+    /// Throws unless `name` is 1 to 64 of `A-Z a-z 0-9 . _ -`: a name goes in a URL path unencoded.
+    public static func checkName(_ name: String) throws(FaultError) {
+        let allowed = name.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".")
+                || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+        }
+        guard allowed, (1...64).contains(name.utf8.count), name != ".", name != ".." else {
+            throw FaultError("a fault's name is 1 to 64 of A-Z a-z 0-9 . _ -, not '\(name.prefix(64))'", key: "name")
+        }
     }
 
     static func percent(_ rate: Double) -> String {

@@ -19,11 +19,56 @@ final class FaultInjector: Sendable {
 
     var all: [Fault] { faults.withLock { $0 } }
 
+    /// Puts `new` in force: each unnamed fault gets the first free `fault-N`, and of two with one name
+    /// the later one stays, in the earlier one's place.
     func replace(_ new: [Fault]) {
         faults.withLock { faults in
-            faults = new
-            isActive.store(!new.isEmpty, ordering: .releasing)
+            faults = []
+            for fault in new { Self.put(fault, into: &faults) }
+            isActive.store(!faults.isEmpty, ordering: .releasing)
         }
+    }
+
+    /// Puts `fault` in force in one step (two callers adding at once both land): in the place of the
+    /// fault with its name, or last. Returns its name.
+    @discardableResult
+    func add(_ fault: Fault) -> String {
+        faults.withLock { faults in
+            let name = Self.put(fault, into: &faults)
+            isActive.store(true, ordering: .releasing)
+            return name
+        }
+    }
+
+    /// Takes the fault named `name` out of force, in one step; `nil` if none has that name.
+    func remove(named name: String) -> Fault? {
+        faults.withLock { faults in
+            guard let index = faults.firstIndex(where: { $0.name == name }) else { return nil }
+            let removed = faults.remove(at: index)
+            isActive.store(!faults.isEmpty, ordering: .releasing)
+            return removed
+        }
+    }
+
+    @discardableResult
+    private static func put(_ fault: Fault, into faults: inout [Fault]) -> String {
+        var fault = fault
+        let name: String
+        if let given = fault.name {
+            name = given
+        } else {
+            let taken = Set(faults.compactMap(\.name))
+            var number = 1  // at most faults.count names are taken: this ends by faults.count + 1
+            while taken.contains("fault-\(number)") { number += 1 }
+            name = "fault-\(number)"
+            fault.name = name
+        }
+        if let index = faults.firstIndex(where: { $0.name == name }) {
+            faults[index] = fault
+        } else {
+            faults.append(fault)
+        }
+        return name
     }
 
     /// The first fault for `request` (its path inside the base path) that fires, drawing its rate.

@@ -1,12 +1,19 @@
 import Synchronization
 
 extension MockServer {
-    /// The faults in force, in the order they are tried.
+    /// The faults in force, in the order they are tried, each with its name.
     public var faultsInForce: [Fault] { faults.all }
 
-    /// Puts `faults` in force from the next request on, replacing those before (`[]` for none).
+    /// Puts `faults` in force from the next request on, replacing those before (`[]` for none). A fault
+    /// without a name gets the first free `fault-N`; of two with one name, the later one stays.
     public func setFaults(_ faults: [Fault]) { self.faults.replace(faults) }
 
-    /// Adds a fault after those in force.
-    public func addFault(_ fault: Fault) { faults.replace(faults.all + [fault]) }
+    /// Puts `fault` in force, in one step: in the place of the fault with its name, or after those in
+    /// force. Returns its name (`fault-N` when it had none), which ``removeFault(named:)`` takes.
+    @discardableResult
+    public func addFault(_ fault: Fault) -> String { faults.add(fault) }
+
+    /// Takes the fault named `name` out of force, leaving the others; `nil` if no fault has that name.
+    @discardableResult
+    public func removeFault(named name: String) -> Fault? { faults.remove(named: name) }
 }
