@@ -18,16 +18,6 @@ import FoundationNetworking
 /// no other process can use, and the in-process table.
 @Suite("The third client review, against the mock")
 struct ClientReviewThreeTests {
-    static func stub(
-        _ method: HTTPRequest.Method, _ path: String, status: Int = 200, headers: [(String, String)] = [], json: JSON? = nil
-    )
-        throws -> StubRoute
-    {
-        try StubRoute(
-            method, path, status: HTTPResponse.Status(code: status),
-            headers: headers.compactMap { name, value in HTTPField.Name(name).map { ($0, value) } }, body: json)
-    }
-
     static func request(_ method: HTTPRequest.Method, _ path: String) -> HTTPRequest {
         HTTPRequest(method: method, scheme: "http", authority: "mock.test", path: path)
     }
@@ -36,10 +26,10 @@ struct ClientReviewThreeTests {
     func transportRedirects() async throws {
         let server = try await MockServer(resources: [MockResource("people", fields: ["name": .string])])
         _ = server.addStubs([
-            try Self.stub(.get, "/old", status: 301, headers: [("Location", "/people")]),
-            try Self.stub(.post, "/form", status: 303, headers: [("Location", "http://mock.test/people?from=form")]),
-            try Self.stub(.get, "/away", status: 302, headers: [("Location", "https://elsewhere.example/x")]),
-            try Self.stub(.get, "/loop", status: 302, headers: [("Location", "/loop")]),
+            try StubRoute.fixture(.get, "/old", status: 301, headers: [("Location", "/people")]),
+            try StubRoute.fixture(.post, "/form", status: 303, headers: [("Location", "http://mock.test/people?from=form")]),
+            try StubRoute.fixture(.get, "/away", status: 302, headers: [("Location", "https://elsewhere.example/x")]),
+            try StubRoute.fixture(.get, "/loop", status: 302, headers: [("Location", "/loop")]),
         ])
         let transport = MockServerTransport(server: server)
         var old = Self.request(.get, "/old")
@@ -99,7 +89,7 @@ struct ClientReviewThreeTests {
     @Test("A RetryBackoff of Int64.max seconds waits (a year at most) instead of trapping on the first 503")
     func hugeBackoff() async throws {
         let server = try await MockServer()
-        _ = server.addStubs([try Self.stub(.get, "/flaky", status: 503)])
+        _ = server.addStubs([try StubRoute.fixture(.get, "/flaky", status: 503)])
         let backoff = RetryBackoff(initialDelay: .seconds(Int64.max), maximumDelay: .seconds(Int64.max))
         let client = InterceptedTransport(MockServerTransport(server: server), interceptors: [RetryPolicy(backoff: backoff)])
         let call = Task { try await client.send(Self.request(.get, "/flaky"), body: nil) }

@@ -35,16 +35,6 @@ struct InProcessParityTests {
         }
     }
 
-    static func stub(
-        _ method: HTTPRequest.Method, _ path: String, status: Int = 200, headers: [(String, String)] = [], json: JSON? = nil
-    )
-        throws -> StubRoute
-    {
-        try StubRoute(
-            method, path, status: HTTPResponse.Status(code: status),
-            headers: headers.compactMap { name, value in HTTPField.Name(name).map { ($0, value) } }, body: json)
-    }
-
     @Test(
         "A stub's redirect is followed: 302 and 303 (POST becomes GET), to another server too, and an app's delegate can refuse it",
         arguments: Reach.allCases)
@@ -59,11 +49,11 @@ struct InProcessParityTests {
                 await elsewhere.stop()
             }
         }
-        _ = elsewhere.addStubs([try Self.stub(.get, "/whoami", json: ["server": "elsewhere"])])
+        _ = elsewhere.addStubs([try StubRoute.fixture(.get, "/whoami", json: ["server": "elsewhere"])])
         _ = home.addStubs([
-            try Self.stub(.get, "/old", status: 302, headers: [("Location", "/people")]),
-            try Self.stub(.post, "/form", status: 303, headers: [("Location", "/people")]),
-            try Self.stub(.get, "/away", status: 302, headers: [("Location", away.absoluteString + "/whoami")]),
+            try StubRoute.fixture(.get, "/old", status: 302, headers: [("Location", "/people")]),
+            try StubRoute.fixture(.post, "/form", status: 303, headers: [("Location", "/people")]),
+            try StubRoute.fixture(.get, "/away", status: 302, headers: [("Location", away.absoluteString + "/whoami")]),
         ])
         let session = URLSession(configuration: configuration)
         defer { session.finishTasksAndInvalidate() }
@@ -130,14 +120,14 @@ struct InProcessParityTests {
         let server = try await MockServer()
         defer { Task { await server.stop() } }
         _ = server.addStubs([
-            try Self.stub(
+            try StubRoute.fixture(
                 .post, "/login", status: 204,
                 headers: [
                     ("Set-Cookie", "sid=abc123; Path=/"),
                     // A comma inside its date: joined with the first line, it was split there.
                     ("Set-Cookie", "theme=dark; Expires=Wed, 21 Oct 2037 07:28:00 GMT; Path=/"),
                 ]),
-            try Self.stub(.get, "/me", json: ["me": true]),
+            try StubRoute.fixture(.get, "/me", json: ["me": true]),
         ])
         let (base, configuration) = try await Self.serve(server, reach)
         configuration.httpCookieStorage = HTTPCookieStorage.sharedCookieStorage(forGroupContainerIdentifier: UUID().uuidString)
