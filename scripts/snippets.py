@@ -74,11 +74,11 @@ def compile_flags():
             else:
                 index += 1
                 continue
-            if pair == ("-Xfrontend", "-enable-cross-import-overlays") or pair not in seen:
-                if pair not in seen:
-                    seen.add(pair)
-                    flags.extend(pair)
-    # A load-plugin pair is split into two -Xfrontend pairs above; keep their order.
+            # The same flags come from every target; keep the first of each, in order (the macro plugin's
+            # `-Xfrontend -load-plugin-executable` and `-Xfrontend PATH` stay adjacent: one plugin).
+            if pair not in seen:
+                seen.add(pair)
+                flags.extend(pair)
     return flags
 
 
