@@ -15,8 +15,8 @@ extension MockServer {
         if request.context == nil { request.context = makeContext(arrival: .now, peer: nil) }
         // Before any request, admin ones included (a snapshot restored first must not become the start).
         if !baseline.isTaken { await takeBaselineOnce() }
-        if let admin, request.rejection == nil, admin.owns(request.path) { return await admin.respond(to: request, on: self) }
-        let pipeline = self.pipeline.withLock { $0 }
+        let pipelines = self.pipeline.withLock { $0 }
+        let pipeline = router.isAdmin(request) ? pipelines.admin : pipelines.api
         do {
             return try await pipeline.respond(request)
         } catch {

@@ -16,9 +16,11 @@ package import Synchronization
 ///
 /// A request passes through a pipeline: the server's middleware (the request journal, request logging,
 /// simulated latency, CORS, problem mapping, `HEAD`, conditional requests), then yours
-/// (``MockMiddleware``), then the router, which asks each family of routes (``MockRoutes``; yours
-/// first, then the resources) for the request's path. The admin API (`/__hammock`) answers before all
-/// of it. Resources, routes and serializers can be added and removed while the server runs.
+/// (``MockMiddleware``), then the router, which asks each family of routes (``MockRoutes``; the admin
+/// API's first, outside the base path, then yours, then the resources) for the request's path. The
+/// admin API's routes (`/__hammock/…`) take only the steps made for them: the log line, problem
+/// mapping, `HEAD` and the admin guard. Resources, routes and serializers can be added and removed
+/// while the server runs.
 public final class MockServer: Sendable {
     /// Options that hold for the server's whole life.
     ///
@@ -118,15 +120,15 @@ public final class MockServer: Sendable {
     let router: MockRouter
     /// The pipeline, rebuilt when the latency changes (``setLatency(_:)``): no request pays for a
     /// latency step while there is no latency.
-    let pipeline: Mutex<MiddlewareChain>
+    let pipeline: Mutex<Pipelines>
     /// Builds the pipeline for a latency.
-    let assemble: @Sendable (Latency?) -> MiddlewareChain
+    let assemble: @Sendable (Latency?) -> Pipelines
     /// The current latency.
     let currentLatency: Mutex<Latency?>
     /// Every request and its answer, for tests to query and wait on.
     public let journal: RequestJournal
-    /// The admin API, when ``Options/adminPath`` is set.
-    let admin: AdminAPI?
+    /// The admin API's family of routes, when ``Options/adminPath`` is set.
+    let admin: AdminRoutes?
     /// The data to go back to on ``reset()``; taken before the first request is answered.
     let baseline = Baseline()
     /// Snapshots saved by name.
@@ -199,27 +201,31 @@ public final class MockServer: Sendable {
             options.allowsOverrides ? RequestOverrides(timer: timer, stopSignal: stopSignal) : nil
         let faults = FaultInjector(random: random, timer: timer, stopSignal: stopSignal)
         self.faults = faults
+        let admin = options.adminPath.map { AdminRoutes(path: $0, options: options) }
+        self.admin = admin
         let router = MockRouter(
-            [customRoutes] + routes + [resourceRoutes], basePath: options.basePath, overrides: overrides, faults: faults)
+            [customRoutes] + routes + [resourceRoutes], admin: admin, basePath: options.basePath, overrides: overrides,
+            faults: faults)
         self.router = router
         let journal = RequestJournal(limits: options.journal, clock: clock, now: now)
         self.journal = journal
         assemble = { latency in
-            var chain: [any MockMiddleware] = journal.isEnabled ? [JournalMiddleware(journal: journal)] : []
-            chain += outerMiddleware + [LogMiddleware(logger: logger)]
+            // One list of steps, outermost first; each says which kinds of route take it.
+            var steps: [Pipelines.Step] = journal.isEnabled ? [.api(JournalMiddleware(journal: journal))] : []
+            steps += outerMiddleware.map(Pipelines.Step.api) + [.both(LogMiddleware(logger: logger))]
             if let latency {
-                chain.append(LatencyMiddleware(latency: latency, timer: timer, random: random, stopSignal: stopSignal))
+                steps.append(.api(LatencyMiddleware(latency: latency, timer: timer, random: random, stopSignal: stopSignal)))
             }
-            if options.allowsCrossOrigin { chain.append(CORSMiddleware()) }
-            chain += [
-                ProblemMiddleware(logger: logger), FinalAnswerStep(), HeadMiddleware(), ConditionalRequestMiddleware(now: now),
-            ]
-            return MiddlewareChain(chain + middleware, around: router.respond(to:))
+            if options.allowsCrossOrigin { steps.append(.api(CORSMiddleware())) }
+            steps += [.both(ProblemMiddleware(logger: logger)), .both(FinalAnswerStep()), .both(HeadMiddleware())]
+            if let admin { steps.append(.admin(AdminGuardMiddleware(admin: admin))) }
+            steps += [.api(ConditionalRequestMiddleware(now: now))] + middleware.map(Pipelines.Step.api)
+            return Pipelines(steps, around: router.respond(to:))
         }
         pipeline = Mutex(assemble(options.latency))
         currentLatency = Mutex(options.latency)
         loaded.withLock { $0.latency = options.latency }
-        admin = options.adminPath.map { AdminAPI(path: $0, options: options, logger: logger) }
+        admin?.attach(to: self)
         for resource in try MockResource.parentsFirst(resources) { try await addResource(resource) }
     }
 

@@ -211,3 +211,25 @@ struct Authority: Equatable {
             }
     }
 }
+
+/// ``AdminGuard``'s checks as the step every admin route passes before the router answers it, in the
+/// server's chain for routes of the kind ``MatchedRoute/Kind/admin`` (and in no other): the `Host`
+/// allowlist and the cross-site refusals first (before a 404, so that a page re-pointed here cannot
+/// learn which paths exist, and before a preflight's answer), then the token (a preflight carries none),
+/// then a JSON body for a method the route allows. The router then answers `OPTIONS`, 405 and `HEAD`.
+struct AdminGuardMiddleware: MockMiddleware {
+    let admin: AdminRoutes
+
+    func handle(_ request: MockRequest, next: (MockRequest) async throws -> MockResponse) async throws -> MockResponse {
+        let guardian = admin.guardian
+        let row = admin.row(for: request)?.row
+        try guardian.checkSite(of: request, holdsData: row?.requiresToken ?? true)
+        if let row, request.method != .options {
+            if row.requiresToken { try guardian.authorize(request) }
+            if row.methods.contains(request.method == .head ? .get : request.method) {
+                try guardian.checkContentType(of: request)
+            }
+        }
+        return try await next(request)
+    }
+}

@@ -56,6 +56,9 @@ public struct MatchedRoute: Sendable, Hashable {
         case swift
         /// A route of a family of your own (`MockRoutes`).
         case custom
+        /// An endpoint of the admin API (`/__hammock/faults/:name`): no journal entry, latency, fault,
+        /// override, CORS grant or middleware of yours; the admin guard instead.
+        case admin
     }
 
     /// The kind of route.

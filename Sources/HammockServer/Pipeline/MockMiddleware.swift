@@ -74,3 +74,36 @@ struct MiddlewareChain: Sendable {
         respond = next
     }
 }
+
+/// The server's chain, assembled once for each kind of route from one list of steps: the API's routes
+/// (resources, stubs, yours) take the steps marked for them, the admin API's routes
+/// (``MatchedRoute/Kind/admin``) those marked for it. Choosing a chain costs one comparison per request;
+/// a step that skipped a kind by asking on every request would cost an `async` hop.
+struct Pipelines: Sendable {
+    /// A step and the kinds of route that take it.
+    struct Step {
+        var middleware: any MockMiddleware
+        var takenByAPI: Bool
+        var takenByAdmin: Bool
+
+        static func api(_ middleware: any MockMiddleware) -> Step {
+            Step(middleware: middleware, takenByAPI: true, takenByAdmin: false)
+        }
+        static func admin(_ middleware: any MockMiddleware) -> Step {
+            Step(middleware: middleware, takenByAPI: false, takenByAdmin: true)
+        }
+        static func both(_ middleware: any MockMiddleware) -> Step {
+            Step(middleware: middleware, takenByAPI: true, takenByAdmin: true)
+        }
+    }
+
+    /// For the API's routes, and for a path no family serves.
+    let api: MiddlewareChain
+    /// For the admin API's routes.
+    let admin: MiddlewareChain
+
+    init(_ steps: [Step], around responder: @escaping MiddlewareChain.Responder) {
+        api = MiddlewareChain(steps.filter(\.takenByAPI).map(\.middleware), around: responder)
+        admin = MiddlewareChain(steps.filter(\.takenByAdmin).map(\.middleware), around: responder)
+    }
+}

@@ -6,8 +6,13 @@ import Synchronization
 /// Maps a request's path to an endpoint by asking each family of routes in turn, and answers what is
 /// the same for every route: `OPTIONS` (204 with `Allow`), a method the route does not allow (405), a
 /// path no family serves (404), and a request the transport already refused.
+///
+/// The admin API is a family too, asked before the others on the whole path (it lives outside the base
+/// path); its routes are of their own kind, which faults and overrides skip.
 final class MockRouter: Sendable {
     private let families: Mutex<[any MockRoutes]>
+    /// The admin API's family, if the server has one.
+    let admin: AdminRoutes?
 
     /// The prefix every route is served under, if any.
     let basePath: String?
@@ -17,10 +22,11 @@ final class MockRouter: Sendable {
     let faults: FaultInjector?
 
     init(
-        _ families: [any MockRoutes], basePath: String? = nil, overrides: RequestOverrides? = nil,
+        _ families: [any MockRoutes], admin: AdminRoutes? = nil, basePath: String? = nil, overrides: RequestOverrides? = nil,
         faults: FaultInjector? = nil
     ) {
         self.families = Mutex(families)
+        self.admin = admin
         self.basePath = basePath
         self.overrides = overrides
         self.faults = faults
@@ -44,8 +50,16 @@ final class MockRouter: Sendable {
         }
     }
 
+    /// Whether the request goes to the admin API's family: the server's chain for that kind answers it.
+    /// A request the transport refused goes to no route, whatever its path.
+    func isAdmin(_ request: MockRequest) -> Bool {
+        guard let admin, request.rejection == nil else { return false }
+        return admin.owns(request.path)
+    }
+
     @Sendable func respond(to request: MockRequest) async throws -> MockResponse {
         if let rejection = request.rejection { throw rejection.problem }
+        if let admin, let endpoint = try admin.endpoint(for: request) { return try await answer(request, with: endpoint) }
         guard let basePath else { return try await route(request) }
         // Under a base path: routes see the path without it, and paths in the answer get it back.
         guard request.path.hasPrefix(basePath) else {
@@ -77,6 +91,12 @@ final class MockRouter: Sendable {
             }
         }
         guard let endpoint = found else { throw notFound(request, families: families) }
+        return try await answer(request, with: endpoint)
+    }
+
+    /// `OPTIONS`, 405, then the endpoint's handler, through a fault or override if one applies (never to
+    /// the admin API's routes).
+    func answer(_ request: MockRequest, with endpoint: MockEndpoint) async throws -> MockResponse {
         request.context?.match(endpoint.route ?? MatchedRoute(kind: .custom, pattern: request.path))
         if request.method == .options {
             var fields = HTTPFields()
@@ -86,6 +106,7 @@ final class MockRouter: Sendable {
         guard endpoint.methods.contains(request.method) else {
             throw HTTPProblem.methodNotAllowed(request.method, allowed: endpoint.methods)
         }
+        if endpoint.route?.kind == .admin { return try await endpoint.handler(request) }
         if let faults, let fault = faults.firing(for: request) {
             request.context?.noteFault(fault)
             return try await faults.apply(fault, to: request, handler: endpoint.handler)

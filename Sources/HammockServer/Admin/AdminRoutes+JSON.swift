@@ -4,7 +4,7 @@ import HammockJSON
 import HammockWire
 import Synchronization
 
-extension AdminAPI {
+extension AdminRoutes {
     /// The query parameters `GET <prefix>/requests` takes.
     static let requestFilters = ["method", "path", "status", "since", "after", "limit", "redact"]
 
