@@ -432,8 +432,13 @@ if Context.environment["HAMMOCK_FUZZ"] != nil {
     }
 }
 
-// Documentation, built only by `scripts/docs` (HAMMOCK_DOCS=1): the DocC plugin is no dependency an app
-// that depends on Hammock resolves.
-if Context.environment["HAMMOCK_DOCS"] != nil {
-    package.dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"))
+// The clients `scripts/check-generated-clients` generates (HAMMOCK_GENERATED_CLIENTS="People Shop …", each
+// in .build/generated-clients/NAME), built in the tests' build folder: a scratch package of their own built
+// swift-syntax again for the macro (100 s of CI's time). Inside the package they could see HammockClient's
+// `package` declarations: the script also typechecks each as an app's module, where they cannot.
+if let names = Context.environment["HAMMOCK_GENERATED_CLIENTS"] {
+    for name in names.split(separator: " ").map(String.init) {
+        package.targets.append(
+            .executableTarget(name: name, dependencies: ["HammockClient"], path: ".build/generated-clients/\(name)"))
+    }
 }

@@ -158,7 +158,21 @@ def check(item, flags, directory):
     return path, line, "ok" if result.returncode == 0 else "failed", errors
 
 
+def typecheck_module(files):
+    """Typechecks `files` as one module of an app: no package name, so no `package` declaration of
+    Hammock's is visible (scripts/check-generated-clients builds them inside the package, where they are)."""
+    result = subprocess.run(["swiftc", "-typecheck", "-parse-as-library" if len(files) == 1 else "-module-name",
+                             *([] if len(files) == 1 else ["App"]), *compile_flags(), *files],
+                            capture_output=True, text=True)
+    errors = "\n".join(l for l in (result.stdout + result.stderr).split("\n") if "error:" in l)
+    if result.returncode != 0:
+        print(f"snippets: {' '.join(files)}: does not typecheck as an app's code\n{errors}")
+    sys.exit(result.returncode and 1)
+
+
 def main():
+    if sys.argv[1:2] == ["--module"]:
+        typecheck_module(sys.argv[2:])
     flags = compile_flags()
     items = list(blocks())
     only = sys.argv[1:]
