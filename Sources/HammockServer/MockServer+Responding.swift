@@ -15,8 +15,10 @@ extension MockServer {
         if request.context == nil { request.context = makeContext(arrival: .now, peer: nil) }
         // Before any request, admin ones included (a snapshot restored first must not become the start).
         if !baseline.isTaken { await takeBaselineOnce() }
-        let pipelines = self.pipeline.withLock { $0 }
-        let pipeline = router.isAdmin(request) ? pipelines.admin : pipelines.api
+        // The one read of the settings this request makes: everything it meets comes from this value.
+        let runtime = runtimeCell.runtime
+        request.runtime = runtime
+        let pipeline = router.isAdmin(request) ? runtime.pipelines.admin : runtime.pipelines.api
         do {
             return try await pipeline.respond(request)
         } catch {

@@ -118,13 +118,9 @@ public final class MockServer: Sendable {
     /// Routes added with ``route(_:_:_:)`` and ``addStubs(_:)``, asked first.
     let customRoutes: CustomRoutes
     let router: MockRouter
-    /// The pipeline, rebuilt when the latency changes (``setLatency(_:)``): no request pays for a
-    /// latency step while there is no latency.
-    let pipeline: Mutex<Pipelines>
-    /// Builds the pipeline for a latency.
-    let assemble: @Sendable (Latency?) -> Pipelines
-    /// The current latency.
-    let currentLatency: Mutex<Latency?>
+    /// The latency and its chains (rebuilt when it changes: no request pays for a latency step while
+    /// there is none), the faults and the routes of your own, as one value swapped whole.
+    let runtimeCell = RuntimeCell()
     /// Every request and its answer, for tests to query and wait on.
     public let journal: RequestJournal
     /// The admin API's family of routes, when ``Options/adminPath`` is set.
@@ -193,7 +189,7 @@ public final class MockServer: Sendable {
             })
         // One timer for every hold: latency, stubs' latency, `_delay` and delay faults.
         let timer = LatencyTimer(clock: clock)
-        let customRoutes = CustomRoutes(records: records, timer: timer, random: random)
+        let customRoutes = CustomRoutes(records: records, timer: timer, random: random, runtime: runtimeCell)
         self.customRoutes = customRoutes
         let stopSignal = StopSignal()
         self.stopSignal = stopSignal
@@ -209,7 +205,7 @@ public final class MockServer: Sendable {
         self.router = router
         let journal = RequestJournal(limits: options.journal, clock: clock, now: now)
         self.journal = journal
-        assemble = { latency in
+        let assemble: @Sendable (Latency?) -> Pipelines = { latency in
             // One list of steps, outermost first; each says which kinds of route take it.
             var steps: [Pipelines.Step] = journal.isEnabled ? [.api(JournalMiddleware(journal: journal))] : []
             steps += outerMiddleware.map(Pipelines.Step.api) + [.both(LogMiddleware(logger: logger))]
@@ -222,8 +218,7 @@ public final class MockServer: Sendable {
             steps += [.api(ConditionalRequestMiddleware(now: now))] + middleware.map(Pipelines.Step.api)
             return Pipelines(steps, around: router.respond(to:))
         }
-        pipeline = Mutex(assemble(options.latency))
-        currentLatency = Mutex(options.latency)
+        runtimeCell.start(ServerRuntime.Settings(latency: options.latency), assemble: assemble)
         loaded.withLock { $0.latency = options.latency }
         admin?.attach(to: self)
         for resource in try MockResource.parentsFirst(resources) { try await addResource(resource) }

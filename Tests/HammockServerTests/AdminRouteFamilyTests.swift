@@ -82,4 +82,24 @@ struct AdminRouteFamilyTests {
         // The route table is the API's; the admin API lists its own rows at its index.
         #expect(!server.routeTable.contains { $0.pattern.hasPrefix("/__hammock") })
     }
+
+    @Test("Clients adding faults at once cannot pass the admin API's limit together: the count and the add are one step")
+    func faultLimitHoldsUnderConcurrentAdds() async throws {
+        let server = try await MockServer()
+        server.setFaults(try (0..<998).map { try Fault("/f\($0)", effect: .status(503)) })
+        let statuses = await withTaskGroup(of: HTTPResponse.Status.self) { group in
+            for index in 0..<10 {
+                group.addTask {
+                    let body: JSON = ["route": .string("/new\(index)"), "status": 503]
+                    return await server.respond(to: MockRequest(.post, "/__hammock/faults", json: body)).status
+                }
+            }
+            var statuses: [HTTPResponse.Status] = []
+            for await status in group { statuses.append(status) }
+            return statuses
+        }
+        #expect(statuses.filter { $0 == .created }.count == 2)
+        #expect(statuses.filter { $0 == .conflict }.count == 8)
+        #expect(server.faultsInForce.count == 1_000)
+    }
 }

@@ -29,6 +29,48 @@ struct ReloadTests {
         try ServerConfiguration(parsing: Array(text.utf8), file: "mock.json")
     }
 
+    /// Two configurations whose routes and faults differ together: under `a` the route answers
+    /// `{"config": "a"}`; under `b` a fault answers 503 `{"config": "b"}` in its place.
+    static let routesA = #"""
+        {"routes": [{"method": "GET", "path": "/which", "body": {"config": "a"}}]}
+        """#
+    static let routesB = #"""
+        {"routes": [{"method": "GET", "path": "/which", "body": {"config": "b"}}],
+         "faults": [{"route": "GET /which", "status": 503, "body": {"config": "b"}}]}
+        """#
+
+    @Test("Requests during 200 reloads between two configurations see one or the other, never a mix or neither")
+    func reloadIsAtomic() async throws {
+        let a = try configuration(Self.routesA)
+        let b = try configuration(Self.routesB)
+        let server = try await MockServer(configuration: a, store: MemoryStore())
+        _ = try await server.reload(a)
+        let answers = try await withThrowingTaskGroup(of: [String].self) { group in
+            group.addTask {
+                for round in 0..<200 { _ = try await server.reload(round.isMultiple(of: 2) ? b : a) }
+                return []
+            }
+            for _ in 0..<4 {
+                group.addTask {
+                    var seen: [String] = []
+                    for _ in 0..<300 {
+                        let response = await server.respond(to: MockRequest(.get, "/which"))
+                        let config = (try? JSON(parsing: response.body))?["config"]?.stringValue ?? "none"
+                        seen.append("\(response.status.code) \(config)")
+                    }
+                    return seen
+                }
+            }
+            var all: [String] = []
+            for try await seen in group { all += seen }
+            return all
+        }
+        let kinds = Set(answers)
+        // The old routes gone and the new not yet there would be a 404; b's routes with a's faults, 200 b.
+        #expect(kinds.isSubset(of: ["200 a", "503 b"]), "\(kinds.sorted())")
+        #expect(answers.count == 1_200)
+    }
+
     @Test(
         "Added resources appear with their data, removed ones go, changed ones keep their records reshaped; unchanged keep theirs",
         arguments: StoreKind.allCases)

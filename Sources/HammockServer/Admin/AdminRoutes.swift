@@ -257,8 +257,7 @@ final class AdminRoutes: MockRoutes {
             switch call.request.method {
             case .post:
                 let fault = try AdminRoutes.fault(from: call.request, named: nil)
-                try AdminRoutes.checkRoomForFault(named: fault.name, on: server)
-                let name = server.addFault(fault)
+                let (name, _) = try AdminRoutes.addFault(fault, on: server)
                 return AdminRoutes.faultAnswer(named: name, on: server, status: .created, prefix: call.admin.path)
             case .put: server.setFaults(try AdminRoutes.faults(from: call.request))
             case .delete: server.setFaults([])
@@ -315,10 +314,7 @@ final class AdminRoutes: MockRoutes {
         let (server, name) = (call.server, call.parameters[0])
         switch call.request.method {
         case .put:
-            let fault = try fault(from: call.request, named: name)
-            let isNew = !server.faultsInForce.contains { $0.name == name }
-            if isNew { try checkRoomForFault(named: name, on: server) }
-            server.addFault(fault)
+            let (_, isNew) = try addFault(fault(from: call.request, named: name), on: server)
             return faultAnswer(named: name, on: server, status: isNew ? .created : .ok, prefix: call.admin.path)
         case .delete:
             guard server.removeFault(named: name) != nil else {
@@ -379,10 +375,15 @@ final class AdminRoutes: MockRoutes {
         return fault
     }
 
-    static func checkRoomForFault(named name: String?, on server: MockServer) throws {
-        let faults = server.faultsInForce
-        guard faults.count < faultLimit || faults.contains(where: { $0.name != nil && $0.name == name }) else {
-            throw HTTPProblem(.conflict, detail: "The server keeps at most \(faultLimit) faults; remove one first")
+    /// Puts `fault` in force unless that would make more than ``faultLimit``: the count and the addition
+    /// are one step of the server's runtime, so clients adding at once cannot pass the limit together.
+    static func addFault(_ fault: Fault, on server: MockServer) throws(HTTPProblem) -> (name: String, isNew: Bool) {
+        try server.runtimeCell.change { (settings) throws(HTTPProblem) -> (name: String, isNew: Bool) in
+            let replaces = fault.name.map { name in settings.faults.contains { $0.name == name } } ?? false
+            guard replaces || settings.faults.count < faultLimit else {
+                throw HTTPProblem(.conflict, detail: "The server keeps at most \(faultLimit) faults; remove one first")
+            }
+            return (FaultInjector.put(fault, into: &settings.faults), !replaces)
         }
     }
 

@@ -89,8 +89,10 @@ extension MockServer {
         }
         try await restore(snapshot)
         let configured = loaded.withLock { $0 }
-        setLatency(configured.latency)
-        setFaults(configured.faults)
+        runtimeCell.change { settings in
+            settings.latency = configured.latency
+            settings.faults = FaultInjector.named(configured.faults)
+        }
         resetScenarios()
         journal.clear()
     }
@@ -162,13 +164,8 @@ extension MockServer {
     }
 
     /// The simulated latency now in force.
-    public var latency: Latency? { currentLatency.withLock { $0 } }
+    public var latency: Latency? { runtimeCell.runtime.settings.latency }
 
     /// Changes the simulated latency from the next request on; `nil` for none.
-    public func setLatency(_ latency: Latency?) {
-        pipeline.withLock { pipeline in
-            pipeline = assemble(latency)
-            currentLatency.withLock { $0 = latency }
-        }
-    }
+    public func setLatency(_ latency: Latency?) { runtimeCell.change { $0.latency = latency } }
 }

@@ -95,16 +95,19 @@ extension MockServer {
         // A reset returns an added resource to the data the file gave it, not to nothing.
         let added = report.added.compactMap { schema(named: $0) }
         if !added.isEmpty { baseline.merge(try await store.snapshot(of: added)) }
-        removeRoutes(previous.routeIDs)
-        let ids = addStubs(configuration.routes)
+        // The file's routes, faults and latency change in one step: a request sees the old three or the
+        // new three, never the old routes gone and the new ones not yet there.
+        let replaced = Set(previous.routeIDs)
+        let fileRoutes = configuration.routes.map { (id: customRoutes.nextID(), entry: CustomRoutes.Entry.stub($0)) }
+        let ids = fileRoutes.map(\.id)
         report.routes = ids.count
-        if configuration.latency != previous.latency {
-            setLatency(configuration.latency)
-            report.latencyChanged = true
-        }
-        if configuration.faults != previous.faults {
-            setFaults(configuration.faults)
-            report.faultsChanged = true
+        report.latencyChanged = configuration.latency != previous.latency
+        report.faultsChanged = configuration.faults != previous.faults
+        runtimeCell.change { [report] settings in
+            settings.routes.removeAll { replaced.contains($0.id) }
+            settings.routes += fileRoutes
+            if report.latencyChanged { settings.latency = configuration.latency }
+            if report.faultsChanged { settings.faults = FaultInjector.named(configuration.faults) }
         }
         if let old = previous.configuration { report.needsRestart = Self.restartSettings(from: old, to: configuration) }
         loaded.withLock {

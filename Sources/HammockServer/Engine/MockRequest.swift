@@ -23,6 +23,9 @@ public struct MockRequest: Sendable {
     /// limit, a request that could not be parsed): the router answers with the problem, and the rest of
     /// the pipeline treats the answer like any other.
     package var rejection: Rejection?
+    /// The settings in force when the server took the request in (``MockServer/respond(to:)``): its
+    /// chain, faults and routes of your own all come from this one value.
+    var runtime: ServerRuntime?
 
     /// Creates a request; a `?` in `target` starts the query.
     public init(_ method: HTTPRequest.Method, _ target: String, headerFields: HTTPFields = [:], body: [UInt8] = []) {

@@ -2,11 +2,9 @@ import HTTPTypes
 import HammockJSON
 import Synchronization
 
-/// The faults in force, and what applies them once the router has matched a route.
+/// What applies the faults in force once the router has matched a route; the list itself is part of
+/// the server's runtime (``ServerRuntime/Settings/faults``), which each request carries.
 final class FaultInjector: Sendable {
-    private let faults = Mutex<[Fault]>([])
-    /// Whether any fault is in force: the one check a request pays when none is.
-    private let isActive = Atomic<Bool>(false)
     let random: @Sendable () -> Double
     let timer: LatencyTimer
     let stopSignal: StopSignal
@@ -17,41 +15,17 @@ final class FaultInjector: Sendable {
         self.stopSignal = stopSignal
     }
 
-    var all: [Fault] { faults.withLock { $0 } }
-
-    /// Puts `new` in force: each unnamed fault gets the first free `fault-N`, and of two with one name
-    /// the later one stays, in the earlier one's place.
-    func replace(_ new: [Fault]) {
-        faults.withLock { faults in
-            faults = []
-            for fault in new { Self.put(fault, into: &faults) }
-            isActive.store(!faults.isEmpty, ordering: .releasing)
-        }
+    /// `faults` as they are put in force: each unnamed fault gets the first free `fault-N`, and of two
+    /// with one name the later one stays, in the earlier one's place.
+    static func named(_ faults: [Fault]) -> [Fault] {
+        var named: [Fault] = []
+        for fault in faults { put(fault, into: &named) }
+        return named
     }
 
-    /// Puts `fault` in force in one step (two callers adding at once both land): in the place of the
-    /// fault with its name, or last. Returns its name.
+    /// Puts `fault` into `faults`: in the place of the fault with its name, or last. Returns its name.
     @discardableResult
-    func add(_ fault: Fault) -> String {
-        faults.withLock { faults in
-            let name = Self.put(fault, into: &faults)
-            isActive.store(true, ordering: .releasing)
-            return name
-        }
-    }
-
-    /// Takes the fault named `name` out of force, in one step; `nil` if none has that name.
-    func remove(named name: String) -> Fault? {
-        faults.withLock { faults in
-            guard let index = faults.firstIndex(where: { $0.name == name }) else { return nil }
-            let removed = faults.remove(at: index)
-            isActive.store(!faults.isEmpty, ordering: .releasing)
-            return removed
-        }
-    }
-
-    @discardableResult
-    private static func put(_ fault: Fault, into faults: inout [Fault]) -> String {
+    static func put(_ fault: Fault, into faults: inout [Fault]) -> String {
         var fault = fault
         let name: String
         if let given = fault.name {
@@ -73,8 +47,8 @@ final class FaultInjector: Sendable {
 
     /// The first fault for `request` (its path inside the base path) that fires, drawing its rate.
     func firing(for request: MockRequest) -> Fault? {
-        guard isActive.load(ordering: .acquiring) else { return nil }
-        for fault in all where fault.matches(request.method, path: request.path) {
+        guard let faults = request.runtime?.settings.faults, !faults.isEmpty else { return nil }
+        for fault in faults where fault.matches(request.method, path: request.path) {
             // A rate of 1 or 0 draws nothing, so a seeded run's numbers go only to faults that need them.
             if fault.rate >= 1 || (fault.rate > 0 && random() < fault.rate) { return fault }
         }

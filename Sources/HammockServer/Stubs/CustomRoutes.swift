@@ -120,8 +120,9 @@ final class CustomRoutes: MockRoutes {
         }
     }
 
-    /// The routes in the order tried, each with the number it was added under.
-    let entries = Mutex<[(id: Int, entry: Entry)]>([])
+    /// The server's runtime, whose ``ServerRuntime/Settings/routes`` are these routes: a request reads
+    /// them from the runtime it carries, everything else from the one in force.
+    let runtime: RuntimeCell
     /// What stubs remember between requests: each scenario's state, and the next answer of each stub
     /// that answers in turn. One lock, so a stub's check of its scenario and its move are one step.
     let memory = Mutex(StubMemory())
@@ -130,32 +131,27 @@ final class CustomRoutes: MockRoutes {
     let timer: LatencyTimer
     let random: @Sendable () -> Double
 
-    init(records: RouteRecords, timer: LatencyTimer, random: @escaping @Sendable () -> Double) {
+    init(records: RouteRecords, timer: LatencyTimer, random: @escaping @Sendable () -> Double, runtime: RuntimeCell) {
+        self.runtime = runtime
         self.records = records
         self.timer = timer
         self.random = random
     }
 
-    /// Adds a route after the others; returns its number.
-    @discardableResult
-    func add(_ entry: Entry) -> Int {
-        let id = lastID.add(1, ordering: .relaxed).newValue
-        entries.withLock { $0.append((id, entry)) }
-        return id
-    }
+    /// The number of the next route added.
+    func nextID() -> Int { lastID.add(1, ordering: .relaxed).newValue }
 
-    /// Removes the routes numbered `ids`; returns how many there were.
-    func remove(_ ids: Set<Int>) -> Int {
-        entries.withLock { entries in
-            let before = entries.count
-            entries.removeAll { ids.contains($0.id) }
-            return before - entries.count
-        }
+    /// The routes in force, in the order tried.
+    var entries: [(id: Int, entry: Entry)] { runtime.runtime.settings.routes }
+
+    /// The routes a request meets: those of the runtime it carries.
+    static func entries(for request: MockRequest, in runtime: RuntimeCell) -> [(id: Int, entry: Entry)] {
+        request.runtime?.settings.routes ?? runtime.runtime.settings.routes
     }
 
     var routeTable: [RouteTableEntry] {
         var rows: [RouteTableEntry] = []
-        for (_, entry) in entries.withLock({ $0 }) {
+        for (_, entry) in entries {
             let methods = Self.methods(entry.method)
             if let index = rows.firstIndex(where: { $0.pattern == entry.path.description }) {
                 rows[index].methods += methods.filter { !rows[index].methods.contains($0) }
@@ -169,7 +165,7 @@ final class CustomRoutes: MockRoutes {
     static func methods(_ method: HTTPRequest.Method) -> [HTTPRequest.Method] { method == .get ? [.get, .head] : [method] }
 
     func endpoint(for request: MockRequest) throws -> MockEndpoint? {
-        let entries = self.entries.withLock { $0 }
+        let entries = Self.entries(for: request, in: runtime)
         var methods: [HTTPRequest.Method] = []
         var context: StubTemplate.Context?
         var firstOnPath: Entry?
@@ -226,7 +222,7 @@ final class CustomRoutes: MockRoutes {
     /// The stubs whose path and method fit `request` but whose conditions did not, each with the first
     /// condition that failed: what a 404 tells the client.
     func nearMisses(for request: MockRequest) -> [NearMiss] {
-        let entries = self.entries.withLock { $0 }
+        let entries = Self.entries(for: request, in: runtime)
         let method = request.method == .head ? HTTPRequest.Method.get : request.method
         var context: StubTemplate.Context?
         var misses: [NearMiss] = []

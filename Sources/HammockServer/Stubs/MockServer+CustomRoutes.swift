@@ -24,20 +24,30 @@ extension MockServer {
         } catch {
             throw StubError(error.description)
         }
-        customRoutes.add(.handler(method, pattern, summary: description, handler))
+        let id = customRoutes.nextID()
+        runtimeCell.change { $0.routes.append((id, .handler(method, pattern, summary: description, handler))) }
     }
 
     /// Adds described routes (a configuration file's `routes`), after the routes of your own added so
     /// far; returns the number each was added under, for ``removeRoutes(_:)``.
     @discardableResult
     public func addStubs(_ stubs: [StubRoute]) -> [Int] {
-        stubs.map { customRoutes.add(.stub($0)) }
+        let added = stubs.map { (id: customRoutes.nextID(), entry: CustomRoutes.Entry.stub($0)) }
+        runtimeCell.change { $0.routes += added }
+        return added.map(\.id)
     }
 
     /// Removes routes of your own (stubs, or closures added with ``route(_:_:_:)``) by the numbers they
     /// were added under; returns how many were removed.
     @discardableResult
-    public func removeRoutes(_ ids: [Int]) -> Int { customRoutes.remove(Set(ids)) }
+    public func removeRoutes(_ ids: [Int]) -> Int {
+        let ids = Set(ids)
+        return runtimeCell.change { settings in
+            let before = settings.routes.count
+            settings.routes.removeAll { ids.contains($0.id) }
+            return before - settings.routes.count
+        }
+    }
 }
 
 /// A route of your own as the server holds it: a stub, or a Swift closure with its description.
@@ -57,7 +67,7 @@ public struct AddedRoute: Sendable {
 extension MockServer {
     /// The routes of your own, in the order they are tried.
     public var addedRoutes: [AddedRoute] {
-        customRoutes.entries.withLock { $0 }.map { id, entry in
+        customRoutes.entries.map { id, entry in
             switch entry {
             case .stub(let stub): AddedRoute(id: id, method: stub.method, path: stub.path, stub: stub)
             case .handler(let method, let path, let summary, _):
