@@ -216,7 +216,7 @@ public final class MockServer: Sendable {
             steps += [.both(ProblemMiddleware(logger: logger)), .both(FinalAnswerStep()), .both(HeadMiddleware())]
             if let admin { steps.append(.admin(AdminGuardMiddleware(admin: admin))) }
             steps += [.api(ConditionalRequestMiddleware(now: now))] + middleware.map(Pipelines.Step.api)
-            return Pipelines(steps, around: router.respond(to:))
+            return Pipelines(steps, around: router.respond(to:), admin: router.respondAsAdmin(to:))
         }
         runtimeCell.start(ServerRuntime.Settings(latency: options.latency), assemble: assemble)
         loaded.withLock { $0.latency = options.latency }

@@ -102,4 +102,22 @@ struct AdminRouteFamilyTests {
         #expect(statuses.filter { $0 == .conflict }.count == 8)
         #expect(server.faultsInForce.count == 1_000)
     }
+
+    /// Rewrites every path to the admin API's journal, as a careless middleware might.
+    struct RewriteToAdmin: MockMiddleware {
+        func handle(_ request: MockRequest, next: (MockRequest) async throws -> MockResponse) async throws -> MockResponse {
+            var request = request
+            request.path = "/__hammock/requests"
+            return try await next(request)
+        }
+    }
+
+    @Test("A middleware of yours that rewrites a path under the admin prefix does not reach the admin API past its guard")
+    func rewrittenPathsStayOutOfTheAdminAPI() async throws {
+        let server = try await MockServer(
+            options: MockServer.Options(adminToken: "t0ken"), middleware: [RewriteToAdmin()])
+        let response = await server.respond(to: MockRequest(.get, "/anything"))
+        #expect(response.status == .notFound)
+        #expect(await server.respond(to: MockRequest(.get, "/__hammock/requests")).status == .unauthorized)
+    }
 }

@@ -38,7 +38,10 @@ final class RuntimeCell: Sendable {
 
     /// A cell whose chains answer 503 until ``start(_:assemble:)``: the server is assembled around it.
     init() {
-        let unassembled = Pipelines([]) { _ in throw HTTPProblem(.serviceUnavailable, detail: "The server is being made") }
+        let starting: MiddlewareChain.Responder = { _ in
+            throw HTTPProblem(.serviceUnavailable, detail: "The server is being made")
+        }
+        let unassembled = Pipelines([], around: starting, admin: starting)
         current = Mutex(ServerRuntime(settings: ServerRuntime.Settings(), pipelines: unassembled))
     }
 

@@ -102,8 +102,15 @@ struct Pipelines: Sendable {
     /// For the admin API's routes.
     let admin: MiddlewareChain
 
-    init(_ steps: [Step], around responder: @escaping MiddlewareChain.Responder) {
+    /// - Parameters:
+    ///   - responder: What the API's chain ends in.
+    ///   - adminResponder: What the admin API's chain ends in; only it reaches the admin API's routes, so
+    ///     a request whose path a middleware of yours rewrote under the admin prefix never skips the guard.
+    init(
+        _ steps: [Step], around responder: @escaping MiddlewareChain.Responder,
+        admin adminResponder: @escaping MiddlewareChain.Responder
+    ) {
         api = MiddlewareChain(steps.filter(\.takenByAPI).map(\.middleware), around: responder)
-        admin = MiddlewareChain(steps.filter(\.takenByAdmin).map(\.middleware), around: responder)
+        admin = MiddlewareChain(steps.filter(\.takenByAdmin).map(\.middleware), around: adminResponder)
     }
 }

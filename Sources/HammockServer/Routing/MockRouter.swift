@@ -7,8 +7,8 @@ import Synchronization
 /// the same for every route: `OPTIONS` (204 with `Allow`), a method the route does not allow (405), a
 /// path no family serves (404), and a request the transport already refused.
 ///
-/// The admin API is a family too, asked before the others on the whole path (it lives outside the base
-/// path); its routes are of their own kind, which faults and overrides skip.
+/// The admin API is a family too, asked on the whole path (it lives outside the base path) by the end
+/// of the admin API's chain only; its routes are of their own kind, which faults and overrides skip.
 final class MockRouter: Sendable {
     private let families: Mutex<[any MockRoutes]>
     /// The admin API's family, if the server has one.
@@ -57,9 +57,19 @@ final class MockRouter: Sendable {
         return admin.owns(request.path)
     }
 
+    /// The end of the admin API's chain: only the admin API's family is asked.
+    @Sendable func respondAsAdmin(to request: MockRequest) async throws -> MockResponse {
+        if let rejection = request.rejection { throw rejection.problem }
+        guard let admin, let endpoint = try admin.endpoint(for: request) else {
+            throw HTTPProblem.notFound("No admin endpoint '\(request.path.prefix(200))'")
+        }
+        return try await answer(request, with: endpoint)
+    }
+
+    /// The end of the API's chain: the admin API's family is not asked (its requests take the admin
+    /// chain, which ends in ``respondAsAdmin(to:)``).
     @Sendable func respond(to request: MockRequest) async throws -> MockResponse {
         if let rejection = request.rejection { throw rejection.problem }
-        if let admin, let endpoint = try admin.endpoint(for: request) { return try await answer(request, with: endpoint) }
         guard let basePath else { return try await route(request) }
         // Under a base path: routes see the path without it, and paths in the answer get it back.
         guard request.path.hasPrefix(basePath) else {
