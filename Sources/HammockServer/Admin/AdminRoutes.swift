@@ -9,8 +9,8 @@ import Synchronization
 /// problem+json errors. Each call is also a Swift method of ``MockServer``; this only maps HTTP onto
 /// them.
 ///
-/// It is a family of routes like the resources, which the router asks before every other and outside
-/// the base path; its endpoints are the rows of a table (``Row``). The engine's own rows and those of
+/// It is a family of routes like the resources, outside the base path, which only the end of the admin
+/// API's chain asks (`MockRouter.respondAsAdmin`); its endpoints are the rows of a table (``Row``). The engine's own rows and those of
 /// other modules (HammockOpenAPI's `openapi.json`, the console's files) are added through the same
 /// ``add(_:)``. Its routes are of the kind ``MatchedRoute/Kind/admin``: the router answers `OPTIONS`,
 /// 405 and `HEAD` for them as for any route, and the server's chain, assembled once for each kind,
