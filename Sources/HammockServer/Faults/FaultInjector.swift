@@ -1,6 +1,5 @@
 import HTTPTypes
 import HammockJSON
-import Synchronization
 
 /// What applies the faults in force once the router has matched a route; the list itself is part of
 /// the server's runtime (``ServerRuntime/Settings/faults``), which each request carries.
