@@ -15,25 +15,25 @@ extension PostgresStore {
         }
     }
 
-    public func record(of schema: ResourceSchema, withKey key: JSON) async throws -> JSONObject? {
+    public func storedRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> StoredRecord? {
         try known(schema)
         guard Columns.isKey(key, of: schema.key.type) else { return nil }
         var binds = PostgresBindings()
         try Columns.bindKey(key, as: schema.key.type, to: &binds)
         let query = PostgresQuery(
             unsafeSQL: "SELECT \(Columns.selectList(schema)) FROM \(table(schema)) WHERE k = $1", binds: binds)
-        return try await records(query, schema).first
+        return try await records(query, schema).first.map(StoredRecord.init)
     }
 
-    public func records(of schema: ResourceSchema) async throws -> [JSONObject] {
+    public func storedRecords(of schema: ResourceSchema) async throws -> [StoredRecord] {
         try known(schema)
         let query = PostgresQuery(unsafeSQL: "SELECT \(Columns.selectList(schema)) FROM \(table(schema)) ORDER BY k")
-        return try await records(query, schema)
+        return try await records(query, schema).map(StoredRecord.init)
     }
 
-    public func records(
+    public func storedRecords(
         of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON
-    ) async throws -> [JSONObject] {
+    ) async throws -> [StoredRecord] {
         try known(schema)
         guard Columns.isKey(parentKey, of: foreignKey.type) else { return [] }
         var binds = PostgresBindings()
@@ -41,7 +41,7 @@ extension PostgresStore {
         let query = PostgresQuery(
             unsafeSQL: "SELECT \(Columns.selectList(schema)) FROM \(table(schema)) WHERE \(Names.field(foreignKey.name)) = $1 "
                 + "ORDER BY k", binds: binds)
-        return try await records(query, schema)
+        return try await records(query, schema).map(StoredRecord.init)
     }
 
     /// The records a query selects (with ``Columns/selectList(_:)``).
@@ -69,10 +69,37 @@ extension PostgresStore {
 // MARK: Writes
 
 extension PostgresStore {
+    /// A write and its change date in one transaction (a single create: in one statement), so that a
+    /// write never lands with its date lost.
+    public func perform(_ write: StoreWrite) async throws -> ConditionalWrite<WriteResult> {
+        let schema = write.schema
+        switch write.action {
+        case .create(let batch) where batch.count == 1:
+            let record = try await create(batch[0], of: schema, changedAt: write.changedAt)
+            return .written(WriteResult(records: [record], changedResources: [schema.name]))
+        case .create(let batch):
+            try known(schema)
+            guard !batch.isEmpty else { return .written(WriteResult(records: [], changedResources: [])) }
+            let records = try await transaction { connection in
+                let records = try await self.insert(batch, of: schema, on: connection)
+                if let second = write.changedAt {
+                    try await connection.query(self.noteChangeQuery([schema.name], at: second), logger: self.logger)
+                }
+                return records
+            }
+            return .written(WriteResult(records: records, changedResources: [schema.name]))
+        case .update(let key, let values):
+            return try await update(schema, key: key, values: values, condition: write.condition, changedAt: write.changedAt)
+        case .delete(let key, let dependents):
+            return try await delete(
+                schema, key: key, dependents: dependents, condition: write.condition, changedAt: write.changedAt)
+        }
+    }
+
     /// One statement, so one round trip and its own transaction: the parents locked (`FOR KEY SHARE`), a
     /// key taken from the resource's sequence only if they all exist, and the row inserted. Measured against a
     /// transaction of five statements, a `POST` spent less than half the CPU (docs/benchmarks.md).
-    public func createRecord(of schema: ResourceSchema, with values: JSONObject) async throws -> JSONObject {
+    func create(_ values: JSONObject, of schema: ResourceSchema, changedAt second: Int?) async throws -> JSONObject {
         try known(schema)
         try checkKinds(values, of: schema)
         var binds = PostgresBindings()
@@ -118,10 +145,22 @@ extension PostgresStore {
                 expressions.append("$\(binds.count)::bytea")
             }
         }
-        let sql =
-            (ctes.isEmpty ? "" : "WITH " + ctes.joined(separator: ", ") + " ")
-            + "INSERT INTO \(table(schema)) (\(names.joined(separator: ", "))) SELECT \(expressions.joined(separator: ", "))"
+        let insert =
+            "INSERT INTO \(table(schema)) (\(names.joined(separator: ", "))) SELECT \(expressions.joined(separator: ", "))"
             + " WHERE \(parentsExist) ON CONFLICT (k) DO NOTHING RETURNING k"
+        let sql: String
+        if let second {
+            // The date in the same statement, written only if the row is: `changes` runs once, whatever reads it.
+            binds.append([schema.name])
+            binds.append(second)
+            ctes.append("inserted AS (\(insert))")
+            ctes.append(
+                "changed AS (\(noteChangeSQL(names: "$\(binds.count - 1)", second: "$\(binds.count)", when: "EXISTS (SELECT 1 FROM inserted)")))"
+            )
+            sql = "WITH " + ctes.joined(separator: ", ") + " SELECT k FROM inserted"
+        } else {
+            sql = (ctes.isEmpty ? "" : "WITH " + ctes.joined(separator: ", ") + " ") + insert
+        }
         let statement = PostgresQuery(unsafeSQL: sql, binds: binds)
         let rows = try await run { try await self.client.query(statement, logger: self.logger).collect() }
         guard let row = rows.first else { throw try await whyNotInserted(values, of: schema) }
@@ -136,14 +175,6 @@ extension PostgresStore {
             try await self.checkParents(of: [values], for: schema, on: connection)
         }
         return .duplicateKey(values[schema.key.name] ?? .null)
-    }
-
-    public func createRecords(of schema: ResourceSchema, with values: [JSONObject]) async throws -> Int {
-        try known(schema)
-        guard !values.isEmpty else { return 0 }
-        return try await transaction { connection in
-            try await self.insert(values, of: schema, on: connection).count
-        }
     }
 
     /// Inserts records in the transaction of `connection`: parents checked (and held against a delete
@@ -264,28 +295,18 @@ extension PostgresStore {
         }
     }
 
-    public func updateRecord(of schema: ResourceSchema, withKey key: JSON, with values: JSONObject) async throws -> JSONObject? {
-        guard case .written(let record) = try await update(schema, key: key, values: values, expected: nil) else { return nil }
-        return record
-    }
-
-    public func updateRecord(
-        of schema: ResourceSchema, withKey key: JSON, with values: JSONObject, ifCurrent expected: JSONObject
-    ) async throws -> ConditionalWrite<JSONObject> {
-        try await update(schema, key: key, values: values, expected: expected)
-    }
-
-    /// Reads the record locked (`FOR UPDATE`), compares it with `expected`, checks the parents and writes,
-    /// in one transaction: a concurrent conditional write waits, then sees this one's result.
+    /// Reads the record locked (`FOR UPDATE`), checks the condition on it, checks the parents, writes and
+    /// notes the date, in one transaction: a concurrent conditional write waits, then sees this one's result.
     private func update(
-        _ schema: ResourceSchema, key: JSON, values: JSONObject, expected: JSONObject?
-    ) async throws -> ConditionalWrite<JSONObject> {
+        _ schema: ResourceSchema, key: JSON, values: JSONObject, condition: StoreWrite.Condition?, changedAt second: Int?
+    ) async throws -> ConditionalWrite<WriteResult> {
         try known(schema)
-        guard Columns.isKey(key, of: schema.key.type) else { return .missing }
+        guard Columns.isKey(key, of: schema.key.type) else { return condition?.outcome(for: nil) ?? .missing }
         try checkKinds(values, of: schema)
         return try await transaction { connection in
-            guard let current = try await self.lockedRecord(schema, key: key, on: connection) else { return .missing }
-            if let expected, current != expected { return .changed }
+            let current = try await self.lockedRecord(schema, key: key, on: connection)
+            if let outcome: ConditionalWrite<WriteResult> = condition?.outcome(for: current) { return outcome }
+            guard let current else { return .missing }
             try await self.checkParents(of: [values], for: schema, on: connection)
             var merged = current
             var assignments: [String] = []
@@ -306,7 +327,8 @@ extension PostgresStore {
                 let sql = "UPDATE \(self.table(schema)) SET \(assignments.joined(separator: ", ")) WHERE k = $\(binds.count)"
                 try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: self.logger)
             }
-            return .written(merged)
+            if let second { try await connection.query(self.noteChangeQuery([schema.name], at: second), logger: self.logger) }
+            return .written(WriteResult(records: [merged], changedResources: [schema.name]))
         }
     }
 
@@ -319,22 +341,23 @@ extension PostgresStore {
         return try await connection.query(query, logger: logger).collect().first.map { try Columns.record($0, schema) }
     }
 
-    public func deleteRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> Bool {
-        if case .written = try await deleteRecord(of: schema, withKey: key, dependents: [], ifCurrent: nil) { return true }
-        return false
-    }
-
-    public func deleteRecord(
-        of schema: ResourceSchema, withKey key: JSON, dependents: [(ResourceSchema, ResourceSchema.ForeignKey)],
-        ifCurrent expected: JSONObject?
-    ) async throws -> ConditionalWrite<Int> {
+    /// The record locked, the condition checked on it, its dependents and it deleted, the foreign keys
+    /// naming them nulled and the dates noted, in one transaction.
+    private func delete(
+        _ schema: ResourceSchema, key: JSON, dependents: [StoreWrite.Dependent], condition: StoreWrite.Condition?,
+        changedAt second: Int?
+    ) async throws -> ConditionalWrite<WriteResult> {
         try known(schema)
-        guard Columns.isKey(key, of: schema.key.type) else { return .missing }
+        guard Columns.isKey(key, of: schema.key.type) else { return condition?.outcome(for: nil) ?? .missing }
         return try await transaction { connection in
-            guard let current = try await self.lockedRecord(schema, key: key, on: connection) else { return .missing }
-            if let expected, current != expected { return .changed }
+            let current = try await self.lockedRecord(schema, key: key, on: connection)
+            if let outcome: ConditionalWrite<WriteResult> = condition?.outcome(for: current) { return outcome }
+            guard let current else { return .missing }
             var removed = 0
-            for (child, foreignKey) in dependents {
+            var changed = [schema.name]
+            for dependent in dependents {
+                let (child, foreignKey) = (dependent.schema, dependent.foreignKey)
+                if !changed.contains(child.name) { changed.append(child.name) }
                 var binds = PostgresBindings()
                 try Columns.bind(key, as: foreignKey.type, to: &binds)
                 let rows = try await connection.query(
@@ -351,7 +374,13 @@ extension PostgresStore {
             try await connection.query(
                 PostgresQuery(unsafeSQL: "DELETE FROM \(self.table(schema)) WHERE k = $1", binds: binds), logger: self.logger)
             try await self.orphanChildren(of: schema, keys: [key], on: connection)
-            return .written(removed)
+            // Every resource whose foreign keys the deletes may have nulled: a later date is always safe.
+            for (child, _) in self.children(of: schema) + dependents.flatMap({ self.children(of: $0.schema) })
+            where !changed.contains(child.name) {
+                changed.append(child.name)
+            }
+            if let second { try await connection.query(self.noteChangeQuery(changed, at: second), logger: self.logger) }
+            return .written(WriteResult(records: [current], dependentsRemoved: removed, changedResources: changed))
         }
     }
 

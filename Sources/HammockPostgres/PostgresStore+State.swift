@@ -108,21 +108,30 @@ extension PostgresStore {
     }
 
     public func noteChange(of resources: [String], at second: Int) async throws {
-        let resources = Array(Set(resources)).sorted()
+        let statement = noteChangeQuery(resources, at: second)
+        _ = try await run { try await self.client.query(statement, logger: self.logger).collect() }
+    }
+
+    /// The statement that notes a change of `resources` at `second`; a write runs it in its own transaction.
+    func noteChangeQuery(_ resources: [String], at second: Int) -> PostgresQuery {
         var binds = PostgresBindings()
         binds.append(resources)
         binds.append(second)
+        return PostgresQuery(unsafeSQL: noteChangeSQL(names: "$1", second: "$2", when: nil), binds: binds)
+    }
+
+    /// Notes a change of the resources named by the text array `names` at `second` (both SQL
+    /// expressions), only `when` that condition holds.
+    func noteChangeSQL(names: String, second: String, when condition: String?) -> String {
         let changes = meta("hammock_changes")
         // Sorted, so that two servers noting the same resources lock their rows in one order.
-        let sql =
-            "INSERT INTO \(changes) AS c (resource, second, served) "
-            + "SELECT name, $2, false FROM unnest($1::text[]) AS name ORDER BY name "
+        return "INSERT INTO \(changes) AS c (resource, second, served) "
+            + "SELECT DISTINCT name, \(second)::bigint, false FROM unnest(\(names)::text[]) AS name "
+            + (condition.map { "WHERE \($0) " } ?? "") + "ORDER BY name "
             + "ON CONFLICT (resource) DO UPDATE SET second = CASE WHEN EXCLUDED.second > c.second THEN EXCLUDED.second "
             + "WHEN c.served THEN c.second + 1 ELSE c.second END, served = false "
             // Nothing to write when the date stands and no answer has carried it: under a burst of
             // writes, one row version per second instead of one per write.
             + "WHERE EXCLUDED.second > c.second OR c.served"
-        let statement = PostgresQuery(unsafeSQL: sql, binds: binds)
-        _ = try await run { try await self.client.query(statement, logger: self.logger).collect() }
     }
 }

@@ -14,11 +14,14 @@ import Synchronization
 /// - Independent: a write that fails (a taken key) rolls back its own savepoint and fails alone.
 /// - Durable: nobody hears of success before `COMMIT` returns; if the commit fails, every write of
 ///   the batch fails.
+/// - Mirrored after the fact: what the writes change in the store's in-memory mirror is collected
+///   (``MirrorChanges``, which the batch's later writes read through) and applied only once `COMMIT`
+///   has returned, before the next batch: the mirror never holds what the file does not.
 final class GroupCommit: Sendable {
     /// A submitted write: runs in its savepoint and says what to tell its caller once the
     /// transaction's fate is known.
     struct Pending: Sendable {
-        let perform: @Sendable (Database) -> Completion
+        let perform: @Sendable (Database, inout MirrorChanges) -> Completion
         /// Fails the write without running it (its transaction could not begin).
         let abandon: @Sendable (any Error) -> Void
     }
@@ -28,9 +31,6 @@ final class GroupCommit: Sendable {
     struct Completion {
         let committed: () -> Void
         let rolledBack: (any Error) -> Void
-        /// The write failed in a way that may have left what the store mirrors of the database ahead of
-        /// it (anything but a taken key, which is refused before anything is touched).
-        let needsResync: Bool
     }
 
     struct State: ~Copyable {
@@ -40,37 +40,38 @@ final class GroupCommit: Sendable {
 
     let pool: DatabasePool
     let state = Mutex(State())
-    /// Called on the writer, after a batch in which a write failed or that did not commit, to bring
-    /// what the store mirrors back to what the database holds.
-    let resync: @Sendable (Database) -> Void
+    /// Called on the writer once a batch has committed, with what its writes changed in the mirror.
+    let apply: @Sendable (MirrorChanges) -> Void
 
-    init(pool: DatabasePool, resync: @escaping @Sendable (Database) -> Void) {
+    init(pool: DatabasePool, apply: @escaping @Sendable (MirrorChanges) -> Void) {
         self.pool = pool
-        self.resync = resync
+        self.apply = apply
     }
 
-    /// Runs `body` in the next group transaction and returns its result once that has committed.
-    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    /// Runs `body` in the next group transaction and returns its result once that has committed. What
+    /// `body` notes in the changes reaches the mirror then, and only if `body` returned.
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database, inout MirrorChanges) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            let pending = Pending { db in
+            let pending = Pending { db, changes in
                 do {
                     var value: T?
+                    var mine = changes
                     try db.inSavepoint {
-                        value = try body(db)
+                        value = try body(db, &mine)
                         return .commit
                     }
                     guard let value else {
                         throw DatabaseError(message: "a write ended without a result")
                     }
+                    changes = mine
                     return Completion(
                         committed: { continuation.resume(returning: value) },
-                        rolledBack: { continuation.resume(throwing: $0) }, needsResync: false)
+                        rolledBack: { continuation.resume(throwing: $0) })
                 } catch {
-                    let refused: Bool
-                    if case StoreError.duplicateKey? = error as? StoreError { refused = true } else { refused = false }
+                    // Its savepoint rolled back, and its changes are dropped with `mine`.
                     return Completion(
                         committed: { continuation.resume(throwing: error) },
-                        rolledBack: { _ in continuation.resume(throwing: error) }, needsResync: !refused)
+                        rolledBack: { _ in continuation.resume(throwing: error) })
                 }
             } abandon: { error in
                 continuation.resume(throwing: error)
@@ -99,16 +100,16 @@ final class GroupCommit: Sendable {
             guard !batch.isEmpty else { return }
             var completions: [Completion] = []
             completions.reserveCapacity(batch.count)
+            var changes = MirrorChanges()
             do {
                 try db.inTransaction(.immediate) {
-                    for write in batch { completions.append(write.perform(db)) }
+                    for write in batch { completions.append(write.perform(db, &changes)) }
                     return .commit
                 }
-                if completions.contains(where: \.needsResync) { resync(db) }
+                if !changes.isEmpty { apply(changes) }
                 for completion in completions { completion.committed() }
             } catch {
-                // The transaction did not commit: none of the batch happened.
-                resync(db)
+                // The transaction did not commit: none of the batch happened, and the mirror never saw it.
                 for completion in completions { completion.rolledBack(error) }
                 for write in batch.dropFirst(completions.count) { write.abandon(error) }
             }

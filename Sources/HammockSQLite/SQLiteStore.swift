@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 public import HammockJSON
-import Synchronization
 
 /// A store that keeps records in an SQLite file, so data survives restarts.
 ///
@@ -14,8 +13,9 @@ import Synchronization
 /// (a REAL column would store it as the integer 0).
 ///
 /// Reads are answered from an in-memory mirror of the tables, loaded when a resource is added and
-/// updated by every write inside the same serialized write transaction, so a read never waits for
-/// the disk. The store assumes it is the only writer to its file while it runs.
+/// updated by every write once its transaction has committed (``GroupCommit``), so a read never waits
+/// for the disk and never sees what the file does not hold. The store assumes it is the only writer to
+/// its file while it runs.
 ///
 /// ```swift
 /// let store = try SQLiteStore(path: "people.sqlite")
@@ -25,12 +25,11 @@ public final class SQLiteStore: MockStore {
     let pool: DatabasePool
     /// Concurrent writes, committed together.
     let writes: GroupCommit
-    /// The records of every added resource, mirrored in memory for reads.
+    /// The records of every added resource, mirrored in memory for reads, and when each resource last
+    /// changed: in this process's memory, as the file lock makes this store the file's only writer;
+    /// after a restart every resource counts as changed then (a later date is always safe: a client
+    /// re-reads once).
     let mirror = LockedRecordTables()
-    /// When each resource last changed. In this process's memory, as the file lock makes this store
-    /// the file's only writer; after a restart every resource counts as changed then (a later date is
-    /// always safe: a client re-reads once).
-    let modifications = Mutex(ModificationLog())
 
     /// The database file's path.
     public let path: String
@@ -63,7 +62,7 @@ public final class SQLiteStore: MockStore {
             throw StoreError.storageFailure("cannot open \(path): \(error)")
         }
         let mirror = self.mirror
-        writes = GroupCommit(pool: pool) { db in Self.reloadMirror(mirror, from: db) }
+        writes = GroupCommit(pool: pool) { changes in mirror.withLock { tables in changes.apply(to: &tables) } }
     }
 
     /// Whether the database file still answers a read.
@@ -97,46 +96,31 @@ public final class SQLiteStore: MockStore {
     }
 
     public func lastChange(of resources: [String], now: Int, marking: Bool) async throws -> Int? {
-        modifications.withLock { $0.lastChange(of: resources, now: now, marking: marking) }
+        mirror.withLock { $0.modifications.lastChange(of: resources, now: now, marking: marking) }
     }
 
     public func noteChange(of resources: [String], at second: Int) async throws {
-        modifications.withLock { $0.noteChange(of: resources, at: second) }
+        mirror.withLock { $0.modifications.noteChange(of: resources, at: second) }
     }
 
     public func addResource(_ schema: ResourceSchema) async throws {
-        let table = try await write { db in
+        try await write { db, changes in
             try Self.createOrMigrateTable(schema, in: db)
-            return try Self.loadTable(schema, from: db)
+            changes.replaceTable(try Self.loadTable(schema, from: db))
         }
-        mirror.withLock { $0.replace(table) }
     }
 
     public func dropResource(_ schema: ResourceSchema) async throws {
-        try await write { db in
+        try await write { db, changes in
             try db.execute(sql: "DROP TABLE IF EXISTS \(Self.quote(schema.name))")
             if try db.tableExists(Self.fieldsTable) {
                 try db.execute(sql: "DELETE FROM \(Self.quote(Self.fieldsTable)) WHERE resource = ?", arguments: [schema.name])
             }
-            self.mirror.withLock { $0.drop(schema) }
+            changes.dropTable(schema)
         }
     }
 
     public func count(of schema: ResourceSchema) async throws -> Int { try mirror.count(of: schema) }
-
-    public func record(of schema: ResourceSchema, withKey key: JSON) async throws -> JSONObject? {
-        try mirror.record(of: schema, withKey: key)
-    }
-
-    public func records(of schema: ResourceSchema) async throws -> [JSONObject] { try mirror.records(of: schema) }
-
-    public func records(
-        of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON
-    )
-        async throws -> [JSONObject]
-    {
-        try mirror.records(of: schema, where: foreignKey, is: parentKey)
-    }
 
     public func storedRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> StoredRecord? {
         try mirror.storedRecord(of: schema, withKey: key)
@@ -160,129 +144,29 @@ public final class SQLiteStore: MockStore {
         try mirror.answer(query, of: schema)
     }
 
-    public func createRecord(of schema: ResourceSchema, with values: JSONObject) async throws -> JSONObject {
-        try await write { db in
-            // The mirror holds every write before this one (writes run one after another): the parent
-            // checked here cannot be deleted before the insert.
-            try self.mirror.withLock { tables throws(StoreError) in try tables.checkParents(of: values, for: schema) }
-            let record = try Self.insert(values, of: schema, in: db)
-            try self.mirror.withLock { tables throws(StoreError) in
-                try tables.mutate(schema) { $0.insert(record, key: record[schema.key.name] ?? .null) }
-            }
-            return record
+    /// A write on the writer, inside the batch's transaction: the rules read the mirror as the batch leaves
+    /// it, no other write can land between a check and its statement, and the mirror changes only once
+    /// the transaction commits.
+    public func perform(_ write: StoreWrite) async throws -> ConditionalWrite<WriteResult> {
+        let mirror = self.mirror
+        return try await self.write { db, changes in
+            var transaction = SQLiteTransaction(db: db, mirror: mirror, changes: changes)
+            let outcome = try StoreRules.perform(write, in: &transaction)
+            changes = transaction.changes
+            return outcome
         }
-    }
-
-    public func createRecords(of schema: ResourceSchema, with values: [JSONObject]) async throws -> Int {
-        try await write { db in
-            try self.mirror.withLock { tables throws(StoreError) in
-                for record in values { try tables.checkParents(of: record, for: schema) }
-            }
-            var records: [JSONObject] = []
-            records.reserveCapacity(values.count)
-            for record in values { records.append(try Self.insert(record, of: schema, in: db)) }
-            // Only once every insert succeeded: the transaction commits as a whole.
-            try self.mirror.withLock { tables throws(StoreError) in
-                try tables.mutate(schema) { table in
-                    for record in records { table.insert(record, key: record[schema.key.name] ?? .null) }
-                }
-            }
-            return records.count
-        }
-    }
-
-    public func updateRecord(
-        of schema: ResourceSchema, withKey key: JSON, with values: JSONObject
-    ) async throws
-        -> JSONObject?
-    {
-        guard case .written(let record) = try await update(schema, key: key, values: values, expected: nil) else { return nil }
-        return record
-    }
-
-    public func updateRecord(
-        of schema: ResourceSchema, withKey key: JSON, with values: JSONObject, ifCurrent expected: JSONObject
-    ) async throws -> ConditionalWrite<JSONObject> {
-        try await update(schema, key: key, values: values, expected: expected)
-    }
-
-    /// An update, conditional on the record's fields when `expected` is given: checked in the mirror on
-    /// the writer, where no other write can land between the check and the UPDATE.
-    private func update(
-        _ schema: ResourceSchema, key: JSON, values: JSONObject, expected: JSONObject?
-    ) async throws -> ConditionalWrite<JSONObject> {
-        try await write { db in
-            let state = try self.mirror.withLock { tables throws(StoreError) -> ConditionalWrite<Void> in
-                guard let current = try tables.table(schema).record(withKey: key) else { return .missing }
-                if let expected, current != expected { return .changed }
-                try tables.checkParents(of: values, for: schema)
-                return .written(())
-            }
-            guard case .written = state else { return state.map { _ in [:] } }
-            let keyValue = try Self.databaseValue(key, as: schema.key.type)
-            let columns = schema.columns.dropFirst().filter { values[$0.name] != nil }
-            if !columns.isEmpty {
-                let assignments = columns.map { "\(Self.quote($0.name)) = ?" }.joined(separator: ", ")
-                let sql = "UPDATE \(Self.quote(schema.name)) SET \(assignments) WHERE \(Self.quote(schema.key.name)) = ?"
-                var arguments: [DatabaseValue] = []
-                for column in columns { arguments.append(try Self.databaseValue(values[column.name] ?? .null, as: column.type)) }
-                arguments.append(keyValue)
-                try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments))
-            }
-            let record = try self.mirror.withLock { tables throws(StoreError) in
-                try tables.mutate(schema) { $0.merge(values, intoKey: key) }
-            }
-            return record.map { .written($0) } ?? .missing
-        }
-    }
-
-    public func deleteRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> Bool {
-        if case .written = try await deleteRecord(of: schema, withKey: key, dependents: [], ifCurrent: nil) { return true }
-        return false
-    }
-
-    public func deleteRecord(
-        of schema: ResourceSchema, withKey key: JSON, dependents: [(ResourceSchema, ResourceSchema.ForeignKey)],
-        ifCurrent expected: JSONObject?
-    ) async throws -> ConditionalWrite<Int> {
-        try await write { db in
-            // On the writer the mirror holds every write before this one: the check, the dependents found
-            // and the deletes are one step, in one transaction.
-            let found = try self.mirror.withLock { tables throws(StoreError) -> ConditionalWrite<[(ResourceSchema, JSON)]> in
-                guard let current = try tables.table(schema).record(withKey: key) else { return .missing }
-                if let expected, current != expected { return .changed }
-                return .written(try tables.dependentKeys(of: key, in: dependents))
-            }
-            guard case .written(let doomed) = found else { return found.map { $0.count } }
-            for (child, childKey) in doomed { try self.deleteRow(child, key: childKey, in: db) }
-            try self.deleteRow(schema, key: key, in: db)
-            return .written(doomed.count)
-        }
-    }
-
-    /// Deletes one row and nulls the foreign keys pointing at it, in SQL and in the mirror.
-    private func deleteRow(_ schema: ResourceSchema, key: JSON, in db: Database) throws {
-        let keyValue = try Self.databaseValue(key, as: schema.key.type)
-        let sql = "DELETE FROM \(Self.quote(schema.name)) WHERE \(Self.quote(schema.key.name)) = ?"
-        try db.cachedStatement(sql: sql).execute(arguments: [keyValue])
-        guard db.changesCount > 0 else { return }
-        let children = mirror.withLock { $0.children(of: schema) }
-        for (child, foreignKey) in children {
-            let column = Self.quote(foreignKey.name)
-            try db.execute(
-                sql: "UPDATE \(Self.quote(child.name)) SET \(column) = NULL WHERE \(column) = ?", arguments: [keyValue])
-        }
-        _ = try mirror.withLock { tables throws(StoreError) in try tables.remove(schema, key: key) }
     }
 }
 
 extension SQLiteStore {
     public func snapshot(of schemas: [ResourceSchema]) async throws -> StoreSnapshot {
-        // On the writer, so no write lands between the mirror's tables and the key counters read here.
-        try await write { db in
+        // On the writer, so no write lands between the mirror's tables and the key counters read here;
+        // the batch's earlier writes, not in the mirror yet, are applied to the copies.
+        try await write { db, changes in
             var saved: [String: RecordTable] = [:]
             for schema in schemas {
-                var table = try self.mirror.withLock { tables throws(StoreError) in try tables.table(schema) }
+                var table = changes.applied(
+                    to: try self.mirror.withLock { tables throws(StoreError) in try tables.table(schema) })
                 if schema.isKeyGenerated {
                     let sequence =
                         try Int.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = ?", arguments: [schema.name]) ?? 0
@@ -296,7 +180,7 @@ extension SQLiteStore {
 
     public func restore(_ snapshot: StoreSnapshot, schemas: [ResourceSchema]) async throws {
         let restored = snapshot.tables(for: schemas)
-        try await write { db in
+        try await write { db, changes in
             // Children first, so no moment of the transaction has a child pointing at a deleted parent.
             for table in restored.reversed() {
                 try db.execute(sql: "DELETE FROM \(Self.quote(table.schema.name))")
@@ -321,13 +205,13 @@ extension SQLiteStore {
                         arguments: [schema.name, table.lastGeneratedKey])
                 }
             }
-            self.mirror.withLock { tables in for table in restored { tables.replace(table) } }
+            for table in restored { changes.replaceTable(table) }
         }
     }
 
-    /// Runs a write in the next group transaction (see ``GroupCommit``). If it fails, the mirror is
-    /// reloaded from the file, since the mirror may hold changes of a transaction that did not commit.
-    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    /// Runs a write in the next group transaction (see ``GroupCommit``); what it notes in the changes
+    /// reaches the mirror once that transaction has committed.
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database, inout MirrorChanges) throws -> T) async throws -> T {
         do {
             return try await writes.write(body)
         } catch let error as StoreError {
@@ -349,14 +233,6 @@ extension SQLiteStore {
         case .SQLITE_CONSTRAINT: return .constraint(text)
         default: return .storageFailure(text)
         }
-    }
-
-    /// Replaces the mirror with what the database holds. Runs on the writer (no write in flight), so
-    /// nothing committed meanwhile can be lost from the mirror.
-    static func reloadMirror(_ mirror: LockedRecordTables, from db: Database) {
-        let schemas = mirror.withLock { tables in tables.schemas }
-        guard let tables = try? schemas.map({ try loadTable($0, from: db) }) else { return }
-        mirror.withLock { mirror in for table in tables { mirror.replace(table) } }
     }
 
     /// The field types each table was written with: a changed type is refused, not read wrongly.

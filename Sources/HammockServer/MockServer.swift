@@ -182,11 +182,7 @@ public final class MockServer: Sendable {
         self.resources = resourceRoutes
         let records = RouteRecords(
             store: store, schema: { name in resourceRoutes.registry.withLock { $0.schemas[name] } },
-            changed: { schema in
-                // A delete nulls children's keys: their lists change too.
-                try await resourceRoutes.modifications.record(
-                    schema, cascadingTo: resourceRoutes.registry.withLock { Array($0.schemas.values) })
-            })
+            second: { resourceRoutes.modifications.second() })
         // One timer for every hold: latency, stubs' latency, `_delay` and delay faults.
         let timer = LatencyTimer(clock: clock)
         let customRoutes = CustomRoutes(records: records, timer: timer, random: random, runtime: runtimeCell)

@@ -94,12 +94,7 @@ extension ConditionalWrite {
         case .written: "written"
         case .missing: "missing"
         case .changed: "changed"
+        case .refused: "refused"
         }
-    }
-
-    /// The written value, if the write happened.
-    var value: Value? {
-        if case .written(let value) = self { return value }
-        return nil
     }
 }

@@ -63,18 +63,15 @@ public struct ActionRequest: Sendable {
     public var parameters: JSONObject?
     /// How the body was encoded.
     public var bodyEncoding: BodyEncoding
-    /// The store.
+    /// The store. For a write, every write made through it carries the request's change date and, for
+    /// the record the route names, the request's preconditions (`If-Match`, `If-Unmodified-Since`,
+    /// `If-None-Match`): the store checks them on the one read its write makes, and a write that finds
+    /// them failed throws the 412 ``HTTPProblem``.
     public var store: any MockStore
     /// The serializer for this resource.
     public var serializer: any MockSerializer
     /// Every resource the server knows, by name, as the request found them.
     public var schemas: [String: ResourceSchema]
-    /// For a `PUT`, `PATCH` or `DELETE` that carried `If-Match` or `If-Unmodified-Since` and passed: the
-    /// record as the check found it. Write only if the record is still this one
-    /// (``MockStore/updateRecord(of:withKey:with:ifCurrent:)``), or a write landing since the check is
-    /// lost; answer 412 when it is not (``HTTPProblem/preconditionFailed(_:key:)``).
-    public var expectedRecord: JSONObject?
-
     /// The key of `/people/:id` routes.
     public var key: JSON? {
         if case .item(_, let key) = route { return key }
@@ -206,20 +203,13 @@ public struct CRUDController: MockController {
     public func create(_ request: ActionRequest) async throws -> MockResponse {
         let schema = request.schema
         var values = try schema.validate(request.parameters ?? [:], encoding: request.bodyEncoding, mode: .create)
-        if case .children(_, let parent, let parentKey, let foreignKey) = request.route {
-            guard try await request.store.record(of: parent, withKey: parentKey) != nil else {
-                throw HTTPProblem.notFound(Self.missing(parent, parentKey))
-            }
-            values[foreignKey.name] = parentKey  // the path decides the parent
+        if case .children(_, _, let parentKey, let foreignKey) = request.route {
+            values[foreignKey.name] = parentKey  // the path decides the parent; the store checks it exists
         }
-        try await Self.checkParents(of: values, in: request)
         let record: JSONObject
         do {
             record = try await request.store.createRecord(of: schema, with: values)
-        } catch StoreError.duplicateKey(let key) {
-            throw HTTPProblem(.conflict, detail: "\(schema.name) with \(schema.key.name) \(key) already exists")
         } catch StoreError.missingParent(let field, let parent, let parentKey) {
-            // The parent was there when checked above and was deleted before the write.
             throw Self.parentProblem(field: field, parent: parent, key: parentKey, in: request)
         }
         let key = record[schema.key.name] ?? .null
@@ -230,49 +220,39 @@ public struct CRUDController: MockController {
         let key = try Self.requireKey(request)
         let schema = request.schema
         let values = try schema.validate(request.parameters ?? [:], encoding: request.bodyEncoding, mode: .update(key: key))
-        try await Self.checkParents(of: values, in: request)
-        let updated: JSONObject?
+        let outcome: ConditionalWrite<WriteResult>
         do {
-            if let expected = request.expectedRecord {
-                switch try await request.store.updateRecord(of: schema, withKey: key, with: values, ifCurrent: expected) {
-                case .written(let record): updated = record
-                case .missing, .changed: throw HTTPProblem.preconditionFailed(schema, key: key)
-                }
-            } else {
-                updated = try await request.store.updateRecord(of: schema, withKey: key, with: values)
-            }
+            outcome = try await request.store.perform(StoreWrite(schema, .update(key: key, values: values)))
         } catch StoreError.missingParent(let field, let parent, let parentKey) {
             throw Self.parentProblem(field: field, parent: parent, key: parentKey, in: request)
         }
-        guard let record = updated else { throw HTTPProblem.notFound(Self.missing(schema, key)) }
-        return request.respond(with: record)
+        switch outcome {
+        case .written(let result): return request.respond(with: result.records.first ?? [:])
+        case .missing: throw HTTPProblem.notFound(Self.missing(schema, key))
+        case .changed: throw HTTPProblem.preconditionFailed(schema, key: key)
+        case .refused(let reason): throw reason
+        }
     }
 
     public func destroy(_ request: ActionRequest) async throws -> MockResponse {
         let key = try Self.requireKey(request)
         let options = try ListQuery.recordOptions(parsing: request.request.query, dependent: true)
         // `_dependent=cars`: the record's cars go with it (otherwise they stay, their key nulled).
-        var dependents: [(ResourceSchema, ResourceSchema.ForeignKey)] = []
+        var dependents: [StoreWrite.Dependent] = []
         if !options.dependent.isEmpty {
             let children = Relations.children(of: request.schema, among: request.schemas)
             for name in options.dependent {
-                dependents.append(try Relations.child(named: name, for: "_dependent", of: request.schema, among: children))
+                let (child, foreignKey) = try Relations.child(named: name, for: "_dependent", of: request.schema, among: children)
+                dependents.append(StoreWrite.Dependent(child, foreignKey))
             }
         }
-        guard !dependents.isEmpty || request.expectedRecord != nil else {
-            guard try await request.store.deleteRecord(of: request.schema, withKey: key) else {
-                throw HTTPProblem.notFound(Self.missing(request.schema, key))
-            }
-            return MockResponse(status: .noContent)
-        }
-        // The dependents, the condition and the record: one step in the store, so a 412 or a 404 leaves
-        // every dependent in place.
-        switch try await request.store.deleteRecord(
-            of: request.schema, withKey: key, dependents: dependents, ifCurrent: request.expectedRecord)
-        {
+        // The dependents, the conditions and the record: one write, so a 412 or a 404 leaves every
+        // dependent in place.
+        switch try await request.store.perform(StoreWrite(request.schema, .delete(key: key, dependents: dependents))) {
         case .written: return MockResponse(status: .noContent)
-        case .missing where request.expectedRecord == nil: throw HTTPProblem.notFound(Self.missing(request.schema, key))
-        case .missing, .changed: throw HTTPProblem.preconditionFailed(request.schema, key: key)
+        case .missing: throw HTTPProblem.notFound(Self.missing(request.schema, key))
+        case .changed: throw HTTPProblem.preconditionFailed(request.schema, key: key)
+        case .refused(let reason): throw reason
         }
     }
 
@@ -283,27 +263,9 @@ public struct CRUDController: MockController {
         return key
     }
 
-    /// Foreign keys given in a body must point at existing parents.
-    static func checkParents(of values: JSONObject, in request: ActionRequest) async throws {
-        var problems: [FieldProblem] = []
-        for foreignKey in request.schema.foreignKeys {
-            guard let value = values[foreignKey.name], !value.isNull,
-                let parent = request.schemas[foreignKey.parent]
-            else { continue }
-            if case .children(_, _, let parentKey, let routeKey) = request.route, routeKey == foreignKey,
-                parentKey.isSameKey(as: value)
-            {
-                continue  // already checked
-            }
-            if try await request.store.record(of: parent, withKey: value) == nil {
-                problems.append(FieldProblem(field: foreignKey.name, detail: Self.missing(parent, value)))
-            }
-        }
-        if !problems.isEmpty { throw HTTPProblem.invalidFields(problems) }
-    }
-
-    /// The answer to a write whose parent is missing: 404 for the parent in the path, 422 for a key
-    /// in the body, as the checks before the write answer.
+    /// The answer to a write whose parent is missing, which only the controller can word: 404 for the
+    /// parent the path names, 422 naming the field for a key in the body. (Every other store error
+    /// becomes its answer in one place, ``ProblemMiddleware``.)
     static func parentProblem(field: String, parent: String, key: JSON, in request: ActionRequest) -> HTTPProblem {
         let detail = request.schemas[parent].map { Self.missing($0, key) } ?? "No \(parent) \(key.serializedString())"
         if case .children(_, _, _, let foreignKey) = request.route, foreignKey.name == field {

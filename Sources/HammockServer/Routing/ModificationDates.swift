@@ -17,9 +17,11 @@ struct ModificationDates: Sendable {
         return second.map { Date(timeIntervalSince1970: Double($0)) }
     }
 
-    /// Notes a change to `schema`, and to the children whose foreign keys a delete may have cleared.
-    func record(_ schema: ResourceSchema, cascadingTo candidates: [ResourceSchema] = []) async throws {
-        let children = candidates.filter { $0.foreignKey(toParent: schema.name) != nil }.map(\.name)
-        try await store.noteChange(of: [schema.name] + children, at: ModificationLog.second(of: now()))
+    /// The clock's second, as writes note it (``StoreWrite/changedAt``).
+    func second() -> Int { ModificationLog.second(of: now()) }
+
+    /// Notes a change to `schema` outside a write: a resource added or reshaped.
+    func record(_ schema: ResourceSchema) async throws {
+        try await store.noteChange(of: [schema.name], at: second())
     }
 }

@@ -8,7 +8,8 @@ import Synchronization
 /// controller with the store and the resource's serializer.
 ///
 /// Besides the controller's work, a route here decodes create and update bodies, sets `Last-Modified`
-/// on what it lists and shows, and notes in the store what a successful change touched (``ModificationDates``).
+/// on what it lists and shows (``ModificationDates``), and hands a write's controller a store that
+/// stamps its writes with the request's date and preconditions (``WriteScopedStore``).
 final class ResourceRoutes: MockRoutes {
     let registry = Mutex(ResourceRegistry())
     let store: any MockStore
@@ -114,14 +115,24 @@ final class ResourceRoutes: MockRoutes {
             parameters = try serializer.parameters(fromBody: body, for: route.schema.resource)
             encoding = bodyEncoding
         }
-        var actionRequest = ActionRequest(
+        var store = self.store
+        if action == .create || action == .update || action == .destroy {
+            // The request's writes carry its date and, for the record it names, its preconditions: the
+            // store keeps both in the write's unit of work (one read of the record, no date lost).
+            var precondition: (schema: String, key: JSON, condition: StoreWrite.Condition)?
+            if action != .create, let conditions = WritePreconditions(request), case .item(let schema, let key) = route {
+                // The date only where a condition reads it (If-Unmodified-Since without If-Match).
+                let lastModified =
+                    conditions.readsLastModified ? try await modifications.lastModified(of: route, marking: false) : nil
+                let condition = conditions.condition(
+                    key: key, schema: schema, serializer: serializer, lastModified: lastModified, now: modifications.now())
+                precondition = (schema.name, key, condition)
+            }
+            store = WriteScopedStore(base: store, second: modifications.second(), precondition: precondition)
+        }
+        let actionRequest = ActionRequest(
             schema: route.schema, route: route, request: request, parameters: parameters, bodyEncoding: encoding,
             store: store, serializer: serializer, schemas: schemas)
-        if action == .update || action == .destroy, let conditions = WritePreconditions(request), let key = actionRequest.key {
-            actionRequest.expectedRecord = try await conditions.check(
-                actionRequest, key: key, controller: controller,
-                lastModified: try await modifications.lastModified(of: route, marking: false), now: modifications.now())
-        }
         // Read before the data: a change landing in between leaves the copy newer than its date.
         let modified = action == .index || action == .show ? try await modifications.lastModified(of: route) : nil
         var response: MockResponse
@@ -132,21 +143,17 @@ final class ResourceRoutes: MockRoutes {
         case .update: response = try await controller.update(actionRequest)
         case .destroy: response = try await controller.destroy(actionRequest)
         }
-        if action == .index || action == .show {
-            if response.status == .ok {
-                if let modified {
-                    let stamp = HTTPDate.format(modified)
-                    if response.headerFields[.lastModified] == nil {
-                        response.headerFields.append(HTTPField(name: .lastModified, value: stamp))
-                    } else {
-                        response.headerFields[.lastModified] = stamp
-                    }
+        if action == .index || action == .show, response.status == .ok {
+            if let modified {
+                let stamp = HTTPDate.format(modified)
+                if response.headerFields[.lastModified] == nil {
+                    response.headerFields.append(HTTPField(name: .lastModified, value: stamp))
                 } else {
-                    response.headerFields[.lastModified] = nil
+                    response.headerFields[.lastModified] = stamp
                 }
+            } else {
+                response.headerFields[.lastModified] = nil
             }
-        } else if (200...299).contains(response.status.code) {
-            try await modifications.record(route.schema, cascadingTo: action == .destroy ? Array(schemas.values) : [])
         }
         return response
     }

@@ -8,12 +8,11 @@ import HammockWire
 /// changed it since, so two people editing the same record cannot silently overwrite each other; and
 /// `If-None-Match: *` writes only where there is no record yet, never over one.
 ///
-/// The conditions are checked against the record and the representation a `GET` of it gives (its
-/// `ETag`, compared strongly; its resource's `Last-Modified`). The record read for the check goes to the
-/// controller as ``ActionRequest/expectedRecord``, and the write is conditional on it in the store
-/// (``MockStore/updateRecord(of:withKey:with:ifCurrent:)``): a write landing between the check and this
-/// one makes this one a 412, never a lost update.
-struct WritePreconditions {
+/// The conditions become a ``StoreWrite/Condition`` that the store checks on the one read its write
+/// makes, in the write's unit of work: nothing can land between the check and the write, and the record
+/// is read once. Tags are the resource serializer's representation of the record (what a `GET`
+/// answers), compared strongly; the date is the resource's `Last-Modified`.
+struct WritePreconditions: Sendable {
     var ifMatch: String?
     var ifUnmodifiedSince: String?
     var ifNoneMatch: String?
@@ -26,55 +25,67 @@ struct WritePreconditions {
         if ifMatch == nil && ifUnmodifiedSince == nil && ifNoneMatch == nil { return nil }
     }
 
-    /// Checks the conditions; `lastModified` is the resource's, `nil` while it is ahead of the clock.
-    /// Returns the record they held for, which the write must still find (`nil`
-    /// when there is none and no condition needs one: the action answers 404).
-    /// - Throws: ``HTTPProblem`` 412 when a condition fails.
-    func check(
-        _ request: ActionRequest, key: JSON, controller: any MockController, lastModified: Date?, now: Date
-    ) async throws -> JSONObject? {
-        let record = try await request.store.record(of: request.schema, withKey: key)
-        // In RFC 9110 §13.2.2's order: If-Match (else If-Unmodified-Since), then If-None-Match.
-        var tag: String?
-        try await checkMatch(
-            request, key: key, record: record, tag: &tag, controller: controller, lastModified: lastModified, now: now)
-        if let ifNoneMatch, let record {
-            if ifNoneMatch.trimmingCharacters(in: .whitespaces) == "*" {
-                throw HTTPProblem(
-                    .preconditionFailed,
-                    detail: "If-None-Match: *: \(request.schema.name) with \(request.schema.key.name) \(key) exists already")
-            }
-            var current = tag ?? ""
-            if tag == nil { current = try await Self.entityTag(of: record, request, controller: controller) }
-            // Compared weakly, as If-None-Match always is (§13.1.2).
-            if ConditionalRequestMiddleware.matches(ifNoneMatch, current) {
-                throw HTTPProblem(
-                    .preconditionFailed,
-                    detail: "If-None-Match: \(request.schema.name) \(key) is still \(current)",
-                    headerFields: [.eTag: current], extensions: ["etag": .string(current)])
+    /// Whether the resource's `Last-Modified` is compared: If-Unmodified-Since counts only without If-Match.
+    var readsLastModified: Bool { ifMatch == nil && ifUnmodifiedSince != nil }
+
+    /// The condition a write of record `key` carries; `lastModified` is the resource's, `nil` while it
+    /// is ahead of the clock. It refuses with ``HTTPProblem`` 412 when a condition fails, and passes when
+    /// there is no record and no condition needs one (the write then answers 404).
+    func condition(
+        key: JSON, schema: ResourceSchema, serializer: any MockSerializer, lastModified: Date?, now: Date
+    ) -> StoreWrite.Condition {
+        let conditions = self
+        return .check { record in
+            do {
+                try conditions.check(
+                    record, key: key, schema: schema, serializer: serializer, lastModified: lastModified, now: now)
+                return nil
+            } catch {
+                return error
             }
         }
-        return record
+    }
+
+    func check(
+        _ record: JSONObject?, key: JSON, schema: ResourceSchema, serializer: any MockSerializer, lastModified: Date?,
+        now: Date
+    ) throws(HTTPProblem) {
+        // In RFC 9110 §13.2.2's order: If-Match (else If-Unmodified-Since), then If-None-Match.
+        var tag: String?
+        try checkMatch(record, key: key, schema: schema, serializer: serializer, tag: &tag, lastModified: lastModified, now: now)
+        guard let ifNoneMatch, let record else { return }
+        if ifNoneMatch.trimmingCharacters(in: .whitespaces) == "*" {
+            throw HTTPProblem(
+                .preconditionFailed,
+                detail: "If-None-Match: *: \(schema.name) with \(schema.key.name) \(key) exists already")
+        }
+        let current = tag ?? Self.entityTag(of: record, schema: schema, serializer: serializer)
+        // Compared weakly, as If-None-Match always is (§13.1.2).
+        if ConditionalRequestMiddleware.matches(ifNoneMatch, current) {
+            throw HTTPProblem(
+                .preconditionFailed,
+                detail: "If-None-Match: \(schema.name) \(key) is still \(current)",
+                headerFields: [.eTag: current], extensions: ["etag": .string(current)])
+        }
     }
 
     /// If-Match, else If-Unmodified-Since; `tag` is set when the record's tag was computed.
     private func checkMatch(
-        _ request: ActionRequest, key: JSON, record: JSONObject?, tag: inout String?, controller: any MockController,
+        _ record: JSONObject?, key: JSON, schema: ResourceSchema, serializer: any MockSerializer, tag: inout String?,
         lastModified: Date?, now: Date
-    ) async throws {
+    ) throws(HTTPProblem) {
         if let ifMatch {
             guard let record else {
                 throw HTTPProblem(
-                    .preconditionFailed,
-                    detail: "If-Match: \(request.schema.name) with \(request.schema.key.name) \(key) does not exist")
+                    .preconditionFailed, detail: "If-Match: \(schema.name) with \(schema.key.name) \(key) does not exist")
             }
             if ifMatch.trimmingCharacters(in: .whitespaces) == "*" { return }
-            let current = try await Self.entityTag(of: record, request, controller: controller)
+            let current = Self.entityTag(of: record, schema: schema, serializer: serializer)
             tag = current
             guard ConditionalRequestMiddleware.matches(ifMatch, current, strongly: true) else {
                 throw HTTPProblem(
                     .preconditionFailed,
-                    detail: "If-Match: \(request.schema.name) \(key) has changed; its ETag is now \(current)",
+                    detail: "If-Match: \(schema.name) \(key) has changed; its ETag is now \(current)",
                     headerFields: [.eTag: current], extensions: ["etag": .string(current)])
             }
             return
@@ -87,24 +98,14 @@ struct WritePreconditions {
             let stamp = HTTPDate.format(lastModified ?? now)
             throw HTTPProblem(
                 .preconditionFailed,
-                detail: "If-Unmodified-Since: \(request.schema.name) changed at \(stamp), after \(ifUnmodifiedSince)",
+                detail: "If-Unmodified-Since: \(schema.name) changed at \(stamp), after \(ifUnmodifiedSince)",
                 extensions: ["lastModified": .string(stamp)])
         }
     }
 
-    /// The tag a `GET` of the record answers: the controller's own show, so a serializer's or a custom
-    /// controller's representation is the one compared.
-    static func entityTag(
-        of record: JSONObject, _ request: ActionRequest, controller: any MockController
-    ) async throws
-        -> String
-    {
-        var show = request
-        show.request = MockRequest(.get, request.request.path, headerFields: request.request.headerFields)
-        show.parameters = nil
-        let response =
-            request.schema.resource.actions.contains(.show)
-            ? try await controller.show(show) : request.respond(with: record)
-        return response.headerFields[.eTag] ?? ConditionalRequestMiddleware.entityTag(of: response.body)
+    /// The tag a `GET` of the record answers: the hash of the serializer's representation, as
+    /// ``ConditionalRequestMiddleware`` tags the body of a `GET`.
+    static func entityTag(of record: JSONObject, schema: ResourceSchema, serializer: any MockSerializer) -> String {
+        ConditionalRequestMiddleware.entityTag(of: serializer.serialize(record: record, of: schema.resource).serialized())
     }
 }

@@ -7,71 +7,39 @@ public import HammockJSON
 /// references whole: a record's foreign key names an existing parent or is `null`. A create or an
 /// update that names a missing parent is refused (``StoreError/missingParent(field:parent:key:)``),
 /// and a deleted parent's children get `null`; each check and its write are one atomic step.
-/// ``MemoryStore`` and `SQLiteStore` behave identically; a custom store (a JSON file, a remote service)
-/// implements the same calls:
+/// ``MemoryStore`` and `SQLiteStore` behave identically. A custom store (a JSON file, a remote service)
+/// writes ten calls; for ``perform(_:)`` it offers the few operations of a ``StoreTransaction`` and
+/// ``StoreRules`` keeps the integrity rules, as Hammock's own stores do:
 ///
 /// ```swift
 /// let store = try SQLiteStore(path: "db.sqlite")
 /// let server = try await MockServer(resources: [people], store: store)
 /// ```
 public protocol MockStore: Sendable {
+    // Ten requirements a store must write, and six with defaults. Every write is one ``StoreWrite``
+    // (``perform(_:)``); the plain reads and the old per-case writes are extensions over these.
+
     /// Prepares storage for a resource (creating or migrating its table). Parents come before children.
     func addResource(_ schema: ResourceSchema) async throws
     /// Removes a resource and all its records.
     func dropResource(_ schema: ResourceSchema) async throws
-    /// How many records a resource has.
-    func count(of schema: ResourceSchema) async throws -> Int
-    /// The record with `key`, if any.
-    func record(of schema: ResourceSchema, withKey key: JSON) async throws -> JSONObject?
-    /// Every record, ordered by key.
-    func records(of schema: ResourceSchema) async throws -> [JSONObject]
-    /// The records whose foreign key equals `parentKey`, ordered by key.
-    func records(
-        of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON
-    )
-        async throws -> [JSONObject]
-    /// The record with `key` and its serialized JSON. A store that keeps the bytes with each record
-    /// (both of Hammock's do) serves lists without serializing; the default serializes on each call.
+    /// The record with `key` and its serialized JSON, if any.
     func storedRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> StoredRecord?
-    /// Every record with its serialized JSON, ordered by key.
-    func storedRecords(of schema: ResourceSchema) async throws -> [StoredRecord]
-    /// The records whose foreign key equals `parentKey`, with their serialized JSON, ordered by key.
-    func storedRecords(
-        of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON
-    ) async throws -> [StoredRecord]
     /// The records that answer a list query (filtered, searched, sorted and cut to its window) and how
-    /// many matched before the cut. The default applies the query to every record; ``MemoryStore`` and
+    /// many matched before the cut; an empty query is every record, ordered by key. A store without
+    /// indexes applies the query to every record (``ListQuery/apply(to:schema:)``); ``MemoryStore`` and
     /// `SQLiteStore` answer from indexes they build on first use and keep on every write.
     func storedRecords(
         of schema: ResourceSchema, answering query: ListQuery
     ) async throws -> (page: [StoredRecord], total: Int)
-    /// Stores a new record built from validated values and returns it.
+    /// Carries out a write whole, in one unit of work: its condition checked on the one read of its record,
+    /// the integrity rules kept (``StoreRules``, which a store can run over a ``StoreTransaction``), and its
+    /// change date noted with it. Returns what changed; ``ConditionalWrite/missing`` when an update or
+    /// delete finds no record, ``ConditionalWrite/changed`` when its condition does not hold.
     /// - Throws: ``StoreError/duplicateKey(_:)`` if a client-supplied key is taken,
-    ///   ``StoreError/missingParent(field:parent:key:)`` if a foreign key names no existing parent.
-    func createRecord(of schema: ResourceSchema, with values: JSONObject) async throws -> JSONObject
-    /// Stores many records in one step and returns how many were stored: all of them, or none when one
-    /// of them fails as ``createRecord(of:with:)`` would.
-    func createRecords(of schema: ResourceSchema, with values: [JSONObject]) async throws -> Int
-    /// Merges values into the record with `key`; `nil` if there is none.
-    /// - Throws: ``StoreError/missingParent(field:parent:key:)`` if a foreign key given names no existing parent.
-    func updateRecord(of schema: ResourceSchema, withKey key: JSON, with values: JSONObject) async throws -> JSONObject?
-    /// Deletes the record with `key`, nulling its children's foreign keys; `false` if there was none.
-    func deleteRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> Bool
-    /// Merges values into the record with `key` only if its fields are still `expected` (as
-    /// ``record(of:withKey:)`` gave them), checked and written in one step: a conditional request
-    /// (`If-Match`) never overwrites a write that landed after its check.
-    /// - Throws: as ``updateRecord(of:withKey:with:)``.
-    func updateRecord(
-        of schema: ResourceSchema, withKey key: JSON, with values: JSONObject, ifCurrent expected: JSONObject
-    ) async throws -> ConditionalWrite<JSONObject>
-    /// Deletes the record with `key` as ``deleteRecord(of:withKey:)`` does, and first every record of
-    /// each dependent (resource, foreign key) that points at it (`DELETE /people/1?_dependent=cars`), all
-    /// in one step: nothing is deleted if the record is missing, or, when `expected` is given, if its
-    /// fields are no longer those. Returns how many dependents went with it.
-    func deleteRecord(
-        of schema: ResourceSchema, withKey key: JSON, dependents: [(ResourceSchema, ResourceSchema.ForeignKey)],
-        ifCurrent expected: JSONObject?
-    ) async throws -> ConditionalWrite<Int>
+    ///   ``StoreError/missingParent(field:parent:key:)`` if a foreign key names no existing parent. A
+    ///   refused write changes nothing.
+    func perform(_ write: StoreWrite) async throws -> ConditionalWrite<WriteResult>
     /// Every record of `schemas` and each one's last generated key, read in one consistent step.
     func snapshot(of schemas: [ResourceSchema]) async throws -> StoreSnapshot
     /// Replaces every record of `schemas` with the snapshot's, keys and key counters included, in one
@@ -83,9 +51,23 @@ public protocol MockStore: Sendable {
     /// same second moves the date on (see ``ModificationLog``, which a store in one process holds).
     /// `nil` while that date is still ahead of `now`. Servers sharing a store share these dates.
     func lastChange(of resources: [String], now: Int, marking: Bool) async throws -> Int?
-    /// Notes that the records of `resources` changed at `second`; the server calls it after each
-    /// successful write, restore and reshape.
+    /// Notes that the records of `resources` changed at `second`, outside a write: the server calls it
+    /// after a restore and a reshape. (A write notes its own date: ``StoreWrite/changedAt``.)
     func noteChange(of resources: [String], at second: Int) async throws
+    /// Releases what the store holds (files, connections); later calls fail. `hammock serve` calls it
+    /// after stopping. (No default: a default `async` one would be chosen over a store's own synchronous
+    /// `close()` in async code, and quietly do nothing.)
+    func close() async throws
+
+    /// How many records a resource has. The default answers an empty query.
+    func count(of schema: ResourceSchema) async throws -> Int
+    /// Every record with its serialized JSON, ordered by key. The default answers an empty query.
+    func storedRecords(of schema: ResourceSchema) async throws -> [StoredRecord]
+    /// The records whose foreign key equals `parentKey`, with their serialized JSON, ordered by key. The
+    /// default answers a query with that one filter.
+    func storedRecords(
+        of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON
+    ) async throws -> [StoredRecord]
     /// Runs `body` while no other server sharing this store runs one of its own: of several servers that
     /// start together on one database, the first loads the seed data and the others find it loaded. The
     /// default just runs it: a store in one process shares it with no other server.
@@ -93,10 +75,6 @@ public protocol MockStore: Sendable {
     /// Whether the store can serve now; the admin API's `GET /__hammock/health` asks it. The default
     /// says yes.
     func health() async -> StoreHealth
-    /// Releases what the store holds (files, connections); later calls fail. `hammock serve` calls it
-    /// after stopping. (No default: a default `async` one would be chosen over a store's own synchronous
-    /// `close()` in async code, and quietly do nothing.)
-    func close() async throws
     /// After a start that failed: closes the store and removes what opening it created (a new database
     /// file), so a mistake leaves nothing behind. The default closes.
     func abandon() async
@@ -111,43 +89,102 @@ public enum StoreHealth: Sendable, Hashable {
 }
 
 extension MockStore {
-    /// Deletes the record with `key` only if its fields are still `expected`, checked and deleted in one step.
-    public func deleteRecord(
-        of schema: ResourceSchema, withKey key: JSON, ifCurrent expected: JSONObject
-    ) async throws -> ConditionalWrite<Void> {
-        try await deleteRecord(of: schema, withKey: key, dependents: [], ifCurrent: expected).map { _ in () }
+    public func count(of schema: ResourceSchema) async throws -> Int {
+        try await storedRecords(of: schema, answering: ListQuery()).total
     }
-
     public func health() async -> StoreHealth { .available }
     public func exclusively<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T { try await body() }
     public func abandon() async { try? await close() }
-}
-
-extension MockStore {
-    public func storedRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> StoredRecord? {
-        try await record(of: schema, withKey: key).map(StoredRecord.init)
-    }
 
     public func storedRecords(of schema: ResourceSchema) async throws -> [StoredRecord] {
-        try await records(of: schema).map(StoredRecord.init)
+        try await storedRecords(of: schema, answering: ListQuery()).page
     }
 
     public func storedRecords(
         of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON
     ) async throws -> [StoredRecord] {
-        try await records(of: schema, where: foreignKey, is: parentKey).map(StoredRecord.init)
+        let query = ListQuery(filters: [ListQuery.Filter(field: foreignKey.name, values: [parentKey])])
+        return try await storedRecords(of: schema, answering: query).page
+    }
+}
+
+// MARK: Reads and writes over the requirements
+
+extension MockStore {
+    /// The record with `key`, if any.
+    public func record(of schema: ResourceSchema, withKey key: JSON) async throws -> JSONObject? {
+        try await storedRecord(of: schema, withKey: key)?.fields
     }
 
-    public func storedRecords(
-        of schema: ResourceSchema, answering query: ListQuery
-    ) async throws -> (page: [StoredRecord], total: Int) {
-        query.apply(to: try await storedRecords(of: schema), schema: schema)
+    /// Every record, ordered by key.
+    public func records(of schema: ResourceSchema) async throws -> [JSONObject] {
+        try await storedRecords(of: schema).map(\.fields)
     }
 
-    /// Stores records one by one; stores with transactions do better.
+    /// The records whose foreign key equals `parentKey`, ordered by key.
+    public func records(
+        of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON
+    ) async throws -> [JSONObject] {
+        try await storedRecords(of: schema, where: foreignKey, is: parentKey).map(\.fields)
+    }
+
+    /// Stores a new record built from validated values and returns it (``StoreWrite/Action/create(_:)``).
+    /// - Throws: ``StoreError/duplicateKey(_:)`` if a client-supplied key is taken,
+    ///   ``StoreError/missingParent(field:parent:key:)`` if a foreign key names no existing parent.
+    public func createRecord(of schema: ResourceSchema, with values: JSONObject) async throws -> JSONObject {
+        guard case .written(let result) = try await perform(StoreWrite(schema, .create([values]))),
+            let record = result.records.first
+        else { throw StoreError.storageFailure("a create of \(schema.name) stored nothing") }
+        return record
+    }
+
+    /// Stores many records in one step and returns how many were stored: all of them, or none when one
+    /// of them fails as ``createRecord(of:with:)`` would.
     public func createRecords(of schema: ResourceSchema, with values: [JSONObject]) async throws -> Int {
-        for record in values { _ = try await createRecord(of: schema, with: record) }
-        return values.count
+        guard !values.isEmpty else { return 0 }
+        guard case .written(let result) = try await perform(StoreWrite(schema, .create(values))) else {
+            throw StoreError.storageFailure("a create of \(schema.name) stored nothing")
+        }
+        return result.records.count
+    }
+
+    /// Merges values into the record with `key`; `nil` if there is none.
+    /// - Throws: ``StoreError/missingParent(field:parent:key:)`` if a foreign key given names no existing parent.
+    public func updateRecord(of schema: ResourceSchema, withKey key: JSON, with values: JSONObject) async throws -> JSONObject? {
+        try await perform(StoreWrite(schema, .update(key: key, values: values))).value?.records.first
+    }
+
+    /// Merges values into the record with `key` only if its fields are still `expected`, checked and
+    /// written in one step (``StoreWrite/Condition/unchanged(_:)``).
+    public func updateRecord(
+        of schema: ResourceSchema, withKey key: JSON, with values: JSONObject, ifCurrent expected: JSONObject
+    ) async throws -> ConditionalWrite<JSONObject> {
+        try await perform(StoreWrite(schema, .update(key: key, values: values), condition: .unchanged(expected)))
+            .map { $0.records.first ?? [:] }
+    }
+
+    /// Deletes the record with `key`, nulling its children's foreign keys; `false` if there was none.
+    public func deleteRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> Bool {
+        try await perform(StoreWrite(schema, .delete(key: key, dependents: []))).value != nil
+    }
+
+    /// Deletes the record with `key` and first every record of each dependent that points at it, all in
+    /// one step, only if its fields are still `expected` when given. Returns how many dependents went with it.
+    public func deleteRecord(
+        of schema: ResourceSchema, withKey key: JSON, dependents: [(ResourceSchema, ResourceSchema.ForeignKey)],
+        ifCurrent expected: JSONObject?
+    ) async throws -> ConditionalWrite<Int> {
+        let write = StoreWrite(
+            schema, .delete(key: key, dependents: dependents.map { StoreWrite.Dependent($0.0, $0.1) }),
+            condition: expected.map { .unchanged($0) })
+        return try await perform(write).map(\.dependentsRemoved)
+    }
+
+    /// Deletes the record with `key` only if its fields are still `expected`, checked and deleted in one step.
+    public func deleteRecord(
+        of schema: ResourceSchema, withKey key: JSON, ifCurrent expected: JSONObject
+    ) async throws -> ConditionalWrite<Void> {
+        try await deleteRecord(of: schema, withKey: key, dependents: [], ifCurrent: expected).map { _ in () }
     }
 }
 
@@ -235,6 +272,14 @@ public enum ConditionalWrite<Value: Sendable>: Sendable {
     case missing
     /// The record is no longer the one expected: another write came first. Nothing was written.
     case changed
+    /// The write's ``StoreWrite/Condition/check(_:)`` gave this reason to refuse it. Nothing was written.
+    case refused(any Error)
+
+    /// The written value, if the write happened.
+    public var value: Value? {
+        if case .written(let value) = self { return value }
+        return nil
+    }
 
     /// The same outcome with the written value transformed.
     public func map<T: Sendable>(_ transform: (Value) throws -> T) rethrows -> ConditionalWrite<T> {
@@ -242,6 +287,7 @@ public enum ConditionalWrite<Value: Sendable>: Sendable {
         case .written(let value): .written(try transform(value))
         case .missing: .missing
         case .changed: .changed
+        case .refused(let reason): .refused(reason)
         }
     }
 }

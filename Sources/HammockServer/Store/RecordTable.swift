@@ -57,17 +57,25 @@ package struct RecordTable: Sendable {
 
     /// Merges values into the record with `key`; the key itself never changes.
     package mutating func merge(_ values: JSONObject, intoKey key: JSON) -> JSONObject? {
-        guard let old = rows.removeValue(forKey: RecordKey(key)) else { return nil }
-        var row = old.fields
+        guard var row = record(withKey: key) else { return nil }
         for column in schema.columns.dropFirst() {
             if let value = values[column.name] { row[column.name] = column.normalized(value) }
         }
-        let stored = StoredRecord(row)
+        replace(row, key: key)
+        return row
+    }
+
+    /// Replaces the record with `key` by `record` (every column; the key itself never changes); `false`
+    /// if there is none.
+    @discardableResult
+    package mutating func replace(_ record: JSONObject, key: JSON) -> Bool {
+        guard let old = rows.removeValue(forKey: RecordKey(key)) else { return false }
+        let stored = StoredRecord(record)
         rows[RecordKey(key)] = stored
         let position = position(of: key)
         ordered[position] = stored
         indexes.replace(old, with: stored, key: key, at: position, schema: schema)
-        return row
+        return true
     }
 
     package mutating func remove(key: JSON) -> Bool {
@@ -107,6 +115,8 @@ package struct RecordTable: Sendable {
 /// Record tables by resource name, with the operations both stores need under their lock.
 package struct RecordTables: Sendable {
     private var tables: [String: RecordTable] = [:]
+    /// When each resource last changed: kept with the records, so that a write and its date are one step.
+    package var modifications = ModificationLog()
 
     package func table(_ schema: ResourceSchema) throws(StoreError) -> RecordTable {
         guard let table = tables[schema.name] else { throw StoreError.unknownResource(schema.name) }
@@ -151,52 +161,50 @@ package struct RecordTables: Sendable {
         return try body(&table)
     }
 
-    /// Orphans the children of the deleted record `key` of `schema` in every table that points at it.
-    /// Throws for the first non-null foreign key among `values` whose parent has no such record. A
-    /// parent the tables were never given is not checked (a store holding only some resources).
-    package func checkParents(of values: JSONObject, for schema: ResourceSchema) throws(StoreError) {
-        for foreignKey in schema.foreignKeys {
-            guard let value = values[foreignKey.name], !value.isNull, let parent = tables[foreignKey.parent] else { continue }
-            if parent.record(withKey: value) == nil {
-                throw StoreError.missingParent(field: foreignKey.name, parent: foreignKey.parent, key: value)
-            }
-        }
-    }
-
-    package mutating func orphanChildren(of schema: ResourceSchema, key: JSON) {
-        for name in Array(tables.keys) {
-            guard var child = tables.removeValue(forKey: name) else { continue }
-            for foreignKey in child.schema.foreignKeys where foreignKey.parent == schema.name {
-                child.orphan(foreignKey: foreignKey.name, of: key)
-            }
-            tables[name] = child
-        }
-    }
-
-    /// The keys of the records of each dependent (resource, foreign key) that point at `key` of a parent.
-    package mutating func dependentKeys(
-        of key: JSON, in dependents: [(ResourceSchema, ResourceSchema.ForeignKey)]
-    ) throws(StoreError) -> [(ResourceSchema, JSON)] {
-        var keys: [(ResourceSchema, JSON)] = []
-        for (child, foreignKey) in dependents {
-            let records = try mutate(child) { table in table.storedRecords(where: foreignKey.name, is: key) }
-            for record in records { keys.append((child, record.fields[child.key.name] ?? .null)) }
-        }
-        return keys
-    }
-
-    /// Removes the record `key` of `schema` and orphans what points at it; `false` if there was none.
-    package mutating func remove(_ schema: ResourceSchema, key: JSON) throws(StoreError) -> Bool {
-        guard try mutate(schema, { table in table.remove(key: key) }) else { return false }
-        orphanChildren(of: schema, key: key)
-        return true
-    }
-
     /// The children (resource, foreign key) that point at `schema`.
     package func children(of schema: ResourceSchema) -> [(ResourceSchema, ResourceSchema.ForeignKey)] {
         tables.values.flatMap { table in
             table.schema.foreignKeys.filter { $0.parent == schema.name }.map { (table.schema, $0) }
         }
+    }
+}
+
+/// The tables as a unit of work for ``StoreRules``: ``MemoryStore`` runs a write on them under their
+/// lock, and `SQLiteStore` applies a committed write's changes with the same operations.
+extension RecordTables: StoreTransaction {
+    package mutating func record(of schema: ResourceSchema, withKey key: JSON) throws -> JSONObject? {
+        try table(schema).record(withKey: key)
+    }
+
+    package mutating func keys(of schema: ResourceSchema, where foreignKey: String, is parentKey: JSON) throws -> [JSON] {
+        try mutate(schema) { table in
+            table.storedRecords(where: foreignKey, is: parentKey).map { $0.fields[schema.key.name] ?? .null }
+        }
+    }
+
+    package mutating func insert(_ record: JSONObject, of schema: ResourceSchema) throws -> JSONObject {
+        try mutate(schema) { table in
+            var record = record
+            var key = record[schema.key.name] ?? .null
+            if key.isNull {
+                key = .integer(table.lastGeneratedKey + 1)
+                record[schema.key.name] = key
+            }
+            table.insert(record, key: key)
+            return record
+        }
+    }
+
+    package mutating func replace(_ record: JSONObject, of schema: ResourceSchema) throws {
+        try mutate(schema) { table in _ = table.replace(record, key: record[schema.key.name] ?? .null) }
+    }
+
+    package mutating func remove(key: JSON, of schema: ResourceSchema) throws {
+        try mutate(schema) { table in _ = table.remove(key: key) }
+    }
+
+    package mutating func noteChange(of resources: [String], at second: Int) {
+        modifications.noteChange(of: resources, at: second)
     }
 }
 

@@ -29,8 +29,8 @@ public struct RouteRequest: Sendable {
 public struct RouteRecords: Sendable {
     let store: any MockStore
     let schema: @Sendable (String) -> ResourceSchema?
-    /// Tells the resources' routes that `schema`'s records changed (for `Last-Modified`).
-    let changed: @Sendable (ResourceSchema) async throws -> Void
+    /// The clock's second, which each write notes as its change date (for `Last-Modified`).
+    let second: @Sendable () -> Int
 
     func schema(named name: String) throws(HTTPProblem) -> ResourceSchema {
         guard let schema = schema(name) else {
@@ -64,8 +64,10 @@ public struct RouteRecords: Sendable {
     /// Stores a new record of `resource` (its fields checked as a `POST` would) and returns it.
     public func create(_ resource: String, _ values: JSONObject) async throws -> JSONObject {
         let schema = try schema(named: resource)
-        let record = try await store.createRecord(of: schema, with: try schema.validate(values, encoding: .json, mode: .create))
-        try await changed(schema)
+        let values = try schema.validate(values, encoding: .json, mode: .create)
+        guard
+            let record = try await store.perform(StoreWrite(schema, .create([values]), changedAt: second())).value?.records.first
+        else { throw StoreError.storageFailure("a create of \(schema.name) stored nothing") }
         return record
     }
 
@@ -74,18 +76,15 @@ public struct RouteRecords: Sendable {
     public func update(_ resource: String, key: JSON, _ values: JSONObject) async throws -> JSONObject? {
         let schema = try schema(named: resource)
         let checked = try schema.validate(values, encoding: .json, mode: .update(key: key))
-        guard let record = try await store.updateRecord(of: schema, withKey: key, with: checked) else { return nil }
-        try await changed(schema)
-        return record
+        let write = StoreWrite(schema, .update(key: key, values: checked), changedAt: second())
+        return try await store.perform(write).value?.records.first
     }
 
     /// Deletes the record of `resource` with `key` (its children's foreign keys become `null`, as a
     /// `DELETE` does); `false` if there was none.
     public func delete(_ resource: String, key: JSON) async throws -> Bool {
         let schema = try schema(named: resource)
-        guard try await store.deleteRecord(of: schema, withKey: key) else { return false }
-        try await changed(schema)
-        return true
+        return try await store.perform(StoreWrite(schema, .delete(key: key, dependents: []), changedAt: second())).value != nil
     }
 }
 

@@ -6,7 +6,7 @@ import Synchronization
 /// hold one at a gate while something else happens (a resource removed under a request in flight).
 final class InstrumentedStore: MockStore {
     let inner: any MockStore
-    /// Called with the operation's name (`records`, `createRecord`, …) before it is handed on.
+    /// Called with the operation's name (`storedRecords`, `create`, …) before it is handed on.
     let before: @Sendable (String) async -> Void
 
     init(_ inner: any MockStore, before: @escaping @Sendable (String) async -> Void) {
@@ -27,25 +27,6 @@ final class InstrumentedStore: MockStore {
     func count(of schema: ResourceSchema) async throws -> Int {
         await before("count")
         return try await inner.count(of: schema)
-    }
-
-    func record(of schema: ResourceSchema, withKey key: JSON) async throws -> JSONObject? {
-        await before("record")
-        return try await inner.record(of: schema, withKey: key)
-    }
-
-    func records(of schema: ResourceSchema) async throws -> [JSONObject] {
-        await before("records")
-        return try await inner.records(of: schema)
-    }
-
-    func records(
-        of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON
-    ) async throws
-        -> [JSONObject]
-    {
-        await before("records")
-        return try await inner.records(of: schema, where: foreignKey, is: parentKey)
     }
 
     func storedRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> StoredRecord? {
@@ -76,41 +57,13 @@ final class InstrumentedStore: MockStore {
         return try await inner.storedRecords(of: schema, answering: query)
     }
 
-    func createRecord(of schema: ResourceSchema, with values: JSONObject) async throws -> JSONObject {
-        await before("createRecord")
-        return try await inner.createRecord(of: schema, with: values)
-    }
-
-    func createRecords(of schema: ResourceSchema, with values: [JSONObject]) async throws -> Int {
-        await before("createRecords")
-        return try await inner.createRecords(of: schema, with: values)
-    }
-
-    func updateRecord(of schema: ResourceSchema, withKey key: JSON, with values: JSONObject) async throws -> JSONObject? {
-        await before("updateRecord")
-        return try await inner.updateRecord(of: schema, withKey: key, with: values)
-    }
-
-    func deleteRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> Bool {
-        await before("deleteRecord")
-        return try await inner.deleteRecord(of: schema, withKey: key)
-    }
-
-    func updateRecord(
-        of schema: ResourceSchema, withKey key: JSON, with values: JSONObject, ifCurrent expected: JSONObject
-    )
-        async throws -> ConditionalWrite<JSONObject>
-    {
-        await before("updateRecord")
-        return try await inner.updateRecord(of: schema, withKey: key, with: values, ifCurrent: expected)
-    }
-
-    func deleteRecord(
-        of schema: ResourceSchema, withKey key: JSON, dependents: [(ResourceSchema, ResourceSchema.ForeignKey)],
-        ifCurrent expected: JSONObject?
-    ) async throws -> ConditionalWrite<Int> {
-        await before("deleteRecord")
-        return try await inner.deleteRecord(of: schema, withKey: key, dependents: dependents, ifCurrent: expected)
+    func perform(_ write: StoreWrite) async throws -> ConditionalWrite<WriteResult> {
+        switch write.action {
+        case .create: await before("create")
+        case .update: await before("update")
+        case .delete: await before("delete")
+        }
+        return try await inner.perform(write)
     }
 
     func snapshot(of schemas: [ResourceSchema]) async throws -> StoreSnapshot {

@@ -1,0 +1,62 @@
+import HammockJSON
+
+/// The store as one write request's controller sees it (``ActionRequest/store``): every write it
+/// performs carries the request's change date, and a write of the record the route names carries the
+/// request's preconditions (`If-Match`…). Both are then kept by the store in the write's own unit of
+/// work: the condition on the one read of the record, the date with the change. A controller of your
+/// own gets both whichever store call it makes; reads pass straight through.
+struct WriteScopedStore: MockStore {
+    let base: any MockStore
+    /// The second the request's writes note as their change date.
+    let second: Int
+    /// The record the route names, and what must hold of it.
+    let precondition: (schema: String, key: JSON, condition: StoreWrite.Condition)?
+
+    func perform(_ write: StoreWrite) async throws -> ConditionalWrite<WriteResult> {
+        var write = write
+        if write.changedAt == nil { write.changedAt = second }
+        if write.condition == nil, let precondition, write.schema.name == precondition.schema {
+            switch write.action {
+            case .update(let key, _), .delete(let key, _):
+                if key.isSameKey(as: precondition.key) { write.condition = precondition.condition }
+            case .create: break
+            }
+        }
+        let outcome = try await base.perform(write)
+        // A precondition's 412 is thrown as the problem it is, whichever call the controller made.
+        if case .refused(let reason) = outcome { throw reason }
+        return outcome
+    }
+
+    func addResource(_ schema: ResourceSchema) async throws { try await base.addResource(schema) }
+    func dropResource(_ schema: ResourceSchema) async throws { try await base.dropResource(schema) }
+    func storedRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> StoredRecord? {
+        try await base.storedRecord(of: schema, withKey: key)
+    }
+    func storedRecords(of schema: ResourceSchema, answering query: ListQuery) async throws -> (page: [StoredRecord], total: Int) {
+        try await base.storedRecords(of: schema, answering: query)
+    }
+    func storedRecords(of schema: ResourceSchema) async throws -> [StoredRecord] { try await base.storedRecords(of: schema) }
+    func storedRecords(
+        of schema: ResourceSchema, where foreignKey: ResourceSchema.ForeignKey, is parentKey: JSON
+    ) async throws -> [StoredRecord] {
+        try await base.storedRecords(of: schema, where: foreignKey, is: parentKey)
+    }
+    func count(of schema: ResourceSchema) async throws -> Int { try await base.count(of: schema) }
+    func snapshot(of schemas: [ResourceSchema]) async throws -> StoreSnapshot { try await base.snapshot(of: schemas) }
+    func restore(_ snapshot: StoreSnapshot, schemas: [ResourceSchema]) async throws {
+        try await base.restore(snapshot, schemas: schemas)
+    }
+    func lastChange(of resources: [String], now: Int, marking: Bool) async throws -> Int? {
+        try await base.lastChange(of: resources, now: now, marking: marking)
+    }
+    func noteChange(of resources: [String], at second: Int) async throws {
+        try await base.noteChange(of: resources, at: second)
+    }
+    func exclusively<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        try await base.exclusively(body)
+    }
+    func health() async -> StoreHealth { await base.health() }
+    /// Not the request's to close: the server closes its store.
+    func close() async throws {}
+}
