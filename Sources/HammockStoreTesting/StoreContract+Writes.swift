@@ -90,6 +90,40 @@ extension StoreContract {
             let again = try await store.deleteRecord(of: subject.people, withKey: 1, dependents: cars, ifCurrent: nil)
             #expect(again.kind == "missing")
         },
+        Check("A write notes its change date with it, and lists what it changed; a refused one notes and changes nothing") {
+            (subject: Subject) async throws in
+            let store = subject.store
+            let base = 2_000_000_000
+            let person = StoreWrite(subject.people, .create([["name": "ada"]]), changedAt: base + 10)
+            let created = try #require(try await store.perform(person).value)
+            #expect(created.records.first?["name"] == "ada" && created.changedResources == ["people"])
+            #expect(try await store.lastChange(of: ["people"], now: base + 20, marking: false) == base + 10)
+            _ = try await store.createRecord(of: subject.cars, with: ["name": "mini", "person_id": 1])
+            // A check that refuses: nothing written, no date moved, the reason handed back as it was given.
+            struct Refusal: Error {}
+            let refused = StoreWrite(
+                subject.people, .update(key: 1, values: ["name": "x"]), condition: .check { _ in Refusal() },
+                changedAt: base + 15)
+            guard case .refused(let reason) = try await store.perform(refused) else {
+                Issue.record("a check that refuses did not refuse")
+                return
+            }
+            #expect(reason is Refusal)
+            #expect(try await store.record(of: subject.people, withKey: 1)?["name"] == "ada")
+            #expect(try await store.lastChange(of: ["people"], now: base + 20, marking: false) == base + 10)
+            // A check that passes sees the record as the write finds it.
+            let seen = StoreWrite(
+                subject.people, .update(key: 1, values: ["name": "grace"]),
+                condition: .check { record in record?["name"] == "ada" ? nil : Refusal() }, changedAt: base + 16)
+            #expect(try await store.perform(seen).value?.records.first?["name"] == "grace")
+            // A delete lists the children whose keys it nulled, and notes their date too.
+            let delete = StoreWrite(subject.people, .delete(key: 1, dependents: []), changedAt: base + 17)
+            let deleted = try #require(try await store.perform(delete).value)
+            #expect(deleted.records.first?["name"] == "grace")
+            #expect(deleted.changedResources.first == "people" && deleted.changedResources.contains("cars"))
+            #expect(try await store.lastChange(of: ["cars"], now: base + 20, marking: false) == base + 17)
+            #expect(try await store.record(of: subject.cars, withKey: 1)?["person_id"] == .null)
+        },
         Check("Client keys must be unique") { (subject: Subject) async throws in
             _ = try await subject.store.createRecord(of: subject.categories, with: ["slug": "tools"])
             await #expect(throws: StoreError.duplicateKey("tools")) {

@@ -1,7 +1,9 @@
+import HTTPTypes
 import HammockJSON
 import HammockSQLite
 import HammockServer
 import HammockStoreTesting
+import Synchronization
 import Testing
 
 /// The shipped contract (HammockStoreTesting) on every store, and what only SQLite promises.
@@ -10,6 +12,45 @@ struct StoreContractTests {
     @Test("Every store keeps the store contract", arguments: StoreKind.allCases, StoreContract.checks)
     func contract(kind: StoreKind, check: StoreContract.Check) async throws {
         try await check.run { try await kind.makeStore() }
+    }
+
+    @Test("A store written from StoreRules' primitives alone keeps the whole contract", arguments: StoreContract.checks)
+    func primitivesKeepTheContract(check: StoreContract.Check) async throws {
+        try await check.run { PrimitiveStore() }
+    }
+
+    @Test("A conditional PATCH or DELETE reads its record once, inside the store's write, whether it passes or not")
+    func oneReadPerConditionalWrite() async throws {
+        let primitive = PrimitiveStore()
+        let calls = Mutex<[String]>([])
+        let store = InstrumentedStore(primitive) { name in calls.withLock { $0.append(name) } }
+        let server = try await MockServer(resources: [Fixtures.people], store: store)
+        _ = await server.send(.post, "/people", json: ["name": "ada"])
+        let tag = try #require(await server.send(.get, "/people/1").0.headerFields[.eTag])
+        let reads = ["storedRecord", "storedRecords", "query", "count"]
+        func conditional(
+            _ method: HTTPRequest.Method, _ headers: HTTPFields, json: JSON? = nil
+        ) async -> (HTTPResponse.Status, Int, [String]) {
+            calls.withLock { $0 = [] }
+            let before = primitive.recordReads(of: "people")
+            let request =
+                json.map { MockRequest(method, "/people/1", headerFields: headers, json: $0) }
+                ?? MockRequest(method, "/people/1", headerFields: headers)
+            let status = await server.respond(to: request).status
+            return (status, primitive.recordReads(of: "people") - before, calls.withLock { $0 })
+        }
+        let written = await conditional(.patch, [.ifMatch: tag], json: ["name": "grace"])
+        #expect(written.0 == .ok && written.1 == 1)
+        #expect(written.2 == ["update"])  // no read of the record around the write, no date fetched
+        let stale = await conditional(.patch, [.ifMatch: tag], json: ["name": "lost"])
+        #expect(stale.0 == .preconditionFailed && stale.1 == 1 && stale.2 == ["update"])
+        let since = await conditional(.delete, [.ifUnmodifiedSince: "Sat, 01 Jan 2000 00:00:00 GMT"])
+        #expect(since.0 == .preconditionFailed && since.1 == 1)
+        #expect(!since.2.contains { reads.contains($0) })  // the date, but no record read outside the write
+        let current = try #require(await server.send(.get, "/people/1").0.headerFields[.eTag])
+        let deleted = await conditional(.delete, [.ifMatch: current])
+        #expect(deleted.0 == .noContent && deleted.1 == 1 && deleted.2 == ["delete"])
+        #expect(await server.send(.get, "/people/1").0.status == .notFound)
     }
 
     @Test("What SQLite serves after a restart is byte for byte what it served before")
