@@ -13,6 +13,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "HammockJSON", targets: ["HammockJSON"]),
+        .library(name: "HammockStore", targets: ["HammockStore"]),
         .library(name: "HammockServer", targets: ["HammockServer"]),
         .library(name: "HammockHTTPServer", targets: ["HammockHTTPServer"]),
         .library(name: "HammockSQLite", targets: ["HammockSQLite"]),
@@ -141,12 +142,19 @@ let package = Package(
             dependencies: ["HammockServer", "HammockHTTPServer", "HammockURLSession", "HammockJSON"],
             swiftSettings: swiftSettings),
 
+        // What a store is, apart from any server, as fluent-kit stands apart from its drivers: resources
+        // and their schemas, the store protocol, a write as one value and the integrity rules over a few
+        // primitives, the list query language and its evaluation, the in-memory tables and indexes, the
+        // memory store, store locations and drivers. A store driver imports this, not the engine.
+        .target(name: "HammockStore", dependencies: ["HammockJSON", "HammockWire"], swiftSettings: swiftSettings),
+
         // The mock REST server's engine: resources, the pipeline (middleware, router, routes),
         // controllers, serializers, the memory store, configuration files, in-process `respond(to:)`.
         // No SwiftNIO, no SQLite: an app's tests that use the mock in process build only this.
         .target(
             name: "HammockServer",
             dependencies: [
+                "HammockStore",
                 "HammockJSON",
                 "HammockWire",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -199,7 +207,7 @@ let package = Package(
         // The SQLite store (GRDB): records that survive a restart.
         .target(
             name: "HammockSQLite",
-            dependencies: ["HammockServer", "HammockJSON", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["HammockStore", "HammockJSON", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: swiftSettings
         ),
 
@@ -208,7 +216,7 @@ let package = Package(
         .target(
             name: "HammockPostgres",
             dependencies: [
-                "HammockServer", "HammockJSON",
+                "HammockStore", "HammockJSON",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -220,7 +228,7 @@ let package = Package(
         // The store contract as checks a store's tests run (Swift Testing): every store of Hammock's
         // runs them, and so can a store of yours.
         .target(
-            name: "HammockStoreTesting", dependencies: ["HammockServer", "HammockJSON"], swiftSettings: swiftSettings),
+            name: "HammockStoreTesting", dependencies: ["HammockStore", "HammockJSON"], swiftSettings: swiftSettings),
 
         // The thin command-line front end: `hammock serve CONFIG`.
         .executableTarget(
@@ -327,6 +335,7 @@ let package = Package(
             name: "HammockServerTests",
             dependencies: [
                 "HammockServer",
+                "HammockStore",
                 "HammockConsole",
                 "HammockHTTPServer",
                 "HammockSQLite",

@@ -1,6 +1,6 @@
 import Foundation
 import HammockJSON
-public import HammockServer
+public import HammockStore
 import NIOCore
 import PostgresNIO
 

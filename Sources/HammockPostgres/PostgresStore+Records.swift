@@ -1,5 +1,5 @@
 public import HammockJSON
-public import HammockServer
+public import HammockStore
 import NIOCore
 import PostgresNIO
 import Synchronization

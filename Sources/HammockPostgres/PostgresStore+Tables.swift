@@ -1,5 +1,5 @@
 import HammockJSON
-public import HammockServer
+public import HammockStore
 import PostgresNIO
 import Synchronization
 

@@ -1,5 +1,5 @@
 import Foundation
-public import HammockServer
+public import HammockStore
 public import Logging
 import NIOCore
 import NIOPosix

@@ -1,5 +1,5 @@
 public import Foundation
-public import HammockServer
+public import HammockStore
 
 extension StoreDrivers {
     /// Adds `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?namespace=NAME]` (and `postgresql://`),

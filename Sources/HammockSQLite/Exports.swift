@@ -1,2 +1,2 @@
 // `import HammockSQLite` is enough to describe resources and keep them in SQLite.
-@_exported public import HammockServer
+@_exported public import HammockStore

@@ -1,6 +1,6 @@
 import GRDB
 import HammockJSON
-import HammockServer
+import HammockStore
 
 /// What a batch of writes changes in the store's in-memory mirror, kept aside until the batch's
 /// transaction commits (``GroupCommit``) and then applied in order: the mirror only ever holds what the

@@ -1,6 +1,7 @@
 public import Foundation
 import HTTPTypes
 import HammockJSON
+import HammockStore
 public import Logging
 package import Synchronization
 
@@ -152,7 +153,7 @@ public final class MockServer: Sendable {
     ///   - clock: The clock latency waits on; inject a test clock to control time.
     ///   - random: Uniform numbers in `0..<1` that pick each latency.
     ///   - now: The wall-clock time, for `Last-Modified`.
-    /// - Throws: ``SchemaError`` for a resource that cannot be served, ``ConfigurationError`` for an
+    /// - Throws: `SchemaError` for a resource that cannot be served, ``ConfigurationError`` for an
     ///   admin token that cannot protect anything (empty, or not visible ASCII), or the store's error.
     public init<C: Clock>(
         resources: [MockResource] = [],
@@ -221,7 +222,7 @@ public final class MockServer: Sendable {
     }
 
     /// Adds a resource, creating its storage; its routes answer at once.
-    /// - Throws: ``SchemaError`` if the name is taken, a parent is unknown, or the definition is invalid.
+    /// - Throws: `SchemaError` if the name is taken, a parent is unknown, or the definition is invalid.
     public func addResource(_ resource: MockResource) async throws { try await resources.add(resource) }
 
     /// Adds a family of routes while the server runs, asked before the others (`first`, the default) or

@@ -1,6 +1,6 @@
 import Foundation
 import HammockJSON
-import HammockServer
+import HammockStore
 import Testing
 
 extension StoreContract {
@@ -10,7 +10,7 @@ extension StoreContract {
         Check("Change dates: the latest of the resources asked, withheld while ahead, moved past a second already served") {
             (subject: Subject) async throws in
             let store = subject.store
-            // Well after the server's start, which noted the resources as changed then.
+            // Well after now, so no date a store noted on its own is later.
             let base = ModificationLog.second(of: Date()) + 1000
             // A resource no change was noted for counts as changed now.
             #expect(try await store.lastChange(of: ["never-noted"], now: base, marking: false) == base)

@@ -1,5 +1,5 @@
 import HammockJSON
-import HammockServer
+import HammockStore
 import Testing
 
 extension StoreContract {

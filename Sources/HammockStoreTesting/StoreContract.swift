@@ -1,5 +1,5 @@
 import HammockJSON
-public import HammockServer
+public import HammockStore
 import Testing
 
 /// What every `MockStore` must do, as checks a store's own tests run: Hammock's stores run them all,
@@ -66,12 +66,14 @@ struct Subject: Sendable {
 
     init(store: any MockStore) async throws {
         self.store = store
-        // A server resolves the schemas and adds them to the store under test, as a real start does.
-        let server = try await MockServer(resources: StoreContract.resources, store: store)
-        people = try #require(server.schema(named: "people"))
-        cars = try #require(server.schema(named: "cars"))
-        categories = try #require(server.schema(named: "categories"))
-        products = try #require(server.schema(named: "products"))
+        // Resolved and added as a server's start does, parents first.
+        let schemas = try ResourceSchema.resolving(StoreContract.resources)
+        for schema in schemas { try await store.addResource(schema) }
+        func named(_ name: String) throws -> ResourceSchema { try #require(schemas.first { $0.name == name }) }
+        people = try named("people")
+        cars = try named("cars")
+        categories = try named("categories")
+        products = try named("products")
     }
 }
 

@@ -3,6 +3,7 @@ import HammockJSON
 import Testing
 
 @testable import HammockServer
+@testable import HammockStore
 
 @Suite("Generated data")
 struct GenerationTests {

@@ -5,6 +5,7 @@ import Testing
 
 @testable import HammockHTTPServer
 @testable import HammockServer
+@testable import HammockStore
 
 /// The connection's life without a socket: each test feeds the state machine events in an order a
 /// client (or the event loop) can produce and checks what it asks the handler to do.

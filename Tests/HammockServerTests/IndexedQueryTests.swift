@@ -4,6 +4,7 @@ import HammockTestSupport
 import Testing
 
 @testable import HammockServer
+@testable import HammockStore
 
 /// The indexed answers of a record table (``RecordTable/answer(_:indexingFrom:)``) against the plain scan
 /// (``ListQuery/apply(to:schema:)``), which the property test in ListQueryPropertyTests holds to an oracle.

@@ -5,6 +5,7 @@ import HammockTestSupport
 import Testing
 
 @testable import HammockServer
+@testable import HammockStore
 
 /// A value stored is the value written, and an order over values is an order: what a hostile client
 /// found with numbers at the edge of a double's precision, a negative zero and days that do not exist.

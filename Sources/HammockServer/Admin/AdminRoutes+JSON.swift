@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HammockJSON
+import HammockStore
 import HammockWire
 import Synchronization
 

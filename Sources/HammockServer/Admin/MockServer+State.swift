@@ -1,3 +1,4 @@
+import HammockStore
 import Synchronization
 
 /// The data ``MockServer/reset()`` goes back to: taken once, before the server answers its first
@@ -129,7 +130,7 @@ extension MockServer {
         return snapshot
     }
 
-    /// Puts the data saved as `name` back (see ``StoreSnapshot`` for resources added or changed since).
+    /// Puts the data saved as `name` back (see `StoreSnapshot` for resources added or changed since).
     /// - Throws: 404 ``HTTPProblem`` for an unknown name; the store's error.
     public func restoreSnapshot(named name: String) async throws {
         guard let snapshot = snapshots.withLock({ $0[name] }) else {

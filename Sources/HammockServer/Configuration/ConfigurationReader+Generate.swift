@@ -1,4 +1,5 @@
 import HammockJSON
+import HammockStore
 
 extension ConfigurationReader {
     static let generateKeys = ["count", "fields"]

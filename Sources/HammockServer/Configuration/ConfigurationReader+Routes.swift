@@ -1,5 +1,6 @@
 import HTTPTypes
 import HammockJSON
+import HammockStore
 
 extension ConfigurationReader {
     static let answerKeys = ["status", "reason", "headers", "body", "text", "base64", "file", "events", "repeat"]

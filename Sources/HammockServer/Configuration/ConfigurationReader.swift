@@ -1,4 +1,5 @@
 import HammockJSON
+import HammockStore
 
 /// Reads typed values out of configuration JSON, failing with key paths.
 struct ConfigurationReader {

@@ -1,3 +1,4 @@
+import HammockStore
 public import Logging
 import Synchronization
 

@@ -1,4 +1,5 @@
 import HammockJSON
+import HammockStore
 import Synchronization
 
 /// What a server runs from its configuration: the file's contents, the routes it added.
@@ -64,7 +65,7 @@ extension MockServer {
     /// let report = try await server.reload(try ServerConfiguration(contentsOfFile: "mock.json"))
     /// print(report)   // added cars; changed people; 3 routes of the file
     /// ```
-    /// - Throws: ``SchemaError`` or the store's error; the server is then as far as the reload got.
+    /// - Throws: `SchemaError` or the store's error; the server is then as far as the reload got.
     @discardableResult
     public func reload(_ configuration: ServerConfiguration) async throws -> ReloadReport {
         var report = ReloadReport()

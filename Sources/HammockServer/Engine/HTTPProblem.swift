@@ -1,5 +1,6 @@
 public import HTTPTypes
 public import HammockJSON
+import HammockStore
 
 /// An error that answers with an `application/problem+json` body (RFC 9457).
 ///

@@ -1,5 +1,6 @@
 public import HTTPTypes
 public import HammockJSON
+import HammockStore
 
 /// Carries out the five actions behind the routes of every resource.
 ///

@@ -1,4 +1,5 @@
 public import HammockJSON
+import HammockStore
 
 /// Reshapes records on their way out and request bodies on their way in.
 ///

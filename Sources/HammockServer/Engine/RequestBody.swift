@@ -1,18 +1,7 @@
 import HTTPTypes
 import HammockJSON
+import HammockStore
 import HammockWire
-
-/// How a request body was encoded, which decides how strictly field types are read.
-///
-/// ```swift
-/// let values = try schema.validate(body, encoding: .form, mode: .create)   // "3" becomes 3 for integers
-/// ```
-public enum BodyEncoding: Sendable, Hashable {
-    /// `application/json` (or any `+json` type, or no `Content-Type` at all).
-    case json
-    /// `application/x-www-form-urlencoded`: every value arrives as a string and is converted.
-    case form
-}
 
 enum RequestBody {
     /// Decodes a create or update body into an object, or throws the 4xx that explains why not.

@@ -1,4 +1,5 @@
 public import HammockJSON
+import HammockStore
 
 /// Records to make up for empty resources: how many per resource, and optionally how each field is
 /// filled. The configuration's `generate` section:

@@ -1,4 +1,5 @@
 import HammockJSON
+import HammockStore
 
 extension MockServer {
     /// Fills each resource of `generation` that has no records yet with made-up ones, parents before

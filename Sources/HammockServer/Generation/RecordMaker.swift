@@ -1,4 +1,5 @@
 import HammockJSON
+import HammockStore
 import HammockWire
 
 /// SplitMix64: a small, fast generator whose whole state is one number, so a seed repeats a run.

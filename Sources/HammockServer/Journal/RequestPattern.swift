@@ -1,5 +1,6 @@
 public import HTTPTypes
 public import HammockJSON
+import HammockStore
 
 /// Which recorded requests a test means: a method, a path pattern, query parameters, header fields,
 /// members of the JSON body, the status answered. Every condition given must hold; none given

@@ -1,7 +1,8 @@
+import HammockStore
 import Logging
 
 /// Turns every error thrown further in into a response, in one place: an ``HTTPProblemConvertible``
-/// (an ``HTTPProblem``, a ``StoreError``) answers with its problem; any other error is a 500 problem,
+/// (an ``HTTPProblem``, a `StoreError`) answers with its problem; any other error is a 500 problem,
 /// logged at `error`, as store failures are. Nothing is thrown past it.
 struct ProblemMiddleware: OutcomeStep {
     let logger: Logger
@@ -22,7 +23,7 @@ struct ProblemMiddleware: OutcomeStep {
     static let storeRetryAfter = 1
 }
 
-/// An error that knows its answer: ``HTTPProblem`` is one, and so is ``StoreError``. The server turns
+/// An error that knows its answer: ``HTTPProblem`` is one, and so is `StoreError`. The server turns
 /// every error into a response in one place, which answers these with their ``problem`` (and any other
 /// error with a 500 whose cause goes to the log). An error of your own thrown from a controller or a
 /// route can adopt it too.
@@ -69,5 +70,19 @@ extension StoreError: HTTPProblemConvertible {
         case .duplicateKey, .missingParent: false
         default: true
         }
+    }
+}
+
+extension QueryError: HTTPProblemConvertible {
+    /// 400, problem+json, naming the parameter.
+    public var problem: HTTPProblem { HTTPProblem.badQuery(parameter, message, extensions: extensions) }
+}
+
+extension HTTPProblem {
+    /// 400 for one query parameter: `detail` reads "Query parameter 'name' \(what)".
+    static func badQuery(_ parameter: String, _ what: String, extensions: JSONObject = [:]) -> HTTPProblem {
+        var members = extensions
+        members["parameter"] = .string(parameter)
+        return HTTPProblem(.badRequest, detail: "Query parameter '\(parameter)' \(what)", extensions: members)
     }
 }

@@ -1,4 +1,5 @@
 public import HTTPTypes
+import HammockStore
 import HammockWire
 
 extension HTTPField.Name {

@@ -1,4 +1,5 @@
 import HammockJSON
+import HammockStore
 
 /// `_embed` and `_expand`: records of related resources added to the records answered, only along
 /// declared parents.

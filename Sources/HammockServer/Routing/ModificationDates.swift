@@ -1,7 +1,8 @@
 import Foundation
+import HammockStore
 
 /// `Last-Modified` for the resources' routes: the server's clock, and the dates the store keeps
-/// (``MockStore/lastChange(of:now:marking:)``), so that servers sharing a store give one date.
+/// (`MockStore.lastChange(of:now:marking:)`), so that servers sharing a store give one date.
 struct ModificationDates: Sendable {
     let store: any MockStore
     let now: @Sendable () -> Date
@@ -17,7 +18,7 @@ struct ModificationDates: Sendable {
         return second.map { Date(timeIntervalSince1970: Double($0)) }
     }
 
-    /// The clock's second, as writes note it (``StoreWrite/changedAt``).
+    /// The clock's second, as writes note it (`StoreWrite.changedAt`).
     func second() -> Int { ModificationLog.second(of: now()) }
 
     /// Notes a change to `schema` outside a write: a resource added or reshaped.

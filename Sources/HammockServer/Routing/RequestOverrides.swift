@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HammockJSON
+import HammockStore
 
 /// What a request may ask of the mock for itself, for exploring from a browser or curl: `?_delay=500`
 /// or `Prefer: delay=500` (milliseconds) holds its answer, and `Prefer: status=503` answers that status
@@ -29,7 +30,9 @@ struct RequestOverrides: Sendable {
     func asked(by request: MockRequest) throws(HTTPProblem) -> Asked? {
         var asked = Asked()
         if let query = request.query, query.contains("_delay") {
-            for item in try ListQuery.items(of: query) where item.name == "_delay" {
+            let items: [ListQuery.Item]
+            do { items = try ListQuery.items(of: query) } catch { throw error.problem }
+            for item in items where item.name == "_delay" {
                 asked.delay = try Self.delay(item.value, parameter: "_delay")
                 asked.applied.append("delay=\(item.value)")
             }

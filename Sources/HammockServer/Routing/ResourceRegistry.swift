@@ -1,4 +1,5 @@
 import HammockJSON
+import HammockStore
 import HammockWire
 
 /// The resources a server serves, with their serializers and the route lookup over them.

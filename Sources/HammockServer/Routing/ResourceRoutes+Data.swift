@@ -1,4 +1,5 @@
 import HammockJSON
+import HammockStore
 import Synchronization
 
 /// What ``MockServer/addData(_:for:progress:)`` did with the objects it was given.

@@ -1,5 +1,6 @@
 public import HTTPTypes
 public import HammockJSON
+import HammockStore
 import HammockWire
 
 /// Where a request path leads: a collection, one record, or a parent's children (shallow nesting).

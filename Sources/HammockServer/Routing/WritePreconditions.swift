@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HammockJSON
+import HammockStore
 import HammockWire
 
 /// `If-Match`, `If-Unmodified-Since` and `If-None-Match` on `PUT`, `PATCH` and `DELETE` of a record
@@ -8,7 +9,7 @@ import HammockWire
 /// changed it since, so two people editing the same record cannot silently overwrite each other; and
 /// `If-None-Match: *` writes only where there is no record yet, never over one.
 ///
-/// The conditions become a ``StoreWrite/Condition`` that the store checks on the one read its write
+/// The conditions become a `StoreWrite.Condition` that the store checks on the one read its write
 /// makes, in the write's unit of work: nothing can land between the check and the write, and the record
 /// is read once. Tags are the resource serializer's representation of the record (what a `GET`
 /// answers), compared strongly; the date is the resource's `Last-Modified`.

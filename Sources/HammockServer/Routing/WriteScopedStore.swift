@@ -1,4 +1,5 @@
 import HammockJSON
+import HammockStore
 
 /// The store as one write request's controller sees it (``ActionRequest/store``): every write it
 /// performs carries the request's change date, and a write of the record the route names carries the

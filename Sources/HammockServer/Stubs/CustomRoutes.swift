@@ -1,5 +1,6 @@
 import HTTPTypes
 public import HammockJSON
+import HammockStore
 import Synchronization
 
 /// What a route of your own written in Swift receives: the request, the path's parameters, its query,

@@ -1,5 +1,6 @@
 public import HTTPTypes
 public import HammockJSON
+import HammockStore
 
 /// A route of your own, answered from a description: `POST /login` with a status, headers and a body
 /// whose placeholders read the request, optionally only when the request carries given values.

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HammockJSON
+import HammockStore
 
 /// Placeholders in a stub's body and header values that read the request: `{{path.id}}`,
 /// `{{request.query.page}}`, `{{request.headers.x-user}}` and `{{request.body.user.name}}` (any JSON

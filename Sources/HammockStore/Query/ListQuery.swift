@@ -83,6 +83,11 @@ public struct ListQuery: Sendable, Hashable {
         public var name: String
         /// The decoded value.
         public var value: String
+
+        package init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
     }
 
     /// Every filter, all of which a record must pass.
@@ -102,7 +107,7 @@ public struct ListQuery: Sendable, Hashable {
     /// The query string's items, in order, as decoded.
     public var items: [Item] = []
     /// Whether a range was asked for with `_end` rather than `_limit`, so links keep that form.
-    var rangeUsesEnd = false
+    package var rangeUsesEnd = false
 
     /// A query built in code; `ListQuery()` is the whole list in key order.
     ///
@@ -123,5 +128,5 @@ public struct ListQuery: Sendable, Hashable {
     }
 
     /// The parameters that page a list, which links to other pages replace.
-    static let windowParameters: Set<String> = ["_page", "_per_page", "_start", "_end", "_limit"]
+    package static let windowParameters: Set<String> = ["_page", "_per_page", "_start", "_end", "_limit"]
 }

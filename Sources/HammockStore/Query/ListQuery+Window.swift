@@ -3,7 +3,7 @@ extension ListQuery.Window {
     /// positions from 0, an end not before its start. The parser refuses anything else from a request
     /// (a 400 naming the parameter), but a window built in code may hold any `Int`, and every
     /// computation on a window starts from this one so that none of them can trap.
-    var clamped: Self {
+    package var clamped: Self {
         switch self {
         case .page(let number, let size): .page(number: max(number, 1), size: max(size, 1))
         case .range(let start, let end):
@@ -27,7 +27,7 @@ extension ListQuery.Window {
 
 extension Int {
     /// `self + other`, or `Int.max` where the sum would not fit; both are never negative here.
-    func saturatingAdd(_ other: Int) -> Int {
+    package func saturatingAdd(_ other: Int) -> Int {
         let (sum, overflow) = addingReportingOverflow(other)
         return overflow ? (other < 0 ? Int.min : Int.max) : sum
     }

@@ -2,7 +2,7 @@ extension MockResource {
     /// Orders resources so every parent comes before its children; resources whose parents are not in
     /// the list keep their place.
     /// - Throws: ``SchemaError`` if parents form a cycle.
-    static func parentsFirst(_ resources: [MockResource]) throws(SchemaError) -> [MockResource] {
+    package static func parentsFirst(_ resources: [MockResource]) throws(SchemaError) -> [MockResource] {
         var ordered: [MockResource] = []
         var placed = Set<String>()
         var pending = resources

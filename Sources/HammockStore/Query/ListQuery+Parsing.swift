@@ -1,13 +1,13 @@
 import Foundation
-import HammockJSON
+public import HammockJSON
 import HammockWire
 
 extension ListQuery {
     /// Parses a query string (without the `?`) against the fields of `schema`.
     ///
-    /// - Throws: ``HTTPProblem`` 400 naming the parameter, for a value that is not of its field's type,
+    /// - Throws: ``QueryError`` naming the parameter, for a value that is not of its field's type,
     ///   an unknown operator or `_` option, a sort on an unknown field, or a page below 1.
-    public init(parsing query: String?, for schema: ResourceSchema) throws(HTTPProblem) {
+    public init(parsing query: String?, for schema: ResourceSchema) throws(QueryError) {
         self.init()
         guard let query, !query.isEmpty else { return }
         items = try Self.items(of: query)
@@ -18,9 +18,9 @@ extension ListQuery {
 
     /// The query of a single record's route: `_embed` and `_expand` on `GET`, `_dependent` on `DELETE`
     /// (when `dependent` is true); every other parameter is ignored and listed.
-    static func recordOptions(
+    package static func recordOptions(
         parsing query: String?, dependent: Bool
-    ) throws(HTTPProblem) -> (embed: [String], expand: [String], dependent: [String], ignored: [String]) {
+    ) throws(QueryError) -> (embed: [String], expand: [String], dependent: [String], ignored: [String]) {
         var result: (embed: [String], expand: [String], dependent: [String], ignored: [String]) = ([], [], [], [])
         guard let query, !query.isEmpty else { return result }
         for item in try items(of: query) {
@@ -43,7 +43,7 @@ extension ListQuery {
     }
 
     /// The decoded `name=value` pairs of a query string (`+` is a space, as browsers send forms).
-    static func items(of query: String) throws(HTTPProblem) -> [Item] {
+    package static func items(of query: String) throws(QueryError) -> [Item] {
         var items: [Item] = []
         for part in query.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let equals = part.firstIndex(of: UInt8(ascii: "="))
@@ -52,7 +52,7 @@ extension ListQuery {
             guard let name = PercentEncoding.decodeForm(ArraySlice(rawName)),
                 let value = PercentEncoding.decodeForm(ArraySlice(rawValue))
             else {
-                throw HTTPProblem.badQuery(
+                throw QueryError.badQuery(
                     String(decoding: rawName, as: UTF8.self), "is not correctly percent-encoded UTF-8")
             }
             items.append(Item(name: name, value: value))
@@ -77,7 +77,7 @@ extension ListQuery {
 
         func column(_ name: String) -> ResourceSchema.Column? { schema.columns.first { $0.name == name } }
 
-        mutating func take(_ item: Item, into query: inout ListQuery) throws(HTTPProblem) {
+        mutating func take(_ item: Item, into query: inout ListQuery) throws(QueryError) {
             if let column = column(item.name) {
                 return try addFilter(column, .equal, item, into: &query)
             }
@@ -99,11 +99,11 @@ extension ListQuery {
             case "_order":
                 try once(item.name)
                 orders = try item.value.split(separator: ",", omittingEmptySubsequences: false).map {
-                    (direction) throws(HTTPProblem) -> Bool in
+                    (direction) throws(QueryError) -> Bool in
                     switch direction.trimmingCharacters(in: .whitespaces).lowercased() {
                     case "asc": return false
                     case "desc": return true
-                    default: throw HTTPProblem.badQuery(item.name, "must be asc or desc (or a list of them), not '\(item.value)'")
+                    default: throw QueryError.badQuery(item.name, "must be asc or desc (or a list of them), not '\(item.value)'")
                     }
                 }
                 return
@@ -125,7 +125,7 @@ extension ListQuery {
                     let suffix = String(item.name[item.name.index(after: underscore)...])
                     guard let comparison = Operator(rawValue: suffix), comparison != .equal else {
                         let known = Operator.allCases.filter { $0 != .equal }.map { "_\($0.rawValue)" }
-                        throw HTTPProblem.badQuery(
+                        throw QueryError.badQuery(
                             item.name,
                             "uses the unknown operator '_\(suffix)'; the operators are \(known.joined(separator: ", "))",
                             extensions: ["operators": .array(known.map(JSON.string))])
@@ -143,39 +143,39 @@ extension ListQuery {
         }
 
         /// The comma-separated names of `_embed`, `_expand` and `_dependent`.
-        static func names(_ item: Item) throws(HTTPProblem) -> [String] {
+        static func names(_ item: Item) throws(QueryError) -> [String] {
             let names = item.value.split(separator: ",", omittingEmptySubsequences: false).map {
                 $0.trimmingCharacters(in: .whitespaces)
             }
             guard !names.contains(where: \.isEmpty) else {
-                throw HTTPProblem.badQuery(item.name, "must name one or more resources, separated by commas")
+                throw QueryError.badQuery(item.name, "must name one or more resources, separated by commas")
             }
             return names
         }
 
-        mutating func once(_ name: String) throws(HTTPProblem) {
-            guard seenOptions.insert(name).inserted else { throw HTTPProblem.badQuery(name, "is given more than once") }
+        mutating func once(_ name: String) throws(QueryError) {
+            guard seenOptions.insert(name).inserted else { throw QueryError.badQuery(name, "is given more than once") }
         }
 
-        func count(_ item: Item, minimum: Int) throws(HTTPProblem) -> Int {
+        func count(_ item: Item, minimum: Int) throws(QueryError) -> Int {
             // Foundation's trimming costs more than the rest of the parse: only a failed parse tries it.
             guard let number = Int(item.value) ?? Int(item.value.trimmingCharacters(in: .whitespaces)), number >= minimum
             else {
-                throw HTTPProblem.badQuery(
+                throw QueryError.badQuery(
                     item.name, "must be a whole number from \(minimum) to \(Int.max), not '\(item.value)'",
                     extensions: ["minimum": .integer(minimum), "maximum": .integer(Int.max)])
             }
             return number
         }
 
-        func sortKeys(_ item: Item) throws(HTTPProblem) -> [SortKey] {
+        func sortKeys(_ item: Item) throws(QueryError) -> [SortKey] {
             var keys: [SortKey] = []
             for part in item.value.split(separator: ",", omittingEmptySubsequences: false) {
                 var name = part.trimmingCharacters(in: .whitespaces)
                 let isDescending = name.hasPrefix("-")
                 if isDescending { name.removeFirst() }
                 guard column(name) != nil else {
-                    throw HTTPProblem.badQuery(
+                    throw QueryError.badQuery(
                         item.name, "names the unknown field '\(name)'; the fields are \(fieldNames.joined(separator: ", "))",
                         extensions: ["fields": .array(fieldNames.map(JSON.string))])
                 }
@@ -186,7 +186,7 @@ extension ListQuery {
 
         func addFilter(
             _ column: ResourceSchema.Column, _ comparison: Operator, _ item: Item, into query: inout ListQuery
-        ) throws(HTTPProblem) {
+        ) throws(QueryError) {
             let value = try typedValue(item, column: column, comparison: comparison)
             // A repeated equality or `_like` adds an alternative to the same filter.
             if comparison == .equal || comparison == .like,
@@ -200,24 +200,24 @@ extension ListQuery {
 
         func typedValue(
             _ item: Item, column: ResourceSchema.Column, comparison: Operator
-        ) throws(HTTPProblem) -> JSON {
+        ) throws(QueryError) -> JSON {
             let text = item.value
             switch comparison {
             case .null:
                 switch text {
                 case "true": return .bool(true)
                 case "false": return .bool(false)
-                default: throw HTTPProblem.badQuery(item.name, "must be true or false, not '\(text)'")
+                default: throw QueryError.badQuery(item.name, "must be true or false, not '\(text)'")
                 }
             case .like:
                 guard [.string, .date, .blob].contains(column.type) else {
-                    throw HTTPProblem.badQuery(
+                    throw QueryError.badQuery(
                         item.name, "cannot be used: _like compares text, and \(column.name) is \(column.type.rawValue)")
                 }
                 return .string(text)
             case .greater, .greaterOrEqual, .less, .lessOrEqual:
                 guard [.string, .date, .integer, .float].contains(column.type) else {
-                    throw HTTPProblem.badQuery(
+                    throw QueryError.badQuery(
                         item.name, "cannot be used: \(column.name) is \(column.type.rawValue), which has no order")
                 }
             case .equal, .notEqual:
@@ -226,12 +226,12 @@ extension ListQuery {
             switch column.type {
             case .integer:
                 guard let number = Int(text) else {
-                    throw HTTPProblem.badQuery(item.name, "must be an integer, as \(column.name) is; '\(text)' is not")
+                    throw QueryError.badQuery(item.name, "must be an integer, as \(column.name) is; '\(text)' is not")
                 }
                 return .integer(number)
             case .float:
                 guard let number = Double(text), number.isFinite else {
-                    throw HTTPProblem.badQuery(item.name, "must be a number, as \(column.name) is; '\(text)' is not")
+                    throw QueryError.badQuery(item.name, "must be a number, as \(column.name) is; '\(text)' is not")
                 }
                 return .double(number)
             case .boolean:
@@ -239,7 +239,7 @@ extension ListQuery {
                 case "true": return .bool(true)
                 case "false": return .bool(false)
                 default:
-                    throw HTTPProblem.badQuery(item.name, "must be true or false, as \(column.name) is boolean; '\(text)' is not")
+                    throw QueryError.badQuery(item.name, "must be true or false, as \(column.name) is boolean; '\(text)' is not")
                 }
             case .json:
                 return (try? JSON(parsing: text)) ?? .string(text)
@@ -248,11 +248,11 @@ extension ListQuery {
             }
         }
 
-        func finish(into query: inout ListQuery) throws(HTTPProblem) {
+        func finish(into query: inout ListQuery) throws(QueryError) {
             if let orders {
-                guard !query.sort.isEmpty else { throw HTTPProblem.badQuery("_order", "needs _sort") }
+                guard !query.sort.isEmpty else { throw QueryError.badQuery("_order", "needs _sort") }
                 guard orders.count == 1 || orders.count == query.sort.count else {
-                    throw HTTPProblem.badQuery("_order", "must give one direction, or one per _sort field")
+                    throw QueryError.badQuery("_order", "must give one direction, or one per _sort field")
                 }
                 for index in query.sort.indices where !query.sort[index].isDescending {
                     query.sort[index].isDescending = orders.count == 1 ? orders[0] : orders[index]
@@ -261,15 +261,15 @@ extension ListQuery {
             let paged = page != nil || perPage != nil
             let ranged = start != nil || end != nil || limit != nil
             if paged && ranged {
-                throw HTTPProblem.badQuery(
+                throw QueryError.badQuery(
                     page != nil ? "_page" : "_per_page", "cannot be combined with _start, _end or _limit")
             }
             if paged {
                 query.window = .page(number: page ?? 1, size: perPage ?? 10)
             } else if ranged {
                 let first = start ?? 0
-                if end != nil && limit != nil { throw HTTPProblem.badQuery("_limit", "cannot be combined with _end") }
-                if let end, end < first { throw HTTPProblem.badQuery("_end", "must not be below _start (\(first))") }
+                if end != nil && limit != nil { throw QueryError.badQuery("_limit", "cannot be combined with _end") }
+                if let end, end < first { throw QueryError.badQuery("_end", "must not be below _start (\(first))") }
                 let limited = limit.map { first.saturatingAdd($0) }
                 query.window = .range(start: first, end: end ?? limited)
                 query.rangeUsesEnd = end != nil
@@ -278,11 +278,30 @@ extension ListQuery {
     }
 }
 
-extension HTTPProblem {
-    /// 400 for one query parameter: `detail` reads "Query parameter 'name' \(what)".
-    static func badQuery(_ parameter: String, _ what: String, extensions: JSONObject = [:]) -> HTTPProblem {
-        var members = extensions
-        members["parameter"] = .string(parameter)
-        return HTTPProblem(.badRequest, detail: "Query parameter '\(parameter)' \(what)", extensions: members)
+/// A query parameter that cannot be read: which one, and why. A server answers it 400, problem+json,
+/// with `parameter` and these extensions among its members.
+///
+/// ```swift
+/// do { _ = try ListQuery(parsing: "_page=0", for: people) }
+/// catch { print(error) }   // Query parameter '_page' must be 1 or more, not '0'
+/// ```
+public struct QueryError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The parameter's name, as sent.
+    public var parameter: String
+    /// What is wrong, as the end of a sentence that starts with the parameter ("must be asc or desc").
+    public var message: String
+    /// Members a problem report carries besides `parameter` (such as `options`, the names allowed).
+    public var extensions: JSONObject
+
+    public init(parameter: String, message: String, extensions: JSONObject = [:]) {
+        self.parameter = parameter
+        self.message = message
+        self.extensions = extensions
+    }
+
+    public var description: String { "Query parameter '\(parameter)' \(message)" }
+
+    static func badQuery(_ parameter: String, _ what: String, extensions: JSONObject = [:]) -> QueryError {
+        QueryError(parameter: parameter, message: what, extensions: extensions)
     }
 }
