@@ -53,22 +53,22 @@ final class GroupCommit: Sendable {
     func write<T: Sendable>(_ body: @escaping @Sendable (Database, inout MirrorChanges) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let pending = Pending { db, changes in
+                let mark = changes.mark()
                 do {
                     var value: T?
-                    var mine = changes
                     try db.inSavepoint {
-                        value = try body(db, &mine)
+                        value = try body(db, &changes)
                         return .commit
                     }
                     guard let value else {
                         throw DatabaseError(message: "a write ended without a result")
                     }
-                    changes = mine
                     return Completion(
                         committed: { continuation.resume(returning: value) },
                         rolledBack: { continuation.resume(throwing: $0) })
                 } catch {
-                    // Its savepoint rolled back, and its changes are dropped with `mine`.
+                    // Its savepoint rolled back: so do its changes to the mirror-to-be.
+                    changes.rollBack(to: mark)
                     return Completion(
                         committed: { continuation.resume(throwing: error) },
                         rolledBack: { _ in continuation.resume(throwing: error) })

@@ -25,33 +25,73 @@ struct MirrorChanges: Sendable {
     /// Tables the batch put in place (`nil`: dropped); records touched since are in `latest`.
     private(set) var tables: [String: RecordTable?] = [:]
 
+    /// What to put back if the write in progress fails: the entries it overwrote, newest last.
+    private enum Undo: Sendable {
+        case record(String, RecordKey, JSONObject??)
+        case table(String, RecordTable??, [RecordKey: JSONObject?]?)
+    }
+    private var undo: [Undo] = []
+
     var isEmpty: Bool { steps.isEmpty }
+
+    /// Where the write about to run starts. Its changes are made in place, and ``rollBack(to:)`` undoes
+    /// them if its savepoint rolls back. (A copy per write instead, dropped on failure, copied the whole
+    /// batch's changes on each write's first change: SQLite `POST`s went from 56 to 68 µs of CPU each
+    /// under 32 connections.)
+    mutating func mark() -> Int {
+        undo.removeAll(keepingCapacity: true)
+        return steps.count
+    }
+
+    /// Undoes every change since `mark`.
+    mutating func rollBack(to mark: Int) {
+        for entry in undo.reversed() {
+            switch entry {
+            case .record(let table, let key, let previous): latest[table, default: [:]][key] = previous
+            case .table(let name, let previous, let records):
+                tables[name] = previous
+                latest[name] = records
+            }
+        }
+        undo.removeAll(keepingCapacity: true)
+        steps.removeSubrange(mark...)
+    }
+
+    private mutating func set(_ record: JSONObject?, of schema: ResourceSchema, key: JSON) {
+        let recordKey = RecordKey(key)
+        undo.append(.record(schema.name, recordKey, latest[schema.name]?[recordKey]))
+        latest[schema.name, default: [:]][recordKey] = .some(record)
+    }
+
+    private mutating func set(table: RecordTable?, named name: String) {
+        undo.append(.table(name, tables[name], latest[name]))
+        tables[name] = .some(table)
+        latest[name] = nil
+    }
 
     mutating func insert(_ record: JSONObject, of schema: ResourceSchema, key: JSON) {
         steps.append(.insert(schema, record, key: key))
-        latest[schema.name, default: [:]][RecordKey(key)] = .some(record)
+        set(record, of: schema, key: key)
     }
 
     mutating func replace(_ record: JSONObject, of schema: ResourceSchema, key: JSON) {
         steps.append(.replace(schema, record, key: key))
-        latest[schema.name, default: [:]][RecordKey(key)] = .some(record)
+        set(record, of: schema, key: key)
     }
 
     mutating func remove(key: JSON, of schema: ResourceSchema) {
         steps.append(.remove(schema, key: key))
-        latest[schema.name, default: [:]][RecordKey(key)] = .some(nil)
+        set(nil, of: schema, key: key)
     }
 
     mutating func replaceTable(_ table: RecordTable) {
         steps.append(.replaceTable(table))
-        tables[table.schema.name] = .some(table)
-        latest[table.schema.name] = nil
+        set(table: table, named: table.schema.name)
     }
 
     mutating func dropTable(_ schema: ResourceSchema) {
         steps.append(.dropTable(schema))
-        tables[schema.name] = .some(nil)
-        latest[schema.name] = nil
+        set(table: nil, named: schema.name)
     }
 
     mutating func noteChange(of resources: [String], at second: Int) {

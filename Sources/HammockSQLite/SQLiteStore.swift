@@ -150,10 +150,12 @@ public final class SQLiteStore: MockStore {
     public func perform(_ write: StoreWrite) async throws -> ConditionalWrite<WriteResult> {
         let mirror = self.mirror
         return try await self.write { db, changes in
-            var transaction = SQLiteTransaction(db: db, mirror: mirror, changes: changes)
-            let outcome = try StoreRules.perform(write, in: &transaction)
-            changes = transaction.changes
-            return outcome
+            // The batch's changes are moved in and out, never copied (a copy would copy them all on the
+            // write's first change).
+            var transaction = SQLiteTransaction(db: db, mirror: mirror, changes: MirrorChanges())
+            swap(&transaction.changes, &changes)
+            defer { swap(&transaction.changes, &changes) }
+            return try StoreRules.perform(write, in: &transaction)
         }
     }
 }

@@ -1,5 +1,3 @@
-public import HammockJSON
-
 /// Where a store lives, as a URL-like string: `memory`, `sqlite:PATH`, or any `SCHEME:ADDRESS` a store
 /// module opens (``StoreDrivers``), such as `postgres://user@host:5432/db`.
 ///

@@ -73,6 +73,39 @@ struct StoreContractTests {
         #expect(String(decoding: after.0, as: UTF8.self).contains(#""a\u0000b""#))
     }
 
+    @Test("A write that fails halfway leaves nothing of it in SQLite's mirror, beside writes of its batch that land")
+    func halfWrittenNeverServed() async throws {
+        let path = TemporaryDirectory.make() + "half.sqlite"
+        let store = try SQLiteStore(path: path)
+        let server = try await MockServer(resources: [Fixtures.people], store: store)
+        let people = try #require(server.schema(named: "people"))
+        // The second record's value cannot go in a string column: the first was inserted (in SQL and in the
+        // batch's changes) before the failure. Concurrent good writes share the batches.
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for index in 0..<30 {
+                group.addTask {
+                    let batch: [JSONObject] =
+                        index % 2 == 0
+                        ? [["name": .string("half \(index)")], ["name": 5]] : [["name": .string("whole \(index)")]]
+                    return (try? await store.createRecords(of: people, with: batch)) != nil
+                }
+            }
+            var outcomes: [Bool] = []
+            for await outcome in group { outcomes.append(outcome) }
+            return outcomes
+        }
+        #expect(outcomes.filter { $0 }.count == 15)
+        let served = try await store.records(of: people)
+        #expect(served.count == 15)
+        #expect(served.allSatisfy { ($0["name"]?.stringValue ?? "").hasPrefix("whole") })
+        try store.close()
+        // What was served is what the file holds: the mirror never ran ahead of it.
+        let reopened = try SQLiteStore(path: path)
+        _ = try await MockServer(resources: [Fixtures.people], store: reopened)
+        #expect(try await reopened.records(of: people) == served)
+        try reopened.close()
+    }
+
     @Test("Concurrent SQLite writes commit in groups: each succeeds or fails alone, and what succeeded is on disk")
     func groupCommit() async throws {
         let path = TemporaryDirectory.make() + "group.sqlite"

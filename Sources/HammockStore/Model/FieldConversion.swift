@@ -1,4 +1,4 @@
-public import HammockJSON
+package import HammockJSON
 
 /// How a request body was encoded, which decides how strictly field types are read.
 ///
