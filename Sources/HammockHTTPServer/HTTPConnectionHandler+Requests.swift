@@ -7,31 +7,12 @@ extension HTTPConnectionHandler {
         guard let method = method(of: head.method) else {
             return .failure(.badRequest("'\(head.method.rawValue)' is not a method token"))
         }
-        // One pass over the fields: converted, and the Host fields counted (no array of their values).
-        var fields = HTTPFields()
-        fields.reserveCapacity(head.headers.count)
-        var hosts = 0
-        var badName: String?
-        for (name, value) in head.headers {
-            guard let fieldName = HTTPField.Name(name) else {
-                badName = badName ?? name
-                continue
-            }
-            if fieldName.canonicalName == "host" { hosts += 1 }
-            fields.append(HTTPField(name: fieldName, value: value))
-        }
-        // RFC 9112 §3.2: exactly one Host in an HTTP/1.1 request.
-        if head.version == .http1_1 && hosts != 1 {
-            return .failure(
-                .badRequest(hosts == 0 ? "An HTTP/1.1 request needs a Host header" : "A request may have only one Host header"))
-        }
-        guard let target = originForm(of: head.uri) else {
-            return .failure(.badRequest("The request target '\(head.uri.prefix(200))' is not a path"))
-        }
-        if let badName {
-            return .failure(.badRequest("'\(badName.prefix(200))' is not a header field name"))
-        }
-        return .success(MockRequest(method, target, headerFields: fields))
+        // The body comes later, with its own Content-Length or chunks: none is supplied here.
+        let request = MockRequest.arriving(
+            method, target: head.uri, fields: head.headers.lazy.map { (name: $0.name, value: $0.value) }, body: nil,
+            requiringOneHost: head.version == .http1_1)
+        if let rejection = request.rejection { return .failure(rejection.problem) }
+        return .success(request)
     }
 
     /// The method, without parsing its name again for the usual ones.
@@ -46,19 +27,6 @@ extension HTTPConnectionHandler {
         case .OPTIONS: .options
         default: HTTPRequest.Method(method.rawValue)
         }
-    }
-
-    /// The path and query of a request target: origin form (`/people?x=1`) as is, absolute form
-    /// (`http://host/people`) without its scheme and authority; `nil` for anything else (`*`, `host:port`).
-    static func originForm(of uri: String) -> String? {
-        if uri.hasPrefix("/") { return uri }
-        for scheme in ["http://", "https://"] where uri.lowercased().hasPrefix(scheme) {
-            let afterScheme = uri.dropFirst(scheme.count)
-            guard let slash = afterScheme.firstIndex(where: { $0 == "/" || $0 == "?" }) else { return "/" }
-            let rest = afterScheme[slash...]
-            return rest.hasPrefix("/") ? String(rest) : "/" + rest
-        }
-        return nil
     }
 
     /// `CONNECT` asks for a tunnel, which a mock REST server is not.

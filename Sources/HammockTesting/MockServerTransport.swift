@@ -44,11 +44,9 @@ public struct MockServerTransport: HTTPTransport {
         var body = body
         var redirects = 0
         while true {
-            var mockRequest = MockRequest(
-                request.method, request.path ?? "/", headerFields: request.headerFields, body: body ?? [])
-            if body != nil, mockRequest.headerFields[.contentLength] == nil {
-                mockRequest.headerFields[.contentLength] = String(body?.count ?? 0)
-            }
+            // Read as the server reads a request off a socket (an `HTTPRequest` cannot hold a bad field name).
+            let fields = request.headerFields.lazy.map { (name: $0.name.rawName, value: $0.value) }
+            let mockRequest = MockRequest.arriving(request.method, target: request.path ?? "/", fields: fields, body: body)
             let exchanged: MockServer.StreamedExchange
             do {
                 exchanged = try await server.exchangeStreaming(mockRequest, timeout: timeout)

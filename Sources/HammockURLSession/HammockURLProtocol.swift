@@ -222,21 +222,15 @@ public final class HammockURLProtocol: URLProtocol {
         }
         var target = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
         if let query = components.percentEncodedQuery { target += "?" + query }
-        var fields = HTTPFields()
-        for (name, value) in request.allHTTPHeaderFields ?? [:] {
-            if let name = HTTPField.Name(name) { fields.append(HTTPField(name: name, value: value)) }
-        }
-        var body: [UInt8] = []
+        var body: [UInt8]?
         if let data = request.httpBody {
             body = [UInt8](data)
         } else if let stream = request.httpBodyStream {
             body = read(stream, upTo: limit + 1)
         }
-        if request.httpBody != nil || request.httpBodyStream != nil, fields[.contentLength] == nil {
-            fields[.contentLength] = String(body.count)
-        }
         let method = HTTPRequest.Method(request.httpMethod ?? "GET") ?? .get
-        return MockRequest(method, target, headerFields: fields, body: body)
+        let fields = (request.allHTTPHeaderFields ?? [:]).lazy.map { (name: $0.key, value: $0.value) }
+        return MockRequest.arriving(method, target: target, fields: fields, body: body)
     }
 
     static func read(_ stream: InputStream, upTo limit: Int) -> [UInt8] {

@@ -51,6 +51,26 @@ struct URLSessionInProcessTests {
         #expect(server.journal.entries.count == 4)
     }
 
+    @Test("A header name that is no token is the socket's 400 in process too, and journaled; a body gets its Content-Length")
+    func readAsOffASocket() async throws {
+        let server = try await Self.server()
+        let session = URLSession(configuration: server.urlSessionConfiguration())
+        var bad = URLRequest(url: server.inProcessURL.appendingPathComponent("people"))
+        bad.setValue("1", forHTTPHeaderField: "no spaces allowed")
+        let (body, response) = try await session.data(for: bad)
+        #expect((response as? HTTPURLResponse)?.statusCode == 400)
+        let detail = try JSON(parsing: [UInt8](body))["detail"]?.stringValue ?? ""
+        #expect(detail.lowercased() == "'no spaces allowed' is not a header field name", "\(detail)")
+        #expect(server.journal.entries.count == 1)
+        // Before, the field was dropped without a word and the request answered 200.
+        var post = URLRequest(url: server.inProcessURL.appendingPathComponent("people"))
+        post.httpMethod = "POST"
+        post.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        post.httpBody = Data(#"{"name":"ada"}"#.utf8)
+        _ = try await session.data(for: post)
+        #expect(server.journal.entries.last?.request.headerFields[.contentLength] == "14")
+    }
+
     @Test("A body sent as a stream arrives whole; one past the server's limit gets its 413")
     func streamedBodies() async throws {
         let server = try await Self.server(MockServer.Options(maximumBodySize: 1000))
