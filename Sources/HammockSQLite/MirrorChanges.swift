@@ -115,23 +115,14 @@ struct MirrorChanges: Sendable {
         }
     }
 
-    /// A table as the batch leaves it, from the mirror's copy: for a snapshot taken inside a batch.
+    /// A table as the batch leaves it, from the mirror's copy: for a snapshot taken inside a batch. The
+    /// steps are applied as ``apply(to:)`` applies them, to a set of tables holding this one alone (the
+    /// other tables' steps find nothing to change).
     func applied(to table: RecordTable) -> RecordTable {
-        var table = table
-        for step in steps {
-            switch step {
-            case .insert(let schema, let record, let key) where schema.name == table.schema.name:
-                table.insert(record, key: key)
-            case .replace(let schema, let record, let key) where schema.name == table.schema.name:
-                table.replace(record, key: key)
-            case .remove(let schema, let key) where schema.name == table.schema.name:
-                _ = table.remove(key: key)
-            case .replaceTable(let replacement) where replacement.schema.name == table.schema.name:
-                table = replacement
-            default: break
-            }
-        }
-        return table
+        var tables = RecordTables()
+        tables.replace(table)
+        apply(to: &tables)
+        return (try? tables.table(table.schema)) ?? table
     }
 
     // MARK: Reads through the batch

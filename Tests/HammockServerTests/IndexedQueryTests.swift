@@ -322,3 +322,16 @@ extension Array {
     /// The first position whose element satisfies `isPast`, for a predicate false then true along the array.
     fileprivate func partitioningIndex(where isPast: (Element) -> Bool) -> Int { firstIndex(where: isPast) ?? count }
 }
+
+extension RecordTable {
+    /// An update as the store's rules make one (StoreRules merges, then replaces), for tests of the table alone.
+    /// Merges values into the record with `key`; the key itself never changes.
+    mutating func merge(_ values: JSONObject, intoKey key: JSON) -> JSONObject? {
+        guard var row = record(withKey: key) else { return nil }
+        for column in schema.columns.dropFirst() {
+            if let value = values[column.name] { row[column.name] = column.normalized(value) }
+        }
+        replace(row, key: key)
+        return row
+    }
+}

@@ -55,16 +55,6 @@ package struct RecordTable: Sendable {
         }
     }
 
-    /// Merges values into the record with `key`; the key itself never changes.
-    package mutating func merge(_ values: JSONObject, intoKey key: JSON) -> JSONObject? {
-        guard var row = record(withKey: key) else { return nil }
-        for column in schema.columns.dropFirst() {
-            if let value = values[column.name] { row[column.name] = column.normalized(value) }
-        }
-        replace(row, key: key)
-        return row
-    }
-
     /// Replaces the record with `key` by `record` (every column; the key itself never changes); `false`
     /// if there is none.
     @discardableResult
@@ -117,6 +107,8 @@ package struct RecordTables: Sendable {
     private var tables: [String: RecordTable] = [:]
     /// When each resource last changed: kept with the records, so that a write and its date are one step.
     package var modifications = ModificationLog()
+
+    package init() {}
 
     package func table(_ schema: ResourceSchema) throws(StoreError) -> RecordTable {
         guard let table = tables[schema.name] else { throw StoreError.unknownResource(schema.name) }
