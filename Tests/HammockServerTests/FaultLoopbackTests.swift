@@ -35,12 +35,14 @@ struct FaultLoopbackTests {
             let dropped = try RawConnection(port: port)
             await dropped.send(Self.post("bob"))
             let drop = await dropped.readToEnd()
-            #expect(drop.bytes.isEmpty && drop.end == .closed)
+            #expect(drop.bytes.isEmpty)
+            #expect(drop.end == .closed, "ended: \(drop.end)")
             server.setFaults([try Fault(parsing: "POST /people empty")])
             let emptied = try RawConnection(port: port)
             await emptied.send(Self.post("eve"))
             let empty = await emptied.readToEnd()
-            #expect(empty.bytes.isEmpty && empty.end == .closed)
+            #expect(empty.bytes.isEmpty)
+            #expect(empty.end == .closed, "ended: \(empty.end)")
             // The dropped write happened, the emptied one did not.
             let names = try await LoopbackClient(port: port).send("GET", "/people").json?.arrayValue?.map { $0["name"] }
             #expect(names == ["ada", "bob"])

@@ -80,7 +80,7 @@ struct IndexedQueryTests {
 
     static func keys(_ records: [StoredRecord]) -> [JSON] { records.map { $0.fields["id"] ?? .null } }
 
-    @Test("Indexed answers equal the scan's after every kind of write, in every order")
+    @Test("Indexed answers equal the scan's after every kind of write, in every order", .cpuBound)
     func indexesFollowWrites() async throws {
         let schema = try await Self.schema()
         var generator = SplitMix64(seed: 7)
@@ -137,7 +137,9 @@ struct IndexedQueryTests {
         #expect(Self.keys(table.answer(ListQuery(filters: [.init(field: "size", values: [3])]), indexingFrom: 0).page) == [5])
     }
 
-    @Test("A store with more records than the indexing threshold answers queries as the scan does", arguments: StoreKind.allCases)
+    @Test(
+        "A store with more records than the indexing threshold answers queries as the scan does", .cpuBound,
+        arguments: StoreKind.allCases)
     func largeStore(_ kind: StoreKind) async throws {
         let server = try await Fixtures.server(kind, resources: [Fixtures.people, Fixtures.cars])
         let store = server.store

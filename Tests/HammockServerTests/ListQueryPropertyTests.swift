@@ -136,7 +136,7 @@ struct ListQueryPropertyTests {
         return kept.map(\.id)
     }
 
-    @Test("Both stores agree with the oracle on random data and random queries")
+    @Test("Both stores agree with the oracle on random data and random queries", .cpuBound)
     func randomQueries() async throws {
         var generator = SplitMix64(seed: 12)
         for _ in 0..<12 {

@@ -102,7 +102,7 @@ struct QueryIntegerExtremesTests {
 
     @Test(
         "Every pair of numeric options at the extremes answers a page or a 400, on lists, nested lists and both stores",
-        arguments: StoreKind.allCases)
+        .cpuBound, arguments: StoreKind.allCases)
     func pairs(kind: StoreKind) async throws {
         let server = try await Self.seeded(kind)
         for target in [(path: "/people", total: 7), (path: "/people/1/cars", total: 3)] {
@@ -121,7 +121,7 @@ struct QueryIntegerExtremesTests {
         }
     }
 
-    @Test("Random values from the whole Int range in random options agree between the stores")
+    @Test("Random values from the whole Int range in random options agree between the stores", .cpuBound)
     func random() async throws {
         let memory = try await Self.seeded(.memory)
         let sqlite = try await Self.seeded(.sqlite)
@@ -152,7 +152,9 @@ struct QueryIntegerExtremesTests {
         }
     }
 
-    @Test("A window built in code with negative or extreme numbers answers instead of trapping", arguments: StoreKind.allCases)
+    @Test(
+        "A window built in code with negative or extreme numbers answers instead of trapping", .cpuBound,
+        arguments: StoreKind.allCases)
     func windowsInCode(kind: StoreKind) async throws {
         let server = try await Self.seeded(kind)
         let schema = try #require(server.schema(named: "people"))

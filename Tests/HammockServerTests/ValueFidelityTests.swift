@@ -45,7 +45,7 @@ struct ValueFidelityTests {
 
     @Test(
         "A sort on a field mixing integers beyond 2^53 and doubles is a total order, and every window is a slice of it",
-        arguments: StoreKind.allCases)
+        .cpuBound, arguments: StoreKind.allCases)
     func mixedNumbersSort(kind: StoreKind) async throws {
         let server = try await Fixtures.server(kind, resources: [Self.things])
         var generator = SplitMix64(seed: 53)

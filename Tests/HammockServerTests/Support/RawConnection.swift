@@ -11,7 +11,8 @@ import Darwin
 /// A TCP connection that sends exactly the bytes a test gives, for requests no HTTP client would send.
 ///
 /// Blocking socket calls run on a queue of the connection's own, never on the concurrency pool; every
-/// read waits at most `timeout`.
+/// read waits at most `timeout`: 60 s unless a test expecting silence says less. The default guards
+/// against a hang; it measures nothing (a busy pool has delayed a server by 10 s in a full run).
 final class RawConnection: @unchecked Sendable {
     // @unchecked: `descriptor` is written once in init and only read afterwards; every socket call goes
     // through `queue`, a serial queue, so calls never overlap.
@@ -72,7 +73,7 @@ final class RawConnection: @unchecked Sendable {
 
     /// What arrives until the peer closes, or until nothing arrives for `timeout`.
     /// - Returns: the bytes, and whether the peer closed (end of input or reset).
-    func readUntilClosed(timeout: Duration = .seconds(10)) async -> (bytes: [UInt8], closed: Bool) {
+    func readUntilClosed(timeout: Duration = .seconds(60)) async -> (bytes: [UInt8], closed: Bool) {
         let descriptor = self.descriptor
         let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         return await run {
@@ -101,7 +102,7 @@ final class RawConnection: @unchecked Sendable {
 
     /// What arrives until the peer closes or resets, or until nothing arrives for `timeout`; with
     /// `keep: false` the bytes are only counted (a 100 MB body costs no memory).
-    func readToEnd(timeout: Duration = .seconds(10), keep: Bool = true) async -> (bytes: [UInt8], count: Int, end: End) {
+    func readToEnd(timeout: Duration = .seconds(60), keep: Bool = true) async -> (bytes: [UInt8], count: Int, end: End) {
         let descriptor = self.descriptor
         let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         return await run {
@@ -122,7 +123,7 @@ final class RawConnection: @unchecked Sendable {
 
     /// Reads until the bytes read in this call contain `text`, the peer closes, or nothing arrives for
     /// `timeout`; returns those bytes as text.
-    func read(until text: String, timeout: Duration = .seconds(10)) async -> String {
+    func read(until text: String, timeout: Duration = .seconds(60)) async -> String {
         let descriptor = self.descriptor
         let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         let wanted = Array(text.utf8)
@@ -142,7 +143,7 @@ final class RawConnection: @unchecked Sendable {
 
     /// Reads until `count` complete responses have arrived (heads and Content-Length bodies), the peer
     /// closes, or nothing arrives for `timeout`.
-    func readResponses(_ count: Int, timeout: Duration = .seconds(10)) async -> [RawResponse] {
+    func readResponses(_ count: Int, timeout: Duration = .seconds(60)) async -> [RawResponse] {
         let descriptor = self.descriptor
         let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         return await run {
