@@ -133,8 +133,9 @@ public final class MockServer: Sendable {
     /// The configuration the server runs (``reload(_:)`` replaces it), the numbers of the routes it
     /// added, and the latency ``reset()`` returns to.
     let loaded = Mutex<LoadedConfiguration>(LoadedConfiguration())
-    /// The faults in force (``setFaults(_:)``).
-    let faults: FaultInjector
+    /// What decides and applies faults and a request's own asks; the faults in force are in the runtime
+    /// (``setFaults(_:)``).
+    let interventions: Interventions
     /// Raised while the server stops, to release responses held back by latency.
     let stopSignal: StopSignal
     /// The number of the latest request given a context.
@@ -190,15 +191,13 @@ public final class MockServer: Sendable {
         self.customRoutes = customRoutes
         let stopSignal = StopSignal()
         self.stopSignal = stopSignal
-        let overrides =
-            options.allowsOverrides ? RequestOverrides(timer: timer, stopSignal: stopSignal) : nil
-        let faults = FaultInjector(random: random, timer: timer, stopSignal: stopSignal)
-        self.faults = faults
+        let interventions = Interventions(
+            random: random, timer: timer, stopSignal: stopSignal, allowsAsking: options.allowsOverrides)
+        self.interventions = interventions
         let admin = options.adminPath.map { AdminRoutes(path: $0, options: options) }
         self.admin = admin
         let router = MockRouter(
-            [customRoutes] + routes + [resourceRoutes], admin: admin, basePath: options.basePath, overrides: overrides,
-            faults: faults)
+            [customRoutes] + routes + [resourceRoutes], admin: admin, basePath: options.basePath, interventions: interventions)
         self.router = router
         let journal = RequestJournal(limits: options.journal, clock: clock, now: now)
         self.journal = journal

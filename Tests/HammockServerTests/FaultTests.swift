@@ -88,6 +88,58 @@ struct FaultTests {
         #expect(await server.send(.get, "/people/1").1 == ["error": "slow down"])
     }
 
+    @Test(
+        "A fault keys on the route the router matched: a stub on /people/new is not GET /people/:id, a literal id is one record")
+    func keyedOnTheMatchedRoute() async throws {
+        let server = try await server()
+        try await server.addData(["name": "bob"], for: "people")
+        server.addStubs([
+            try StubRoute(.get, "/people/new", body: ["form": true]),
+            try StubRoute(.get, "/files/**", body: ["file": true]),
+        ])
+        server.setFaults([try Fault(parsing: "GET /people/:id 500")])
+        #expect(await server.send(.get, "/people/1").0.status == .internalServerError)
+        #expect(await server.send(.get, "/people/new").0.status == .ok, "the stub's route has no parameter there")
+        // A literal in a parameter's place is that record only.
+        server.setFaults([try Fault(parsing: "GET /people/2 503")])
+        #expect(await server.send(.get, "/people/2").0.status == .serviceUnavailable)
+        #expect(await server.send(.get, "/people/1").0.status == .ok)
+        #expect(await server.send(.get, "/people/new").0.status == .ok)
+        // `*` is any one segment of the route, `**` one or more.
+        server.setFaults([try Fault(parsing: "GET /people/* 502")])
+        #expect(await server.send(.get, "/people/new").0.status == .badGateway)
+        #expect(await server.send(.get, "/people/1").0.status == .badGateway)
+        #expect(await server.send(.get, "/people").0.status == .ok)
+        server.setFaults([try Fault(parsing: "/people/** 504")])
+        #expect(await server.send(.get, "/people/1").0.status == .gatewayTimeout)
+        #expect(await server.send(.get, "/people").0.status == .ok)
+        // Inside a route's own `**`, a fault's literals are the request's segments.
+        server.setFaults([try Fault(parsing: "GET /files/a/b.txt 404")])
+        #expect(await server.send(.get, "/files/a/b.txt").0.status == .notFound)
+        #expect(await server.send(.get, "/files/a/c.txt").0.status == .ok)
+        #expect(await server.send(.get, "/files/a").0.status == .ok)
+        #expect(await server.send(.get, "/files/a/b.txt/more").0.status == .ok)
+        server.setFaults([try Fault(parsing: "GET /files/** 410")])
+        #expect(await server.send(.get, "/files/a").0.status == .gone)
+    }
+
+    @Test("Faults and a request's own asks are one mechanism: a fault that fires wins, and only asks are listed as applied")
+    func faultsAndAsks() async throws {
+        let server = try await server()
+        var asking = HTTPFields()
+        asking[HTTPField.Name("Prefer")!] = "status=418"
+        let asked = await server.respond(to: MockRequest(.get, "/people/1", headerFields: asking))
+        #expect(asked.status.code == 418)
+        #expect(asked.headerFields[HTTPField.Name("Preference-Applied")!] == "status=418")
+        server.setFaults([try Fault(parsing: "GET /people/:id 503")])
+        let faulted = await server.respond(to: MockRequest(.get, "/people/1", headerFields: asking))
+        #expect(faulted.status == .serviceUnavailable)
+        #expect(faulted.headerFields[HTTPField.Name("Preference-Applied")!] == nil)
+        // Where no fault fires, the ask applies again.
+        #expect(await server.respond(to: MockRequest(.get, "/health", headerFields: asking)).status.code == 418)
+        #expect(server.journal.entries.map(\.fault) == [nil, "GET /people/:id 503", nil])
+    }
+
     @Test("A rate fires on that share of requests, and the same seed replays the same requests failing")
     func seededReplay() async throws {
         func run(seed: UInt64) async throws -> [Int] {

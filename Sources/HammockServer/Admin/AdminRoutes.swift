@@ -383,7 +383,7 @@ final class AdminRoutes: MockRoutes {
             guard replaces || settings.faults.count < faultLimit else {
                 throw HTTPProblem(.conflict, detail: "The server keeps at most \(faultLimit) faults; remove one first")
             }
-            return (FaultInjector.put(fault, into: &settings.faults), !replaces)
+            return (Interventions.put(fault, into: &settings.faults), !replaces)
         }
     }
 

@@ -92,7 +92,7 @@ extension MockServer {
         let configured = loaded.withLock { $0 }
         runtimeCell.change { settings in
             settings.latency = configured.latency
-            settings.faults = FaultInjector.named(configured.faults)
+            settings.faults = Interventions.named(configured.faults)
         }
         resetScenarios()
         journal.clear()

@@ -108,7 +108,7 @@ extension MockServer {
             settings.routes.removeAll { replaced.contains($0.id) }
             settings.routes += fileRoutes
             if report.latencyChanged { settings.latency = configuration.latency }
-            if report.faultsChanged { settings.faults = FaultInjector.named(configuration.faults) }
+            if report.faultsChanged { settings.faults = Interventions.named(configuration.faults) }
         }
         if let old = previous.configuration { report.needsRestart = Self.restartSettings(from: old, to: configuration) }
         loaded.withLock {

@@ -33,7 +33,7 @@ extension MockServer {
         switch response.delivery {
         case .throttled(let bytesPerSecond):
             return Transmission(
-                body: Self.throttled(source, bytesPerSecond: bytesPerSecond, timer: faults.timer), length: length,
+                body: Self.throttled(source, bytesPerSecond: bytesPerSecond, timer: interventions.timer), length: length,
                 isTruncated: false)
         case .fault(.truncate):
             return Transmission(body: Self.truncated(source, length: length), length: length, isTruncated: true)
@@ -148,7 +148,7 @@ extension MockServer {
         var response = await respond(to: request)
         switch response.delivery {
         case .fault(.timeout):
-            let wait = faults.timer.markArrival()
+            let wait = interventions.timer.markArrival()
             let stopSignal = self.stopSignal
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await stopSignal.wait() }

@@ -1,6 +1,7 @@
 import Foundation
 public import HTTPTypes
 public import HammockJSON
+import HammockWire
 
 /// A failure the mock injects on purpose, to test an app's failing paths: a 503 burst, a slow route.
 ///
@@ -10,9 +11,10 @@ public import HammockJSON
 ///     try Fault("*", effect: .delay(.uniform(.milliseconds(50), .milliseconds(400)))),
 /// ])
 /// ```
-/// A fault applies once the router has matched a route (resource, stub or Swift route alike): its
-/// `route` names the method and the path pattern as the route table shows them (`*` for one segment,
-/// `**` for the rest), so a fault on `GET /people/:id` never fires for `GET /people`. The first fault
+/// A fault applies once the router has matched a route (resource, stub or Swift route alike), and keys on
+/// that route: its `route` names the method and the path pattern as the route table shows them (`*` for
+/// one segment, `**` for the rest, a literal in a parameter's place for one record), so a fault on
+/// `GET /people/:id` never fires for `GET /people`, nor for a stub on `GET /people/new`. The first fault
 /// that matches and fires (by its ``rate``, drawn from the server's random numbers, seeded by
 /// `hammock serve --seed`) applies; the journal names it.
 public struct Fault: Sendable, Hashable, CustomStringConvertible {
@@ -113,11 +115,60 @@ public struct Fault: Sendable, Hashable, CustomStringConvertible {
         self.effect = effect
     }
 
-    /// Whether the fault is for `request`'s method and path (the path inside the base path).
-    func matches(_ method: HTTPRequest.Method, path requestPath: String) -> Bool {
+    /// Whether the fault is for a request with `method` that the router matched to `route`; `path` is
+    /// the request's path inside the base path, read only where the route has a variable segment.
+    ///
+    /// The fault's pattern is laid over the route's, segment by segment: a `:name` stands for a route's
+    /// parameter (of any name, or a `*`), a `*` for any one segment of the route, a trailing `**` for one
+    /// or more more; a literal is the same literal in the route, or a value of this request in a variable
+    /// segment (`/people/3` fires for record 3 only). So `GET /people/:id` fires for the resource's item
+    /// route, not for a stub on `/people/new`, though that path would fit it as text.
+    func matches(_ method: HTTPRequest.Method, route: MatchedRoute, path requestPath: String) -> Bool {
         if let wanted = self.method, wanted != method, !(wanted == .get && method == .head) { return false }
         guard let path else { return true }
-        return path.match(requestPath) != nil
+        var routeParts = Self.parts(of: route.pattern)
+        let routeHasRest = routeParts.last == "**"
+        if routeHasRest { routeParts.removeLast() }
+        var requestParts: [Substring]?  // split only when a variable segment is compared with a literal
+        for (index, segment) in path.segments.enumerated() {
+            let routePart: Substring?  // nil: a segment inside the route's `**`
+            if index < routeParts.count {
+                routePart = routeParts[index]
+            } else if routeHasRest {
+                routePart = nil
+            } else {
+                return false  // the fault is longer than the route
+            }
+            let isVariable = routePart.map { $0 == "*" || $0.hasPrefix(":") } ?? true
+            switch segment {
+            case .anySegment:
+                continue
+            case .parameter:
+                guard isVariable else { return false }
+            case .literal(let literal):
+                if let routePart, !isVariable {
+                    guard (PercentEncoding.decode(routePart) ?? String(routePart)) == literal else { return false }
+                } else {
+                    if requestParts == nil { requestParts = Self.parts(of: requestPath) }
+                    guard let requestParts, index < requestParts.count,
+                        PercentEncoding.decode(requestParts[index]) == literal
+                    else { return false }
+                }
+            }
+        }
+        let count = path.segments.count
+        if path.matchesRest { return routeParts.count > count || routeHasRest }
+        guard routeHasRest else { return routeParts.count == count }
+        // The route's `**` took exactly the fault's segments past its own: the request ends there.
+        if requestParts == nil { requestParts = Self.parts(of: requestPath) }
+        return count > routeParts.count && requestParts?.count == count
+    }
+
+    /// The segments of a path or pattern, without the leading and a trailing `/`.
+    static func parts(of path: String) -> [Substring] {
+        var body = path.dropFirst()
+        if body.hasSuffix("/") { body = body.dropLast() }
+        return body.isEmpty ? [] : body.split(separator: "/", omittingEmptySubsequences: false)
     }
 
     /// The route as written: `GET /people/:id`, or `*`.

@@ -8,7 +8,7 @@ import Synchronization
 /// path no family serves (404), and a request the transport already refused.
 ///
 /// The admin API is a family too, asked on the whole path (it lives outside the base path) by the end
-/// of the admin API's chain only; its routes are of their own kind, which faults and overrides skip.
+/// of the admin API's chain only; its routes are of their own kind, which faults and a request's own asks skip.
 final class MockRouter: Sendable {
     private let families: Mutex<[any MockRoutes]>
     /// The admin API's family, if the server has one.
@@ -16,20 +16,16 @@ final class MockRouter: Sendable {
 
     /// The prefix every route is served under, if any.
     let basePath: String?
-    /// The per-request overrides, unless the server is strict.
-    let overrides: RequestOverrides?
-    /// The faults in force.
-    let faults: FaultInjector?
+    /// What decides and applies faults and a request's own asks.
+    let interventions: Interventions?
 
     init(
-        _ families: [any MockRoutes], admin: AdminRoutes? = nil, basePath: String? = nil, overrides: RequestOverrides? = nil,
-        faults: FaultInjector? = nil
+        _ families: [any MockRoutes], admin: AdminRoutes? = nil, basePath: String? = nil, interventions: Interventions? = nil
     ) {
         self.families = Mutex(families)
         self.admin = admin
         self.basePath = basePath
-        self.overrides = overrides
-        self.faults = faults
+        self.interventions = interventions
     }
 
     /// Adds a family in front of the others (`first`) or behind them.
@@ -104,10 +100,11 @@ final class MockRouter: Sendable {
         return try await answer(request, with: endpoint)
     }
 
-    /// `OPTIONS`, 405, then the endpoint's handler, through a fault or override if one applies (never to
-    /// the admin API's routes).
+    /// `OPTIONS`, 405, then the endpoint's handler, through a fault or a request's own ask if one applies
+    /// (never to the admin API's routes).
     func answer(_ request: MockRequest, with endpoint: MockEndpoint) async throws -> MockResponse {
-        request.context?.match(endpoint.route ?? MatchedRoute(kind: .custom, pattern: request.path))
+        let route = endpoint.route ?? MatchedRoute(kind: .custom, pattern: request.path)
+        request.context?.match(route)
         if request.method == .options {
             var fields = HTTPFields()
             fields[.allow] = (endpoint.methods + [.options]).map(\.rawValue).joined(separator: ", ")
@@ -116,15 +113,10 @@ final class MockRouter: Sendable {
         guard endpoint.methods.contains(request.method) else {
             throw HTTPProblem.methodNotAllowed(request.method, allowed: endpoint.methods)
         }
-        if endpoint.route?.kind == .admin { return try await endpoint.handler(request) }
-        if let faults, let fault = faults.firing(for: request) {
-            request.context?.noteFault(fault)
-            return try await faults.apply(fault, to: request, handler: endpoint.handler)
-        }
-        if let overrides, let asked = try overrides.asked(by: request) {
-            return try await overrides.answer(request, asked: asked, handler: endpoint.handler)
-        }
-        return try await endpoint.handler(request)
+        guard route.kind != .admin, let interventions, let intervention = try interventions.decide(for: request, route: route)
+        else { return try await endpoint.handler(request) }
+        if case .fault(let fault) = intervention.origin { request.context?.noteFault(fault) }
+        return try await interventions.apply(intervention, to: request, handler: endpoint.handler)
     }
 
     /// The 404 for a path no family serves, naming the routes it nearly matched and why each missed: a

@@ -6,35 +6,27 @@ import HammockStore
 /// What a request may ask of the mock for itself, for exploring from a browser or curl: `?_delay=500`
 /// or `Prefer: delay=500` (milliseconds) holds its answer, and `Prefer: status=503` answers that status
 /// at once, without running the route (so nothing is changed). The answer says what was applied in
-/// `Preference-Applied`. The router applies them once a route has matched; `--strict`
-/// (``MockServer/Options/allowsOverrides``) turns them off.
-struct RequestOverrides: Sendable {
+/// `Preference-Applied`. Read into an ``Intervention``, the one mechanism faults use too, once a route
+/// has matched; `--strict` (``MockServer/Options/allowsOverrides``) turns them off.
+enum RequestOverrides {
     /// The longest delay a request may ask for: ten minutes.
     static let longestDelayMilliseconds = 600_000
-
-    let timer: LatencyTimer
-    let stopSignal: StopSignal
-
-    /// What one request asked for.
-    struct Asked {
-        var delay: Duration?
-        var status: HTTPResponse.Status?
-        var applied: [String] = []
-    }
 
     static let prefer = HTTPField.Name("Prefer")!
     static let preferenceApplied = HTTPField.Name("Preference-Applied")!
 
-    /// The overrides `request` asks for, `nil` for none.
+    /// What `request` asks for, `nil` for nothing.
     /// - Throws: 400 ``HTTPProblem`` for a delay or status that is not a number in range.
-    func asked(by request: MockRequest) throws(HTTPProblem) -> Asked? {
-        var asked = Asked()
+    static func intervention(askedBy request: MockRequest) throws(HTTPProblem) -> Intervention? {
+        var delay: Duration?
+        var status: HTTPResponse.Status?
+        var applied: [String] = []
         if let query = request.query, query.contains("_delay") {
             let items: [ListQuery.Item]
             do { items = try ListQuery.items(of: query) } catch { throw error.problem }
             for item in items where item.name == "_delay" {
-                asked.delay = try Self.delay(item.value, parameter: "_delay")
-                asked.applied.append("delay=\(item.value)")
+                delay = try Self.delay(item.value, parameter: "_delay")
+                applied.append("delay=\(item.value)")
             }
         }
         // The combined value (several fields joined with ", "): `[values:]` would allocate an array on
@@ -48,20 +40,22 @@ struct RequestOverrides: Sendable {
                 // RFC 7240: a preference the server does not know is ignored.
                 switch parts[0].lowercased() {
                 case "delay":
-                    asked.delay = try Self.delay(parts[1], parameter: "Prefer: delay")
-                    asked.applied.append("delay=\(parts[1])")
+                    delay = try Self.delay(parts[1], parameter: "Prefer: delay")
+                    applied.append("delay=\(parts[1])")
                 case "status":
                     guard let code = Int(parts[1]), (200...599).contains(code) else {
                         throw HTTPProblem.badRequest(
                             "'Prefer: status=\(parts[1].prefix(40))' must name a status from 200 to 599")
                     }
-                    asked.status = HTTPResponse.Status(code: code)
-                    asked.applied.append("status=\(code)")
+                    status = HTTPResponse.Status(code: code)
+                    applied.append("status=\(code)")
                 default: continue
                 }
             }
         }
-        return asked.applied.isEmpty ? nil : asked
+        guard !applied.isEmpty else { return nil }
+        return Intervention(
+            origin: .asked(applied: applied.joined(separator: ", ")), hold: delay, answer: status.map(Self.response(for:)))
     }
 
     static func delay(_ text: String, parameter: String) throws(HTTPProblem) -> Duration {
@@ -72,25 +66,6 @@ struct RequestOverrides: Sendable {
                 extensions: ["parameter": .string(parameter), "minimum": 0, "maximum": .integer(longestDelayMilliseconds)])
         }
         return .milliseconds(milliseconds)
-    }
-
-    /// Answers `request` with `handler`, as `asked` says: the status instead of the handler, then the
-    /// delay (counted from now, released when the server stops).
-    func answer(
-        _ request: MockRequest, asked: Asked, handler: (MockRequest) async throws -> MockResponse
-    ) async throws -> MockResponse {
-        let applied = asked.applied.joined(separator: ", ")
-        do {
-            var response = try await timer.hold(for: asked.delay ?? .zero, releasedBy: stopSignal) {
-                if let status = asked.status { return Self.response(for: status) }
-                return try await handler(request)
-            }
-            response.headerFields[Self.preferenceApplied] = applied
-            return response
-        } catch var problem as HTTPProblem {
-            problem.headerFields[Self.preferenceApplied] = applied
-            throw problem
-        }
     }
 
     /// The answer to `Prefer: status=N`: a problem for an error, nothing for the rest.
