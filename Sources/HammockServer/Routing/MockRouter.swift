@@ -16,6 +16,8 @@ final class MockRouter: Sendable {
 
     /// The prefix every route is served under, if any.
     let basePath: String?
+    /// The same, as what strips requests and resolves answers.
+    let mount: MountPath?
     /// What decides and applies faults and a request's own asks.
     let interventions: Interventions?
 
@@ -25,6 +27,7 @@ final class MockRouter: Sendable {
         self.families = Mutex(families)
         self.admin = admin
         self.basePath = basePath
+        self.mount = basePath.map(MountPath.init(prefix:))
         self.interventions = interventions
     }
 
@@ -66,24 +69,16 @@ final class MockRouter: Sendable {
     /// chain, which ends in ``respondAsAdmin(to:)``).
     @Sendable func respond(to request: MockRequest) async throws -> MockResponse {
         if let rejection = request.rejection { throw rejection.problem }
-        guard let basePath else { return try await route(request) }
-        // Under a base path: routes see the path without it, and paths in the answer get it back.
-        guard request.path.hasPrefix(basePath) else {
-            throw HTTPProblem.notFound("No route for '\(request.path)': every route is under \(basePath)")
+        guard let mount else { return try await route(request) }
+        // Under a base path: routes see the path inside it, and answers' paths from the root are resolved
+        // against it (see MountPath).
+        guard let inner = mount.inner(request.path) else {
+            throw HTTPProblem.notFound("No route for '\(request.path)': every route is under \(mount.prefix)")
         }
-        var inner = request
-        inner.path = String(request.path.dropFirst(basePath.count))
-        guard inner.path.isEmpty || inner.path.hasPrefix("/") else {
-            throw HTTPProblem.notFound("No route for '\(request.path)': every route is under \(basePath)")
-        }
-        if inner.path.isEmpty { inner.path = "/" }
-        var response = try await route(inner)
-        if let location = response.headerFields[.location], location.hasPrefix("/") {
-            response.headerFields[.location] = basePath + location
-        }
-        if let link = response.headerFields[.link] {
-            response.headerFields[.link] = link.replacingOccurrences(of: "</", with: "<" + basePath + "/")
-        }
+        var routed = request
+        routed.path = inner
+        var response = try await route(routed)
+        mount.resolve(&response)
         return response
     }
 
