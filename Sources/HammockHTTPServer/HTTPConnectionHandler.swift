@@ -342,25 +342,31 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     func write(
         _ response: MockResponse, version: HTTPVersion, keepAlive: Bool, bodyLength: Int?, context: ChannelHandlerContext
     ) {
-        let code = Int(response.status.code)
-        // The engine already takes the body off these statuses; a body written here would be read as
-        // the start of the next response.
-        let body = MockResponse.allowsBody(response.status) ? response.body : []
+        // One decision for the engine and the wire (MockResponse.framing): the engine already takes the
+        // body off the statuses that forbid one; a body written here would be read as the next response.
+        let framing = MockResponse.framing(for: response.status)
+        let body = framing == .body ? response.body : []
+        // A 204's or 205's own Content-Length is not written: the framing says what it must be.
+        let keepsLength = framing == .body || framing == .representationLength
         var size = 64 + body.count
         for field in response.headerFields { size += field.name.rawName.utf8.count + field.value.utf8.count + 4 }
         var buffer = context.channel.allocator.buffer(capacity: size)
         Self.writeStatusLine(version: version, status: response.status, into: &buffer)
-        for field in response.headerFields where field.name != .connection {
+        for field in response.headerFields where field.name != .connection && (keepsLength || field.name != .contentLength) {
             buffer.writeString(field.name.rawName)
             buffer.writeStaticString(": ")
             buffer.writeString(field.value)
             buffer.writeStaticString("\r\n")
         }
-        // RFC 9110 §8.6: no Content-Length on 1xx and 204; a 304's, if any, is the engine's.
-        if bodyLength != nil && code >= 200 && code != 204 && code != 304 && response.headerFields[.contentLength] == nil {
+        switch framing {
+        case .body where bodyLength != nil && response.headerFields[.contentLength] == nil:
             buffer.writeStaticString("Content-Length: ")
             buffer.writeString(String(body.count))
             buffer.writeStaticString("\r\n")
+        case .empty:
+            buffer.writeStaticString("Content-Length: 0\r\n")
+        case .body, .none, .representationLength:
+            break
         }
         if !keepAlive {
             buffer.writeStaticString("Connection: close\r\n")

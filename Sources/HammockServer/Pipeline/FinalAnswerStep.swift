@@ -24,8 +24,31 @@ struct FinalAnswerStep: OutcomeStep {
 }
 
 extension MockResponse {
-    /// Whether a response with `status` may carry a body (RFC 9110 §15): not a 1xx, 204, 205 or 304.
-    public static func allowsBody(_ status: HTTPResponse.Status) -> Bool {
-        status.code >= 200 && status.code != 204 && status.code != 205 && status.code != 304
+    /// How an answer is framed on the wire, decided by its status alone (RFC 9110 6.4.1, 8.6, 15), in one
+    /// place: the engine takes a forbidden body off by it, and every transport writes the head by it.
+    public enum Framing: Sendable, Hashable {
+        /// A body, with its `Content-Length` (or chunked when its length is unknown); none for `HEAD`.
+        case body
+        /// No body and no `Content-Length`: a 1xx or a 204 (9110 8.6: a server must not send one).
+        case none
+        /// No body, and `Content-Length: 0`, whatever the answer said: a 205, which must say its content is
+        /// empty (9110 15.3.6) or a client on a kept-alive connection cannot tell where it ends.
+        case empty
+        /// No body; a `Content-Length` the answer gives is the representation's and is kept, none is
+        /// added: a 304.
+        case representationLength
     }
+
+    /// The framing of an answer with `status`.
+    public static func framing(for status: HTTPResponse.Status) -> Framing {
+        switch status.code {
+        case ..<200, 204: .none
+        case 205: .empty
+        case 304: .representationLength
+        default: .body
+        }
+    }
+
+    /// Whether a response with `status` may carry a body (RFC 9110 15): not a 1xx, 204, 205 or 304.
+    public static func allowsBody(_ status: HTTPResponse.Status) -> Bool { framing(for: status) == .body }
 }
