@@ -120,7 +120,7 @@ public struct Fault: Sendable, Hashable, CustomStringConvertible {
     ///
     /// The fault's pattern is laid over the route's, segment by segment: a `:name` stands for a route's
     /// parameter (of any name, or a `*`), a `*` for any one segment of the route, a trailing `**` for one
-    /// or more more; a literal is the same literal in the route, or a value of this request in a variable
+    /// or more further; a literal is the same literal in the route, or a value of this request in a variable
     /// segment (`/people/3` fires for record 3 only). So `GET /people/:id` fires for the resource's item
     /// route, not for a stub on `/people/new`, though that path would fit it as text.
     func matches(_ method: HTTPRequest.Method, route: MatchedRoute, path requestPath: String) -> Bool {
