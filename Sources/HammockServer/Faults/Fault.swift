@@ -126,7 +126,7 @@ public struct Fault: Sendable, Hashable, CustomStringConvertible {
     func matches(_ method: HTTPRequest.Method, route: MatchedRoute, path requestPath: String) -> Bool {
         if let wanted = self.method, wanted != method, !(wanted == .get && method == .head) { return false }
         guard let path else { return true }
-        var routeParts = Self.parts(of: route.pattern)
+        var routeParts = PathPattern.parts(of: route.pattern)
         let routeHasRest = routeParts.last == "**"
         if routeHasRest { routeParts.removeLast() }
         var requestParts: [Substring]?  // split only when a variable segment is compared with a literal
@@ -149,7 +149,7 @@ public struct Fault: Sendable, Hashable, CustomStringConvertible {
                 if let routePart, !isVariable {
                     guard (PercentEncoding.decode(routePart) ?? String(routePart)) == literal else { return false }
                 } else {
-                    if requestParts == nil { requestParts = Self.parts(of: requestPath) }
+                    if requestParts == nil { requestParts = PathPattern.parts(of: requestPath) }
                     guard let requestParts, index < requestParts.count,
                         PercentEncoding.decode(requestParts[index]) == literal
                     else { return false }
@@ -160,15 +160,8 @@ public struct Fault: Sendable, Hashable, CustomStringConvertible {
         if path.matchesRest { return routeParts.count > count || routeHasRest }
         guard routeHasRest else { return routeParts.count == count }
         // The route's `**` took exactly the fault's segments past its own: the request ends there.
-        if requestParts == nil { requestParts = Self.parts(of: requestPath) }
+        if requestParts == nil { requestParts = PathPattern.parts(of: requestPath) }
         return count > routeParts.count && requestParts?.count == count
-    }
-
-    /// The segments of a path or pattern, without the leading and a trailing `/`.
-    static func parts(of path: String) -> [Substring] {
-        var body = path.dropFirst()
-        if body.hasSuffix("/") { body = body.dropLast() }
-        return body.isEmpty ? [] : body.split(separator: "/", omittingEmptySubsequences: false)
     }
 
     /// The route as written: `GET /people/:id`, or `*`.

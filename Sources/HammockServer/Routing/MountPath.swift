@@ -24,13 +24,16 @@ struct MountPath: Sendable, Hashable {
 
     /// `response` with its root-relative references resolved against the mount.
     func resolve(_ response: inout MockResponse) {
-        for name in [HTTPField.Name.location, .contentLocation] {
-            if let value = response.headerFields[name], let resolved = resolved(reference: Substring(value)) {
-                response.headerFields[name] = resolved
-            }
-        }
+        resolveReference(in: .location, of: &response)
+        resolveReference(in: .contentLocation, of: &response)
         if let link = response.headerFields[.link], let resolved = resolved(links: link) {
             response.headerFields[.link] = resolved
+        }
+    }
+
+    private func resolveReference(in name: HTTPField.Name, of response: inout MockResponse) {
+        if let value = response.headerFields[name], let resolved = resolved(reference: Substring(value)) {
+            response.headerFields[name] = resolved
         }
     }
 

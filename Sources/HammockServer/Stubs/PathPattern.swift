@@ -71,12 +71,17 @@ public struct PathPattern: Sendable, Hashable, CustomStringConvertible {
         !matchesRest && segments.allSatisfy { if case .literal = $0 { true } else { false } }
     }
 
+    /// The segments of a path or pattern, without the leading and a trailing `/` (`/a/b/` → `a`, `b`).
+    static func parts(of path: String) -> [Substring] {
+        var body = path.dropFirst()
+        if body.hasSuffix("/") { body = body.dropLast() }
+        return body.isEmpty ? [] : body.split(separator: "/", omittingEmptySubsequences: false)
+    }
+
     /// The parameters of `path` (percent-decoded) when it matches, else `nil`.
     public func match(_ path: String) -> [String: String]? {
-        var body = path.dropFirst()
         guard path.hasPrefix("/") else { return nil }
-        if body.hasSuffix("/") { body = body.dropLast() }
-        let parts = body.isEmpty ? [] : body.split(separator: "/", omittingEmptySubsequences: false)
+        let parts = Self.parts(of: path)
         guard parts.count == segments.count || (matchesRest && parts.count > segments.count) else { return nil }
         var parameters: [String: String] = [:]
         for (part, segment) in zip(parts, segments) {
