@@ -1,4 +1,5 @@
 import HTTPTypes
+import HammockHTTPServer
 import HammockJSON
 import HammockServer
 import HammockTestSupport
@@ -114,6 +115,48 @@ struct CustomRouteTests {
         let table = server.routeTable.map(\.pattern)
         #expect(Array(table.prefix(4)) == ["/login", "/users/:id/avatar", "/search", "/people/me"])
         #expect(table.contains("/people/:id"))
+    }
+
+    @Test(
+        "A route that serves a path but not the method does not hide a later one that allows it; a 405 names every method of the path"
+    )
+    func methodFallsThrough() async throws {
+        // As an imported API document makes them: the resource answers GET and POST /people, a stub the
+        // documented bulk PUT of the same path, and one GET /people/:id/badge beside nothing else.
+        let configuration = try ServerConfiguration(
+            parsing: Array(
+                #"""
+                {"resources": [{"name": "people", "fields": {"name": "string"}}],
+                 "routes": [{"method": "PUT", "path": "/people", "status": 202, "body": {"replaced": true}},
+                            {"method": "GET", "path": "/people/new", "body": {"form": true}}]}
+                """#.utf8), file: "mixed.json")
+        let server = try await MockServer(configuration: configuration, store: MemoryStore())
+        #expect(await server.respond(to: MockRequest(.post, "/people", json: ["name": "ada"])).status == .created)
+        #expect(await server.respond(to: MockRequest(.get, "/people")).status == .ok)
+        #expect(try await server.respond(to: MockRequest(.put, "/people", json: [])).json() == ["replaced": true])
+
+        let refused = await server.respond(to: MockRequest(.delete, "/people"))
+        #expect(refused.status == .methodNotAllowed)
+        #expect(refused.headerFields[.allow] == "PUT, GET, HEAD, POST")
+        let options = await server.respond(to: MockRequest(.options, "/people"))
+        #expect(options.status == .noContent && options.headerFields[.allow] == "PUT, GET, HEAD, POST, OPTIONS")
+        // The resource would call `new` a key of the wrong form (a 404); the stub that serves the path
+        // keeps its 405 instead.
+        let wrongKey = await server.respond(to: MockRequest(.post, "/people/new"))
+        #expect(wrongKey.status == .methodNotAllowed && wrongKey.headerFields[.allow] == "GET, HEAD")
+
+        let client = LoopbackClient(port: try await server.start(host: "127.0.0.1", port: 0))
+        do {
+            #expect(try await client.send("POST", "/people", json: ["name": "bob"]).status == 201)
+            #expect(try await client.send("PUT", "/people", json: []).status == 202)
+            let reply = try await client.send("PATCH", "/people")
+            #expect(reply.status == 405 && reply.header("Allow") == "PUT, GET, HEAD, POST")
+            #expect(reply.header("Content-Type") == "application/problem+json")
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
     }
 
     @Test("Routes written in Swift read the path, the body and the store, and come before the resources'")

@@ -82,16 +82,31 @@ final class MockRouter: Sendable {
         return response
     }
 
+    /// The first family whose endpoint for the path allows the method answers. A family that serves the
+    /// path but not the method does not hide a later one that does: a stub for `PUT /apps/:id/commands`
+    /// beside a resource's `GET` of the same path, as an imported API document makes them, answers both.
+    /// Only when no family allows the method is it a 405 (or an `OPTIONS` answer) listing every method
+    /// the path's endpoints allow, in the order the families were asked.
     func route(_ request: MockRequest) async throws -> MockResponse {
         let families = self.families.withLock { $0 }
-        var found: MockEndpoint?
+        var refusing: [MockEndpoint] = []
         for family in families {
-            if let endpoint = try family.endpoint(for: request) {
-                found = endpoint
-                break
+            // Once a family has refused the method, a later one's error (a key of the wrong form for a
+            // resource) does not replace that family's 405: the path was served.
+            let found = refusing.isEmpty ? try family.endpoint(for: request) : try? family.endpoint(for: request)
+            guard let endpoint = found else { continue }
+            // The common case costs nothing more: the first endpoint found allows the method.
+            if request.method != .options, endpoint.methods.contains(request.method) {
+                return try await answer(request, with: endpoint)
             }
+            refusing.append(endpoint)
         }
-        guard let endpoint = found else { throw notFound(request, families: families) }
+        guard var endpoint = refusing.first else { throw notFound(request, families: families) }
+        if refusing.count > 1 {
+            var methods: [HTTPRequest.Method] = []
+            for method in refusing.lazy.flatMap(\.methods) where !methods.contains(method) { methods.append(method) }
+            endpoint.methods = methods
+        }
         return try await answer(request, with: endpoint)
     }
 
