@@ -563,6 +563,14 @@ struct Builder {
                     object["default"] = value
                     property = .object(object)
                 }
+                // A key the server makes has the form it makes.
+                if field == schema.key.name, let format = schema.resource.keyFormat, case .object(var object) = property {
+                    switch format {
+                    case .uuid: object["format"] = "uuid"
+                    case .pattern(let pattern): object["pattern"] = .string(pattern)
+                    }
+                    property = .object(object)
+                }
                 properties[field] = property
             }
             var read: JSONObject = [
@@ -577,14 +585,22 @@ struct Builder {
             var writable = properties
             if schema.isKeyGenerated { writable[schema.key.name] = nil }
             var create: JSONObject = ["type": "object", "properties": .object(writable)]
+            let keyIsMade = schema.isKeyGenerated || schema.resource.keyFormat != nil
             create["description"] = .string(
                 "A new record of \(schema.name): members it does not name are ignored"
-                    + (schema.isKeyGenerated ? "; its key is chosen by the server" : "; its key is the client's to choose"))
+                    + (schema.isKeyGenerated
+                        ? "; its key is chosen by the server"
+                        : keyIsMade
+                            ? "; its key is the client's to choose, or made by the server if left out"
+                            : "; its key is the client's to choose"))
             // The client's key, and the required fields without a default.
             let mustGive =
-                (schema.isKeyGenerated ? [] : [schema.key.name])
+                (keyIsMade ? [] : [schema.key.name])
                 + schema.ruledFields.filter { $0.isRequired && $0.defaultValue == nil }.map(\.name)
-            if !mustGive.isEmpty { create["required"] = .array(mustGive.map(JSON.string)) }
+            // Written even when empty: a reader that finds no `required` on the create may take the record's,
+            // where every member is required (Hammock's own import does, as documents that share one schema
+            // for both need).
+            create["required"] = .array(mustGive.map(JSON.string))
             // The server refuses a body that names no field it knows (422).
             create["anyOf"] = .array(writable.keys.map { ["required": [.string($0)]] })
             schemasObject[name + "Create"] = .object(create)

@@ -57,6 +57,8 @@ struct OpenAPIMapper {
         var name: String
         var key: String
         var keyIsClientChosen: Bool
+        /// How the server makes a string key a create leaves out (`"uuid"`, `{"pattern": …}`), if it does.
+        var keyFormat: JSON?
         var fields: [Field]
         var parents: [(resource: String, foreignKey: String)] = []
         var actions: [String]
@@ -343,12 +345,39 @@ struct OpenAPIMapper {
             answered.append((delete, 204))
         }
         guard !actions.isEmpty else { return nil }
-        if keyIsClientChosen, actions.contains("create") {
+        // A key the create's body requires (and that is not `readOnly`) is the client's, as documented.
+        // Another string key is made as the document describes it: its pattern, else a UUID (for
+        // `format: uuid` and for a plain string alike). Another key a create must carry.
+        let createRequiresKey =
+            schemas.object(createSchema)?["required"]?.arrayValue?.contains(.string(key)) == true
+            && schemas.object(properties[key] ?? .null)?["readOnly"]?.boolValue != true
+        var keyFormat: JSON?
+        if !keyIsClientChosen || createRequiresKey {
+            // Made by the store (an integer `id`), or sent by the client as the document says.
+        } else if let keySchema = properties[key], keyType == .string {
+            let property = schemas.object(keySchema) ?? JSONObject()
+            if let pattern = property["pattern"]?.stringValue {
+                var probe = MockResource(candidate.name, fields: [MockResource.Field(key, .string)], primaryKey: key)
+                probe.keyFormat = .pattern(pattern)
+                do {
+                    try probe.checkKeyFormat()
+                    keyFormat = ["pattern": .string(pattern)]
+                } catch {
+                    keyFormat = "uuid"
+                    notes.append(
+                        .init(
+                            place: candidate.name,
+                            message: "its keys are made as UUIDs, not by the pattern '\(pattern.prefix(100))': \(error.message)"))
+                }
+            } else {
+                keyFormat = "uuid"
+            }
+        } else if actions.contains("create") {
             notes.append(
                 .init(
                     place: candidate.name,
                     message:
-                        "its key '\(key)' is not a generated integer, so a create must carry it (Hammock makes integer keys only)"
+                        "its key '\(key)' is not a generated integer or a string, so a create must carry it"
                 ))
         }
         for (operation, status) in answered {
@@ -373,8 +402,8 @@ struct OpenAPIMapper {
         }
 
         var made = Made(
-            name: candidate.name, key: key, keyIsClientChosen: keyIsClientChosen, fields: fields, parents: parents,
-            actions: actions)
+            name: candidate.name, key: key, keyIsClientChosen: keyIsClientChosen, keyFormat: keyFormat, fields: fields,
+            parents: parents, actions: actions)
         made.records = exampleRecords(candidate: candidate, nested: nestedLists, key: key)
         self.notes += notes
         return made
@@ -413,6 +442,7 @@ struct OpenAPIMapper {
         }
         object["fields"] = .object(fields)
         if resource.keyIsClientChosen || resource.key != "id" { object["primaryKey"] = .string(resource.key) }
+        if let keyFormat = resource.keyFormat { object["keyFormat"] = keyFormat }
         if resource.actions.count < 5 { object["actions"] = .array(resource.actions.map { .string($0) }) }
         if !resource.parents.isEmpty {
             object["parents"] = .array(

@@ -95,7 +95,7 @@ struct OpenAPIImportTests {
         #expect(
             openAPI.notes.map(\.place) == [
                 "servers", "webhooks.taskCompleted", "POST /projects/{projectId}/tasks callbacks.taskDue", "security",
-                "projects", "projects", "tasks", "GET /tasks/{taskId}/comments", "GET /teams",
+                "projects", "tasks", "GET /tasks/{taskId}/comments", "GET /teams",
                 "POST /tasks/{taskId}/complete", "GET /reports/{year}/{month}.csv",
             ])
         let launch = "6f1d2c3b-8a7e-4d5c-9b0a-112233445566"
@@ -114,9 +114,13 @@ struct OpenAPIImportTests {
             to: MockRequest(.post, "/v3/projects/\(launch)/tasks", json: ["title": "Write the notes", "status": "todo"]))
         #expect(created.status == .created)
         #expect(try created.json()["projectId"] == .string(launch))
-        // A UUID key is the client's to give.
+        // A UUID key (`format: uuid`) a create leaves out is made, as the API would; one given is kept.
         let unkeyed = await server.respond(to: MockRequest(.post, "/v3/projects", json: ["name": "Audit"]))
-        #expect(unkeyed.status == .unprocessableContent)
+        #expect(unkeyed.status == .created)
+        let madeKey = try #require(try unkeyed.json()["id"]?.stringValue)
+        #expect(UUID(uuidString: madeKey) != nil && madeKey == madeKey.lowercased())
+        #expect(unkeyed.headerFields[.location] == "/v3/projects/\(madeKey)")
+        #expect(try await server.get("/v3/projects/\(madeKey)").json()["name"] == "Audit")
         let keyed = await server.respond(
             to: MockRequest(.post, "/v3/projects", json: ["id": "00000000-0000-4000-8000-000000000001", "name": "Audit"]))
         #expect(keyed.status == .created)
@@ -385,6 +389,11 @@ struct OpenAPIRoundTripTests {
                     ],
                     "parents": [["resource": "authors", "foreignKey": "author_id"]],
                 ],
+                [
+                    "name": "loans", "primaryKey": "code", "keyFormat": ["pattern": "^ln_[0-9a-f]{6}$"],
+                    "fields": ["code": "string", "days": "integer"],
+                ],
+                ["name": "holds", "primaryKey": "ref", "keyFormat": "uuid", "fields": ["ref": "string", "note": "string"]],
             ]
         ]
         let original = try ServerConfiguration(root: root, file: "library.json")
@@ -394,7 +403,8 @@ struct OpenAPIRoundTripTests {
         let again = try ServerConfiguration(root: mock.configuration, file: "library.openapi.json")
         #expect(again.resources == original.resources)
         #expect(mock.stubs.isEmpty)
-        // The one thing said: books are keyed by an ISBN the client gives, as the configuration says.
-        #expect(mock.notes.map(\.place) == ["books"])
+        // Nothing to say: books are keyed by an ISBN the create requires, loans and holds by keys the
+        // server makes in the form the document gives (a pattern, a UUID).
+        #expect(mock.notes.isEmpty)
     }
 }

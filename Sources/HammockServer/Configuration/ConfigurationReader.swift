@@ -172,7 +172,40 @@ struct ConfigurationReader {
         if fields.isEmpty && parents.isEmpty {
             throw fail("\(path).fields", "empty; declare at least one field, or the resource can never be written")
         }
-        return MockResource(name, fields: fields, primaryKey: primaryKey, actions: actions, parents: parents)
+        var resource = MockResource(name, fields: fields, primaryKey: primaryKey, actions: actions, parents: parents)
+        resource.keyFormat = try keyFormat(object["keyFormat"], of: resource, at: "\(path).keyFormat")
+        return resource
+    }
+
+    /// `"keyFormat": "uuid"` or `{"pattern": "^ord_[0-9a-f]{8}$"}`, for a declared string primary key.
+    func keyFormat(
+        _ value: JSON?, of resource: MockResource, at path: String
+    ) throws(ConfigurationError)
+        -> MockResource.KeyFormat?
+    {
+        let format: MockResource.KeyFormat
+        switch value {
+        case nil: return nil
+        case .string("uuid")?: format = .uuid
+        case .object(let object)? where object.count == 1:
+            guard case .string(let pattern)? = object["pattern"] else {
+                throw fail(path, "expected \"uuid\" or {\"pattern\": a regular expression}")
+            }
+            format = .pattern(pattern)
+        default:
+            throw fail(path, "expected \"uuid\" or {\"pattern\": a regular expression}")
+        }
+        guard resource.field(named: resource.primaryKey)?.type == .string else {
+            throw fail(path, "a key format makes string keys: declare the primary key '\(resource.primaryKey)' as a string field")
+        }
+        var checked = resource
+        checked.keyFormat = format
+        do {
+            _ = try KeyMaker(checked)
+        } catch {
+            throw fail(path, error.message)
+        }
+        return format
     }
 
     static let typeAliases: [String: FieldType] = [

@@ -60,7 +60,7 @@ public struct ServerConfiguration: Sendable {
         "host", "port", "store", "latency", "maximumBodySize", "cors", "idleTimeout", "requestTimeout", "resources", "data",
         "routes", "basePath", "generate", "adminPath", "journalSize", "strict", "faults", "allowedHosts", "redactHeaders",
     ]
-    static let resourceKeys = ["name", "fields", "primaryKey", "actions", "parents"]
+    static let resourceKeys = ["name", "fields", "primaryKey", "keyFormat", "actions", "parents"]
 
     /// Reads and parses a configuration file.
     /// - Throws: ``ConfigurationError`` naming the file, the key and the problem.

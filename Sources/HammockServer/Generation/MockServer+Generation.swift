@@ -48,14 +48,22 @@ extension MockServer {
                     }
                 }
                 var maker = RecordMaker(random: SeededRandom(seed: seed ^ Self.nameHash(schema.name)))
+                let keyMaker = try KeyMaker(schema.resource)
                 var keys = Set<RecordKey>()
                 var records: [JSON] = []
                 records.reserveCapacity(resource.count)
                 for number in 1...resource.count {
-                    var record = maker.record(for: schema, rules: resource.fields, number: number, parentKeys: parentKeys)
-                    // A key the client supplies must be unique: a repeat gets the record's number.
+                    var record = maker.record(
+                        for: schema, rules: resource.fields, number: number, parentKeys: parentKeys, keyMaker: keyMaker)
+                    // A key the client supplies must be unique: a repeat is made again in the key's format,
+                    // else gets the record's number.
                     if !schema.isKeyGenerated, let key = record[schema.key.name] {
-                        if keys.contains(RecordKey(key)), case .string(let text) = key {
+                        if keys.contains(RecordKey(key)), let keyMaker {
+                            for _ in 0..<KeyMaker.attempts where keys.contains(RecordKey(record[schema.key.name] ?? .null)) {
+                                record[schema.key.name] = .string(keyMaker.make(using: &maker.random))
+                            }
+                        }
+                        if let key = record[schema.key.name], keys.contains(RecordKey(key)), case .string(let text) = key {
                             record[schema.key.name] = .string("\(text)-\(number)")
                         }
                         keys.insert(RecordKey(record[schema.key.name] ?? .null))

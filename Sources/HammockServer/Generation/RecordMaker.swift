@@ -24,7 +24,8 @@ struct RecordMaker {
     /// A record for `schema` (without a generated key), the `number`th made for it (from 1).
     /// `parentKeys` are the keys of each parent resource, for foreign keys.
     mutating func record(
-        for schema: ResourceSchema, rules: [String: DataGeneration.FieldRule], number: Int, parentKeys: [String: [JSON]]
+        for schema: ResourceSchema, rules: [String: DataGeneration.FieldRule], number: Int, parentKeys: [String: [JSON]],
+        keyMaker: KeyMaker? = nil
     ) -> JSONObject {
         var record = JSONObject(minimumCapacity: schema.columns.count)
         // One person behind the name, email and username of a record, so they agree.
@@ -39,6 +40,8 @@ struct RecordMaker {
                 record[column.name] = keys.isEmpty ? .null : pick(keys)
             } else if column.name == schema.key.name, column.type == .integer {
                 record[column.name] = .integer(number)
+            } else if column.name == schema.key.name, let keyMaker {
+                record[column.name] = .string(keyMaker.make(using: &random))
             } else {
                 record[column.name] = value(
                     of: column.type, field: column.name, resource: schema.name, rule: rule, number: number, person: person)
@@ -111,12 +114,7 @@ struct RecordMaker {
         case .sentence: return sentence()
         case .paragraph: return [sentence(), sentence(), sentence()].joined(separator: " ")
         case .slug: return "\(pick(Words.words))-\(pick(Words.words))-\(number)"
-        case .uuid:
-            var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &random) }
-            bytes[6] = bytes[6] & 0x0F | 0x40
-            bytes[8] = bytes[8] & 0x3F | 0x80
-            let hex = bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }
-            return [hex[0..<4], hex[4..<6], hex[6..<8], hex[8..<10], hex[10..<16]].map { $0.joined() }.joined(separator: "-")
+        case .uuid: return KeyMaker.uuid(using: &random)
         }
     }
 

@@ -6,6 +6,8 @@ import HammockWire
 struct ResourceRegistry: Sendable {
     private(set) var catalog = SchemaCatalog()
     var serializers: [String: any MockSerializer] = [:]
+    /// What makes the keys of the resources with a key format, by name.
+    var keyMakers: [String: KeyMaker] = [:]
 
     var schemas: [String: ResourceSchema] { catalog.schemas }
     var orderedSchemas: [ResourceSchema] { catalog.orderedSchemas }
@@ -23,6 +25,7 @@ struct ResourceRegistry: Sendable {
     mutating func remove(_ name: String) {
         catalog.remove(name)
         serializers[name] = nil
+        keyMakers[name] = nil
     }
 
     /// Resolves a request path (without query) to a route; `nil` for a path that names no resource.

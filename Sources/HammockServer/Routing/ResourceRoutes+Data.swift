@@ -37,16 +37,21 @@ extension ResourceRoutes {
     func addData(
         _ data: JSON, for resource: String, progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil
     ) async throws -> LoadReport {
-        guard let schema = registry.withLock({ $0.schemas[resource] }) else {
+        guard
+            let (schema, keyMaker) = registry.withLock({ registry in
+                registry.schemas[resource].map { ($0, registry.keyMakers[resource]) }
+            })
+        else {
             throw HTTPProblem.notFound("No resource named '\(resource)'")
         }
+        var random = SystemRandomNumberGenerator()
         let objects: [JSON] = data.arrayValue ?? [data]
         var report = LoadReport(loaded: 0, skipped: 0, droppedValues: 0)
         var batch: [JSONObject] = []
         var batchKeys = Set<RecordKey>()
         let batchSize = 500
         for (index, element) in objects.enumerated() {
-            if var values = harvest(element, schema: schema, report: &report) {
+            if var values = harvest(element, schema: schema, report: &report, makingKeys: keyMaker, using: &random) {
                 for foreignKey in schema.foreignKeys {
                     guard let value = values[foreignKey.name], !value.isNull,
                         let parent = registry.withLock({ $0.schemas[foreignKey.parent] }),
@@ -77,7 +82,12 @@ extension ResourceRoutes {
         return report
     }
 
-    func harvest(_ element: JSON, schema: ResourceSchema, report: inout LoadReport) -> JSONObject? {
+    /// The values of a record to load, or `nil` (counted as skipped) when it cannot be one. A record
+    /// without its key gets one from `keyMaker`, if the resource has a key format.
+    func harvest<R: RandomNumberGenerator>(
+        _ element: JSON, schema: ResourceSchema, report: inout LoadReport, makingKeys keyMaker: KeyMaker?,
+        using random: inout R
+    ) -> JSONObject? {
         guard case .object(let object) = element else {
             report.skipped += 1
             return nil
@@ -90,6 +100,10 @@ extension ResourceRoutes {
             case .success(let value): values[column.name] = value
             case .failure: report.droppedValues += 1
             }
+        }
+        // Only for a record with something besides its key: `{}` is skipped, as before.
+        if let keyMaker, values[schema.key.name]?.isNull ?? true, values.contains(where: { $0.key != schema.key.name }) {
+            values[schema.key.name] = .string(keyMaker.make(using: &random))
         }
         var hasKey = schema.isKeyGenerated || !(values[schema.key.name]?.isNull ?? true)
         if case .string(let key) = values[schema.key.name], ResourceSchema.unreachableKeyProblem(key) != nil {

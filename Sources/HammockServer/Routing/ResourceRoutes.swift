@@ -33,11 +33,13 @@ final class ResourceRoutes: MockRoutes {
     /// Adds a resource, creating its storage; its routes answer at once.
     func add(_ resource: MockResource) async throws {
         let schema = try registry.withLock { registry throws(SchemaError) in try registry.resolve(resource) }
+        let keyMaker = try KeyMaker(resource)
         try await store.addResource(schema)
         try registry.withLock { registry throws(SchemaError) in
             // Re-check: another task may have added the same name while the store worked.
             _ = try registry.resolve(resource)
             registry.insert(schema)
+            registry.keyMakers[resource.name] = keyMaker
         }
         // Records already in a store kept from before count as changed now (a later date is always
         // safe); so do those of a server that shares the store and started earlier.
@@ -47,8 +49,12 @@ final class ResourceRoutes: MockRoutes {
     /// Serves `resource`'s new definition in place of the current one; the store reshapes its records.
     func replace(_ resource: MockResource) async throws -> ResourceSchema {
         let schema = try registry.withLock { registry throws(SchemaError) in try registry.resolveReplacement(resource) }
+        let keyMaker = try KeyMaker(resource)
         try await store.addResource(schema)
-        registry.withLock { $0.replace(schema) }
+        registry.withLock { registry in
+            registry.replace(schema)
+            registry.keyMakers[resource.name] = keyMaker
+        }
         try await modifications.record(schema)
         return schema
     }
@@ -140,7 +146,7 @@ final class ResourceRoutes: MockRoutes {
         switch action {
         case .index: response = try await controller.index(actionRequest)
         case .show: response = try await controller.show(actionRequest)
-        case .create: response = try await controller.create(actionRequest)
+        case .create: response = try await create(actionRequest)
         case .update: response = try await controller.update(actionRequest)
         case .destroy: response = try await controller.destroy(actionRequest)
         }
@@ -157,5 +163,26 @@ final class ResourceRoutes: MockRoutes {
             }
         }
         return response
+    }
+
+    /// A create through the controller. For a resource with a key format, a body that leaves the key
+    /// out (or sends `null`) gets one made, and made again if the store finds it taken: a pattern with
+    /// few strings (`^[0-9]{2}$`) fills up, and a 409 for a key the client never chose would surprise.
+    private func create(_ request: ActionRequest) async throws -> MockResponse {
+        let key = request.schema.key.name
+        guard let parameters = request.parameters, parameters[key] == nil || parameters[key] == .null,
+            let keyMaker = registry.withLock({ $0.keyMakers[request.schema.name] })
+        else { return try await controller.create(request) }
+        var random = SystemRandomNumberGenerator()
+        var attempt = request
+        var retries = 0
+        while true {
+            attempt.parameters?[key] = .string(keyMaker.make(using: &random))
+            do {
+                return try await controller.create(attempt)
+            } catch StoreError.duplicateKey where retries < KeyMaker.attempts {
+                retries += 1
+            }
+        }
     }
 }

@@ -10,7 +10,13 @@
 /// ```
 ///
 /// The primary key defaults to `id`, a generated integer. Naming a declared `string` or `integer`
-/// field as the primary key makes it a client-supplied key instead.
+/// field as the primary key makes it a client-supplied key instead; with a ``keyFormat`` the server
+/// makes a string key a create leaves out, as an API's own ids are made:
+///
+/// ```swift
+/// var assistants = MockResource("assistants", fields: ["id": .string, "name": .string], primaryKey: "id")
+/// assistants.keyFormat = .pattern("^asst_[A-Za-z0-9]{24}$")   // POST {"name": "x"} → "id": "asst_Xk2…"
+/// ```
 public struct MockResource: Sendable, Hashable {
     /// The name, used as the first path segment (`people` in `/people/1`).
     public var name: String
@@ -22,6 +28,9 @@ public struct MockResource: Sendable, Hashable {
     public var actions: Actions
     /// The resources this one belongs to (one-to-many, parent to child).
     public var parents: [Parent]
+    /// How the server makes the key of a record a create leaves it out of; `nil` (the default) when a
+    /// client-chosen key must be sent. Only for a declared `string` primary key.
+    public var keyFormat: KeyFormat?
 
     /// Creates a resource.
     /// - Parameters:
@@ -54,6 +63,7 @@ public struct MockResource: Sendable, Hashable {
         self.primaryKey = primaryKey
         self.actions = actions
         self.parents = parents
+        keyFormat = nil
     }
 
     /// The declared field named `name`, if any.
@@ -61,6 +71,17 @@ public struct MockResource: Sendable, Hashable {
 }
 
 extension MockResource {
+    /// How the server makes a client-chosen string key that a create leaves out (or sends as `null`).
+    /// A key the client sends is kept, as before.
+    public enum KeyFormat: Sendable, Hashable {
+        /// A random version 4 UUID in lowercase (`"0e6f3c1a-58b2-4d3e-9a41-7c2b5e8f1d90"`).
+        case uuid
+        /// A string the regular expression matches (`^ord_[0-9a-f]{8}$`): literals, classes, groups,
+        /// alternation and quantifiers; what would need searching (lookaround, backreferences) is
+        /// refused when the resource is added.
+        case pattern(String)
+    }
+
     /// The actions a resource's routes allow.
     public struct Actions: OptionSet, Sendable, Hashable {
         /// The raw bits.

@@ -121,7 +121,19 @@ public struct ResourceSchema: Sendable, Hashable {
             }
             key = Column(name: declared.name, type: declared.type)
             isKeyGenerated = false
+            if resource.keyFormat != nil, declared.type != .string {
+                throw SchemaError(
+                    resource: resource.name,
+                    message: "a key format makes string keys; the primary key '\(declared.name)' is \(declared.type.rawValue)")
+            }
         } else {
+            if resource.keyFormat != nil {
+                throw SchemaError(
+                    resource: resource.name,
+                    message:
+                        "a key format needs the primary key '\(resource.primaryKey)' declared as a string field; undeclared, it is a generated integer"
+                )
+            }
             guard !resource.primaryKey.isEmpty else {
                 throw SchemaError(resource: resource.name, message: "the primary key has an empty name")
             }
@@ -197,4 +209,9 @@ public struct SchemaError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String
     /// `resource 'people': ...`.
     public var description: String { "resource '\(resource)': \(message)" }
+
+    package init(resource: String, message: String) {
+        self.resource = resource
+        self.message = message
+    }
 }
