@@ -237,6 +237,20 @@ struct OpenAPIMapper {
     mutating func resource(from candidate: Candidate, madeSoFar: [Made], claimed: inout Set<String>) -> Made? {
         // A name a resource cannot have (a line break, a space, `%`) is served by stubs, as written.
         guard ResourceSchema.isValidName(candidate.name) else { return nil }
+        // A collection whose records nothing reads (no list, no item, no nested list) is an operation that
+        // answers a request (`POST /embeddings`, `POST /login`), not a store: its operations are stubs.
+        guard
+            candidate.collection["GET"] != nil || !candidate.item.isEmpty
+                || candidate.nested.contains(where: { $0.operations["GET"] != nil })
+        else { return nil }
+        // A POST that answers another shape than it sends is a stub beside the resource, not its create.
+        var candidate = candidate
+        if let post = candidate.collection["POST"], !createsRecord(post) { candidate.collection["POST"] = nil }
+        for index in candidate.nested.indices {
+            if let post = candidate.nested[index].operations["POST"], !createsRecord(post) {
+                candidate.nested[index].operations["POST"] = nil
+            }
+        }
         // Notes are kept only if the candidate becomes a resource: otherwise its operations are plain stubs.
         var notes: [OpenAPIImport.Note] = []
         let listSchema = candidate.collection["GET"].flatMap { successSchema(of: $0) }
@@ -529,6 +543,17 @@ struct OpenAPIMapper {
             let media = Self.jsonMedia(content)
         else { return nil }
         return media.media["schema"]
+    }
+
+    /// Whether a POST creates a record: most of the members it sends come back in its answer. One that
+    /// answers another shape (`POST /embeddings` sends `input` and `model`, answers `data` and `usage`)
+    /// is a request answered, not a record stored; without both schemas, it is taken as a create.
+    func createsRecord(_ operation: Operation) -> Bool {
+        guard let sent = schemas.recordProperties(requestSchema(of: operation)),
+            let answered = schemas.recordProperties(successSchema(of: operation))
+        else { return true }
+        let kept = sent.keys.filter { answered[$0] != nil }.count
+        return kept * 2 >= sent.count
     }
 
     func requestSchema(of operation: Operation) -> JSON? {

@@ -161,6 +161,110 @@ struct OpenAPIImportTests {
         #expect(try await server.get("/v3/search?q=be").json()["hits"]?[0]?["kind"] == "project")
     }
 
+    @Test(
+        "Documented operations answer as documented: a stub beside a resource on one path, request-response operations, made string keys"
+    )
+    func documentedOperations() async throws {
+        // In the shapes of a public AI API and a chat platform's: an envelope list beside a create, an
+        // operation that answers another shape than it is sent, a nested list with a bulk PUT.
+        let assistant: JSON = [
+            "type": "object", "required": ["id", "object", "model"],
+            "properties": [
+                "id": ["type": "string", "readOnly": true], "object": ["type": "string", "enum": ["assistant"]],
+                "model": ["type": "string"], "name": ["type": ["string", "null"]],
+            ],
+        ]
+        let command: JSON = [
+            "type": "object",
+            "properties": ["id": ["type": "integer"], "name": ["type": "string"], "appId": ["type": "integer"]],
+        ]
+        func json(_ schema: JSON, _ example: JSON? = nil) -> JSON {
+            var media: JSONObject = ["schema": schema]
+            if let example { media["example"] = example }
+            return ["content": ["application/json": .object(media)]]
+        }
+        func answer(_ status: String, _ schema: JSON, _ example: JSON? = nil) -> JSON {
+            var response = json(schema, example).objectValue ?? [:]
+            response["description"] = "ok"
+            return ["responses": .object([status: .object(response)])]
+        }
+        func with(_ operation: JSON, body: JSON) -> JSON {
+            var object = operation.objectValue ?? [:]
+            object["requestBody"] = json(body)
+            return .object(object)
+        }
+        let envelope: JSON = [
+            "type": "object", "properties": ["object": ["type": "string"], "data": ["type": "array", "items": assistant]],
+        ]
+        let embeddingRequest: JSON = [
+            "type": "object", "required": ["input", "model"],
+            "properties": ["input": ["type": "string"], "model": ["type": "string"]],
+        ]
+        let embeddingAnswer: JSON = [
+            "type": "object", "required": ["object", "data", "model", "usage"],
+            "properties": [
+                "object": ["type": "string"], "data": ["type": "array", "items": ["type": "object"]], "model": ["type": "string"],
+                "usage": ["type": "object", "properties": ["total_tokens": ["type": "integer"]]],
+            ],
+        ]
+        let document: JSON = [
+            "openapi": "3.1.0", "info": ["title": "Shapes", "version": "1"],
+            "paths": [
+                "/assistants": [
+                    "get": answer("200", envelope, ["object": "list", "data": []]),
+                    "post": with(
+                        answer("200", assistant),
+                        body: [
+                            "type": "object", "required": ["model"],
+                            "properties": ["model": ["type": "string"], "name": ["type": "string"]],
+                        ]),
+                ],
+                "/assistants/{assistant_id}": ["get": answer("200", assistant), "delete": answer("200", ["type": "object"])],
+                "/embeddings": [
+                    "post": with(
+                        answer(
+                            "200", embeddingAnswer, ["object": "list", "data": [], "model": "m", "usage": ["total_tokens": 3]]),
+                        body: embeddingRequest)
+                ],
+                "/apps/{app_id}": [
+                    "get": answer(
+                        "200", ["type": "object", "properties": ["id": ["type": "integer"], "name": ["type": "string"]]],
+                        ["id": 1, "name": "bot"])
+                ],
+                "/apps/{app_id}/commands": [
+                    "get": answer("200", ["type": "array", "items": command]),
+                    "put": with(
+                        answer("200", ["type": "array", "items": command], []), body: ["type": "array", "items": command]),
+                ],
+            ],
+        ]
+        let mock = try OpenAPIImport.make(from: document, file: "shapes.json")
+        #expect(mock.resources.contains("assistants") && !mock.resources.contains("embeddings"))
+        #expect(mock.stubs.contains("POST /embeddings") && mock.stubs.contains("PUT /apps/{app_id}/commands"))
+        let server = try await MockServer.inMemory(try ServerConfiguration(root: mock.configuration, file: "shapes.json"))
+
+        // The create beside the envelope list's stub: 201 with a key made (the document's id is a
+        // readOnly string), readable at its item path; the list answers its envelope.
+        let created = await server.respond(to: MockRequest(.post, "/assistants", json: ["model": "m-1", "name": "helper"]))
+        #expect(created.status == .created)
+        let key = try #require(try created.json()["id"]?.stringValue)
+        #expect(UUID(uuidString: key) != nil)
+        #expect(try await server.get("/assistants/\(key)").json()["model"] == "m-1")
+        #expect(try await server.get("/assistants").json()["object"] == "list")
+        #expect(await server.respond(to: MockRequest(.delete, "/assistants/\(key)")).status == .noContent)
+        // A request answered, not a record stored: the documented status and example, no id invented.
+        let embedding = await server.respond(to: MockRequest(.post, "/embeddings", json: ["input": "hi", "model": "m"]))
+        #expect(embedding.status == .ok)
+        #expect(try embedding.json() == ["object": "list", "data": [], "model": "m", "usage": ["total_tokens": 3]])
+        #expect(await server.get("/embeddings").status == .methodNotAllowed)
+        // The nested list answers GET; the documented PUT beside it is its stub; PATCH is neither's.
+        #expect(await server.get("/apps/1/commands").status == .ok)
+        #expect(await server.respond(to: MockRequest(.put, "/apps/1/commands", json: [])).status == .ok)
+        let refused = await server.respond(to: MockRequest(.patch, "/apps/1/commands", json: [:]))
+        #expect(refused.status == .methodNotAllowed)
+        #expect(refused.headerFields[.allow]?.contains("PUT") == true && refused.headerFields[.allow]?.contains("GET") == true)
+    }
+
     @Test("The same document in YAML and in JSON makes the same mock")
     func yamlAndJSON() throws {
         let yaml = try ConfigurationFile.load(packageRoot + "Tests/OpenAPI/documents/tasks.yaml")
