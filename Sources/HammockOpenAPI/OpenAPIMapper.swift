@@ -545,10 +545,12 @@ struct OpenAPIMapper {
         return media.media["schema"]
     }
 
-    /// Whether a POST creates a record: most of the members it sends come back in its answer. One that
+    /// Whether a POST creates a record: it has a body, and most of the members it sends come back in its answer. One that
     /// answers another shape (`POST /embeddings` sends `input` and `model`, answers `data` and `usage`)
     /// is a request answered, not a record stored; without both schemas, it is taken as a create.
     func createsRecord(_ operation: Operation) -> Bool {
+        // No body at all (`POST /jobs/run?force=true`): nothing to store.
+        guard operation.object["requestBody"] != nil else { return false }
         guard let sent = schemas.recordProperties(requestSchema(of: operation)),
             let answered = schemas.recordProperties(successSchema(of: operation))
         else { return true }

@@ -226,6 +226,18 @@ struct OpenAPIImportTests {
                             "200", embeddingAnswer, ["object": "list", "data": [], "model": "m", "usage": ["total_tokens": 3]]),
                         body: embeddingRequest)
                 ],
+                "/jobs": [
+                    "get": answer(
+                        "200",
+                        [
+                            "type": "array",
+                            "items": ["type": "object", "properties": ["id": ["type": "integer"], "state": ["type": "string"]]],
+                        ]),
+                    "post": [
+                        "parameters": [["name": "force", "in": "query", "schema": ["type": "boolean"]]],
+                        "responses": ["202": ["description": "queued"]],
+                    ],
+                ],
                 "/apps/{app_id}": [
                     "get": answer(
                         "200", ["type": "object", "properties": ["id": ["type": "integer"], "name": ["type": "string"]]],
@@ -257,6 +269,10 @@ struct OpenAPIImportTests {
         #expect(embedding.status == .ok)
         #expect(try embedding.json() == ["object": "list", "data": [], "model": "m", "usage": ["total_tokens": 3]])
         #expect(await server.get("/embeddings").status == .methodNotAllowed)
+        // A POST without a body (only a query parameter) queues, as documented; it stores nothing.
+        let queued = await server.respond(to: MockRequest(.post, "/jobs?force=true"))
+        #expect(queued.status.code == 202)
+        #expect(mock.stubs.contains("POST /jobs"))
         // The nested list answers GET; the documented PUT beside it is its stub; PATCH is neither's.
         #expect(await server.get("/apps/1/commands").status == .ok)
         #expect(await server.respond(to: MockRequest(.put, "/apps/1/commands", json: [])).status == .ok)
