@@ -25,8 +25,15 @@ struct DocumentSchemas {
 
     /// How many `$ref`s in a row are followed before giving up: a chain longer than this is a cycle.
     static let maximumHops = 32
-    /// How deep an example is made: a recursive schema (a comment with replies) stops here.
-    static let maximumExampleDepth = 6
+    /// How deep an example is made. Recursion stops earlier, by its `$ref`s (``maximumExampleRecursion``):
+    /// this bounds schemas nested by hand, which a real document keeps far shallower.
+    static let maximumExampleDepth = 32
+    /// How many times one `$ref` may appear on the way down an example: a comment, its replies, and
+    /// theirs, then an empty list (a member the schema lets go is left out).
+    static let maximumExampleRecursion = 2
+    /// The most items an example's array is made of when `minItems` asks for more: the example's value
+    /// budget bounds it too.
+    static let maximumExampleItems = 256
 
     /// `value` with its `$ref` followed, or `value` itself; `nil` for a reference outside the document
     /// (another file or a URL), to nothing, or around in a cycle.
@@ -252,44 +259,99 @@ struct DocumentSchemas {
     func example(for schema: JSON?) -> JSON {
         let start = min(Self.maximumExampleValues, memo.exampleValuesLeft)
         var budget = start
-        let value = example(for: schema, depth: 0, budget: &budget)
+        var path: [String] = []
+        let value = example(for: schema, depth: 0, budget: &budget, path: &path) ?? .null
         memo.exampleValuesLeft -= start - max(budget, 0)
         return value
     }
 
-    private func example(for schema: JSON?, depth: Int, budget: inout Int) -> JSON {
-        guard depth <= Self.maximumExampleDepth, budget > 0, let object = object(schema) else { return .null }
+    /// A value for `schema`, or `nil` where none can be made here: past the depth, the budget, or a
+    /// `$ref` already ``maximumExampleRecursion`` times on `path` (the references followed so far).
+    /// The caller leaves such a member out, or makes its array empty, rather than write a `null` the
+    /// schema does not allow.
+    private func example(for schema: JSON?, depth: Int, budget: inout Int, path: inout [String]) -> JSON? {
+        guard depth <= Self.maximumExampleDepth, budget > 0 else { return nil }
+        var reference: String?
+        if case .object(let wrapper)? = schema, case .string(let target)? = wrapper["$ref"] {
+            guard path.lazy.filter({ $0 == target }).count < Self.maximumExampleRecursion else { return nil }
+            reference = target
+        }
+        guard let object = object(schema) else { return .null }
+        if let reference { path.append(reference) }
+        defer { if reference != nil { path.removeLast() } }
         budget -= 1
         if let given = givenExample(object) { return given }
         for union in ["oneOf", "anyOf"] {
-            if case .array(let choices)? = object[union], let first = choices.first {
-                return example(for: first, depth: depth + 1, budget: &budget)
+            guard case .array(let choices)? = object[union], !choices.isEmpty else { continue }
+            // The first branch that can be made and is not only `null`; its discriminator names it.
+            for choice in choices where type(of: self.object(choice) ?? JSONObject()) != "null" {
+                guard var made = example(for: choice, depth: depth + 1, budget: &budget, path: &path) else { continue }
+                if case .object(var members) = made, let (name, value) = discriminator(of: object, choosing: choice) {
+                    members[name] = .string(value)
+                    made = .object(members)
+                }
+                return made
             }
+            return nil
         }
         switch type(of: object) {
         case "object":
             var members = JSONObject()
+            let required = Set(object["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])
             for (name, property) in object["properties"]?.objectValue ?? JSONObject() {
                 // Each member looked at counts, made or not: a wide schema costs its width.
                 budget -= 1
                 if resolve(property)?.objectValue?["writeOnly"]?.boolValue == true { continue }
-                // Past the depth (or the budget) a recursive member is left out rather than written as null.
-                if depth + 1 > Self.maximumExampleDepth || budget <= 0,
-                    type(of: self.object(property) ?? JSONObject()) == "object"
-                {
-                    continue
+                if let value = example(for: property, depth: depth + 1, budget: &budget, path: &path) {
+                    members[name] = value
+                } else if required.contains(name), let fallback = emptyValue(of: property) {
+                    // A required member that cannot be made here: its emptiest form, not a missing member.
+                    members[name] = fallback
                 }
-                members[name] = example(for: property, depth: depth + 1, budget: &budget)
             }
             return .object(members)
         case "array":
-            guard depth + 1 <= Self.maximumExampleDepth, let items = object["items"] else { return .array([]) }
-            return .array([example(for: items, depth: depth + 1, budget: &budget)])
+            guard let items = object["items"] else { return .array([]) }
+            let minimum = max(0, min(object["minItems"]?.intValue ?? 1, Self.maximumExampleItems))
+            let maximum = object["maxItems"]?.intValue ?? Int.max
+            let count = maximum < 1 ? 0 : max(1, min(minimum, maximum))
+            var made: [JSON] = []
+            for _ in 0..<count {
+                guard let item = example(for: items, depth: depth + 1, budget: &budget, path: &path) else { break }
+                made.append(item)
+            }
+            return .array(made)
         case "string": return .string(Self.exampleString(object))
         case "integer": return .integer(Self.exampleInteger(object))
         case "number": return .double(Self.exampleNumber(object))
         case "boolean": return .bool(true)
         default: return .null
+        }
+    }
+
+    /// The discriminator's member and the value that names `choice`: the mapping's key for its `$ref`,
+    /// else the last part of the `$ref` (`#/components/schemas/Cat` is `Cat`), as OpenAPI defines it.
+    func discriminator(of union: JSONObject, choosing choice: JSON) -> (String, String)? {
+        guard case .object(let discriminator)? = union["discriminator"],
+            case .string(let name)? = discriminator["propertyName"],
+            case .object(let branch) = choice, case .string(let target)? = branch["$ref"]
+        else { return nil }
+        if case .object(let mapping)? = discriminator["mapping"],
+            let key = mapping.first(where: { $0.value.stringValue == target })?.key
+        {
+            return (name, key)
+        }
+        return (name, String(target.split(separator: "/").last ?? ""))
+    }
+
+    /// The emptiest value of a schema's type: what a required member gets where recursion stops.
+    func emptyValue(of schema: JSON) -> JSON? {
+        guard let object = object(schema) else { return nil }
+        if allowsNull(schema) { return .null }
+        switch type(of: object) {
+        case "array": return .array([])
+        case "object": return .object(JSONObject())
+        default: return nil
         }
     }
 
@@ -318,8 +380,18 @@ struct DocumentSchemas {
             "url": "https://example.com/", "hostname": "example.com", "ipv4": "192.0.2.1", "ipv6": "2001:db8::1",
             "byte": "aGFtbW9jaw==", "password": "secret",
         ]
-        var text = schema["format"]?.stringValue.flatMap { byFormat[$0] } ?? "string"
         let minimum = max(0, min(schema["minLength"]?.intValue ?? 0, 10_000))
+        let maximum = schema["maxLength"]?.intValue ?? Int.max
+        // A pattern the server can make strings for: the first of a few made strings that fits the
+        // lengths too, from a seed of the pattern's own, so the same schema gives the same value.
+        if let source = schema["pattern"]?.stringValue, let pattern = try? TextPattern(source) {
+            var random = SeededRandom(seed: MockServer.nameHash(source))
+            for _ in 0..<8 {
+                let made = pattern.make(using: &random)
+                if (minimum...max(minimum, maximum)).contains(made.count) { return made }
+            }
+        }
+        var text = schema["format"]?.stringValue.flatMap { byFormat[$0] } ?? "string"
         if text.count < minimum { text += String(repeating: "x", count: minimum - text.count) }
         if let maximum = schema["maxLength"]?.intValue, maximum >= 0, text.count > maximum { text = String(text.prefix(maximum)) }
         return text

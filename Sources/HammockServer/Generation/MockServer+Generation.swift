@@ -77,7 +77,7 @@ extension MockServer {
     }
 
     /// FNV-1a of the name's bytes: the same on every run, unlike `Hasher`.
-    static func nameHash(_ name: String) -> UInt64 {
+    package static func nameHash(_ name: String) -> UInt64 {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
         for byte in name.utf8 {
             hash ^= UInt64(byte)
