@@ -476,6 +476,8 @@ struct OpenAPIMapper {
             } else if field.type == .integer || field.type == .float {
                 if let minimum = schema["minimum"], minimum.doubleValue != nil { rule["min"] = minimum }
                 if let maximum = schema["maximum"], maximum.doubleValue != nil { rule["max"] = maximum }
+            } else if field.type == .string, let pattern = schema["pattern"]?.stringValue, (try? TextPattern(pattern)) != nil {
+                rule["pattern"] = .string(pattern)
             } else if field.type == .string, let format = schema["format"]?.stringValue {
                 let kinds = ["email": "email", "uri": "url", "url": "url", "uuid": "uuid", "hostname": "slug"]
                 if let kind = kinds[format] { rule["kind"] = .string(kind) }

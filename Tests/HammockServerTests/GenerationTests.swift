@@ -144,6 +144,9 @@ struct GenerationTests {
             (.init("users", count: 1, fields: ["age": .init(choices: [])]), "users.fields.age.oneOf"),
             (.init("posts", count: 1, fields: ["user_id": .init(minimum: 1)]), "posts.fields.user_id.min"),
             (.init("users", count: -1), "users.count"),
+            (.init("users", count: 1, fields: ["age": .init(pattern: "^[0-9]+$")]), "users.fields.age.pattern"),
+            (.init("users", count: 1, fields: ["name": .init(pattern: "(?=x)y")]), "users.fields.name.pattern"),
+            (.init("posts", count: 1, fields: ["user_id": .init(pattern: "^u[0-9]$")]), "posts.fields.user_id.pattern"),
         ]
         for (resource, path) in cases {
             let problem = try await #require(throws: DataGeneration.Problem.self) {
@@ -152,6 +155,22 @@ struct GenerationTests {
             #expect(problem.path == path, "\(problem)")
         }
         #expect(await Self.all(server, "tags").isEmpty)
+    }
+
+    @Test("A pattern rule makes every value of a string field match it, the same for the same seed")
+    func patternRule() async throws {
+        let server = try await Self.server(.memory)
+        let generation = DataGeneration([
+            .init("users", count: 40, fields: ["name": .init(kind: .word, pattern: "^SKU-[0-9]{6}$")])
+        ])
+        try await server.generateData(generation, seed: 4)
+        let names = await Self.all(server, "users").compactMap { $0["name"]?.stringValue }
+        #expect(names.count == 40)
+        let regex = try NSRegularExpression(pattern: "^SKU-[0-9]{6}$")
+        #expect(names.allSatisfy { regex.firstMatch(in: $0, range: NSRange($0.startIndex..., in: $0)) != nil })
+        let again = try await Self.server(.memory)
+        try await again.generateData(generation, seed: 4)
+        #expect(await Self.all(again, "users").compactMap { $0["name"]?.stringValue } == names)
     }
 
     @Test("The configuration's generate section reads counts and rules, and names the key of a mistake")
@@ -190,6 +209,10 @@ struct GenerationTests {
                 "generate.people.fields.name.kind"
             ),
             (#""generate": {"people": {"count": 1, "fields": {"shoe": {"min": 1}}}}"#, "generate.people.fields.shoe"),
+            (
+                #""generate": {"people": {"count": 1, "fields": {"name": {"pattern": "a{2,1}"}}}}"#,
+                "generate.people.fields.name.pattern"
+            ),
             (
                 #""generate": {"cars": {"count": 1, "fields": {"person_id": {"oneOf": ["x"]}}}}"#,
                 "generate.cars.fields.person_id.oneOf[0]"

@@ -3,7 +3,7 @@ import HammockStore
 
 extension ConfigurationReader {
     static let generateKeys = ["count", "fields"]
-    static let ruleKeys = ["kind", "min", "max", "oneOf"]
+    static let ruleKeys = ["kind", "min", "max", "oneOf", "pattern"]
 
     /// The `generate` object: resource names mapped to a count, or to `{"count": N, "fields": {...}}`.
     func generate(_ value: JSON?, resources: [MockResource]) throws(ConfigurationError) -> DataGeneration? {
@@ -71,6 +71,7 @@ extension ConfigurationReader {
                 }
                 rule.kind = kind
             }
+            rule.pattern = try string(members["pattern"], at: "\(rulePath).pattern")
             if let choices = members["oneOf"] {
                 guard case .array(let values) = choices else { throw fail("\(rulePath).oneOf", "expected an array of values") }
                 rule.choices = values

@@ -47,13 +47,19 @@ public struct DataGeneration: Sendable, Hashable {
         public var maximum: JSON?
         /// Values to pick from (`oneOf`).
         public var choices: [JSON]?
+        /// A regular expression a string field's values match (`^SKU-[0-9]{6}$`), made as a key format's
+        /// pattern is; wins over ``kind``.
+        public var pattern: String?
 
         /// A rule; every part is optional.
-        public init(kind: TextKind? = nil, minimum: JSON? = nil, maximum: JSON? = nil, choices: [JSON]? = nil) {
+        public init(
+            kind: TextKind? = nil, minimum: JSON? = nil, maximum: JSON? = nil, choices: [JSON]? = nil, pattern: String? = nil
+        ) {
             self.kind = kind
             self.minimum = minimum
             self.maximum = maximum
             self.choices = choices
+            self.pattern = pattern
         }
     }
 

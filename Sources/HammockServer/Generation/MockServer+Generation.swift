@@ -140,6 +140,16 @@ extension DataGeneration.FieldRule {
             )
         }
         if kind != nil, type != .string { return ("kind", "applies to string fields; this one is \(type.rawValue)") }
+        if let pattern {
+            guard type == .string, !isForeignKey else {
+                return ("pattern", "applies to string fields that are not foreign keys; this one is \(type.rawValue)")
+            }
+            do {
+                _ = try TextPattern(pattern)
+            } catch {
+                return ("pattern", error.description)
+            }
+        }
         var bounds: [Double] = []
         for (key, bound) in [("min", minimum), ("max", maximum)] {
             guard let bound else { continue }

@@ -20,6 +20,8 @@ package struct SeededRandom: RandomNumberGenerator {
 /// Makes plausible records for a resource: values by rule, else by the field's type and name.
 struct RecordMaker {
     var random: SeededRandom
+    /// The rules' patterns, read once for all the records made.
+    var patterns: [String: TextPattern] = [:]
 
     /// A record for `schema` (without a generated key), the `number`th made for it (from 1).
     /// `parentKeys` are the keys of each parent resource, for foreign keys.
@@ -42,6 +44,12 @@ struct RecordMaker {
                 record[column.name] = .integer(number)
             } else if column.name == schema.key.name, let keyMaker {
                 record[column.name] = .string(keyMaker.make(using: &random))
+            } else if column.type == .string, let source = rule.pattern,
+                let pattern = patterns[source] ?? (try? TextPattern(source))
+            {
+                // Checked when the generation was read; a pattern that cannot be made falls to the kind.
+                patterns[source] = pattern
+                record[column.name] = .string(pattern.make(using: &random))
             } else {
                 record[column.name] = value(
                     of: column.type, field: column.name, resource: schema.name, rule: rule, number: number, person: person)
