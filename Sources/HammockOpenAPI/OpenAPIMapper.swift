@@ -359,16 +359,16 @@ struct OpenAPIMapper {
             answered.append((delete, 204))
         }
         guard !actions.isEmpty else { return nil }
-        // A key the create's body requires (and that is not `readOnly`) is the client's, as documented.
-        // Another string key is made as the document describes it: its pattern, else a UUID (for
-        // `format: uuid` and for a plain string alike). Another key a create must carry.
+        // An integer `id` is made by the store; a key the create's body requires (and that is not
+        // `readOnly`) is the client's, as documented. Another string key is made as the document describes
+        // it: its pattern, else a UUID (for `format: uuid` and for a plain string alike). Any other key is
+        // one a create must carry, which the document does not say: noted.
         let createRequiresKey =
             schemas.object(createSchema)?["required"]?.arrayValue?.contains(.string(key)) == true
             && schemas.object(properties[key] ?? .null)?["readOnly"]?.boolValue != true
+        let serverMakesKey = keyIsClientChosen && !createRequiresKey
         var keyFormat: JSON?
-        if !keyIsClientChosen || createRequiresKey {
-            // Made by the store (an integer `id`), or sent by the client as the document says.
-        } else if let keySchema = properties[key], keyType == .string {
+        if serverMakesKey, let keySchema = properties[key], keyType == .string {
             let property = schemas.object(keySchema) ?? JSONObject()
             if let pattern = property["pattern"]?.stringValue {
                 var probe = MockResource(candidate.name, fields: [MockResource.Field(key, .string)], primaryKey: key)
@@ -386,7 +386,7 @@ struct OpenAPIMapper {
             } else {
                 keyFormat = "uuid"
             }
-        } else if actions.contains("create") {
+        } else if serverMakesKey, actions.contains("create") {
             notes.append(
                 .init(
                     place: candidate.name,
@@ -547,9 +547,10 @@ struct OpenAPIMapper {
         return media.media["schema"]
     }
 
-    /// Whether a POST creates a record: it has a body, and most of the members it sends come back in its answer. One that
-    /// answers another shape (`POST /embeddings` sends `input` and `model`, answers `data` and `usage`)
-    /// is a request answered, not a record stored; without both schemas, it is taken as a create.
+    /// Whether a POST creates a record: it has a body, and most of the members it sends come back in its
+    /// answer. One that answers another shape (`POST /embeddings` sends `input` and `model`, answers
+    /// `data` and `usage`) is a request answered, not a record stored; with a body but without both
+    /// schemas, it is taken as a create.
     func createsRecord(_ operation: Operation) -> Bool {
         // No body at all (`POST /jobs/run?force=true`): nothing to store.
         guard operation.object["requestBody"] != nil else { return false }
