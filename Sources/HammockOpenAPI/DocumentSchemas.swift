@@ -19,6 +19,8 @@ struct DocumentSchemas {
         var targets: [String: JSON?] = [:]
         /// The values every example of the document may still be made of together.
         var exampleValuesLeft = DocumentSchemas.maximumDocumentExampleValues
+        /// Each `pattern` read once (`nil` for one the server cannot make strings for).
+        var patterns: [String: TextPattern?] = [:]
     }
 
     init(root: JSON) { self.root = root }
@@ -321,7 +323,7 @@ struct DocumentSchemas {
                 made.append(item)
             }
             return .array(made)
-        case "string": return .string(Self.exampleString(object))
+        case "string": return .string(Self.exampleString(object, pattern: textPattern(object)))
         case "integer": return .integer(Self.exampleInteger(object))
         case "number": return .double(Self.exampleNumber(object))
         case "boolean": return .bool(true)
@@ -373,7 +375,16 @@ struct DocumentSchemas {
         return result
     }
 
-    static func exampleString(_ schema: JSONObject) -> String {
+    /// The schema's `pattern`, read once per document, if the server can make strings for it.
+    func textPattern(_ schema: JSONObject) -> TextPattern? {
+        guard let source = schema["pattern"]?.stringValue else { return nil }
+        if let known = memo.patterns[source] { return known }
+        let pattern = try? TextPattern(source)
+        memo.patterns[source] = pattern
+        return pattern
+    }
+
+    static func exampleString(_ schema: JSONObject, pattern: TextPattern? = nil) -> String {
         let byFormat: [String: String] = [
             "date-time": "2026-01-01T09:30:00Z", "date": "2026-01-01", "time": "09:30:00",
             "uuid": "3f0c5a8e-2b1d-4c7a-9e6f-1a2b3c4d5e6f", "email": "ada@example.com", "uri": "https://example.com/",
@@ -384,8 +395,8 @@ struct DocumentSchemas {
         let maximum = schema["maxLength"]?.intValue ?? Int.max
         // A pattern the server can make strings for: the first of a few made strings that fits the
         // lengths too, from a seed of the pattern's own, so the same schema gives the same value.
-        if let source = schema["pattern"]?.stringValue, let pattern = try? TextPattern(source) {
-            var random = SeededRandom(seed: MockServer.nameHash(source))
+        if let pattern {
+            var random = SeededRandom(seed: MockServer.nameHash(pattern.source))
             for _ in 0..<8 {
                 let made = pattern.make(using: &random)
                 if (minimum...max(minimum, maximum)).contains(made.count) { return made }

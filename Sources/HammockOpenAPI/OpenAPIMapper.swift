@@ -57,8 +57,8 @@ struct OpenAPIMapper {
         var name: String
         var key: String
         var keyIsClientChosen: Bool
-        /// How the server makes a string key a create leaves out (`"uuid"`, `{"pattern": …}`), if it does.
-        var keyFormat: JSON?
+        /// How the server makes a string key a create leaves out, if it does.
+        var keyFormat: MockResource.KeyFormat?
         var fields: [Field]
         var parents: [(resource: String, foreignKey: String)] = []
         var actions: [String]
@@ -367,7 +367,7 @@ struct OpenAPIMapper {
             schemas.object(createSchema)?["required"]?.arrayValue?.contains(.string(key)) == true
             && schemas.object(properties[key] ?? .null)?["readOnly"]?.boolValue != true
         let serverMakesKey = keyIsClientChosen && !createRequiresKey
-        var keyFormat: JSON?
+        var keyFormat: MockResource.KeyFormat?
         if serverMakesKey, let keySchema = properties[key], keyType == .string {
             let property = schemas.object(keySchema) ?? JSONObject()
             if let pattern = property["pattern"]?.stringValue {
@@ -375,16 +375,16 @@ struct OpenAPIMapper {
                 probe.keyFormat = .pattern(pattern)
                 do {
                     try probe.checkKeyFormat()
-                    keyFormat = ["pattern": .string(pattern)]
+                    keyFormat = probe.keyFormat
                 } catch {
-                    keyFormat = "uuid"
+                    keyFormat = .uuid
                     notes.append(
                         .init(
                             place: candidate.name,
                             message: "its keys are made as UUIDs, not by the pattern '\(pattern.prefix(100))': \(error.message)"))
                 }
             } else {
-                keyFormat = "uuid"
+                keyFormat = .uuid
             }
         } else if serverMakesKey, actions.contains("create") {
             notes.append(
@@ -456,7 +456,7 @@ struct OpenAPIMapper {
         }
         object["fields"] = .object(fields)
         if resource.keyIsClientChosen || resource.key != "id" { object["primaryKey"] = .string(resource.key) }
-        if let keyFormat = resource.keyFormat { object["keyFormat"] = keyFormat }
+        if let keyFormat = resource.keyFormat { object["keyFormat"] = keyFormat.configurationValue }
         if resource.actions.count < 5 { object["actions"] = .array(resource.actions.map { .string($0) }) }
         if !resource.parents.isEmpty {
             object["parents"] = .array(
@@ -476,8 +476,8 @@ struct OpenAPIMapper {
             } else if field.type == .integer || field.type == .float {
                 if let minimum = schema["minimum"], minimum.doubleValue != nil { rule["min"] = minimum }
                 if let maximum = schema["maximum"], maximum.doubleValue != nil { rule["max"] = maximum }
-            } else if field.type == .string, let pattern = schema["pattern"]?.stringValue, (try? TextPattern(pattern)) != nil {
-                rule["pattern"] = .string(pattern)
+            } else if field.type == .string, let pattern = schemas.textPattern(schema) {
+                rule["pattern"] = .string(pattern.source)
             } else if field.type == .string, let format = schema["format"]?.stringValue {
                 let kinds = ["email": "email", "uri": "url", "url": "url", "uuid": "uuid", "hostname": "slug"]
                 if let kind = kinds[format] { rule["kind"] = .string(kind) }

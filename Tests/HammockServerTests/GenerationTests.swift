@@ -166,8 +166,7 @@ struct GenerationTests {
         try await server.generateData(generation, seed: 4)
         let names = await Self.all(server, "users").compactMap { $0["name"]?.stringValue }
         #expect(names.count == 40)
-        let regex = try NSRegularExpression(pattern: "^SKU-[0-9]{6}$")
-        #expect(names.allSatisfy { regex.firstMatch(in: $0, range: NSRange($0.startIndex..., in: $0)) != nil })
+        #expect(try names.allSatisfy { try TextPatternTests.fullyMatches("^SKU-[0-9]{6}$", $0) })
         let again = try await Self.server(.memory)
         try await again.generateData(generation, seed: 4)
         #expect(await Self.all(again, "users").compactMap { $0["name"]?.stringValue } == names)

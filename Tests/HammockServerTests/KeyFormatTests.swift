@@ -15,9 +15,7 @@ struct KeyFormatTests {
         return orders
     }
 
-    static func matches(_ pattern: String, _ text: String) throws -> Bool {
-        try NSRegularExpression(pattern: pattern).firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
-    }
+    static func matches(_ pattern: String, _ text: String) throws -> Bool { try TextPatternTests.fullyMatches(pattern, text) }
 
     @Test("A create that leaves the key out gets one in the pattern's form, reachable at its Location; a key sent is kept")
     func patternKeys() async throws {
@@ -76,6 +74,25 @@ struct KeyFormatTests {
         let full = await server.respond(to: MockRequest(.post, "/orders", json: ["total": 3]))
         #expect(full.status == .conflict)
         #expect(full.headerFields[.contentType] == "application/problem+json")
+    }
+
+    @Test("Creates at once on a pattern with two strings: two made, the rest 409, none lost or answered 500")
+    func concurrentCreates() async throws {
+        for _ in 0..<5 {
+            let server = try await MockServer(resources: [Self.orders(.pattern("^[ab]$"))])
+            let statuses = await withTaskGroup(of: Int.self) { group in
+                for total in 0..<40 {
+                    group.addTask {
+                        await server.respond(to: MockRequest(.post, "/orders", json: ["total": .integer(total)])).status.code
+                    }
+                }
+                return await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.filter { $0 == 201 }.count == 2)
+            #expect(statuses.filter { $0 == 409 }.count == 38)
+            let keys = try await server.respond(to: MockRequest(.get, "/orders")).json().arrayValue?.compactMap(\.["id"])
+            #expect(Set(keys ?? []) == ["a", "b"])
+        }
     }
 
     @Test("Loaded records without a key and generated records get keys in the format")

@@ -189,15 +189,10 @@ extension AdminRoutes {
             var defaults = JSONObject()
             for field in schema.ruledFields { if let value = field.defaultValue { defaults[field.name] = value } }
             let count = try await server.store.count(of: schema)
-            let keyFormat: JSON =
-                switch schema.resource.keyFormat {
-                case nil: .null
-                case .uuid: "uuid"
-                case .pattern(let pattern): ["pattern": .string(pattern)]
-                }
             resources.append([
                 "name": .string(schema.name), "primaryKey": .string(schema.key.name),
-                "keyIsGenerated": .bool(schema.isKeyGenerated), "keyFormat": keyFormat, "fields": .object(fields),
+                "keyIsGenerated": .bool(schema.isKeyGenerated),
+                "keyFormat": schema.resource.keyFormat?.configurationValue ?? .null, "fields": .object(fields),
                 "required": .array(schema.ruledFields.filter(\.isRequired).map { .string($0.name) }),
                 "defaults": .object(defaults),
                 "parents": .array(schema.foreignKeys.map { ["resource": .string($0.parent), "foreignKey": .string($0.name)] }),

@@ -183,16 +183,8 @@ struct ConfigurationReader {
     ) throws(ConfigurationError)
         -> MockResource.KeyFormat?
     {
-        let format: MockResource.KeyFormat
-        switch value {
-        case nil: return nil
-        case .string("uuid")?: format = .uuid
-        case .object(let object)? where object.count == 1:
-            guard case .string(let pattern)? = object["pattern"] else {
-                throw fail(path, "expected \"uuid\" or {\"pattern\": a regular expression}")
-            }
-            format = .pattern(pattern)
-        default:
+        guard let value else { return nil }
+        guard let format = MockResource.KeyFormat(configurationValue: value) else {
             throw fail(path, "expected \"uuid\" or {\"pattern\": a regular expression}")
         }
         guard resource.field(named: resource.primaryKey)?.type == .string else {
@@ -201,7 +193,7 @@ struct ConfigurationReader {
         var checked = resource
         checked.keyFormat = format
         do {
-            _ = try KeyMaker(checked)
+            try checked.checkKeyFormat()
         } catch {
             throw fail(path, error.message)
         }

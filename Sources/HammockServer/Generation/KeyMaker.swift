@@ -67,6 +67,27 @@ struct KeyMaker: Sendable {
     }
 }
 
+extension MockResource.KeyFormat {
+    /// The format as a configuration file writes it: `"uuid"` or `{"pattern": "^ord_[0-9a-f]{8}$"}`.
+    package var configurationValue: JSON {
+        switch self {
+        case .uuid: "uuid"
+        case .pattern(let pattern): ["pattern": .string(pattern)]
+        }
+    }
+
+    /// The format a configuration file's value names, or `nil` for a value that names none.
+    package init?(configurationValue value: JSON) {
+        switch value {
+        case .string("uuid"): self = .uuid
+        case .object(let object) where object.count == 1:
+            guard case .string(let pattern)? = object["pattern"] else { return nil }
+            self = .pattern(pattern)
+        default: return nil
+        }
+    }
+}
+
 extension MockResource {
     /// Checks that the server can make keys in this resource's key format (a pattern it can read, that
     /// makes keys a URL can reach): what adding the resource checks, for an importer that chooses a
