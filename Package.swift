@@ -14,6 +14,7 @@ let package = Package(
     products: [
         .library(name: "HammockJSON", targets: ["HammockJSON"]),
         .library(name: "HammockStore", targets: ["HammockStore"]),
+        .library(name: "HammockSchema", targets: ["HammockSchema"]),
         .library(name: "HammockServer", targets: ["HammockServer"]),
         .library(name: "HammockHTTPServer", targets: ["HammockHTTPServer"]),
         .library(name: "HammockSQLite", targets: ["HammockSQLite"]),
@@ -148,6 +149,10 @@ let package = Package(
         // memory store, store locations and drivers. A store driver imports this, not the engine.
         .target(name: "HammockStore", dependencies: ["HammockJSON", "HammockWire"], swiftSettings: swiftSettings),
 
+        // JSON Schema as OpenAPI documents write it: values checked against schemas (a request against its
+        // API document), regular expressions matched in linear time and read to make strings.
+        .target(name: "HammockSchema", dependencies: ["HammockJSON", "HammockWire"], swiftSettings: swiftSettings),
+
         // The mock REST server's engine: resources, the pipeline (middleware, router, routes),
         // controllers, serializers, the memory store, configuration files, in-process `respond(to:)`.
         // No SwiftNIO, no SQLite: an app's tests that use the mock in process build only this.
@@ -155,6 +160,7 @@ let package = Package(
             name: "HammockServer",
             dependencies: [
                 "HammockStore",
+                "HammockSchema",
                 "HammockJSON",
                 "HammockWire",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -184,7 +190,7 @@ let package = Package(
         .target(
             name: "HammockOpenAPI",
             dependencies: [
-                "HammockServer", "HammockJSON", "HammockWire", .product(name: "Yams", package: "Yams"),
+                "HammockServer", "HammockSchema", "HammockJSON", "HammockWire", .product(name: "Yams", package: "Yams"),
                 .product(name: "OpenAPIKit", package: "OpenAPIKit"),
                 .product(name: "OpenAPIKit30", package: "OpenAPIKit"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -268,6 +274,9 @@ let package = Package(
 
         .testTarget(
             name: "HammockJSONTests", dependencies: ["HammockJSON", "HammockTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "HammockSchemaTests", dependencies: ["HammockSchema", "HammockJSON", "HammockTestSupport"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "HammockWireTests", dependencies: ["HammockWire", "HammockTestSupport"], swiftSettings: swiftSettings),
         .testTarget(

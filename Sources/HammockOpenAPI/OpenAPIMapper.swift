@@ -1,4 +1,5 @@
 import HammockJSON
+import HammockSchema
 import HammockServer
 
 /// Maps an OpenAPI document (as JSON, either dialect) to a Hammock configuration: see ``OpenAPIImport``.
@@ -118,6 +119,7 @@ struct OpenAPIMapper {
         if !data.isEmpty { output["data"] = .object(data) }
         if !generate.isEmpty { output["generate"] = .object(generate) }
         if !routes.isEmpty { output["routes"] = .array(routes) }
+        if let validation = validation(for: operations) { output["validation"] = validation }
         configuration = .object(output)
     }
 
@@ -611,17 +613,10 @@ struct OpenAPIMapper {
 
     /// The stub route answering an operation, or `nil` (noted) when its path cannot be routed.
     mutating func stub(for operation: Operation) -> JSON? {
-        var pattern = ""
-        for segment in operation.segments {
-            switch segment {
-            case .literal(let text): pattern += "/" + text
-            case .parameter(let name): pattern += "/:" + name
-            case .partial(let text):
-                pattern += "/*"
-                notes.append(.init(place: operation.place, message: "'\(text)' is matched as any one segment"))
-            }
+        let pattern = Self.routePattern(operation.segments)
+        for case .partial(let text) in operation.segments {
+            notes.append(.init(place: operation.place, message: "'\(text)' is matched as any one segment"))
         }
-        if pattern.isEmpty { pattern = "/" }
         do {
             _ = try PathPattern(pattern)
         } catch {

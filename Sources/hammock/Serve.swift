@@ -100,6 +100,12 @@ struct Serve: AsyncParsableCommand {
             valueName: "name"))
     var redactHeader: [String] = []
 
+    @Flag(
+        help:
+            "Answer requests an OpenAPI document describes without checking them against it (parameters 400, media type 415, body 422)."
+    )
+    var noValidation = false
+
     @Flag(help: "Watch the configuration file and put changes in force without a restart.")
     var watch = false
 
@@ -245,6 +251,7 @@ struct Serve: AsyncParsableCommand {
     }
 
     func applyFlags(to configuration: inout ServerConfiguration) throws {
+        if noValidation { configuration.requestChecks = nil }
         if let host { configuration.host = host }
         if let port {
             guard (0...65535).contains(port) else {
@@ -377,6 +384,7 @@ struct Serve: AsyncParsableCommand {
     ) {
         Self.printLine("Hammock is serving \(config) at \(url)")
         if let openAPI { Self.printOpenAPISummary(openAPI) }
+        if let checks = server.requestChecks { Self.printRequestChecks(checks) }
         Self.printLine("store: \(store)")
         Self.printLine("version: \(MockServer.version)")
         if let admin = server.options.adminPath {
@@ -398,6 +406,16 @@ struct Serve: AsyncParsableCommand {
         let stubs = openAPI.stubs.count == 1 ? "1 stub" : "\(openAPI.stubs.count) stubs"
         printLine("from OpenAPI \(openAPI.version) \"\(openAPI.title)\": \(resources); \(stubs)")
         for note in openAPI.notes { printLine("not as documented: \(note)") }
+    }
+
+    /// How many operations the document's checks cover, and what in them is not checked.
+    static func printRequestChecks(_ checks: RequestChecks) {
+        printLine(
+            "checked against the document: \(checks.count) operation\(checks.count == 1 ? "" : "s") (--no-validation turns the checks off)"
+        )
+        // A document with hundreds of unreadable patterns would bury the banner: the first ten, then a count.
+        for note in checks.notes.prefix(10) { printLine("not checked: \(note)") }
+        if checks.notes.count > 10 { printLine("not checked: \(checks.notes.count - 10) more") }
     }
 
     /// A configuration's server in memory, for commands that describe it rather than serve it (`routes`,

@@ -72,10 +72,13 @@ struct OpenAPICommandTests {
         var url: String?
         for await line in process.lines {
             if line.hasPrefix("Hammock is serving") { url = line.split(separator: " ").last.map(String.init) }
-            if line.hasPrefix("from OpenAPI") || line.hasPrefix("not as documented") { summary.append(line) }
+            if line.hasPrefix("from OpenAPI") || line.hasPrefix("not as documented") || line.hasPrefix("checked against") {
+                summary.append(line)
+            }
             if line.hasPrefix("store:") { break }
         }
         #expect(summary.first == "from OpenAPI 3.1.0 \"Tasks API\": resources projects, tasks, teams; 8 stubs")
+        #expect(summary.last == "checked against the document: 15 operations (--no-validation turns the checks off)")
         #expect(
             summary.contains("not as documented: security: not checked: every request is let in, with or without credentials"))
         let base = try #require(url)
@@ -83,6 +86,8 @@ struct OpenAPICommandTests {
         defer { session.finishTasksAndInvalidate() }
         let (projects, _) = try await session.data(from: try #require(URL(string: base + "/v3/projects")))
         #expect(try JSON(parsing: [UInt8](projects)).arrayValue?.count == 2)
+        let (_, wrongKey) = try await session.data(from: try #require(URL(string: base + "/v3/tasks/seven")))
+        #expect((wrongKey as? HTTPURLResponse)?.statusCode == 400)
         let (_, health) = try await session.data(from: try #require(URL(string: base + "/v3/health")))
         #expect((health as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Type") == "text/plain")
         // Its own document, served back, has the title it was given.
@@ -90,6 +95,24 @@ struct OpenAPICommandTests {
         #expect(try JSON(parsing: [UInt8](data))["info"]?["title"] == "Tasks API")
         process.interrupt()
         #expect(await process.exitStatus() == 0)
+
+        // --no-validation: the same request reaches the resource, which finds no such task.
+        let unchecked = try HammockProcess([
+            "serve", "Tests/OpenAPI/documents/tasks.yaml", "--port", "0", "--quiet", "--no-validation",
+        ])
+        var uncheckedURL: String?
+        var announced = false
+        for await line in unchecked.lines {
+            if line.hasPrefix("Hammock is serving") { uncheckedURL = line.split(separator: " ").last.map(String.init) }
+            if line.hasPrefix("checked against") { announced = true }
+            if line.hasPrefix("store:") { break }
+        }
+        #expect(!announced)
+        let uncheckedBase = try #require(uncheckedURL)
+        let (_, notFound) = try await session.data(from: try #require(URL(string: uncheckedBase + "/v3/tasks/seven")))
+        #expect((notFound as? HTTPURLResponse)?.statusCode == 404)
+        unchecked.interrupt()
+        #expect(await unchecked.exitStatus() == 0)
 
         let routes = try await Self.run(["routes", "Tests/OpenAPI/documents/petstore.yaml"])
         #expect(routes.status == 0)

@@ -33,7 +33,8 @@ struct OpenAPIImportTests {
         #expect(list.status == .ok)
         #expect(try list.json().arrayValue?.map { $0["name"] } == ["Biscuit", "Mochi", "Pickle"])
         #expect(try await server.get("/v1/pets/2").json()["tag"] == "cat")
-        let created = await server.respond(to: MockRequest(.post, "/v1/pets", json: ["name": "Fig", "tag": "dog"]))
+        // The document's create requires an id; the mock keeps its own integer keys and makes the next one.
+        let created = await server.respond(to: MockRequest(.post, "/v1/pets", json: ["id": 99, "name": "Fig", "tag": "dog"]))
         #expect(created.status == .created)
         #expect(try created.json()["id"] == 4)
         #expect(try await server.get("/v1/pets?tag=dog").json().arrayValue?.count == 2)
@@ -41,10 +42,17 @@ struct OpenAPIImportTests {
         #expect(await server.respond(to: MockRequest(.delete, "/v1/pets/1")).status == .methodNotAllowed)
         #expect(await server.respond(to: MockRequest(.put, "/v1/pets/1", json: ["name": "Rex"])).status == .methodNotAllowed)
         #expect(await server.get("/pets").status == .notFound)
-        // `required: [id, name]`: the name is required of a create, and cannot be cleared.
+        // `required: [id, name]`: the document's check names both members a create leaves out.
         let nameless = await server.respond(to: MockRequest(.post, "/v1/pets", json: ["tag": "fish"]))
         #expect(nameless.status == .unprocessableContent)
-        #expect(try nameless.json()["errors"]?[0] == ["field": "name", "detail": "required"])
+        #expect(
+            try nameless.json()["errors"]?.arrayValue?.compactMap { $0["detail"]?.stringValue } == [
+                "the member 'id' is required", "the member 'name' is required",
+            ])
+        // Without the document's checks, the resource's own rules still hold: the name is required.
+        server.setRequestChecks(nil)
+        let unchecked = await server.respond(to: MockRequest(.post, "/v1/pets", json: ["tag": "fish"]))
+        #expect(try unchecked.json()["errors"]?[0] == ["field": "name", "detail": "required"])
     }
 
     @Test("The expanded Petstore (OpenAPI 3.1, JSON): allOf merged, server variables, a 204 delete, stubs in a routable order")
@@ -279,6 +287,39 @@ struct OpenAPIImportTests {
         let refused = await server.respond(to: MockRequest(.patch, "/apps/1/commands", json: [:]))
         #expect(refused.status == .methodNotAllowed)
         #expect(refused.headerFields[.allow]?.contains("PUT") == true && refused.headerFields[.allow]?.contains("GET") == true)
+    }
+
+    @Test("Requests are checked as the document says: a path key's format, a query enum, a merge patch in part, a body's types")
+    func documentedChecks() async throws {
+        let (server, _) = try await mock(fromDocument: "tasks.yaml")
+        let checks = try #require(server.requestChecks)
+        #expect(checks.notes.isEmpty)
+        let launch = "6f1d2c3b-8a7e-4d5c-9b0a-112233445566"
+        // `projectId` is `format: uuid`; `status` a `$ref` to an enum; `taskId` an integer.
+        let badKey = await server.get("/v3/projects/not-a-uuid")
+        #expect(badKey.status == .badRequest)
+        #expect(try badKey.json()["errors"]?[0]?["keyword"] == "format")
+        let badStatus = await server.get("/v3/projects/\(launch)/tasks?status=lost")
+        #expect(badStatus.status == .badRequest)
+        #expect(
+            try badStatus.json()["errors"]?[0] == [
+                "in": "query", "name": "status", "pointer": "", "keyword": "enum",
+                "detail": #""lost" is not one of "todo", "doing", "done""#,
+            ])
+        #expect(await server.get("/v3/projects/\(launch)/tasks?status=done").status == .ok)
+        #expect(await server.get("/v3/tasks/seven").status == .badRequest)
+        // A merge patch need not carry the members the whole project requires; what it carries is checked.
+        let patch: HTTPFields = [.contentType: "application/merge-patch+json"]
+        let partial = await server.respond(
+            to: MockRequest(.patch, "/v3/projects/\(launch)", headerFields: patch, body: Array(#"{"archived": true}"#.utf8)))
+        #expect(partial.status == .ok)
+        let wrongType = await server.respond(
+            to: MockRequest(.patch, "/v3/projects/\(launch)", headerFields: patch, body: Array(#"{"archived": "yes"}"#.utf8)))
+        #expect(wrongType.status == .unprocessableContent)
+        #expect(try wrongType.json()["errors"]?[0]?["pointer"] == "/archived")
+        // The same document served without its checks (`--no-validation`) answers as the resource decides.
+        server.setRequestChecks(nil)
+        #expect(await server.get("/v3/projects/\(launch)/tasks?status=lost").status == .ok)
     }
 
     @Test("A made-up body keeps its schema: patterns, item counts, deep members, unions with a discriminator, recursion")

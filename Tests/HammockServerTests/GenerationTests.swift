@@ -1,5 +1,6 @@
 import Foundation
 import HammockJSON
+import HammockTestSupport
 import Testing
 
 @testable import HammockServer
@@ -166,7 +167,7 @@ struct GenerationTests {
         try await server.generateData(generation, seed: 4)
         let names = await Self.all(server, "users").compactMap { $0["name"]?.stringValue }
         #expect(names.count == 40)
-        #expect(try names.allSatisfy { try TextPatternTests.fullyMatches("^SKU-[0-9]{6}$", $0) })
+        #expect(try names.allSatisfy { try ICUPattern.fullyMatches("^SKU-[0-9]{6}$", $0) })
         let again = try await Self.server(.memory)
         try await again.generateData(generation, seed: 4)
         #expect(await Self.all(again, "users").compactMap { $0["name"]?.stringValue } == names)

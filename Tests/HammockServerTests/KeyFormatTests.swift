@@ -15,7 +15,7 @@ struct KeyFormatTests {
         return orders
     }
 
-    static func matches(_ pattern: String, _ text: String) throws -> Bool { try TextPatternTests.fullyMatches(pattern, text) }
+    static func matches(_ pattern: String, _ text: String) throws -> Bool { try ICUPattern.fullyMatches(pattern, text) }
 
     @Test("A create that leaves the key out gets one in the pattern's form, reachable at its Location; a key sent is kept")
     func patternKeys() async throws {

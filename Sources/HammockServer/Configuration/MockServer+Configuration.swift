@@ -37,6 +37,7 @@ extension MockServer {
             options: options, routes: routes, middleware: middleware, clock: clock, random: random, logger: logger)
         let ids = addStubs(configuration.routes)
         setFaults(configuration.faults)
+        setRequestChecks(configuration.requestChecks)
         loaded.withLock {
             $0 = LoadedConfiguration(
                 configuration: configuration, routeIDs: ids, latency: configuration.latency, faults: configuration.faults)

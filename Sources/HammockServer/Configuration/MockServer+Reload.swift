@@ -109,6 +109,7 @@ extension MockServer {
             settings.routes += fileRoutes
             if report.latencyChanged { settings.latency = configuration.latency }
             if report.faultsChanged { settings.faults = Interventions.named(configuration.faults) }
+            settings.requestChecks = configuration.requestChecks
         }
         if let old = previous.configuration { report.needsRestart = Self.restartSettings(from: old, to: configuration) }
         loaded.withLock {

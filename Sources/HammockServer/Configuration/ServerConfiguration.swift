@@ -55,10 +55,14 @@ public struct ServerConfiguration: Sendable {
     /// Header fields the admin API hides in the journal besides the usual credentials (`redactHeaders`;
     /// see ``MockServer/Options/redactedHeaders``).
     public var redactedHeaders: [String] = []
+    /// The API document's checks of requests (`validation`, which an imported OpenAPI document writes);
+    /// `nil` to check nothing.
+    public var requestChecks: RequestChecks?
 
     static let topLevelKeys = [
         "host", "port", "store", "latency", "maximumBodySize", "cors", "idleTimeout", "requestTimeout", "resources", "data",
         "routes", "basePath", "generate", "adminPath", "journalSize", "strict", "faults", "allowedHosts", "redactHeaders",
+        "validation",
     ]
     static let resourceKeys = ["name", "fields", "primaryKey", "keyFormat", "actions", "parents"]
 
@@ -180,6 +184,9 @@ public struct ServerConfiguration: Sendable {
         }
         allowedHosts = try Self.names(object["allowedHosts"], at: "allowedHosts", fail: fail, isValid: Self.isHostName)
         redactedHeaders = try Self.names(object["redactHeaders"], at: "redactHeaders", fail: fail, isValid: Self.isFieldName)
+        if let value = object["validation"], !value.isNull {
+            requestChecks = try RequestChecks(json: value, at: "validation", fail: fail)
+        }
         try checkAdminPath(file: file)
     }
 

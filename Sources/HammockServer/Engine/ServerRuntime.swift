@@ -17,6 +17,8 @@ final class ServerRuntime: Sendable {
         var faults: [Fault] = []
         /// The routes of your own in the order tried, each with the number it was added under.
         var routes: [(id: Int, entry: CustomRoutes.Entry)] = []
+        /// The API document's checks of requests, if the server has one.
+        var requestChecks: RequestChecks?
     }
 
     let settings: Settings

@@ -1,4 +1,5 @@
 import HammockJSON
+import HammockSchema
 import HammockStore
 
 /// Makes the string keys of a resource with a ``MockResource/KeyFormat``: for a create that leaves

@@ -1,4 +1,5 @@
 import HammockJSON
+import HammockSchema
 import HammockStore
 
 extension MockServer {

@@ -88,6 +88,9 @@ final class MockRouter: Sendable {
     /// Only when no family allows the method is it a 405 (or an `OPTIONS` answer) listing every method
     /// the path's endpoints allow, in the order the families were asked.
     func route(_ request: MockRequest) async throws -> MockResponse {
+        // A request the API document describes is checked before any route answers it (one optional
+        // read when the server has no document).
+        if let checks = request.runtime?.settings.requestChecks, request.method != .options { try checks.check(request) }
         let families = self.families.withLock { $0 }
         var refusing: [MockEndpoint] = []
         for family in families {

@@ -17,6 +17,11 @@
 /// Made strings use printable ASCII where the pattern leaves a choice (`.`, a negated class), so they
 /// survive a URL, a header and a log line. An open repetition (`*`, `+`, `{n,}`) makes at most 16 more
 /// than its minimum, and none once the text is ``longestText`` long.
+///
+/// Read ``Purpose/matching`` instead, the same pattern is a test of text (``matches(_:)``), as JSON
+/// Schema's `pattern` is: anchors and `\b` keep their meaning, `.` and negations stand for every scalar,
+/// and the search runs in time linear in the text (an automaton, not backtracking), so neither a
+/// document's pattern nor a request's string can make it take long.
 package struct TextPattern: Sendable, Hashable, CustomStringConvertible {
     /// The longest shortest-match a pattern may have, in characters: twice the bytes a key may take in a
     /// URL (`ResourceSchema.maximumKeyBytesInURL`), so every key pattern a URL can carry is accepted.
@@ -28,8 +33,23 @@ package struct TextPattern: Sendable, Hashable, CustomStringConvertible {
     /// How many more than its minimum an open repetition makes at most.
     static let openRepetitionSpread = 16
 
+    /// What a pattern is read for.
+    package enum Purpose: Sendable, Hashable {
+        /// Making strings: anchors make nothing; `.` and negations choose from printable ASCII.
+        case making
+        /// Testing strings: anchors are kept; `.` and negations stand for every scalar.
+        case matching
+    }
+
+    /// A test at a place in the text, which matches no text itself.
+    enum Assertion: Sendable, Hashable {
+        case start, end, wordBoundary, notWordBoundary
+    }
+
     indirect enum Node: Sendable, Hashable {
         case text([Unicode.Scalar])
+        /// Only when read for ``Purpose/matching``.
+        case assertion(Assertion)
         case oneOf(ScalarSet)
         case sequence([Node])
         case choice([Node])
@@ -38,27 +58,30 @@ package struct TextPattern: Sendable, Hashable, CustomStringConvertible {
 
     /// The pattern as written.
     package let source: String
+    /// What it was read for.
+    package let purpose: Purpose
     let root: Node
     /// The length of the shortest text it matches.
     package let shortestLength: Int
 
     /// Reads a pattern.
     /// - Throws: ``TextPatternError`` naming the position and what could not be read.
-    package init(_ source: String) throws(TextPatternError) {
+    package init(_ source: String, for purpose: Purpose = .making) throws(TextPatternError) {
         self.source = source
+        self.purpose = purpose
         let scalars = Array(source.unicodeScalars)
         guard scalars.count <= Self.longestSource else {
             throw TextPatternError(
                 pattern: source, offset: Self.longestSource,
                 reason: "longer than \(Self.longestSource) characters, which no key or value format needs")
         }
-        var parser = Parser(scalars: scalars, source: source)
+        var parser = Parser(scalars: scalars, source: source, purpose: purpose)
         let root = try parser.alternation(depth: 0)
         if parser.index < scalars.count {
             throw parser.error("an unmatched ')'")
         }
         let shortest = Self.shortestLength(of: root)
-        guard shortest <= Self.longestText else {
+        guard shortest <= Self.longestText || purpose == .matching else {
             throw TextPatternError(
                 pattern: source, offset: 0,
                 reason: "its shortest match is longer than \(Self.longestText) characters")
@@ -84,6 +107,8 @@ package struct TextPattern: Sendable, Hashable, CustomStringConvertible {
         case .text(let scalars):
             output.append(contentsOf: scalars)
             count += scalars.count
+        case .assertion:
+            break
         case .oneOf(let set):
             output.append(set.pick(using: &random))
             count += 1
@@ -108,6 +133,7 @@ package struct TextPattern: Sendable, Hashable, CustomStringConvertible {
     static func shortestLength(of node: Node) -> Int {
         switch node {
         case .text(let scalars): return scalars.count
+        case .assertion: return 0
         case .oneOf: return 1
         case .sequence(let nodes):
             return nodes.reduce(0) { total, node in
@@ -146,8 +172,32 @@ struct ScalarSet: Sendable, Hashable {
     static let alphanumerics = ScalarSet([0x30...0x39, 0x41...0x5A, 0x61...0x7A])
     static let space = ScalarSet([0x20...0x20])
     static let whitespace = ScalarSet([0x09...0x0D, 0x20...0x20])
-    /// Where a negation takes its members: printable ASCII.
+    /// Where a negation takes its members when making text: printable ASCII.
     static let printable = ScalarSet([0x20...0x7E])
+    /// Where a negation takes its members when matching: every scalar.
+    static let everything = ScalarSet([0...0xD7FF, 0xE000...0x10FFFF])
+    /// What `\s` matches in a JavaScript pattern, which JSON Schema's are.
+    static let javaScriptSpace = ScalarSet([
+        0x09...0x0D, 0x20...0x20, 0xA0...0xA0, 0x1680...0x1680, 0x2000...0x200A, 0x2028...0x2029, 0x202F...0x202F,
+        0x205F...0x205F, 0x3000...0x3000, 0xFEFF...0xFEFF,
+    ])
+
+    /// Whether `scalar` is a member: a binary search of the ranges.
+    func contains(_ scalar: UInt32) -> Bool {
+        var low = 0
+        var high = ranges.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ranges[middle].upperBound < scalar {
+                low = middle + 1
+            } else if ranges[middle].lowerBound > scalar {
+                high = middle
+            } else {
+                return true
+            }
+        }
+        return false
+    }
 
     init(_ ranges: [ClosedRange<UInt32>] = []) {
         for range in ranges { insert(range) }
@@ -207,7 +257,12 @@ extension TextPattern {
     struct Parser {
         let scalars: [Unicode.Scalar]
         let source: String
+        let purpose: Purpose
         var index = 0
+
+        /// What a negation takes its members from.
+        var universe: ScalarSet { purpose == .matching ? .everything : .printable }
+        var isMatching: Bool { purpose == .matching }
 
         func error(_ reason: String) -> TextPatternError {
             TextPatternError(pattern: source, offset: index, reason: reason)
@@ -231,6 +286,12 @@ extension TextPattern {
             var nodes: [Node] = []
             while let scalar = current, scalar != "|", scalar != ")" {
                 guard let atom = try atom(depth: depth) else { continue }
+                if case .assertion = atom {
+                    // A quantified assertion (`^*`) is as good as the assertion or nothing: no text.
+                    _ = try quantified(.text([]))
+                    nodes.append(atom)
+                    continue
+                }
                 nodes.append(try quantified(atom))
             }
             // Adjacent literals become one run of text.
@@ -251,9 +312,11 @@ extension TextPattern {
             index += 1
             switch scalar {
             case "^", "$":
-                return nil
+                return isMatching ? .assertion(scalar == "^" ? .start : .end) : nil
             case ".":
-                return .oneOf(.alphanumerics)
+                // Any scalar but a line terminator, when matching.
+                return .oneOf(
+                    isMatching ? ScalarSet([0x0A...0x0A, 0x0D...0x0D, 0x2028...0x2029]).complement(in: universe) : .alphanumerics)
             case "[":
                 return .oneOf(try characterClass())
             case "(":
@@ -348,12 +411,17 @@ extension TextPattern {
             index += 1
             switch scalar {
             case "d": return .oneOf(.digits)
-            case "D": return .oneOf(.letters)
+            case "D": return .oneOf(isMatching ? ScalarSet.digits.complement(in: universe) : .letters)
             case "w": return .oneOf(.word)
-            case "W": return .oneOf(ScalarSet.word.complement(in: .printable))
-            case "s": return .oneOf(.space)
-            case "S": return .oneOf(.alphanumerics)
-            case "b" where !inClass, "B" where !inClass, "A", "z", "Z", "G":
+            case "W": return .oneOf(ScalarSet.word.complement(in: universe))
+            case "s": return .oneOf(isMatching ? .javaScriptSpace : .space)
+            case "S": return .oneOf(isMatching ? ScalarSet.javaScriptSpace.complement(in: universe) : .alphanumerics)
+            case "b" where !inClass, "B" where !inClass:
+                return isMatching ? .assertion(scalar == "b" ? .wordBoundary : .notWordBoundary) : nil
+            case "A", "z", "Z":
+                return isMatching ? .assertion(scalar == "A" ? .start : .end) : nil
+            case "G":
+                if isMatching { throw error("'\\G' cannot be tested") }
                 return nil
             case "b": return .text(["\u{08}"])
             case "n": return .text(["\n"])
@@ -449,7 +517,7 @@ extension TextPattern {
                     set.insert(low.value...low.value)
                 }
             }
-            let members = negated ? set.complement(in: .printable) : set
+            let members = negated ? set.complement(in: universe) : set
             guard !members.isEmpty else { throw error("the class matches no character that can be made") }
             return members
         }
