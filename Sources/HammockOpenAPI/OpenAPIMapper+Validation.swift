@@ -5,7 +5,10 @@ extension OpenAPIMapper {
     /// The configuration's `validation` section: every operation the document has, with its parameters
     /// and request body, and the document's named schemas for their `$ref`s. The server checks each
     /// request against it (`RequestChecks`); `nil` when no operation has anything to check.
-    func validation(for operations: [Operation]) -> JSON? {
+    mutating func validation(for operations: [Operation]) -> JSON? {
+        let root = schemas.root.objectValue ?? JSONObject()
+        let schemes = securitySchemes(root)
+        var used = Set<String>()
         var checked: [JSON] = []
         for operation in operations {
             // A path no route can have (a parameter named twice) is not mocked, and so not checked.
@@ -21,9 +24,19 @@ extension OpenAPIMapper {
                     // The operation's own come first: a path item's parameter of the same name yields to it.
                     seen.insert("\(location) \(name)").inserted
                 else { continue }
-                // A path parameter inside a segment (`{month}.csv`) is not captured by the route.
-                if location == "path", !operation.segments.contains(.parameter(name)) { continue }
                 var checkedParameter: JSONObject = ["name": .string(name), "in": .string(location)]
+                // A path parameter inside a segment (`{month}.csv`) is read from that segment, when it is the
+                // segment's only one; the route matches the segment as `*`.
+                if location == "path", !operation.segments.contains(.parameter(name)) {
+                    guard
+                        let index = operation.segments.firstIndex(where: { segment in
+                            guard case .partial(let text) = segment else { return false }
+                            return text.contains("{\(name)}") && text.count(where: { $0 == "{" }) == 1
+                        }), case .partial(let template) = operation.segments[index]
+                    else { continue }
+                    checkedParameter["segment"] = .integer(index)
+                    checkedParameter["template"] = .string(template)
+                }
                 if parameter["required"]?.boolValue == true { checkedParameter["required"] = true }
                 // A parameter given by `content` (JSON in a query item) is checked for presence only.
                 if let schema = parameter["schema"] { checkedParameter["schema"] = schema }
@@ -43,15 +56,89 @@ extension OpenAPIMapper {
                 if body["required"]?.boolValue == true { checkedBody["required"] = true }
                 entry["body"] = .object(checkedBody)
             }
+            // The operation's own requirements, else the document's; `[]` (or a `{}` among them) asks for none.
+            if let requirements = security(of: operation, root: root, schemes: schemes) {
+                entry["security"] = .array(
+                    requirements.map { names in
+                        var requirement = JSONObject()
+                        for name in names { requirement[name] = .array([]) }
+                        return .object(requirement)
+                    })
+                for requirement in requirements { used.formUnion(requirement) }
+            }
             guard entry.count > 2 else { continue }
             checked.append(.object(entry))
         }
         guard !checked.isEmpty else { return nil }
         var section: JSONObject = ["operations": .array(checked)]
+        if !used.isEmpty {
+            var defined = JSONObject()
+            for name in used.sorted() { defined[name] = schemes[name] }
+            section["securitySchemes"] = .object(defined)
+        }
         if case .object(let named)? = schemas.root["components"]?["schemas"], !named.isEmpty {
             section["schemas"] = .object(named)
         }
         return .object(section)
+    }
+
+    /// The document's security schemes the mock can check, by name: an unknown type is noted and left out.
+    mutating func securitySchemes(_ root: JSONObject) -> [String: JSON] {
+        var schemes: [String: JSON] = [:]
+        for (name, value) in root["components"]?["securitySchemes"]?.objectValue ?? JSONObject() {
+            guard case .object(let scheme)? = schemas.resolve(value), case .string(let type)? = scheme["type"] else { continue }
+            var kept: JSONObject = ["type": .string(type)]
+            switch type {
+            case "http":
+                guard case .string(let name)? = scheme["scheme"], !name.isEmpty, name.utf8.count <= 100 else { continue }
+                kept["scheme"] = .string(name)
+            case "apiKey":
+                guard case .string(let key)? = scheme["name"], !key.isEmpty, case .string(let place)? = scheme["in"],
+                    ["header", "query", "cookie"].contains(place)
+                else {
+                    notes.append(
+                        .init(
+                            place: "components.securitySchemes.\(name)",
+                            message: "not checked: an API key without a name or place"))
+                    continue
+                }
+                kept["name"] = .string(key)
+                kept["in"] = .string(place)
+            case "oauth2", "openIdConnect", "mutualTLS":
+                break
+            default:
+                notes.append(
+                    .init(
+                        place: "components.securitySchemes.\(name)", message: "not checked: an unknown type, \(type.prefix(100))")
+                )
+                continue
+            }
+            schemes[name] = .object(kept)
+        }
+        return schemes
+    }
+
+    /// The requirements an operation has, each the names of the schemes it needs together; `nil` when
+    /// it needs none. A requirement naming a scheme the document does not define is noted and dropped.
+    mutating func security(of operation: Operation, root: JSONObject, schemes: [String: JSON]) -> [[String]]? {
+        guard case .array(let requirements)? = operation.object["security"] ?? root["security"] else { return nil }
+        var kept: [[String]] = []
+        for requirement in requirements {
+            guard case .object(let names) = requirement else { continue }
+            if names.isEmpty { return nil }
+            let unknown = names.keys.filter { schemes[$0] == nil }
+            guard unknown.isEmpty else {
+                notes.append(
+                    .init(
+                        place: operation.place,
+                        message:
+                            "security: \(unknown.joined(separator: ", ").prefix(200)) is no security scheme the mock can check; that way in is not offered"
+                    ))
+                continue
+            }
+            kept.append(names.keys)
+        }
+        return kept.isEmpty ? nil : kept
     }
 
     /// A path's segments as a route pattern (`/pets/:petId`); a segment with a parameter inside it

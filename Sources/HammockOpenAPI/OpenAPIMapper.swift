@@ -5,7 +5,7 @@ import HammockServer
 /// Maps an OpenAPI document (as JSON, either dialect) to a Hammock configuration: see ``OpenAPIImport``.
 struct OpenAPIMapper {
     let schemas: DocumentSchemas
-    private(set) var notes: [OpenAPIImport.Note] = []
+    var notes: [OpenAPIImport.Note] = []
     private(set) var configuration: JSON = .object(JSONObject())
     private(set) var resourceNames: [String] = []
     private(set) var stubPlaces: [String] = []
@@ -188,12 +188,6 @@ struct OpenAPIMapper {
                         place: "\(operation.place) callbacks.\(name)",
                         message: "not called: the mock makes no requests of its own"))
             }
-        }
-        let secured =
-            root["security"]?.arrayValue?.isEmpty == false
-            || operations.contains { $0.object["security"]?.arrayValue?.isEmpty == false }
-        if secured {
-            notes.append(.init(place: "security", message: "not checked: every request is let in, with or without credentials"))
         }
     }
 

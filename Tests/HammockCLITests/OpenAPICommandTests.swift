@@ -78,16 +78,20 @@ struct OpenAPICommandTests {
             if line.hasPrefix("store:") { break }
         }
         #expect(summary.first == "from OpenAPI 3.1.0 \"Tasks API\": resources projects, tasks, teams; 8 stubs")
-        #expect(summary.last == "checked against the document: 15 operations (--no-validation turns the checks off)")
-        #expect(
-            summary.contains("not as documented: security: not checked: every request is let in, with or without credentials"))
+        #expect(summary.last == "checked against the document: 18 operations (--no-validation turns the checks off)")
+        #expect(!summary.contains { $0.contains("security") })
         let base = try #require(url)
-        let session = URLSession(configuration: .ephemeral)
+        // The document asks for a bearer token: the session sends one, as a signed-in app would.
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpAdditionalHeaders = ["Authorization": "Bearer test-token"]
+        let session = URLSession(configuration: configuration)
         defer { session.finishTasksAndInvalidate() }
         let (projects, _) = try await session.data(from: try #require(URL(string: base + "/v3/projects")))
         #expect(try JSON(parsing: [UInt8](projects)).arrayValue?.count == 2)
         let (_, wrongKey) = try await session.data(from: try #require(URL(string: base + "/v3/tasks/seven")))
         #expect((wrongKey as? HTTPURLResponse)?.statusCode == 400)
+        let (_, anonymous) = try await URLSession.shared.data(from: try #require(URL(string: base + "/v3/tasks/7")))
+        #expect((anonymous as? HTTPURLResponse)?.statusCode == 401)
         let (_, health) = try await session.data(from: try #require(URL(string: base + "/v3/health")))
         #expect((health as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Type") == "text/plain")
         // Its own document, served back, has the title it was given.

@@ -14,7 +14,15 @@ func mock(fromDocument name: String) async throws -> (server: MockServer, openAP
 }
 
 extension MockServer {
-    func get(_ target: String) async -> MockResponse { await respond(to: MockRequest(.get, target)) }
+    /// A GET with a bearer token, as a signed-in client sends it (a document's security asks for one).
+    func get(_ target: String) async -> MockResponse { await send(MockRequest(.get, target)) }
+
+    /// `request` with a bearer token.
+    func send(_ request: MockRequest) async -> MockResponse {
+        var signedIn = request
+        signedIn.headerFields[.authorization] = "Bearer test-token"
+        return await respond(to: signedIn)
+    }
 }
 
 @Suite("A mock from an OpenAPI document")
@@ -102,7 +110,7 @@ struct OpenAPIImportTests {
         // Everything it does not do as documented is listed, each once, where it is.
         #expect(
             openAPI.notes.map(\.place) == [
-                "servers", "webhooks.taskCompleted", "POST /projects/{projectId}/tasks callbacks.taskDue", "security",
+                "servers", "webhooks.taskCompleted", "POST /projects/{projectId}/tasks callbacks.taskDue",
                 "projects", "tasks", "GET /tasks/{taskId}/comments", "GET /teams",
                 "POST /tasks/{taskId}/complete", "GET /reports/{year}/{month}.csv",
             ])
@@ -118,30 +126,30 @@ struct OpenAPIImportTests {
         // The nested collection lists and creates the project's tasks.
         let nested = try #require(try await server.get("/v3/projects/\(launch)/tasks").json().arrayValue)
         #expect(nested.count == tasks.filter { $0["projectId"]?.stringValue == launch }.count)
-        let created = await server.respond(
-            to: MockRequest(.post, "/v3/projects/\(launch)/tasks", json: ["title": "Write the notes", "status": "todo"]))
+        let created = await server.send(
+            MockRequest(.post, "/v3/projects/\(launch)/tasks", json: ["title": "Write the notes", "status": "todo"]))
         #expect(created.status == .created)
         #expect(try created.json()["projectId"] == .string(launch))
         // A UUID key (`format: uuid`) a create leaves out is made, as the API would; one given is kept.
-        let unkeyed = await server.respond(to: MockRequest(.post, "/v3/projects", json: ["name": "Audit"]))
+        let unkeyed = await server.send(MockRequest(.post, "/v3/projects", json: ["name": "Audit"]))
         #expect(unkeyed.status == .created)
         let madeKey = try #require(try unkeyed.json()["id"]?.stringValue)
         #expect(UUID(uuidString: madeKey) != nil && madeKey == madeKey.lowercased())
         #expect(unkeyed.headerFields[.location] == "/v3/projects/\(madeKey)")
         #expect(try await server.get("/v3/projects/\(madeKey)").json()["name"] == "Audit")
-        let keyed = await server.respond(
-            to: MockRequest(.post, "/v3/projects", json: ["id": "00000000-0000-4000-8000-000000000001", "name": "Audit"]))
+        let keyed = await server.send(
+            MockRequest(.post, "/v3/projects", json: ["id": "00000000-0000-4000-8000-000000000001", "name": "Audit"]))
         #expect(keyed.status == .created)
         // `archived` has `default: false`; `createdAt` is `readOnly`, so not required of a create.
         #expect(try keyed.json()["archived"] == false)
         #expect(
             openAPI.notes.first { $0.place == "projects" && $0.message.hasPrefix("a field") }?.message
                 == "a field a request leaves out is answered as null, which the document does not allow for createdAt")
-        let untitled = await server.respond(to: MockRequest(.post, "/v3/tasks", json: ["status": "todo"]))
+        let untitled = await server.send(MockRequest(.post, "/v3/tasks", json: ["status": "todo"]))
         #expect(untitled.status == .unprocessableContent)
         // PATCH as merge-patch, as documented.
-        let patched = await server.respond(
-            to: MockRequest(
+        let patched = await server.send(
+            MockRequest(
                 .patch, "/v3/projects/\(launch)", headerFields: [.contentType: "application/merge-patch+json"],
                 body: Array(#"{"archived": true}"#.utf8)))
         #expect(patched.status == .ok)
@@ -154,7 +162,7 @@ struct OpenAPIImportTests {
         let report = await server.get("/v3/reports/2026/03.csv")
         #expect(report.headerFields[.contentType] == "text/csv")
         #expect(String(decoding: report.body, as: UTF8.self) == "task,hours\nShip the beta,12\n")
-        let export = await server.respond(to: MockRequest(.post, "/v3/exports"))
+        let export = await server.send(MockRequest(.post, "/v3/exports"))
         #expect(export.status.code == 202)
         #expect(export.headerFields[.location] == "/v3/exports/41")
         // A recursive schema's made-up body stops at a depth.
@@ -295,6 +303,17 @@ struct OpenAPIImportTests {
         let checks = try #require(server.requestChecks)
         #expect(checks.notes.isEmpty)
         let launch = "6f1d2c3b-8a7e-4d5c-9b0a-112233445566"
+        // The document asks every operation for a bearer token but the health check (`security: []`):
+        // without one, a 401 with the challenge; a malformed one is named; any well-formed one is let in.
+        let anonymous = await server.respond(to: MockRequest(.get, "/v3/projects"))
+        #expect(anonymous.status == .unauthorized)
+        #expect(anonymous.headerFields[.wwwAuthenticate] == #"Bearer realm="hammock""#)
+        #expect(try anonymous.json()["detail"] == "GET /projects needs a bearer token (Authorization: Bearer …)")
+        let malformed = await server.respond(
+            to: MockRequest(.get, "/v3/projects", headerFields: [.authorization: "Bearer two words"]))
+        #expect(malformed.headerFields[.wwwAuthenticate] == #"Bearer realm="hammock", error="invalid_token""#)
+        #expect(await server.respond(to: MockRequest(.get, "/v3/health")).status == .ok)
+        #expect(await server.get("/v3/projects").status == .ok)
         // `projectId` is `format: uuid`; `status` a `$ref` to an enum; `taskId` an integer.
         let badKey = await server.get("/v3/projects/not-a-uuid")
         #expect(badKey.status == .badRequest)
@@ -308,13 +327,19 @@ struct OpenAPIImportTests {
             ])
         #expect(await server.get("/v3/projects/\(launch)/tasks?status=done").status == .ok)
         #expect(await server.get("/v3/tasks/seven").status == .badRequest)
+        // A parameter inside a segment (`{month}.csv`) is read from it.
+        #expect(await server.get("/v3/reports/2026/3.csv").status == .ok)
+        let month = await server.get("/v3/reports/2026/march.csv")
+        #expect(try month.json()["errors"]?[0]?["name"] == "month")
+        let shape = await server.get("/v3/reports/2026/3.txt")
+        #expect(try shape.json()["detail"] == "path parameter 'month': '3.txt' is not of the form {month}.csv")
         // A merge patch need not carry the members the whole project requires; what it carries is checked.
         let patch: HTTPFields = [.contentType: "application/merge-patch+json"]
-        let partial = await server.respond(
-            to: MockRequest(.patch, "/v3/projects/\(launch)", headerFields: patch, body: Array(#"{"archived": true}"#.utf8)))
+        let partial = await server.send(
+            MockRequest(.patch, "/v3/projects/\(launch)", headerFields: patch, body: Array(#"{"archived": true}"#.utf8)))
         #expect(partial.status == .ok)
-        let wrongType = await server.respond(
-            to: MockRequest(.patch, "/v3/projects/\(launch)", headerFields: patch, body: Array(#"{"archived": "yes"}"#.utf8)))
+        let wrongType = await server.send(
+            MockRequest(.patch, "/v3/projects/\(launch)", headerFields: patch, body: Array(#"{"archived": "yes"}"#.utf8)))
         #expect(wrongType.status == .unprocessableContent)
         #expect(try wrongType.json()["errors"]?[0]?["pointer"] == "/archived")
         // The same document served without its checks (`--no-validation`) answers as the resource decides.

@@ -205,4 +205,115 @@ struct RequestCheckTests {
         // Both path and header are named: every parameter is checked before answering.
         #expect(replies[3].json?["errors"]?.arrayValue?.count == 2)
     }
+
+    /// Four ways in, as real documents mix them: a bearer token, Basic, an API key in a header, or a key in
+    /// the query together with a cookie; a health check open to anyone.
+    static let secured = """
+        {
+          "routes": [{"method": "GET", "path": "/reports", "body": []}, {"method": "GET", "path": "/health", "text": "ok"},
+                     {"method": "GET", "path": "/admin", "body": {}}],
+          "validation": {
+            "securitySchemes": {
+              "token": {"type": "http", "scheme": "bearer"}, "password": {"type": "http", "scheme": "basic"},
+              "key": {"type": "apiKey", "in": "header", "name": "X-API-Key"},
+              "queryKey": {"type": "apiKey", "in": "query", "name": "api_key"},
+              "session": {"type": "apiKey", "in": "cookie", "name": "sid"},
+              "certificate": {"type": "mutualTLS"}
+            },
+            "operations": [
+              {"method": "GET", "path": "/reports", "security": [{"token": []}, {"password": []}, {"key": []}, {"queryKey": [], "session": []}]},
+              {"method": "GET", "path": "/health", "security": [{"token": []}, {}]},
+              {"method": "GET", "path": "/admin", "security": [{"certificate": []}]}
+            ]
+          }
+        }
+        """
+
+    @Test(
+        "A documented security requirement is met by any well-formed credential of one of its ways; without one, a 401 naming them all"
+    )
+    func credentials() async throws {
+        let configuration = try ServerConfiguration(parsing: Array(Self.secured.utf8), file: "secured.json")
+        #expect(
+            configuration.requestChecks?.notes == [
+                "security scheme certificate: mutual TLS is not asked for over plain HTTP; every request is let in"
+            ])
+        let server = try await MockServer(configuration: configuration, store: MemoryStore())
+        func status(_ target: String, _ fields: HTTPFields = [:]) async -> Int {
+            await server.respond(to: MockRequest(.get, target, headerFields: fields)).status.code
+        }
+        let anonymous = await server.respond(to: MockRequest(.get, "/reports"))
+        #expect(anonymous.status == .unauthorized)
+        #expect(
+            anonymous.headerFields[values: .wwwAuthenticate] == [
+                #"Bearer realm="hammock""#, #"Basic realm="hammock""#, #"ApiKey realm="hammock", in="header", name="X-API-Key""#,
+                #"ApiKey realm="hammock", in="query", name="api_key""#, #"ApiKey realm="hammock", in="cookie", name="sid""#,
+            ])
+        #expect(
+            try anonymous.json()["detail"]
+                == "GET /reports needs a bearer token (Authorization: Bearer …), or a user and password (Authorization: Basic …), or an API key in the header X-API-Key, or an API key in the query api_key and an API key in the cookie sid"
+        )
+        #expect(await status("/reports", [.authorization: "Bearer abc.DEF-123_~+/=="]) == 200)
+        #expect(await status("/reports", [.authorization: "bearer abc"]) == 200)
+        #expect(await status("/reports", [.authorization: "Basic YWRhOnNlY3JldA=="]) == 200)
+        #expect(await status("/reports", [HTTPField.Name("X-API-Key")!: "k1"]) == 200)
+        // Two schemes in one requirement are needed together.
+        #expect(await status("/reports?api_key=k2") == 401)
+        #expect(await status("/reports?api_key=k2", [.cookie: "theme=dark; sid=s1"]) == 200)
+        // A malformed token is no credential; an empty key neither; the challenge says so for a token.
+        let malformed = await server.respond(to: MockRequest(.get, "/reports", headerFields: [.authorization: "Bearer a b"]))
+        #expect(malformed.status == .unauthorized)
+        #expect(malformed.headerFields[values: .wwwAuthenticate].first == #"Bearer realm="hammock", error="invalid_token""#)
+        #expect(await status("/reports", [HTTPField.Name("X-API-Key")!: ""]) == 401)
+        #expect(await status("/reports", [.authorization: "Digest abc"]) == 401)
+        // `{}` among the requirements lets anyone in; mutual TLS cannot be asked for and lets everyone in.
+        #expect(await status("/health") == 200)
+        #expect(await status("/admin") == 200)
+        // The credential is checked before the parameters: a stranger learns nothing of the API's shape.
+        #expect(await status("/reports?limit=oops") == 401)
+    }
+
+    @Test("A requirement naming an undefined scheme, or a scheme of an unknown type, is refused naming its key")
+    func securityMistakes() {
+        let undefined =
+            #"{"routes": [{"method": "GET", "path": "/x"}], "validation": {"operations": [{"method": "GET", "path": "/x", "security": [{"nobody": []}]}]}}"#
+        let first = #expect(throws: ConfigurationError.self) {
+            try ServerConfiguration(parsing: Array(undefined.utf8), file: "bad.json")
+        }
+        #expect(first?.keyPath == "validation.operations[0].security[0].nobody")
+        let unknown =
+            #"{"routes": [{"method": "GET", "path": "/x"}], "validation": {"securitySchemes": {"s": {"type": "magic"}}}}"#
+        let second = #expect(throws: ConfigurationError.self) {
+            try ServerConfiguration(parsing: Array(unknown.utf8), file: "bad.json")
+        }
+        #expect(second?.keyPath == "validation.securitySchemes.s.type")
+    }
+}
+
+extension RequestCheckTests {
+    @Test(
+        "A PATCH of nothing (`{}` or no body) answers the record unchanged, 404 for none, 412 for a stale tag; a PUT of nothing is still a 422",
+        arguments: StoreKind.allCases)
+    func emptyPatch(kind: StoreKind) async throws {
+        do {
+            let store = try await kind.makeStore()
+            let people = MockResource("people", fields: ["name": .string, "age": .integer])
+            let server = try await MockServer(resources: [people], store: store)
+            let created = try await server.respond(to: MockRequest(.post, "/people", json: ["name": "Ada", "age": 36])).json()
+            let empty = await server.respond(to: MockRequest(.patch, "/people/1", json: [:]))
+            #expect(empty.status == .ok)
+            #expect(try empty.json() == created)
+            let bodiless = await server.respond(to: MockRequest(.patch, "/people/1"))
+            #expect(bodiless.status == .ok)
+            #expect(try bodiless.json() == created)
+            #expect(await server.respond(to: MockRequest(.patch, "/people/9", json: [:])).status == .notFound)
+            let stale = await server.respond(
+                to: MockRequest(.patch, "/people/1", headerFields: [.ifMatch: "\"nope\""], json: [:]))
+            #expect(stale.status == .preconditionFailed)
+            #expect(await server.respond(to: MockRequest(.put, "/people/1", json: [:])).status == .unprocessableContent)
+            #expect(
+                await server.respond(to: MockRequest(.patch, "/people/1", json: ["nmae": "x"])).status == .unprocessableContent)
+            try await store.close()
+        }
+    }
 }

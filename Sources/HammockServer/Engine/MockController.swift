@@ -220,7 +220,12 @@ public struct CRUDController: MockController {
     public func update(_ request: ActionRequest) async throws -> MockResponse {
         let key = try Self.requireKey(request)
         let schema = request.schema
-        let values = try schema.validate(request.parameters ?? [:], encoding: request.bodyEncoding, mode: .update(key: key))
+        let parameters = request.parameters ?? [:]
+        // A merge patch of nothing (`{}`, or no body) changes nothing and answers the record, as RFC 7396
+        // has it; a PUT of nothing, or a body of unknown members only, is still refused.
+        let values =
+            request.request.method == .patch && parameters.isEmpty
+            ? [:] : try schema.validate(parameters, encoding: request.bodyEncoding, mode: .update(key: key))
         let outcome: ConditionalWrite<WriteResult>
         do {
             outcome = try await request.store.perform(StoreWrite(schema, .update(key: key, values: values)))

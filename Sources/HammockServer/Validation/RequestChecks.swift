@@ -39,6 +39,8 @@ public struct RequestChecks: Sendable {
         var explodes: Bool
         /// `deepObject`: `?filter[status]=open`.
         var isDeepObject: Bool
+        /// For a path parameter inside a segment (`{month}.csv`): which segment, and the text around it.
+        var segment: (index: Int, prefix: String, suffix: String)?
     }
 
     struct Body: Sendable {
@@ -47,11 +49,28 @@ public struct RequestChecks: Sendable {
         var media: [(type: String, schema: SchemaSet.Handle?)]
     }
 
+    /// How a client proves who it is, as OpenAPI's `securitySchemes` say.
+    enum Scheme: Sendable, Hashable {
+        /// `Authorization: Bearer TOKEN` (`http` with `bearer`, `oauth2`, `openIdConnect`).
+        case bearer
+        /// `Authorization: Basic BASE64`.
+        case basic
+        /// `Authorization: SCHEME …` for another HTTP scheme (`Digest`, say).
+        case http(String)
+        /// A key in a header, query parameter or cookie.
+        case apiKey(Location, String)
+        /// Mutual TLS: the mock serves plain HTTP, so it cannot ask; it lets the request in.
+        case notChecked
+    }
+
     struct Operation: Sendable {
         var method: HTTPRequest.Method
         var pattern: PathPattern
         var parameters: [Parameter]
         var body: Body?
+        /// Each way the request may prove who it is, every scheme of one required together; empty when it
+        /// need not (or the document lets anyone in with `{}`).
+        var security: [[(name: String, scheme: Scheme)]] = []
         /// How many of the pattern's segments are literal: the most literal pattern wins a path that two
         /// match (`/pets/mine` before `/pets/:id`), as OpenAPI says.
         var literalSegments: Int
@@ -68,16 +87,28 @@ public struct RequestChecks: Sendable {
     public var count: Int { operations.count }
 
     /// The keys of the `validation` section and of each operation, parameter and body.
-    static let sectionKeys = ["schemas", "operations"]
-    static let operationKeys = ["method", "path", "parameters", "body"]
-    static let parameterKeys = ["name", "in", "required", "schema", "style", "explode"]
+    static let sectionKeys = ["schemas", "securitySchemes", "operations"]
+    static let operationKeys = ["method", "path", "parameters", "body", "security"]
+    static let parameterKeys = ["name", "in", "required", "schema", "style", "explode", "segment", "template"]
     static let bodyKeys = ["required", "content"]
 
     /// Reads a `validation` section; `fail` names the key path of a mistake.
     init(json: JSON, at path: String, fail: (String, String) -> ConfigurationError) throws(ConfigurationError) {
         guard case .object(let object) = json else { throw fail(path, "expected {\"schemas\": {...}, \"operations\": [...]}") }
         for key in object.keys where !Self.sectionKeys.contains(key) {
-            throw fail("\(path).\(key)", "unknown key; expected schemas and operations")
+            throw fail("\(path).\(key)", "unknown key; expected schemas, securitySchemes and operations")
+        }
+        var schemes: [String: Scheme] = [:]
+        var schemeNotes: [String] = []
+        if let value = object["securitySchemes"], !value.isNull {
+            guard case .object(let given) = value else {
+                throw fail("\(path).securitySchemes", "expected an object of named security schemes")
+            }
+            for (name, definition) in given {
+                let (scheme, note) = try Self.scheme(definition, at: "\(path).securitySchemes.\(name)", fail: fail)
+                schemes[name] = scheme
+                if let note { schemeNotes.append("security scheme \(name): \(note)") }
+            }
         }
         var named = JSONObject()
         if let value = object["schemas"], !value.isNull {
@@ -90,15 +121,52 @@ public struct RequestChecks: Sendable {
             throw fail("\(path).operations", "expected an array of operations")
         }
         for (index, element) in list.enumerated() {
-            operations.append(try Self.operation(element, at: "\(path).operations[\(index)]", schemas: &schemas, fail: fail))
+            operations.append(
+                try Self.operation(element, at: "\(path).operations[\(index)]", schemas: &schemas, schemes: schemes, fail: fail))
         }
         self.schemas = schemas
         self.operations = operations
-        notes = schemas.notes.map(\.description)
+        notes = schemeNotes.sorted() + schemas.notes.map(\.description)
+    }
+
+    /// A `securitySchemes` entry as OpenAPI writes it, and a note when the mock cannot check it.
+    static func scheme(
+        _ json: JSON, at path: String, fail: (String, String) -> ConfigurationError
+    ) throws(ConfigurationError) -> (Scheme, String?) {
+        guard case .object(let object) = json, case .string(let type)? = object["type"] else {
+            throw fail(path, "expected {\"type\": \"http\", \"scheme\": \"bearer\"} or another OpenAPI security scheme")
+        }
+        switch type {
+        case "http":
+            guard case .string(let name)? = object["scheme"], !name.isEmpty, name.utf8.count <= 100 else {
+                throw fail("\(path).scheme", "expected an HTTP authentication scheme such as \"bearer\" or \"basic\"")
+            }
+            switch name.lowercased() {
+            case "bearer": return (.bearer, nil)
+            case "basic": return (.basic, nil)
+            default: return (.http(name), nil)
+            }
+        case "oauth2", "openIdConnect":
+            return (.bearer, nil)
+        case "apiKey":
+            guard case .string(let name)? = object["name"], !name.isEmpty else {
+                throw fail("\(path).name", "expected the name of the header, query parameter or cookie")
+            }
+            guard case .string(let place)? = object["in"], let location = Location(rawValue: place), location != .path else {
+                throw fail("\(path).in", "expected header, query or cookie")
+            }
+            return (.apiKey(location, name), nil)
+        case "mutualTLS":
+            return (.notChecked, "mutual TLS is not asked for over plain HTTP; every request is let in")
+        default:
+            throw fail(
+                "\(path).type", "unknown type '\(type.prefix(100))'; expected http, apiKey, oauth2, openIdConnect or mutualTLS")
+        }
     }
 
     static func operation(
-        _ json: JSON, at path: String, schemas: inout SchemaSet, fail: (String, String) -> ConfigurationError
+        _ json: JSON, at path: String, schemas: inout SchemaSet, schemes: [String: Scheme],
+        fail: (String, String) -> ConfigurationError
     ) throws(ConfigurationError) -> Operation {
         guard case .object(let object) = json else { throw fail(path, "expected an operation object") }
         for key in object.keys where !operationKeys.contains(key) {
@@ -131,6 +199,19 @@ public struct RequestChecks: Sendable {
                     throw fail("\(place).in", "expected path, query, header or cookie")
                 }
                 let style = parameter["style"]?.stringValue
+                // `"segment": 2, "template": "{month}.csv"`: the parameter is inside the path's third segment.
+                var segment: (index: Int, prefix: String, suffix: String)?
+                if let index = parameter["segment"] {
+                    guard location == .path, case .integer(let position) = index, (0..<pattern.segments.count).contains(position),
+                        case .string(let template)? = parameter["template"], let range = template.firstRange(of: "{\(name)}")
+                    else {
+                        throw fail(
+                            "\(place).segment",
+                            "expected the index of a path segment and its template, such as \"segment\": 2, \"template\": \"{\(name)}.csv\""
+                        )
+                    }
+                    segment = (position, String(template[..<range.lowerBound]), String(template[range.upperBound...]))
+                }
                 let schema = parameter["schema"].map {
                     schemas.add($0, place: "\(methodName) \(text) \(location.rawValue) \(name)")
                 }
@@ -139,7 +220,7 @@ public struct RequestChecks: Sendable {
                         name: name, location: location,
                         isRequired: location == .path || parameter["required"]?.boolValue == true, schema: schema,
                         explodes: parameter["explode"]?.boolValue ?? (style == nil || style == "form"),
-                        isDeepObject: style == "deepObject"))
+                        isDeepObject: style == "deepObject", segment: segment))
             }
         }
         var body: Body?
@@ -157,8 +238,33 @@ public struct RequestChecks: Sendable {
             }
             body = Body(isRequired: given["required"]?.boolValue ?? false, media: media)
         }
+        var security: [[(name: String, scheme: Scheme)]] = []
+        if let value = object["security"], !value.isNull {
+            guard case .array(let requirements) = value else {
+                throw fail("\(path).security", "expected an array of requirements such as [{\"bearerAuth\": []}]")
+            }
+            for (index, requirement) in requirements.enumerated() {
+                guard case .object(let names) = requirement else {
+                    throw fail("\(path).security[\(index)]", "expected an object naming security schemes")
+                }
+                var all: [(name: String, scheme: Scheme)] = []
+                for name in names.keys {
+                    guard let scheme = schemes[name] else {
+                        throw fail("\(path).security[\(index)].\(name)", "no security scheme is named '\(name.prefix(100))'")
+                    }
+                    all.append((name, scheme))
+                }
+                // `{}` lets a request in without credentials: the operation asks for none.
+                if all.isEmpty {
+                    security = []
+                    break
+                }
+                security.append(all)
+            }
+        }
         let literals = pattern.segments.count { if case .literal = $0 { true } else { false } }
-        return Operation(method: method, pattern: pattern, parameters: parameters, body: body, literalSegments: literals)
+        return Operation(
+            method: method, pattern: pattern, parameters: parameters, body: body, security: security, literalSegments: literals)
     }
 
     /// `application/json`, `application/problem+json`, `*/*`: a media type whose body is JSON.
@@ -184,13 +290,25 @@ public struct RequestChecks: Sendable {
     /// (415), then the body (422; 400 when it is not JSON at all).
     func check(_ request: MockRequest) throws(HTTPProblem) {
         guard let (operation, captures) = operation(for: request) else { return }
+        if !operation.security.isEmpty { try checkCredentials(request, operation: operation) }
         var problems: [(JSON, String)] = []
         var query: [ListQuery.Item]?
         for parameter in operation.parameters where problems.count < 20 {
             let texts: [String]
             switch parameter.location {
             case .path:
-                texts = captures[parameter.name].map { [$0] } ?? []
+                if let (index, prefix, suffix) = parameter.segment {
+                    let segments = request.path.split(separator: "/", omittingEmptySubsequences: true)
+                    guard index < segments.count, let segment = PercentEncoding.decode(segments[index]) else { continue }
+                    guard segment.hasPrefix(prefix), segment.hasSuffix(suffix), segment.count >= prefix.count + suffix.count
+                    else {
+                        problems.append(Self.notShaped(parameter, segment: segment, prefix: prefix, suffix: suffix))
+                        continue
+                    }
+                    texts = [String(segment.dropFirst(prefix.count).dropLast(suffix.count))]
+                } else {
+                    texts = captures[parameter.name].map { [$0] } ?? []
+                }
             case .query:
                 if query == nil {
                     do {
@@ -300,6 +418,112 @@ public struct RequestChecks: Sendable {
         throw Self.problem(.unprocessableContent, problems, operation: operation, what: "body")
     }
 
+    // MARK: Credentials
+
+    /// Throws a 401 unless one of the operation's requirements is met: every scheme it names has a
+    /// well-formed credential. Any well-formed credential is accepted: the document says how a client
+    /// proves who it is, not who may.
+    func checkCredentials(_ request: MockRequest, operation: Operation) throws(HTTPProblem) {
+        let authorization = request.headerFields[.authorization]
+        var malformedBearer = false
+        for requirement in operation.security {
+            var met = true
+            for (_, scheme) in requirement {
+                switch Self.credential(for: scheme, in: request, authorization: authorization) {
+                case .present: continue
+                case .malformed:
+                    if scheme == .bearer { malformedBearer = true }
+                    met = false
+                case .absent: met = false
+                }
+            }
+            if met { return }
+        }
+        var challenges: [String] = []
+        var wanted: [String] = []
+        for requirement in operation.security {
+            var parts: [String] = []
+            for (_, scheme) in requirement {
+                switch scheme {
+                case .bearer:
+                    let error = malformedBearer ? #", error="invalid_token""# : ""
+                    challenges.append(#"Bearer realm="hammock"\#(error)"#)
+                    parts.append("a bearer token (Authorization: Bearer …)")
+                case .basic:
+                    challenges.append(#"Basic realm="hammock""#)
+                    parts.append("a user and password (Authorization: Basic …)")
+                case .http(let name):
+                    challenges.append(#"\#(name) realm="hammock""#)
+                    parts.append("Authorization: \(name) …")
+                case .apiKey(let location, let name):
+                    // No standard challenge names an API key; this one says where it goes.
+                    challenges.append(#"ApiKey realm="hammock", in="\#(location.rawValue)", name="\#(name.prefix(100))""#)
+                    parts.append("an API key in the \(location.rawValue) \(name.prefix(100))")
+                case .notChecked: continue
+                }
+            }
+            wanted.append(parts.joined(separator: " and "))
+        }
+        var fields = HTTPFields()
+        for challenge in Self.unique(challenges) { fields.append(HTTPField(name: .wwwAuthenticate, value: challenge)) }
+        throw HTTPProblem(
+            .unauthorized,
+            detail:
+                "\(operation.place) needs \(Self.unique(wanted).joined(separator: ", or "))\(malformedBearer ? "; the bearer token sent is malformed" : "")",
+            headerFields: fields, extensions: ["operation": .string(operation.place)])
+    }
+
+    enum Credential {
+        case present, malformed, absent
+    }
+
+    static func credential(for scheme: Scheme, in request: MockRequest, authorization: String?) -> Credential {
+        func token(after name: String) -> Credential {
+            guard let authorization else { return .absent }
+            let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+            guard parts.first?.lowercased() == name.lowercased() else { return .absent }
+            guard parts.count == 2, isToken68(parts[1].trimmingSpaces) else { return .malformed }
+            return .present
+        }
+        switch scheme {
+        case .bearer: return token(after: "Bearer")
+        case .basic: return token(after: "Basic")
+        case .http(let name):
+            guard let authorization else { return .absent }
+            return authorization.lowercased().hasPrefix(name.lowercased() + " ") ? .present : .absent
+        case .apiKey(let location, let name):
+            let values: [String]
+            switch location {
+            case .header: values = HTTPField.Name(name).map { request.headerFields[values: $0] } ?? []
+            case .query: values = ((try? ListQuery.items(of: request.query ?? "")) ?? []).filter { $0.name == name }.map(\.value)
+            case .cookie: values = cookies(in: request.headerFields[values: .cookie]).filter { $0.name == name }.map(\.value)
+            case .path: values = []
+            }
+            return values.contains { !$0.isEmpty } ? .present : .absent
+        case .notChecked: return .present
+        }
+    }
+
+    /// RFC 7235's token68: what a bearer token or a Basic credential is made of.
+    static func isToken68(_ text: Substring) -> Bool {
+        var sawPadding = false
+        guard !text.isEmpty else { return false }
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: "=") {
+                sawPadding = true
+                continue
+            }
+            let isLetterOrDigit = (byte | 0x20) &- UInt8(ascii: "a") < 26 || byte &- UInt8(ascii: "0") < 10
+            guard !sawPadding, isLetterOrDigit || "-._~+/".utf8.contains(byte) else { return false }
+        }
+        return true
+    }
+
+    static func unique(_ texts: [String]) -> [String] {
+        var seen = Set<String>()
+        return texts.filter { seen.insert($0).inserted }
+    }
+
     /// Whether a sent media type is one the document lists (`*/*` and `type/*` take their kind).
     static func mediaType(_ sent: String, matches listed: String) -> Bool {
         let name = HeaderValue.mediaType(of: listed)
@@ -335,6 +559,17 @@ public struct RequestChecks: Sendable {
         }
     }
 
+    static func notShaped(_ parameter: Parameter, segment: String, prefix: String, suffix: String) -> (JSON, String) {
+        let detail = "'\(segment.prefix(100))' is not of the form \(prefix){\(parameter.name)}\(suffix)"
+        return (
+            [
+                "in": "path", "name": .string(parameter.name), "pointer": "", "keyword": "template",
+                "detail": .string(detail),
+            ],
+            "path parameter '\(parameter.name.prefix(100))': \(detail)"
+        )
+    }
+
     static func missing(_ parameter: Parameter) -> (JSON, String) {
         let label = "\(parameter.location.rawValue) parameter '\(parameter.name.prefix(100))'"
         return (
@@ -368,5 +603,13 @@ public struct RequestChecks: Sendable {
                 )
             }
         }
+    }
+}
+
+extension Substring {
+    fileprivate var trimmingSpaces: Substring {
+        var text = self
+        while text.last == " " { text = text.dropLast() }
+        return text
     }
 }

@@ -4,7 +4,8 @@
 import Foundation
 import HammockClient
 
-let api = TasksClient(client: RestClient(baseURL: baseURL()))
+// The document asks for a bearer token; the mock lets in any well-formed one.
+let api = TasksClient(client: RestClient(baseURL: baseURL(), defaultHeaders: ["Authorization": "Bearer test-token"]))
 let launch = "6f1d2c3b-8a7e-4d5c-9b0a-112233445566"
 
 let projects = try await api.listProjects()
