@@ -555,10 +555,10 @@ struct Builder {
             var properties = JSONObject()
             for (field, type) in Self.fields(of: schema) {
                 // The key and required fields are never null; every other member may be (a field no one
-                // set, a parent deleted).
+                // set, a parent deleted), or is left out for a resource that omits null members.
                 let declared = schema.resource.field(named: field)
-                var property =
-                    field == schema.key.name || declared?.isRequired == true ? Self.valueSchema(type) : Self.nullable(type)
+                let alwaysSet = field == schema.key.name || declared?.isRequired == true
+                var property = alwaysSet || schema.resource.omitsNulls ? Self.valueSchema(type) : Self.nullable(type)
                 if let value = declared?.defaultValue, case .object(var object) = property {
                     object["default"] = value
                     property = .object(object)
@@ -571,11 +571,21 @@ struct Builder {
                     }
                     property = .object(object)
                 }
+                // A write-only field is taken from requests and never answered.
+                if declared?.isWriteOnly == true, case .object(var object) = property {
+                    object["writeOnly"] = true
+                    property = .object(object)
+                }
                 properties[field] = property
             }
+            // Every member is answered, but for null ones of a resource that omits them.
+            let answered = properties.keys.filter { field in
+                let declared = schema.resource.field(named: field)
+                guard declared?.isWriteOnly != true else { return false }
+                return !schema.resource.omitsNulls || field == schema.key.name || declared?.isRequired == true
+            }
             var read: JSONObject = [
-                "type": "object", "properties": .object(properties),
-                "required": .array(properties.keys.map(JSON.string)),
+                "type": "object", "properties": .object(properties), "required": .array(answered.map(JSON.string)),
             ]
             read["description"] = .string("A record of \(schema.name), as the server answers it")
             if let examples = examples[schema.name] { read["examples"] = .array(examples) }

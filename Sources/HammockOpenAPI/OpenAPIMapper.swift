@@ -51,6 +51,8 @@ struct OpenAPIMapper {
         var schema: JSON
         var isRequired = false
         var defaultValue: JSON?
+        /// Sent by clients, never answered (`writeOnly: true`).
+        var isWriteOnly = false
     }
 
     /// A resource made, before it is written as configuration.
@@ -64,6 +66,8 @@ struct OpenAPIMapper {
         var parents: [(resource: String, foreignKey: String)] = []
         var actions: [String]
         var records: [JSON] = []
+        /// Whether answers leave out null members (the document allows no null for some optional one).
+        var omitsNulls = false
     }
 
     // MARK: The whole document
@@ -301,6 +305,8 @@ struct OpenAPIMapper {
             .flatMap { requestSchema(of: $0) }
         let requiredSource = schemas.object(createSchema)?["required"] != nil ? createSchema : recordSchema
         let required = Set(schemas.object(requiredSource)?["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        // What every answer must carry: the record's own `required`, read-only members included.
+        let alwaysAnswered = Set(schemas.object(recordSchema)?["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])
         var fields: [Field] = []
         for (name, schema) in properties where !foreignKeys.contains(name) && !(name == key && !keyIsClientChosen) {
             let type = schemas.fieldType(schema)
@@ -308,6 +314,7 @@ struct OpenAPIMapper {
             var field = Field(name: name, type: type, schema: schema)
             if name != key {
                 field.isRequired = required.contains(name) && property["readOnly"]?.boolValue != true
+                field.isWriteOnly = property["writeOnly"]?.boolValue == true
                 if let value = property["default"],
                     case .success(let converted) = ResourceSchema.convert(value, to: type, encoding: .json),
                     !converted.isNull
@@ -399,21 +406,25 @@ struct OpenAPIMapper {
             }
         }
 
-        // Hammock answers every field: one a create left out (neither required nor with a default) is null.
+        // A field a create left out (neither required nor with a default) has no value: where the document
+        // does not allow null for one, answers leave such members out (`omitNulls`), as an optional member
+        // is. One the record's schema requires in every answer but a create need not send (read-only, the
+        // server's to fill) is absent then, which the document does not allow: noted.
         let notNullable = fields.filter {
-            $0.name != key && !$0.isRequired && $0.defaultValue == nil && !schemas.allowsNull($0.schema)
+            $0.name != key && !$0.isRequired && !$0.isWriteOnly && $0.defaultValue == nil && !schemas.allowsNull($0.schema)
         }.map(\.name)
-        if !notNullable.isEmpty, actions.contains("create") || actions.contains("update") {
+        let unfilled = notNullable.filter { alwaysAnswered.contains($0) }
+        if !unfilled.isEmpty, actions.contains("create") {
             notes.append(
                 .init(
                     place: candidate.name,
-                    message: "a field a request leaves out is answered as null, which the document does not allow for "
-                        + notNullable.joined(separator: ", ")))
+                    message: "a create leaves out \(unfilled.joined(separator: ", ")), which every answer should carry"))
         }
 
         var made = Made(
             name: candidate.name, key: key, keyIsClientChosen: keyIsClientChosen, keyFormat: keyFormat, fields: fields,
             parents: parents, actions: actions)
+        made.omitsNulls = !notNullable.isEmpty
         made.records = exampleRecords(candidate: candidate, nested: nestedLists, key: key)
         self.notes += notes
         return made
@@ -441,18 +452,20 @@ struct OpenAPIMapper {
         object["name"] = .string(resource.name)
         var fields = JSONObject()
         for field in resource.fields {
-            guard field.isRequired || field.defaultValue != nil else {
+            guard field.isRequired || field.defaultValue != nil || field.isWriteOnly else {
                 fields[field.name] = .string(field.type.rawValue)
                 continue
             }
             var details: JSONObject = ["type": .string(field.type.rawValue)]
             if field.isRequired { details["required"] = true }
+            if field.isWriteOnly { details["writeOnly"] = true }
             if let value = field.defaultValue { details["default"] = value }
             fields[field.name] = .object(details)
         }
         object["fields"] = .object(fields)
         if resource.keyIsClientChosen || resource.key != "id" { object["primaryKey"] = .string(resource.key) }
         if let keyFormat = resource.keyFormat { object["keyFormat"] = keyFormat.configurationValue }
+        if resource.omitsNulls { object["omitNulls"] = true }
         if resource.actions.count < 5 { object["actions"] = .array(resource.actions.map { .string($0) }) }
         if !resource.parents.isEmpty {
             object["parents"] = .array(

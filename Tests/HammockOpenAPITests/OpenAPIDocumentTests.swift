@@ -123,6 +123,21 @@ struct OpenAPIDocumentTests {
         #expect(byID?["schema"]?["type"] == "integer")
     }
 
+    @Test(
+        "A resource that omits nulls describes its optional members as absent, not null: only the key and required ones are always answered"
+    )
+    func omittedNulls() async throws {
+        var password = MockResource.Field("password", .string)
+        password.isWriteOnly = true
+        var pets = MockResource("pets", fields: [.init("name", .string, isRequired: true), .init("tag", .string), password])
+        pets.omitsNulls = true
+        let document = await OpenAPIDocument.make(for: try await MockServer(resources: [pets]))
+        let record = document["components"]?["schemas"]?["Pet"]
+        #expect(record?["required"] == ["id", "name"])
+        #expect(record?["properties"]?["tag"] == ["type": "string"])
+        #expect(record?["properties"]?["password"] == ["type": "string", "writeOnly": true])
+    }
+
     @Test("A client-chosen key is required in a create; stubs, Swift routes and wildcard paths appear as they can")
     func stubsAndKeys() async throws {
         let categories = MockResource("categories", fields: ["slug": .string, "title": .string], primaryKey: "slug")

@@ -78,7 +78,7 @@ struct RequiredFieldTests {
         }
         #expect(
             error(["type": "integer", "min": 1])?.description
-                == "books.json: resources[0].fields.pages.min: unknown key; expected type, required and default")
+                == "books.json: resources[0].fields.pages.min: unknown key; expected type, required, default and writeOnly")
         #expect(error(["required": true])?.keyPath == "resources[0].fields.pages.type")
         #expect(error(["type": "pages"])?.message.hasPrefix("unknown type 'pages'") == true)
         #expect(

@@ -192,7 +192,8 @@ extension AdminRoutes {
             resources.append([
                 "name": .string(schema.name), "primaryKey": .string(schema.key.name),
                 "keyIsGenerated": .bool(schema.isKeyGenerated),
-                "keyFormat": schema.resource.keyFormat?.configurationValue ?? .null, "fields": .object(fields),
+                "keyFormat": schema.resource.keyFormat?.configurationValue ?? .null,
+                "omitsNulls": .bool(schema.resource.omitsNulls), "fields": .object(fields),
                 "required": .array(schema.ruledFields.filter(\.isRequired).map { .string($0.name) }),
                 "defaults": .object(defaults),
                 "parents": .array(schema.foreignKeys.map { ["resource": .string($0.parent), "foreignKey": .string($0.name)] }),

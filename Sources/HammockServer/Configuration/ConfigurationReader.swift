@@ -75,7 +75,7 @@ struct ConfigurationReader {
         return ordered
     }
 
-    static let fieldKeys = ["type", "required", "default"]
+    static let fieldKeys = ["type", "required", "default", "writeOnly"]
 
     /// A field: its type's name, or `{"type": "string", "required": true, "default": "…"}`.
     func field(_ name: String, _ value: JSON, at path: String) throws(ConfigurationError) -> MockResource.Field {
@@ -86,7 +86,7 @@ struct ConfigurationReader {
         case .string: details["type"] = value
         case .object(let object):
             for key in object.keys where !Self.fieldKeys.contains(key) {
-                throw fail("\(path).\(key)", "unknown key; expected type, required and default")
+                throw fail("\(path).\(key)", "unknown key; expected type, required, default and writeOnly")
             }
             details = object
             typePath = "\(path).type"
@@ -109,7 +109,9 @@ struct ConfigurationReader {
             case .failure(let problem): throw fail("\(path).default", problem.message)
             }
         }
-        return MockResource.Field(name, type, isRequired: isRequired, defaultValue: defaultValue)
+        var field = MockResource.Field(name, type, isRequired: isRequired, defaultValue: defaultValue)
+        field.isWriteOnly = try bool(details["writeOnly"], at: "\(path).writeOnly") ?? false
+        return field
     }
 
     func resource(_ value: JSON, at path: String) throws(ConfigurationError) -> MockResource {
@@ -174,6 +176,7 @@ struct ConfigurationReader {
         }
         var resource = MockResource(name, fields: fields, primaryKey: primaryKey, actions: actions, parents: parents)
         resource.keyFormat = try keyFormat(object["keyFormat"], of: resource, at: "\(path).keyFormat")
+        resource.omitsNulls = try bool(object["omitNulls"], at: "\(path).omitNulls") ?? false
         return resource
     }
 

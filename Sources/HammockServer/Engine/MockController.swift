@@ -94,7 +94,8 @@ public struct ActionRequest: Sendable {
     }
 
     /// The default serializer writes records as they are stored: their stored bytes are the answer.
-    var servesStoredJSON: Bool { serializer is DefaultSerializer }
+    /// (Not for a resource whose answers leave out members its stored bytes hold: nulls, write-only fields.)
+    var servesStoredJSON: Bool { serializer is DefaultSerializer && !schema.resource.reshapesAnswers }
 
     /// A JSON response of bytes already serialized.
     func respond(withJSON body: [UInt8]) -> MockResponse {

@@ -25,12 +25,15 @@ public protocol MockSerializer: Sendable {
 }
 
 extension MockSerializer {
-    /// The record unchanged.
-    public func serialize(record: JSONObject, of resource: MockResource) -> JSON { .object(record) }
+    /// The record as the resource answers it (``MockResource/answer(_:)``: without write-only fields, and
+    /// without `null` members for a resource that ``MockResource/omitsNulls``); otherwise unchanged.
+    public func serialize(record: JSONObject, of resource: MockResource) -> JSON {
+        .object(resource.answer(record))
+    }
 
-    /// The records as an array, unchanged.
+    /// The records as an array, each as ``serialize(record:of:)`` shows it.
     public func serialize(collection records: [JSONObject], of resource: MockResource) -> JSON {
-        .array(records.map { .object($0) })
+        .array(records.map { .object(resource.answer($0)) })
     }
 
     /// The body unchanged.

@@ -38,6 +38,9 @@ extension MockResource {
         public var isRequired: Bool
         /// What a create that leaves it out stores, if anything (else `null`). Of the field's type.
         public var defaultValue: JSON?
+        /// Whether requests may set it but answers never show it (a password, a callback URL): what an API
+        /// document's `writeOnly` means.
+        public var isWriteOnly = false
 
         /// Creates a field.
         public init(_ name: String, _ type: FieldType, isRequired: Bool = false, defaultValue: JSON? = nil) {

@@ -1,3 +1,5 @@
+public import HammockJSON
+
 /// A REST resource: a name, typed fields, a primary key, the allowed actions and its parents.
 ///
 /// The server derives routes, validation and storage from it:
@@ -31,6 +33,10 @@ public struct MockResource: Sendable, Hashable {
     /// How the server makes the key of a record a create leaves it out of; `nil` (the default) when a
     /// client-chosen key must be sent. Only for a declared `string` primary key.
     public var keyFormat: KeyFormat?
+    /// Whether answers leave out the members whose value is `null` (a field no one set, one cleared)
+    /// rather than answer `null`: what an API document means by an optional member that is not nullable.
+    /// `false` (the default) answers every declared field.
+    public var omitsNulls = false
 
     /// Creates a resource.
     /// - Parameters:
@@ -68,6 +74,21 @@ public struct MockResource: Sendable, Hashable {
 
     /// The declared field named `name`, if any.
     public func field(named name: String) -> Field? { fields.first { $0.name == name } }
+
+    /// Whether answers show records other than as stored: without `null` members (``omitsNulls``) or
+    /// without write-only fields.
+    public var reshapesAnswers: Bool { omitsNulls || fields.contains(where: \.isWriteOnly) }
+
+    /// `record` as answers show it: without write-only fields, and without `null` members when the
+    /// resource ``omitsNulls``.
+    public func answer(_ record: JSONObject) -> JSONObject {
+        guard reshapesAnswers else { return record }
+        let hidden = Set(fields.filter(\.isWriteOnly).map(\.name))
+        guard record.contains(where: { hidden.contains($0.key) || (omitsNulls && $0.value == .null) }) else { return record }
+        var kept = JSONObject(minimumCapacity: record.count)
+        for (name, value) in record where !hidden.contains(name) && !(omitsNulls && value == .null) { kept[name] = value }
+        return kept
+    }
 }
 
 extension MockResource {
