@@ -171,6 +171,7 @@ struct Builder {
                 answer["headers"] = [
                     "Location": ["$ref": "#/components/headers/Location"], "ETag": ["$ref": "#/components/headers/ETag"],
                 ]
+                if let links = links(toRecordOf: schema) { answer["links"] = .object(links) }
                 responses["201"] = .object(answer)
                 addProblems([400, 404, 409, 413, 415, 422], to: &responses)
             case (true, .get):
@@ -219,6 +220,32 @@ struct Builder {
             operation["responses"] = .object(responses)
             item[key] = .object(operation)
         }
+    }
+
+    /// The links of a create's answer to the new record's own operations (read, update, replace, delete),
+    /// each given the key the answer carries: what a client (and schemathesis's stateful phase) follows
+    /// from `POST /people` to `GET /people/{id}`. `nil` when the record has no route of its own.
+    func links(toRecordOf schema: ResourceSchema) -> JSONObject? {
+        // The record's own route: `/people/:id`, the shortest of the resource's routes that ends in a variable.
+        let item = server.routeTable.filter { row in
+            row.resource == schema.name && row.pattern.split(separator: "/").last?.hasPrefix(":") == true
+        }.min { $0.pattern.count < $1.pattern.count }
+        guard let item, let variable = item.pattern.split(separator: "/").last?.dropFirst(), Self.template(item.pattern) != nil
+        else { return nil }
+        let name = names[schema.name] ?? "Record"
+        let key = "$response.body#/" + schema.key.name.replacing("~", with: "~0").replacing("/", with: "~1")
+        var links = JSONObject()
+        for (method, verb, title) in [
+            (HTTPRequest.Method.get, "get", "Get"), (.patch, "update", "Update"), (.put, "replace", "Replace"),
+            (.delete, "delete", "Delete"),
+        ] where item.methods.contains(method) {
+            links["\(title)\(name)"] = [
+                "operationId": .string(operationID(verb, schema, item)),
+                "parameters": [String(variable): .string(key)],
+                "description": .string("The record just created, by its key"),
+            ]
+        }
+        return links.isEmpty ? nil : links
     }
 
     /// `listPeople`, `getPeople`, `createPeopleCars` (`POST /people/:id/cars`): the verb and the path's

@@ -68,6 +68,8 @@ struct OpenAPIMapper {
         var records: [JSON] = []
         /// Whether answers leave out null members (the document allows no null for some optional one).
         var omitsNulls = false
+        /// The lists' documented query parameters mapped onto the query language (`limit` → `_limit`).
+        var queryNames: [String: String] = [:]
     }
 
     // MARK: The whole document
@@ -425,6 +427,17 @@ struct OpenAPIMapper {
             name: candidate.name, key: key, keyIsClientChosen: keyIsClientChosen, keyFormat: keyFormat, fields: fields,
             parents: parents, actions: actions)
         made.omitsNulls = !notNullable.isEmpty
+        let lists = [candidate.collection["GET"]].compactMap { $0 } + nestedLists
+        let (queryNames, unmapped) = self.queryNames(of: lists, fields: fields.map(\.name) + [key] + parents.map(\.foreignKey))
+        made.queryNames = queryNames
+        for (place, names) in unmapped {
+            notes.append(
+                .init(
+                    place: place,
+                    message:
+                        "the query parameter\(names.count == 1 ? "" : "s") \(names.joined(separator: ", ")) \(names.count == 1 ? "is" : "are") not used: the list answers as if \(names.count == 1 ? "it were" : "they were") not sent"
+                ))
+        }
         made.records = exampleRecords(candidate: candidate, nested: nestedLists, key: key)
         self.notes += notes
         return made
@@ -466,6 +479,11 @@ struct OpenAPIMapper {
         if resource.keyIsClientChosen || resource.key != "id" { object["primaryKey"] = .string(resource.key) }
         if let keyFormat = resource.keyFormat { object["keyFormat"] = keyFormat.configurationValue }
         if resource.omitsNulls { object["omitNulls"] = true }
+        if !resource.queryNames.isEmpty {
+            var names = JSONObject()
+            for (name, target) in resource.queryNames.sorted(by: { $0.key < $1.key }) { names[name] = .string(target) }
+            object["queryNames"] = .object(names)
+        }
         if resource.actions.count < 5 { object["actions"] = .array(resource.actions.map { .string($0) }) }
         if !resource.parents.isEmpty {
             object["parents"] = .array(

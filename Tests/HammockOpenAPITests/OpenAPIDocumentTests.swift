@@ -75,6 +75,13 @@ struct OpenAPIDocumentTests {
         #expect(person["properties"]?["avatar"]?["type"] == ["string", "null"])
         #expect(person["properties"]?["avatar"]?["contentEncoding"] == "base64")
         #expect(person["examples"]?[0]?["name"] == "Amy Lee")
+        // A create's answer links to the new record's own operations by its key, for clients and for
+        // schemathesis's stateful phase.
+        let links = try #require(document["paths"]?["/people"]?["post"]?["responses"]?["201"]?["links"]?.objectValue)
+        #expect(links.keys == ["GetPerson", "UpdatePerson", "ReplacePerson", "DeletePerson"])
+        #expect(links["GetPerson"]?["operationId"] == "getPeople")
+        #expect(links["DeletePerson"]?["parameters"] == ["id": "$response.body#/id"])
+        #expect(document["paths"]?["/people/{id}"]?["delete"]?["operationId"] == "deletePeople")
         // Generated keys: a create requires no member but one it knows, and has no key; nor has an update.
         #expect(document["components"]?["schemas"]?["PersonCreate"]?["required"] == [])
         #expect(document["components"]?["schemas"]?["PersonCreate"]?["anyOf"]?.arrayValue?.count == 4)

@@ -68,7 +68,15 @@ struct OpenAPIImportTests {
         let (server, openAPI) = try await mock(fromDocument: "petstore-expanded.json")
         #expect(openAPI.resources == ["pets", "users"])
         #expect(openAPI.stubs == ["GET /pets/{id}/photo", "GET /store/inventory", "GET /users/login"])
-        #expect(openAPI.notes.map(\.description) == ["GET /pets/{id}/photo: answers no body: no text example for image/png"])
+        #expect(
+            openAPI.notes.map(\.description) == [
+                "GET /pets: the query parameter tags is not used: the list answers as if it were not sent",
+                "GET /pets/{id}/photo: answers no body: no text example for image/png",
+            ])
+        // The documented `limit` is the query language's `_limit`, its Link in the document's words.
+        let limited = await server.get("/api/v2/pets?limit=1")
+        #expect(try limited.json().arrayValue?.count == 1)
+        #expect(limited.headerFields[.link]?.contains("</api/v2/pets?_start=1&limit=1>; rel=\"next\"") == true)
         // `adopted` and `born` are optional and not nullable: a pet made without them answers without them
         // (and without its null `tag`, which is optional too).
         let bare = await server.respond(to: MockRequest(.post, "/api/v2/pets", json: ["name": "Fig"]))
@@ -112,7 +120,7 @@ struct OpenAPIImportTests {
         // Everything it does not do as documented is listed, each once, where it is.
         #expect(
             openAPI.notes.map(\.place) == [
-                "servers", "webhooks.taskCompleted", "POST /projects/{projectId}/tasks callbacks.taskDue",
+                "servers", "webhooks.taskCompleted", "POST /projects/{projectId}/tasks callbacks.taskDue", "GET /projects",
                 "GET /tasks/{taskId}/comments", "GET /teams",
                 "POST /tasks/{taskId}/complete", "GET /reports/{year}/{month}.csv",
             ])

@@ -65,11 +65,20 @@ struct ConfigurationReader {
             throw fail("resources", error.message)
         }
         for resource in ordered {
+            let index = resources.firstIndex { $0.name == resource.name } ?? 0
+            let schema: ResourceSchema
             do {
-                catalog.insert(try catalog.resolve(resource))
+                schema = try catalog.resolve(resource)
             } catch {
-                let index = resources.firstIndex { $0.name == resource.name } ?? 0
                 throw fail("resources[\(index)]", error.description)
+            }
+            catalog.insert(schema)
+            for (name, target) in resource.queryNames.sorted(by: { $0.key < $1.key })
+            where !ListQuery.isAliasable(target, for: schema) {
+                throw fail(
+                    "resources[\(index)].queryNames.\(name)",
+                    "'\(target.prefix(100))' is no list parameter; use one of \(ListQuery.aliasableParameters.joined(separator: ", ")), a field, or a field with an operator (createdAt_gte)"
+                )
             }
         }
         return ordered
@@ -177,6 +186,17 @@ struct ConfigurationReader {
         var resource = MockResource(name, fields: fields, primaryKey: primaryKey, actions: actions, parents: parents)
         resource.keyFormat = try keyFormat(object["keyFormat"], of: resource, at: "\(path).keyFormat")
         resource.omitsNulls = try bool(object["omitNulls"], at: "\(path).omitNulls") ?? false
+        if let value = object["queryNames"], !value.isNull {
+            guard case .object(let names) = value else {
+                throw fail("\(path).queryNames", "expected an object such as {\"limit\": \"_limit\", \"offset\": \"_start\"}")
+            }
+            for (name, target) in names {
+                guard case .string(let parameter) = target, !name.isEmpty else {
+                    throw fail("\(path).queryNames.\(name)", "expected the query language's name as a string, such as \"_limit\"")
+                }
+                resource.queryNames[name] = parameter
+            }
+        }
         return resource
     }
 

@@ -64,7 +64,7 @@ public struct ServerConfiguration: Sendable {
         "routes", "basePath", "generate", "adminPath", "journalSize", "strict", "faults", "allowedHosts", "redactHeaders",
         "validation",
     ]
-    static let resourceKeys = ["name", "fields", "primaryKey", "keyFormat", "actions", "parents", "omitNulls"]
+    static let resourceKeys = ["name", "fields", "primaryKey", "keyFormat", "actions", "parents", "omitNulls", "queryNames"]
 
     /// Reads and parses a configuration file.
     /// - Throws: ``ConfigurationError`` naming the file, the key and the problem.

@@ -51,7 +51,7 @@ extension ListQuery {
         // The other parameters are kept, in their order, as the client sent them.
         var kept = ""
         for item in items where !Self.windowParameters.contains(item.name) {
-            kept += PercentEncoding.encodeForm(item.name)
+            kept += PercentEncoding.encodeForm(documentedNames[item.name] ?? item.name)
             kept += "="
             kept += PercentEncoding.encodeForm(item.value)
             kept += "&"
@@ -67,7 +67,7 @@ extension ListQuery {
             header += kept
             for (position, (name, value)) in target.parameters.enumerated() {
                 if position > 0 { header += "&" }
-                header += name
+                header += documentedNames[name] ?? name
                 header += "="
                 header += String(value)
             }

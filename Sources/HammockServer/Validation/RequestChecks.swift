@@ -1,5 +1,5 @@
-public import HTTPTypes
-public import HammockJSON
+import HTTPTypes
+import HammockJSON
 import HammockSchema
 import HammockStore
 import HammockWire

@@ -37,6 +37,10 @@ public struct MockResource: Sendable, Hashable {
     /// rather than answer `null`: what an API document means by an optional member that is not nullable.
     /// `false` (the default) answers every declared field.
     public var omitsNulls = false
+    /// An API's own names for its lists' query parameters, each with the query language's name it stands for:
+    /// `["limit": "_limit", "offset": "_start", "sort": "_sort"]`. A list reads `?limit=10&offset=20` as
+    /// `?_limit=10&_start=20`, and its `Link` header keeps the API's names.
+    public var queryNames: [String: String] = [:]
 
     /// Creates a resource.
     /// - Parameters:

@@ -11,9 +11,45 @@ extension ListQuery {
         self.init()
         guard let query, !query.isEmpty else { return }
         items = try Self.items(of: query)
+        // An API's own names for the query language's parameters (`limit` for `_limit`) are read as those.
+        let aliases = schema.resource.queryNames
+        if !aliases.isEmpty {
+            for index in items.indices {
+                guard let name = aliases[items[index].name] else { continue }
+                documentedNames[name] = items[index].name
+                items[index].name = name
+            }
+        }
         var parser = Parser(schema: schema)
-        for item in items { try parser.take(item, into: &self) }
+        for item in items {
+            guard let documented = documentedNames[item.name] else {
+                try parser.take(item, into: &self)
+                continue
+            }
+            // The API's document decides what its own parameters may hold (a server checks it first): a
+            // value the query language cannot use (`limit=-1`, `sort=relevance`) is ignored, and said so.
+            do {
+                try parser.take(item, into: &self)
+            } catch {
+                ignored.append(documented)
+            }
+        }
         try parser.finish(into: &self)
+    }
+
+    /// The query language's parameters an API's own name may stand for (``MockResource/queryNames``),
+    /// beside a field's name and a field with an operator (`createdAt_gte`).
+    public static let aliasableParameters = [
+        "_limit", "_start", "_end", "_page", "_per_page", "_sort", "_order", "q", "_embed", "_expand",
+    ]
+
+    /// Whether `name` is a parameter an API's own name may stand for in a list of `schema`.
+    public static func isAliasable(_ name: String, for schema: ResourceSchema) -> Bool {
+        if aliasableParameters.contains(name) || schema.columns.contains(where: { $0.name == name }) { return true }
+        guard let underscore = name.lastIndex(of: "_"), underscore != name.startIndex else { return false }
+        let field = name[..<underscore]
+        return schema.columns.contains { $0.name == field }
+            && Operator(rawValue: String(name[name.index(after: underscore)...])) != nil
     }
 
     /// The query of a single record's route: `_embed` and `_expand` on `GET`, `_dependent` on `DELETE`

@@ -108,6 +108,9 @@ public struct ListQuery: Sendable, Hashable {
     public var items: [Item] = []
     /// Whether a range was asked for with `_end` rather than `_limit`, so links keep that form.
     package var rangeUsesEnd = false
+    /// The API's own name of each query-language parameter the request used under it
+    /// (``MockResource/queryNames``: `_limit` → `limit`), so links to other pages keep the API's names.
+    package var documentedNames: [String: String] = [:]
 
     /// A query built in code; `ListQuery()` is the whole list in key order.
     ///
