@@ -49,6 +49,12 @@ struct QueryNameTests {
         #expect(answer.status == .ok)
         #expect(try Self.names(answer).count == 5)
         #expect(answer.headerFields[.ignoredQuery] == "limit, sort")
+        // `order` without a sort to apply it to is ignored under the API's name (a 400 under `_order`).
+        let aliased = try await Self.server(#"{"order": "_order"}"#)
+        let unsorted = await aliased.respond(to: MockRequest(.get, "/pets?order=desc"))
+        #expect(unsorted.status == .ok)
+        #expect(unsorted.headerFields[.ignoredQuery] == "order")
+        #expect(await aliased.respond(to: MockRequest(.get, "/pets?_order=desc")).status == .badRequest)
         // Under the query language's own name the same value is still a 400.
         #expect(await server.respond(to: MockRequest(.get, "/pets?_limit=-3")).status == .badRequest)
     }

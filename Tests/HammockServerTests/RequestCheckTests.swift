@@ -292,7 +292,7 @@ struct RequestCheckTests {
 
 extension RequestCheckTests {
     @Test(
-        "A PATCH of nothing (`{}` or no body) answers the record unchanged, 404 for none, 412 for a stale tag; a PUT of nothing is still a 422",
+        "A PATCH of nothing (`{}` or no body) answers the record unchanged, 404 for none, 412 for a stale tag; a PUT of nothing is still a 422, a POST of `{}` a record",
         arguments: StoreKind.allCases)
     func emptyPatch(kind: StoreKind) async throws {
         do {
@@ -313,6 +313,12 @@ extension RequestCheckTests {
             #expect(await server.respond(to: MockRequest(.put, "/people/1", json: [:])).status == .unprocessableContent)
             #expect(
                 await server.respond(to: MockRequest(.patch, "/people/1", json: ["nmae": "x"])).status == .unprocessableContent)
+            // A create of nothing makes a record of nulls where nothing is required; of unknown members only, a 422.
+            let emptyCreate = await server.respond(to: MockRequest(.post, "/people", json: [:]))
+            #expect(emptyCreate.status == .created)
+            #expect(try emptyCreate.json() == ["id": 2, "name": nil, "age": nil])
+            #expect(
+                await server.respond(to: MockRequest(.post, "/people", json: ["nmae": "x"])).status == .unprocessableContent)
             try await store.close()
         }
     }

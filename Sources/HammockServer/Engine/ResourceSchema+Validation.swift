@@ -70,7 +70,11 @@ extension ResourceSchema {
             }
         }
         guard problems.isEmpty else { throw HTTPProblem.invalidFields(problems) }
-        if values.isEmpty {
+        // `{}` creates a record of defaults and nulls where nothing is required (an API document's create
+        // whose every member is optional); a body naming only unknown members is still refused, as a typo.
+        var createsEmpty = false
+        if case .create = mode, parameters.isEmpty { createsEmpty = true }
+        if values.isEmpty && !createsEmpty {
             let known = columns.filter { !(isKeyGenerated && $0.name == key.name) }.map(\.name)
             throw HTTPProblem(
                 .unprocessableContent,

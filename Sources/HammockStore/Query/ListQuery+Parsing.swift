@@ -34,6 +34,11 @@ extension ListQuery {
                 ignored.append(documented)
             }
         }
+        // `order=asc` under the API's name, without a sort to apply it to: ignored, as the API would.
+        if let documented = documentedNames["_order"], sort.isEmpty, parser.orders != nil {
+            parser.orders = nil
+            ignored.append(documented)
+        }
         try parser.finish(into: &self)
     }
 
