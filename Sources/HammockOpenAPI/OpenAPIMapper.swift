@@ -301,11 +301,12 @@ struct OpenAPIMapper {
         let foreignKeys = Set(parents.map(\.foreignKey))
         // Required members become required fields, but not what the server writes (`readOnly`), which a
         // create does not send; defaults that fit the field's type are kept. What a create must carry is
-        // the create's body's `required`; only without one, the record's (where it may mean "always
+        // what the create's body schema requires, nothing when it requires nothing (OpenAI's
+        // `CreateThreadRequest`); only without a body schema, the record's (where it may mean "always
         // answered" rather than "always sent").
         let createSchema = (candidate.collection["POST"] ?? candidate.nested.lazy.compactMap { $0.operations["POST"] }.first)
             .flatMap { requestSchema(of: $0) }
-        let requiredSource = schemas.object(createSchema)?["required"] != nil ? createSchema : recordSchema
+        let requiredSource = createSchema ?? recordSchema
         let required = Set(schemas.object(requiredSource)?["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])
         // What every answer must carry: the record's own `required`, read-only members included.
         let alwaysAnswered = Set(schemas.object(recordSchema)?["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])

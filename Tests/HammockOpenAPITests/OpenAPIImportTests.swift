@@ -358,6 +358,48 @@ struct OpenAPIImportTests {
         #expect(await server.get("/v3/projects/\(launch)/tasks?status=lost").status == .ok)
     }
 
+    @Test("A create whose body schema requires nothing requires nothing, though the record's requires what the server fills")
+    func optionalCreate() async throws {
+        let thread: JSON = [
+            "type": "object", "required": ["id", "object", "created_at"],
+            "properties": [
+                "id": ["type": "string"], "object": ["type": "string", "enum": ["thread"]],
+                "created_at": ["type": "integer"], "metadata": ["type": ["object", "null"]],
+            ],
+        ]
+        func answer(_ schema: JSON) -> JSON {
+            ["description": "ok", "content": ["application/json": ["schema": schema]]]
+        }
+        let document: JSON = [
+            "openapi": "3.1.0", "info": ["title": "Threads", "version": "1"],
+            "paths": [
+                "/threads": [
+                    "post": [
+                        "requestBody": [
+                            "content": [
+                                "application/json": [
+                                    "schema": ["type": "object", "properties": ["metadata": ["type": "object"]]]
+                                ]
+                            ]
+                        ],
+                        "responses": ["200": answer(thread)],
+                    ]
+                ],
+                "/threads/{thread_id}": ["get": ["responses": ["200": answer(thread)]]],
+            ],
+        ]
+        let mock = try OpenAPIImport.make(from: document, file: "threads.json")
+        #expect(
+            mock.notes.contains {
+                $0.description == "threads: a create leaves out object, created_at, which every answer should carry"
+            })
+        let server = try await MockServer.inMemory(try ServerConfiguration(root: mock.configuration, file: "threads.json"))
+        let created = await server.respond(to: MockRequest(.post, "/threads", json: [:]))
+        #expect(created.status == .created)
+        let key = try #require(try created.json()["id"]?.stringValue)
+        #expect(try await server.get("/threads/\(key)").json() == ["id": .string(key)])
+    }
+
     @Test("A made-up body keeps its schema: patterns, item counts, deep members, unions with a discriminator, recursion")
     func madeUpBodies() async throws {
         var deep: JSON = ["type": "string"]
