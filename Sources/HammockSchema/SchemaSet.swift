@@ -96,6 +96,8 @@ public struct SchemaSet: Sendable {
     let named: JSONObject
     /// Each reference compiled, by its text.
     var references: [String: Int] = [:]
+    /// References met but not compiled yet: their node, the schema they name, their text.
+    var pendingReferences: [(Int, JSON, String)] = []
     /// What is not checked, and why.
     public private(set) var notes: [SchemaDefinitionError] = []
 
@@ -111,13 +113,27 @@ public struct SchemaSet: Sendable {
 
     /// Compiles `schema`; `place` names it in ``notes``.
     public mutating func add(_ schema: JSON, place: String) -> Handle {
-        Handle(index: compile(schema, place: place, depth: 0))
+        let index = compile(schema, place: place, depth: 0)
+        compilePendingReferences()
+        return Handle(index: index)
     }
 
     /// Compiles the named schema `name` (as a `$ref` to it would).
     public mutating func handle(named name: String) -> Handle? {
         guard named[name] != nil else { return nil }
-        return Handle(index: reference("#/components/schemas/" + Self.escaped(name), place: name))
+        let index = reference("#/components/schemas/" + Self.escaped(name), place: name)
+        compilePendingReferences()
+        return Handle(index: index)
+    }
+
+    /// Compiles the schemas references named, one after the other: a chain of ten thousand `$ref`s (each
+    /// schema only a reference to the next) compiled as it was met would recurse ten thousand deep and
+    /// overflow the stack, and a document is a third party's.
+    mutating func compilePendingReferences() {
+        while let (index, target, text) = pendingReferences.popLast() {
+            let compiled = compile(target, place: String(text.prefix(200)), depth: 0)
+            nodes[index] = Node(reference: compiled)
+        }
     }
 
     static func escaped(_ name: String) -> String {
@@ -316,8 +332,7 @@ public struct SchemaSet: Sendable {
             note(place, "the reference '\(text.prefix(200))' is not resolved: not checked")
             return index
         }
-        let compiled = compile(target, place: String(text.prefix(200)), depth: 0)
-        nodes[index] = Node(reference: compiled)
+        pendingReferences.append((index, target, text))
         return index
     }
 

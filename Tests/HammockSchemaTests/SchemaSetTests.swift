@@ -173,6 +173,16 @@ struct SchemaSetTests {
         // Exponential for a backtracking engine; linear here.
         let text = String(repeating: "a", count: 50_000) + "b"
         #expect(Self.found(["type": "string", "pattern": "^(a+)+$"], .string(text)) == ["pattern "])
+        // A chain of 20,000 references, each schema naming the next, is compiled without recursing down it.
+        var chain = JSONObject()
+        for index in 0..<20_000 { chain["S\(index)"] = ["$ref": .string("#/components/schemas/S\(index + 1)")] }
+        chain["S20000"] = ["type": "integer"]
+        var long = SchemaSet(named: chain)
+        let start = long.add(["$ref": "#/components/schemas/S0"], place: "chain")
+        // Checking it stops 256 references down and accepts: no value is refused for what was not read.
+        #expect(long.validate("text", against: start).isEmpty)
+        let near = long.add(["$ref": "#/components/schemas/S19990"], place: "near")
+        #expect(long.validate("text", against: near).map(\.keyword) == ["type"])
         // A counted repetition too large for the automaton is noted, not compiled.
         var set = SchemaSet()
         _ = set.add(["pattern": "a{1,100000}"], place: "x")

@@ -169,7 +169,7 @@ struct RequestCheckTests {
             """
         let configuration = try ServerConfiguration(parsing: Array(text.utf8), file: "codes.json")
         let notes = try #require(configuration.requestChecks?.notes)
-        #expect(notes.count == 2)
+        #expect(notes.count == 2, "\(notes)")
         #expect(notes.contains { $0.contains("lookaround") })
         #expect(notes.contains { $0.contains("Nowhere") })
         let server = try await MockServer(configuration: configuration, store: MemoryStore())
