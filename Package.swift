@@ -439,7 +439,7 @@ if Context.environment["HAMMOCK_FUZZ"] != nil {
         ("fuzz-queries", "FuzzQueries", "Queries", ["HammockServer", "HammockSQLite", "HammockJSON"]),
         ("fuzz-openapi", "FuzzOpenAPI", "OpenAPI", ["HammockOpenAPI", "HammockServer", "HammockJSON"]),
         ("fuzz-generate-swift", "FuzzGenerateSwift", "GenerateSwift", ["HammockOpenAPI", "HammockServer", "HammockJSON"]),
-        ("fuzz-schemas", "FuzzSchemas", "Schemas", ["HammockSchema", "HammockJSON"]),
+        ("fuzz-schemas", "FuzzSchemas", "Schemas", ["HammockSchema", "HammockJSON", "HammockTestSupport"]),
     ]
     package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/FuzzSupport", swiftSettings: swiftSettings))
     for fuzz in fuzzTargets {
