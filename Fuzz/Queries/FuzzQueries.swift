@@ -1,3 +1,4 @@
+import Foundation
 import FuzzSupport
 import HammockJSON
 import HammockSQLite
@@ -42,7 +43,9 @@ struct FuzzTarget {
         atexit { FuzzTarget.removeStore() }
         var servers: [MockServer] = []
         for store in [MemoryStore() as any MockStore, try! SQLiteStore(path: storePath)] {
-            let server = try! await MockServer(resources: resources, store: store)
+            // One fixed wall clock for both: `Last-Modified` is the date of a list's last write, and the
+            // second server's writes come later (a second boundary between them made the headers differ).
+            let server = try! await MockServer(resources: resources, store: store, now: { FuzzTarget.writeDate })
             for index in 0..<23 {
                 let person: JSONObject = [
                     "name": .string(names[index % names.count]), "age": ages[index % ages.count],
@@ -61,6 +64,8 @@ struct FuzzTarget {
         }
         return servers
     }
+
+    static let writeDate = Date(timeIntervalSince1970: 1_700_000_000)
 
     static var storePath: String { "/tmp/hammock-fuzz-queries-\(getpid()).sqlite" }
 
