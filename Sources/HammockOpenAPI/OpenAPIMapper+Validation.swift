@@ -66,6 +66,7 @@ extension OpenAPIMapper {
                     })
                 for requirement in requirements { used.formUnion(requirement) }
             }
+            if let errors = documentedErrors(of: operation) { entry["errors"] = errors }
             guard entry.count > 2 else { continue }
             checked.append(.object(entry))
         }
@@ -81,6 +82,79 @@ extension OpenAPIMapper {
         }
         return .object(section)
     }
+
+    /// The error answers an operation documents (a 4xx or 5xx code, `4XX`, `5XX`, `default`), each with
+    /// its content type, its example (or one made from its schema) and where the problem's words go in it
+    /// (`DocumentedErrors` on the server's side): the mock then answers its errors as the API does.
+    func documentedErrors(of operation: Operation) -> JSON? {
+        var entries: [JSON] = []
+        let responses = operation.object["responses"]?.objectValue ?? JSONObject()
+        for key in responses.keys.sorted() {
+            let upper = key.uppercased()
+            let status: String
+            if upper == "DEFAULT" {
+                status = "default"
+            } else if upper == "4XX" || upper == "5XX" || Int(key).map({ (400...599).contains($0) }) == true {
+                status = upper
+            } else {
+                continue
+            }
+            guard case .object(let response)? = schemas.resolve(responses[key]) else { continue }
+            var entry: JSONObject = ["status": .string(status)]
+            let content = response["content"]?.objectValue ?? JSONObject()
+            if let json = Self.jsonMedia(content) {
+                entry["contentType"] = .string(json.type.contains("*") ? "application/json" : json.type)
+                let body = examples(of: json.media).first ?? schemas.example(for: json.media["schema"])
+                entry["body"] = body
+                if let schema = json.media["schema"] { entry["schema"] = schema }
+                var fill = JSONObject()
+                Self.problemPlaces(in: body, pointer: "", depth: 0, into: &fill)
+                if !fill.isEmpty { entry["fill"] = .object(fill) }
+            } else if let type = content.keys.sorted().first {
+                entry["contentType"] = .string(type.contains("*") ? "text/plain" : type)
+            }
+            entries.append(.object(entry))
+        }
+        return entries.isEmpty ? nil : .array(entries)
+    }
+
+    /// Members of an error body that say what a problem's `detail`, `title` and `status` say, by the names
+    /// APIs give them (`message`, `error_description`; `title`; `code`, `status`), down to three levels
+    /// (`{"error": {"message": …}}`, `{"errors": [{"detail": …}]}`).
+    static func problemPlaces(in body: JSON, pointer: String, depth: Int, into fill: inout JSONObject) {
+        guard depth < 3 else { return }
+        switch body {
+        case .object(let members):
+            for (name, value) in members {
+                let place = pointer + "/" + name.replacing("~", with: "~0").replacing("/", with: "~1")
+                let lowered = name.lowercased().filter { $0 != "_" && $0 != "-" }
+                switch value {
+                case .string:
+                    if detailNames.contains(lowered), !fill.values.contains("detail") {
+                        fill[place] = "detail"
+                    } else if titleNames.contains(lowered), !fill.values.contains("title") {
+                        fill[place] = "title"
+                    } else if statusNames.contains(lowered), !fill.values.contains("status") {
+                        fill[place] = "status"
+                    }
+                case .integer, .double:
+                    if statusNames.contains(lowered), !fill.values.contains("status") { fill[place] = "status" }
+                case .object, .array:
+                    problemPlaces(in: value, pointer: place, depth: depth + 1, into: &fill)
+                default: continue
+                }
+            }
+        case .array(let items):
+            if let first = items.first { problemPlaces(in: first, pointer: pointer + "/0", depth: depth + 1, into: &fill) }
+        default: return
+        }
+    }
+
+    static let detailNames: Set<String> = [
+        "message", "detail", "details", "description", "errordescription", "errormessage", "msg", "reason",
+    ]
+    static let titleNames: Set<String> = ["title", "error", "summary", "errortitle"]
+    static let statusNames: Set<String> = ["code", "status", "statuscode", "httpstatus", "httpcode", "errorcode"]
 
     /// The document's security schemes the mock can check, by name: an unknown type is noted and left out.
     mutating func securitySchemes(_ root: JSONObject) -> [String: JSON] {

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HammockJSON
+import HammockStore
 import Synchronization
 
 /// Maps a request's path to an endpoint by asking each family of routes in turn, and answers what is
@@ -82,15 +83,30 @@ final class MockRouter: Sendable {
         return response
     }
 
+    func route(_ request: MockRequest) async throws -> MockResponse {
+        // A request the API document describes is checked before any route answers it (one optional
+        // read when the server has no document), and a problem it ends in is answered as the document
+        // answers errors, where it says how.
+        guard let checks = request.runtime?.settings.requestChecks, request.method != .options,
+            let (operation, captures) = checks.operation(for: request)
+        else { return try await dispatch(request) }
+        do {
+            try checks.check(request, operation: operation, captures: captures)
+            return try await dispatch(request)
+        } catch let error as any HTTPProblemConvertible {
+            // A store's failure keeps its problem: ProblemMiddleware logs it.
+            if let failure = error as? StoreError, failure.isFailure { throw error }
+            guard let answer = checks.documentedAnswer(to: error.problem, for: operation) else { throw error }
+            return answer
+        }
+    }
+
     /// The first family whose endpoint for the path allows the method answers. A family that serves the
     /// path but not the method does not hide a later one that does: a stub for `PUT /apps/:id/commands`
     /// beside a resource's `GET` of the same path, as an imported API document makes them, answers both.
     /// Only when no family allows the method is it a 405 (or an `OPTIONS` answer) listing every method
     /// the path's endpoints allow, in the order the families were asked.
-    func route(_ request: MockRequest) async throws -> MockResponse {
-        // A request the API document describes is checked before any route answers it (one optional
-        // read when the server has no document).
-        if let checks = request.runtime?.settings.requestChecks, request.method != .options { try checks.check(request) }
+    func dispatch(_ request: MockRequest) async throws -> MockResponse {
         let families = self.families.withLock { $0 }
         var refusing: [MockEndpoint] = []
         for family in families {

@@ -71,6 +71,8 @@ public struct RequestChecks: Sendable {
         /// Each way the request may prove who it is, every scheme of one required together; empty when it
         /// need not (or the document lets anyone in with `{}`).
         var security: [[(name: String, scheme: Scheme)]] = []
+        /// The error answers the document gives, sent in place of problem+json.
+        var errors: DocumentedErrors?
         /// How many of the pattern's segments are literal: the most literal pattern wins a path that two
         /// match (`/pets/mine` before `/pets/:id`), as OpenAPI says.
         var literalSegments: Int
@@ -88,7 +90,7 @@ public struct RequestChecks: Sendable {
 
     /// The keys of the `validation` section and of each operation, parameter and body.
     static let sectionKeys = ["schemas", "securitySchemes", "operations"]
-    static let operationKeys = ["method", "path", "parameters", "body", "security"]
+    static let operationKeys = ["method", "path", "parameters", "body", "security", "errors"]
     static let parameterKeys = ["name", "in", "required", "schema", "style", "explode", "segment", "template"]
     static let bodyKeys = ["required", "content"]
 
@@ -262,9 +264,15 @@ public struct RequestChecks: Sendable {
                 security.append(all)
             }
         }
+        var errors: DocumentedErrors?
+        if let value = object["errors"], !value.isNull {
+            errors = try DocumentedErrors(
+                json: value, at: "\(path).errors", schemas: &schemas, place: "\(methodName) \(text)", fail: fail)
+        }
         let literals = pattern.segments.count { if case .literal = $0 { true } else { false } }
         return Operation(
-            method: method, pattern: pattern, parameters: parameters, body: body, security: security, literalSegments: literals)
+            method: method, pattern: pattern, parameters: parameters, body: body, security: security, errors: errors,
+            literalSegments: literals)
     }
 
     /// `application/json`, `application/problem+json`, `*/*`: a media type whose body is JSON.
@@ -290,6 +298,11 @@ public struct RequestChecks: Sendable {
     /// (415), then the body (422; 400 when it is not JSON at all).
     func check(_ request: MockRequest) throws(HTTPProblem) {
         guard let (operation, captures) = operation(for: request) else { return }
+        try check(request, operation: operation, captures: captures)
+    }
+
+    /// The same for the operation the request is (``operation(for:)``) and the path's captures.
+    func check(_ request: MockRequest, operation: Operation, captures: [String: String]) throws(HTTPProblem) {
         if !operation.security.isEmpty { try checkCredentials(request, operation: operation) }
         var problems: [(JSON, String)] = []
         var query: [ListQuery.Item]?
@@ -416,6 +429,12 @@ public struct RequestChecks: Sendable {
             )
         }
         throw Self.problem(.unprocessableContent, problems, operation: operation, what: "body")
+    }
+
+    /// The document's answer in place of a problem the mock has for a request to `operation`, when the
+    /// document covers its status (``DocumentedErrors``).
+    func documentedAnswer(to problem: HTTPProblem, for operation: Operation) -> MockResponse? {
+        operation.errors?.answer(to: problem, schemas: schemas)
     }
 
     // MARK: Credentials
