@@ -70,6 +70,8 @@ struct OpenAPIMapper {
         var omitsNulls = false
         /// The lists' documented query parameters mapped onto the query language (`limit` → `_limit`).
         var queryNames: [String: String] = [:]
+        /// Members the server fills when a create leaves them out (`created`, `confirmationCode`).
+        var madeFields: [String: MockResource.MadeValue] = [:]
     }
 
     // MARK: The whole document
@@ -416,7 +418,23 @@ struct OpenAPIMapper {
         let notNullable = fields.filter {
             $0.name != key && !$0.isRequired && !$0.isWriteOnly && $0.defaultValue == nil && !schemas.allowsNull($0.schema)
         }.map(\.name)
-        let unfilled = notNullable.filter { alwaysAnswered.contains($0) }
+        // The server fills those when the record is made: a date as the write's moment, an id or a code as
+        // its format or pattern says, anything else as the schema's example. Only what cannot be made so
+        // is noted.
+        var madeFields: [String: MockResource.MadeValue] = [:]
+        var unfilled: [String] = []
+        for name in notNullable where alwaysAnswered.contains(name) {
+            guard let index = fields.firstIndex(where: { $0.name == name }) else { continue }
+            if let made = madeValue(of: fields[index]) {
+                madeFields[name] = made
+            } else if case .success(let value) = ResourceSchema.convert(
+                schemas.example(for: fields[index].schema), to: fields[index].type, encoding: .json), !value.isNull
+            {
+                fields[index].defaultValue = value
+            } else {
+                unfilled.append(name)
+            }
+        }
         if !unfilled.isEmpty, actions.contains("create") {
             notes.append(
                 .init(
@@ -428,6 +446,7 @@ struct OpenAPIMapper {
             name: candidate.name, key: key, keyIsClientChosen: keyIsClientChosen, keyFormat: keyFormat, fields: fields,
             parents: parents, actions: actions)
         made.omitsNulls = !notNullable.isEmpty
+        made.madeFields = madeFields
         let lists = [candidate.collection["GET"]].compactMap { $0 } + nestedLists
         let (queryNames, unmapped) = self.queryNames(of: lists, fields: fields.map(\.name) + [key] + parents.map(\.foreignKey))
         made.queryNames = queryNames
@@ -442,6 +461,32 @@ struct OpenAPIMapper {
         made.records = exampleRecords(candidate: candidate, nested: nestedLists, key: key)
         self.notes += notes
         return made
+    }
+
+    /// How the server makes a member a create leaves out but every answer carries, where its schema says
+    /// what it is: a `date-time` (or an integer or number named like a time, `created`, `updated_at`) is the
+    /// write's moment, a `date` its day, a `uuid` a new UUID, a string with a pattern the mock can make one
+    /// that matches. `nil`: the schema's example stands in.
+    func madeValue(of field: Field) -> MockResource.MadeValue? {
+        guard let property = schemas.object(field.schema) else { return nil }
+        let format = property["format"]?.stringValue
+        switch field.type {
+        case .date: return format == "date" ? .today : .now
+        case .integer, .float:
+            // Seconds since 1970 (OpenAI's `created`, `created_at`): by name only, as a number says no more.
+            let name = field.name.lowercased().filter { $0 != "_" && $0 != "-" }
+            let timeNames: Set<String> = ["created", "updated", "modified", "timestamp", "createdon", "updatedon"]
+            return timeNames.contains(name) || field.name.hasSuffix("_at") || field.name.hasSuffix("At") ? .now : nil
+        case .string:
+            if format == "date-time" { return .now }
+            if format == "date" { return .today }
+            if format == "uuid" { return .format(.uuid) }
+            if case .string(let pattern)? = property["pattern"], schemas.textPattern(property) != nil {
+                return .format(.pattern(pattern))
+            }
+            return nil
+        default: return nil
+        }
     }
 
     /// Records from the documented examples: of the item's GET and of the lists, each once.
@@ -480,6 +525,11 @@ struct OpenAPIMapper {
         if resource.keyIsClientChosen || resource.key != "id" { object["primaryKey"] = .string(resource.key) }
         if let keyFormat = resource.keyFormat { object["keyFormat"] = keyFormat.configurationValue }
         if resource.omitsNulls { object["omitNulls"] = true }
+        if !resource.madeFields.isEmpty {
+            var made = JSONObject()
+            for (name, value) in resource.madeFields.sorted(by: { $0.key < $1.key }) { made[name] = value.configurationValue }
+            object["made"] = .object(made)
+        }
         if !resource.queryNames.isEmpty {
             var names = JSONObject()
             for (name, target) in resource.queryNames.sorted(by: { $0.key < $1.key }) { names[name] = .string(target) }

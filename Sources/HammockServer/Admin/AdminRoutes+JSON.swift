@@ -188,6 +188,10 @@ extension AdminRoutes {
             for column in schema.columns { fields[column.name] = .string(column.type.rawValue) }
             var defaults = JSONObject()
             for field in schema.ruledFields { if let value = field.defaultValue { defaults[field.name] = value } }
+            var made = JSONObject()
+            for (name, value) in schema.resource.madeFields.sorted(by: { $0.key < $1.key }) {
+                made[name] = value.configurationValue
+            }
             let count = try await server.store.count(of: schema)
             resources.append([
                 "name": .string(schema.name), "primaryKey": .string(schema.key.name),
@@ -195,7 +199,7 @@ extension AdminRoutes {
                 "keyFormat": schema.resource.keyFormat?.configurationValue ?? .null,
                 "omitsNulls": .bool(schema.resource.omitsNulls), "fields": .object(fields),
                 "required": .array(schema.ruledFields.filter(\.isRequired).map { .string($0.name) }),
-                "defaults": .object(defaults),
+                "defaults": .object(defaults), "made": .object(made),
                 "parents": .array(schema.foreignKeys.map { ["resource": .string($0.parent), "foreignKey": .string($0.name)] }),
                 "count": .integer(count),
             ])

@@ -186,6 +186,24 @@ struct ConfigurationReader {
         var resource = MockResource(name, fields: fields, primaryKey: primaryKey, actions: actions, parents: parents)
         resource.keyFormat = try keyFormat(object["keyFormat"], of: resource, at: "\(path).keyFormat")
         resource.omitsNulls = try bool(object["omitNulls"], at: "\(path).omitNulls") ?? false
+        if let value = object["made"], !value.isNull {
+            guard case .object(let entries) = value else {
+                throw fail(
+                    "\(path).made", "expected an object such as {\"created\": \"now\", \"code\": {\"pattern\": \"^[A-Z]{6}$\"}}")
+            }
+            for (field, entry) in entries {
+                guard let made = MockResource.MadeValue(configurationValue: entry) else {
+                    throw fail(
+                        "\(path).made.\(field)", "expected \"now\", \"today\", \"uuid\" or {\"pattern\": a regular expression}")
+                }
+                resource.madeFields[field] = made
+                do {
+                    _ = try MemberMaker.all(resource)
+                } catch {
+                    throw fail("\(path).made.\(field)", error.message)
+                }
+            }
+        }
         if let value = object["queryNames"], !value.isNull {
             guard case .object(let names) = value else {
                 throw fail("\(path).queryNames", "expected an object such as {\"limit\": \"_limit\", \"offset\": \"_start\"}")

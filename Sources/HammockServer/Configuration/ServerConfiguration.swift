@@ -64,7 +64,9 @@ public struct ServerConfiguration: Sendable {
         "routes", "basePath", "generate", "adminPath", "journalSize", "strict", "faults", "allowedHosts", "redactHeaders",
         "validation",
     ]
-    static let resourceKeys = ["name", "fields", "primaryKey", "keyFormat", "actions", "parents", "omitNulls", "queryNames"]
+    static let resourceKeys = [
+        "name", "fields", "primaryKey", "keyFormat", "actions", "parents", "omitNulls", "queryNames", "made",
+    ]
 
     /// Reads and parses a configuration file.
     /// - Throws: ``ConfigurationError`` naming the file, the key and the problem.

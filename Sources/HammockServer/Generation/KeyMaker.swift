@@ -19,24 +19,30 @@ struct KeyMaker: Sendable {
     /// The maker of `resource`'s keys, or `nil` when it has no key format.
     /// - Throws: ``SchemaError`` for a pattern that cannot be read, or that makes no key a URL can reach.
     init?(_ resource: MockResource) throws(SchemaError) {
-        switch resource.keyFormat {
-        case nil:
-            return nil
+        guard let format = resource.keyFormat else { return nil }
+        try self.init(format, resource: resource.name, what: "its key", forKeys: true)
+    }
+
+    /// The maker of strings of `format`, for `resource`'s key or one of its made fields (`what`, for
+    /// errors); one `forKeys` must make strings a URL can reach.
+    init(_ format: MockResource.KeyFormat, resource: String, what: String, forKeys: Bool) throws(SchemaError) {
+        switch format {
         case .uuid:
-            format = .uuid
+            self.format = .uuid
         case .pattern(let source):
             do {
-                format = .pattern(try TextPattern(source))
+                self.format = .pattern(try TextPattern(source))
             } catch {
-                throw SchemaError(resource: resource.name, message: "its key format: \(error)")
+                throw SchemaError(resource: resource, message: "\(what) format: \(error)")
             }
             // `^$`, `\.{1,2}` or `[a-z]{3000}`: every create would fail on the key the server made.
+            guard forKeys else { return }
             var random = SeededRandom(seed: 0x4B45_59)
             guard (0..<64).contains(where: { _ in ResourceSchema.unreachableKeyProblem(makeOnce(using: &random)) == nil })
             else {
                 throw SchemaError(
-                    resource: resource.name,
-                    message: "its key pattern '\(source.prefix(200))' makes no key a URL can reach (empty, '.', '..' or too long)"
+                    resource: resource,
+                    message: "\(what) pattern '\(source.prefix(200))' makes no key a URL can reach (empty, '.', '..' or too long)"
                 )
             }
         }

@@ -8,6 +8,8 @@ struct ResourceRegistry: Sendable {
     var serializers: [String: any MockSerializer] = [:]
     /// What makes the keys of the resources with a key format, by name.
     var keyMakers: [String: KeyMaker] = [:]
+    /// What makes the made fields of the resources that have them, by name.
+    var memberMakers: [String: [MemberMaker]] = [:]
 
     var schemas: [String: ResourceSchema] { catalog.schemas }
     var orderedSchemas: [ResourceSchema] { catalog.orderedSchemas }
@@ -26,6 +28,7 @@ struct ResourceRegistry: Sendable {
         catalog.remove(name)
         serializers[name] = nil
         keyMakers[name] = nil
+        memberMakers[name] = nil
     }
 
     /// Resolves a request path (without query) to a route; `nil` for a path that names no resource.

@@ -34,12 +34,14 @@ final class ResourceRoutes: MockRoutes {
     func add(_ resource: MockResource) async throws {
         let schema = try registry.withLock { registry throws(SchemaError) in try registry.resolve(resource) }
         let keyMaker = try KeyMaker(resource)
+        let memberMakers = try MemberMaker.all(resource)
         try await store.addResource(schema)
         try registry.withLock { registry throws(SchemaError) in
             // Re-check: another task may have added the same name while the store worked.
             _ = try registry.resolve(resource)
             registry.insert(schema)
             registry.keyMakers[resource.name] = keyMaker
+            registry.memberMakers[resource.name] = memberMakers.isEmpty ? nil : memberMakers
         }
         // Records already in a store kept from before count as changed now (a later date is always
         // safe); so do those of a server that shares the store and started earlier.
@@ -50,10 +52,12 @@ final class ResourceRoutes: MockRoutes {
     func replace(_ resource: MockResource) async throws -> ResourceSchema {
         let schema = try registry.withLock { registry throws(SchemaError) in try registry.resolveReplacement(resource) }
         let keyMaker = try KeyMaker(resource)
+        let memberMakers = try MemberMaker.all(resource)
         try await store.addResource(schema)
         registry.withLock { registry in
             registry.replace(schema)
             registry.keyMakers[resource.name] = keyMaker
+            registry.memberMakers[resource.name] = memberMakers.isEmpty ? nil : memberMakers
         }
         try await modifications.record(schema)
         return schema
@@ -171,11 +175,21 @@ final class ResourceRoutes: MockRoutes {
     /// out (or sends `null`) gets one made, and made again if the store finds it taken: a pattern with
     /// few strings (`^[0-9]{2}$`) fills up, and a 409 for a key the client never chose would surprise.
     private func create(_ request: ActionRequest) async throws -> MockResponse {
-        let key = request.schema.key.name
-        guard let parameters = request.parameters, parameters[key] == nil || parameters[key] == .null,
-            let keyMaker = registry.withLock({ $0.keyMakers[request.schema.name] })
-        else { return try await controller.create(request) }
+        let name = request.schema.name
+        let (keyMaker, memberMakers) = registry.withLock { ($0.keyMakers[name], $0.memberMakers[name]) }
         var random = SystemRandomNumberGenerator()
+        var request = request
+        // Made fields first (a creation date, a confirmation code): what the create left out or sent as null.
+        if let memberMakers, var parameters = request.parameters {
+            let date = modifications.now()
+            for maker in memberMakers where parameters[maker.field] == nil || parameters[maker.field] == .null {
+                parameters[maker.field] = maker.make(at: date, using: &random)
+            }
+            request.parameters = parameters
+        }
+        let key = request.schema.key.name
+        guard let parameters = request.parameters, parameters[key] == nil || parameters[key] == .null, let keyMaker
+        else { return try await controller.create(request) }
         var attempt = request
         var retries = 0
         while true {

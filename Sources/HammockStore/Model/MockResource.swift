@@ -41,6 +41,10 @@ public struct MockResource: Sendable, Hashable {
     /// `["limit": "_limit", "offset": "_start", "sort": "_sort"]`. A list reads `?limit=10&offset=20` as
     /// `?_limit=10&_start=20`, and its `Link` header keeps the API's names.
     public var queryNames: [String: String] = [:]
+    /// Fields the server fills when a create leaves them out (or sends `null`), each made anew per record:
+    /// `["created": .now, "ticket": .format(.pattern("^T-[0-9]{6}$"))]`. What an API document's
+    /// read-only members that every answer carries are (a creation date, a confirmation code).
+    public var madeFields: [String: MadeValue] = [:]
 
     /// Creates a resource.
     /// - Parameters:
@@ -105,6 +109,17 @@ extension MockResource {
         /// alternation and quantifiers; what would need searching (lookaround, backreferences) is
         /// refused when the resource is added.
         case pattern(String)
+    }
+
+    /// How the server makes a field's value for a create that leaves it out (``madeFields``).
+    public enum MadeValue: Sendable, Hashable {
+        /// The moment of the write: an RFC 3339 date-time (`2026-11-29T03:40:00Z`) in a string or date
+        /// field, seconds since 1970 in an integer or float field.
+        case now
+        /// The day of the write, `2026-11-29`, in a string or date field.
+        case today
+        /// A string made as a key of this format is (a UUID, or a string the pattern matches).
+        case format(KeyFormat)
     }
 
     /// The actions a resource's routes allow.

@@ -1,0 +1,79 @@
+import Foundation
+import HammockJSON
+import HammockServer
+import HammockStore
+import HammockTestSupport
+import Testing
+
+/// Fields the server fills when a create leaves them out: an API's read-only members that every answer
+/// carries (`created`, a confirmation code), made anew per record.
+@Suite("Made fields")
+struct MadeFieldTests {
+    static func tickets() -> MockResource {
+        var tickets = MockResource(
+            "tickets",
+            fields: ["title": .string, "created": .date, "day": .string, "stamp": .integer, "code": .string, "token": .string])
+        tickets.madeFields = [
+            "created": .now, "day": .today, "stamp": .now, "code": .format(.pattern("^T-[0-9]{6}$")), "token": .format(.uuid),
+        ]
+        return tickets
+    }
+
+    @Test(
+        "A create that leaves made fields out gets the write's moment, day and seconds, and a code and a UUID of their formats; each record its own",
+        arguments: StoreKind.allCases)
+    func made(kind: StoreKind) async throws {
+        let moment = Date(timeIntervalSince1970: 1_764_387_600)  // 2025-11-29T03:40:00Z
+        let server = try await MockServer(
+            resources: [Self.tickets()], store: try await kind.makeStore(), clock: ContinuousClock(), now: { moment })
+        let first = try await server.respond(to: MockRequest(.post, "/tickets", json: ["title": "Printer"])).json()
+        #expect(first["created"] == "2025-11-29T03:40:00Z")
+        #expect(first["day"] == "2025-11-29")
+        #expect(first["stamp"] == 1_764_387_600)
+        let code = try #require(first["code"]?.stringValue)
+        #expect(code.wholeMatch(of: /T-[0-9]{6}/) != nil)
+        #expect(UUID(uuidString: try #require(first["token"]?.stringValue)) != nil)
+        let second = try await server.respond(to: MockRequest(.post, "/tickets", json: ["title": "Door", "code": nil])).json()
+        #expect(second["token"] != first["token"])
+        #expect(second["code"]?.stringValue?.wholeMatch(of: /T-[0-9]{6}/) != nil)
+        // What a client sends is kept; an update does not make them again.
+        let third = try await server.respond(to: MockRequest(.post, "/tickets", json: ["title": "Lamp", "code": "mine"])).json()
+        #expect(third["code"] == "mine")
+        let key = try #require(first["id"])
+        let patched = try await server.respond(
+            to: MockRequest(.patch, "/tickets/\(key.serializedString())", json: ["title": "Printer 2"])
+        ).json()
+        #expect(patched["code"] == first["code"] && patched["created"] == first["created"])
+    }
+
+    @Test(
+        "In a configuration file: `made` fills on create; a field it does not have, the key, or a type that cannot hold it is refused naming the key"
+    )
+    func configured() async throws {
+        let text = """
+            {"resources": [{"name": "orders", "fields": {"total": "float", "placed": "datetime", "confirmation": "string"},
+                            "made": {"placed": "now", "confirmation": {"pattern": "^[A-Z]{6}$"}}}]}
+            """
+        let server = try await MockServer(
+            configuration: try ServerConfiguration(parsing: Array(text.utf8), file: "orders.json"), store: MemoryStore())
+        let order = try await server.respond(to: MockRequest(.post, "/orders", json: ["total": 12])).json()
+        #expect(order["confirmation"]?.stringValue?.wholeMatch(of: /[A-Z]{6}/) != nil)
+        #expect(order["placed"]?.stringValue?.hasSuffix("Z") == true)
+        let resources = try await server.respond(to: MockRequest(.get, "/__hammock/resources")).json()
+        #expect(resources[0]?["made"] == ["confirmation": ["pattern": "^[A-Z]{6}$"], "placed": "now"])
+
+        func keyPath(_ made: String, fields: String = #"{"total": "float", "flag": "boolean"}"#) -> String? {
+            let text = #"{"resources": [{"name": "orders", "fields": \#(fields), "made": \#(made)}]}"#
+            let error = #expect(throws: ConfigurationError.self) {
+                try ServerConfiguration(parsing: Array(text.utf8), file: "bad.json")
+            }
+            return error?.keyPath
+        }
+        #expect(keyPath(#"{"ghost": "now"}"#) == "resources[0].made.ghost")
+        #expect(keyPath(#"{"flag": "now"}"#) == "resources[0].made.flag")
+        #expect(keyPath(#"{"total": "uuid"}"#) == "resources[0].made.total")
+        #expect(keyPath(#"{"total": "yesterday"}"#) == "resources[0].made.total")
+        #expect(keyPath(#"{"id": "uuid"}"#, fields: #"{"id": "string", "total": "float"}"#) == "resources[0].made.id")
+        #expect(keyPath(#"["now"]"#) == "resources[0].made")
+    }
+}
