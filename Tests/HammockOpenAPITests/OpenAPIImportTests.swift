@@ -50,13 +50,13 @@ struct OpenAPIImportTests {
         #expect(await server.respond(to: MockRequest(.delete, "/v1/pets/1")).status == .methodNotAllowed)
         #expect(await server.respond(to: MockRequest(.put, "/v1/pets/1", json: ["name": "Rex"])).status == .methodNotAllowed)
         #expect(await server.get("/pets").status == .notFound)
-        // `required: [id, name]`: the document's check names both members a create leaves out.
+        // `required: [id, name]`: the document's check refuses a create that leaves them out, answered in
+        // the document's `default` error shape (`Error`: an integer code and a message), not problem+json.
         let nameless = await server.respond(to: MockRequest(.post, "/v1/pets", json: ["tag": "fish"]))
         #expect(nameless.status == .unprocessableContent)
-        #expect(
-            try nameless.json()["errors"]?.arrayValue?.compactMap { $0["detail"]?.stringValue } == [
-                "the member 'id' is required", "the member 'name' is required",
-            ])
+        #expect(nameless.headerFields[.contentType] == "application/json")
+        #expect(try nameless.json()["code"] == 422)
+        #expect(try nameless.json()["message"]?.stringValue?.contains("the member 'id' is required") == true)
         // Without the document's checks, the resource's own rules still hold: the name is required.
         server.setRequestChecks(nil)
         let unchecked = await server.respond(to: MockRequest(.post, "/v1/pets", json: ["tag": "fish"]))
@@ -358,7 +358,7 @@ struct OpenAPIImportTests {
         #expect(await server.get("/v3/projects/\(launch)/tasks?status=lost").status == .ok)
     }
 
-    @Test("A create whose body schema requires nothing requires nothing, though the record's requires what the server fills")
+    @Test("A create whose body schema requires nothing requires nothing; what the record requires besides, the server fills")
     func optionalCreate() async throws {
         let thread: JSON = [
             "type": "object", "required": ["id", "object", "created_at"],
@@ -389,15 +389,19 @@ struct OpenAPIImportTests {
             ],
         ]
         let mock = try OpenAPIImport.make(from: document, file: "threads.json")
-        #expect(
-            mock.notes.contains {
-                $0.description == "threads: a create leaves out object, created_at, which every answer should carry"
-            })
+        // What the record requires and the create leaves out is the server's to fill: no note says otherwise.
+        #expect(!mock.notes.contains { $0.description.contains("which every answer should carry") })
         let server = try await MockServer.inMemory(try ServerConfiguration(root: mock.configuration, file: "threads.json"))
+        let before = Int(Date().timeIntervalSince1970)
         let created = await server.respond(to: MockRequest(.post, "/threads", json: [:]))
         #expect(created.status == .created)
         let key = try #require(try created.json()["id"]?.stringValue)
-        #expect(try await server.get("/threads/\(key)").json() == ["id": .string(key)])
+        let read = try await server.get("/threads/\(key)").json()
+        // `object` takes its only value, `created_at` (seconds since 1970, by its name) the create's moment.
+        #expect(read["object"] == "thread")
+        let stamp = try #require(read["created_at"]?.intValue)
+        #expect(stamp >= before && stamp <= Int(Date().timeIntervalSince1970))
+        #expect(read["metadata"] == nil)
     }
 
     @Test("A made-up body keeps its schema: patterns, item counts, deep members, unions with a discriminator, recursion")
@@ -721,5 +725,152 @@ struct OpenAPIRoundTripTests {
         // Nothing to say: books are keyed by an ISBN the create requires, loans and holds by keys the
         // server makes in the form the document gives (a pattern, a UUID).
         #expect(mock.notes.isEmpty)
+    }
+}
+
+extension OpenAPIImportTests {
+    @Test(
+        "Errors come back in the document's shape: a nested error object with its message filled, a 404 of the API's own, text where it says text"
+    )
+    func documentedErrorShapes() async throws {
+        // OpenAI's shape: `{"error": {"message", "type", "param", "code"}}` with a nullable code; a 404
+        // with its own example; a report whose errors are plain text.
+        let error: JSON = [
+            "type": "object", "required": ["error"],
+            "properties": [
+                "error": [
+                    "type": "object", "required": ["message", "type", "param", "code"],
+                    "properties": [
+                        "message": ["type": "string"], "type": ["type": "string"],
+                        "param": ["type": ["string", "null"]], "code": ["type": ["string", "null"]],
+                    ],
+                ]
+            ],
+        ]
+        let model: JSON = ["type": "object", "properties": ["id": ["type": "integer"], "name": ["type": "string"]]]
+        func content(_ schema: JSON, _ example: JSON? = nil) -> JSON {
+            var media: JSONObject = ["schema": schema]
+            if let example { media["example"] = example }
+            return ["application/json": .object(media)]
+        }
+        let document: JSON = [
+            "openapi": "3.1.0", "info": ["title": "Errors", "version": "1"],
+            "components": ["schemas": ["Error": error]],
+            "paths": [
+                "/models": [
+                    "get": [
+                        "parameters": [["name": "limit", "in": "query", "schema": ["type": "integer", "maximum": 5]]],
+                        "responses": [
+                            "200": ["description": "ok", "content": content(["type": "array", "items": model])],
+                            "default": ["description": "error", "content": content(["$ref": "#/components/schemas/Error"])],
+                        ],
+                    ],
+                    "post": [
+                        "requestBody": ["required": true, "content": content(model)],
+                        "responses": [
+                            "201": ["description": "made", "content": content(model)],
+                            "400": ["description": "bad", "content": content(["$ref": "#/components/schemas/Error"])],
+                        ],
+                    ],
+                ],
+                "/models/{id}": [
+                    "get": [
+                        "parameters": [["name": "id", "in": "path", "required": true, "schema": ["type": "integer"]]],
+                        "responses": [
+                            "200": ["description": "ok", "content": content(model)],
+                            "404": [
+                                "description": "none",
+                                "content": content(
+                                    ["$ref": "#/components/schemas/Error"],
+                                    [
+                                        "error": [
+                                            "message": "No such model", "type": "invalid_request_error", "param": "id",
+                                            "code": nil,
+                                        ]
+                                    ]),
+                            ],
+                        ],
+                    ]
+                ],
+                "/report": [
+                    "get": [
+                        "parameters": [["name": "year", "in": "query", "schema": ["type": "integer"]]],
+                        "responses": [
+                            "200": ["description": "ok", "content": ["text/csv": ["schema": ["type": "string"]]]],
+                            "4XX": ["description": "bad", "content": ["text/plain": ["schema": ["type": "string"]]]],
+                        ],
+                    ]
+                ],
+            ],
+        ]
+        let mock = try OpenAPIImport.make(from: document, file: "errors.json")
+        let server = try await MockServer.inMemory(try ServerConfiguration(root: mock.configuration, file: "errors.json"))
+
+        let tooMany = await server.get("/models?limit=50")
+        #expect(tooMany.status == .badRequest)
+        #expect(tooMany.headerFields[.contentType] == "application/json")
+        let listError = try #require(try tooMany.json()["error"])
+        #expect(listError["message"]?.stringValue?.contains("limit") == true)
+        // Every required member is there, and the nullable code carries the status as text.
+        #expect(listError["type"]?.stringValue != nil && listError["param"] != nil)
+        #expect(listError["code"] == "400")
+        // A body the schema refuses: the document lists 400, not 422, so 400 it is.
+        let refused = await server.send(MockRequest(.post, "/models", json: ["name": 3]))
+        #expect(refused.status == .badRequest)
+        #expect(try refused.json()["error"]?["message"]?.stringValue?.contains("/name") == true)
+        // A missing record: the documented 404, the example's type and param kept, the message the mock's.
+        let missing = await server.get("/models/42")
+        #expect(missing.status == .notFound)
+        let notFound = try #require(try missing.json()["error"])
+        #expect(notFound["type"] == "invalid_request_error" && notFound["param"] == "id")
+        #expect(notFound["message"]?.stringValue?.contains("42") == true)
+        let report = await server.get("/report?year=soon")
+        #expect(report.status == .badRequest)
+        #expect(report.headerFields[.contentType] == "text/plain")
+    }
+}
+
+extension OpenAPIImportTests {
+    @Test(
+        "chat.yaml: a key made by its pattern, a creation date filled when the record is made, errors in the API's shape, a union sent through a nested create"
+    )
+    func chatDocument() async throws {
+        let (server, openAPI) = try await mock(fromDocument: "chat.yaml")
+        #expect(openAPI.resources == ["channels", "messages"])
+        // `created` is read-only and required in every answer: made, not a note any more.
+        #expect(!openAPI.notes.contains { $0.message.contains("which every answer should carry") })
+        var request = MockRequest(.post, "/api/channels", json: ["name": "general"])
+        request.headerFields[HTTPField.Name("X-Api-Key")!] = "k"
+        let created = await server.respond(to: request)
+        #expect(created.status == .created)
+        let channel = try created.json()
+        let key = try #require(channel["id"]?.stringValue)
+        #expect(key.wholeMatch(of: /C[0-9A-Z]{8}/) != nil)
+        #expect(channel["created"]?.stringValue?.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/) != nil)
+        // Optional members left out are left out of the answer, not null.
+        #expect(channel["topic"] == nil)
+
+        func send(_ request: MockRequest) async -> MockResponse {
+            var keyed = request
+            keyed.headerFields[HTTPField.Name("X-Api-Key")!] = "k"
+            return await server.respond(to: keyed)
+        }
+        let message = await send(
+            MockRequest(.post, "/api/channels/\(key)/messages", json: ["content": ["type": "text", "text": "hello"]]))
+        #expect(message.status == .created)
+        #expect(try message.json()["channel_id"] == .string(key))
+        // The union refuses a branch without what it requires, in the API's error shape (its `default`).
+        let refused = await send(MockRequest(.post, "/api/channels/\(key)/messages", json: ["content": ["type": "image"]]))
+        #expect(refused.status == .unprocessableContent)
+        #expect(try refused.json()["error"]?["code"] == 422)
+        #expect(try refused.json()["error"]?["type"] == "invalid_request_error")
+        // A missing channel: the documented 404 in the same shape; without the key, a 401 in it too.
+        let missing = await send(MockRequest(.get, "/api/channels/CZZZZZZZZ"))
+        #expect(missing.status == .notFound)
+        #expect(try missing.json()["error"]?["message"]?.stringValue?.contains("CZZZZZZZZ") == true)
+        let anonymous = await server.respond(to: MockRequest(.get, "/api/channels/\(key)"))
+        #expect(anonymous.status == .unauthorized)
+        #expect(try anonymous.json()["error"]?["code"] == 401)
+        #expect(anonymous.headerFields[.wwwAuthenticate]?.hasPrefix("ApiKey") == true)
     }
 }
