@@ -453,7 +453,17 @@ struct Builder {
                             "description": .string("This stub answers when it is \(value)"),
                         ])
                 }
-                if !stub.match.body.keys.isEmpty, operation["requestBody"] == nil {
+                for condition in stub.match.conditions {
+                    guard case .query(let name) = condition.place, !parameters.contains(where: { $0["name"] == .string(name) })
+                    else { continue }
+                    parameters.append(
+                        [
+                            "name": .string(name), "in": "query", "required": false, "schema": ["type": "string"],
+                            "description": .string("This stub answers when it is \(condition.matcher)"),
+                        ])
+                }
+                let readsBody = stub.match.conditions.contains { if case .body = $0.place { true } else { false } }
+                if !stub.match.body.keys.isEmpty || readsBody, operation["requestBody"] == nil {
                     operation["requestBody"] = [
                         "required": false,
                         "content": [

@@ -6,9 +6,12 @@ extension ConfigurationReader {
     static let answerKeys = ["status", "reason", "headers", "body", "text", "base64", "file", "events", "repeat"]
     static let eventKeys = ["data", "event", "id", "retry", "delay"]
     static let routeKeys =
-        ["method", "path", "match", "latency", "responses", "afterLast", "order", "scenario", "whenState", "setState", "create"]
+        [
+            "method", "path", "match", "priority", "latency", "responses", "afterLast", "order", "scenario", "whenState",
+            "setState", "create",
+        ]
         + answerKeys
-    static let matchKeys = ["query", "headers", "body"]
+    static let matchKeys = ["query", "headers", "path", "body"]
 
     /// The `routes` array: stubs tried in file order.
     func routes(_ value: JSON?) throws(ConfigurationError) -> [StubRoute] {
@@ -58,21 +61,7 @@ extension ConfigurationReader {
         } else {
             answers = [try answer(object, at: path)]
         }
-        var match = StubRoute.Match()
-        if let matchValue = object["match"], !matchValue.isNull {
-            guard case .object(let conditions) = matchValue else {
-                throw fail("\(path).match", "expected {\"query\": {...}, \"headers\": {...}, \"body\": {...}}")
-            }
-            for key in conditions.keys where !Self.matchKeys.contains(key) {
-                throw fail("\(path).match.\(key)", "unknown key; expected query, headers or body")
-            }
-            match.query = Dictionary(uniqueKeysWithValues: try strings(conditions["query"], at: "\(path).match.query"))
-            match.headers = Dictionary(uniqueKeysWithValues: try strings(conditions["headers"], at: "\(path).match.headers"))
-            if let body = conditions["body"], !body.isNull {
-                guard case .object(let members) = body else { throw fail("\(path).match.body", "expected an object") }
-                match.body = members
-            }
-        }
+        let match = try self.match(object["match"], at: "\(path).match")
         let afterLast = try choice(object["afterLast"], at: "\(path).afterLast", of: StubRoute.AfterLast.self) ?? .repeatLast
         let order = try choice(object["order"], at: "\(path).order", of: StubRoute.Order.self) ?? .inTurn
         var scenario: StubRoute.Scenario?
@@ -104,13 +93,73 @@ extension ConfigurationReader {
                 }
             }
         }
+        var stub: StubRoute
         do {
-            return try StubRoute(
+            stub = try StubRoute(
                 method, pattern, match: match, answers: answers, afterLast: afterLast, order: order, scenario: scenario,
                 latency: latency, creates: creates)
         } catch {
             throw fail("\(path).path", error.message)
         }
+        stub.priority = try integer(object["priority"], at: "\(path).priority", in: 1...1_000) ?? StubRoute.defaultPriority
+        return stub
+    }
+
+    /// A route's `match`: `query`, `headers` and `path` name values, each a string to equal or a matcher
+    /// (`{"matches": "^[0-9]+$"}`, `{"atLeast": 1}`, `{"absent": true}`, `{"not": …}`, `{"anyOf": […]}`);
+    /// `body` names top-level members to equal (a matcher too) and JSON pointers (`"/user/name"`).
+    func match(_ value: JSON?, at path: String) throws(ConfigurationError) -> StubRoute.Match {
+        var match = StubRoute.Match()
+        guard let value, !value.isNull else { return match }
+        guard case .object(let sections) = value else {
+            throw fail(path, "expected {\"query\": {...}, \"headers\": {...}, \"path\": {...}, \"body\": {...}}")
+        }
+        for key in sections.keys where !Self.matchKeys.contains(key) {
+            throw fail("\(path).\(key)", "unknown key; expected query, headers, path or body")
+        }
+        func condition(_ place: StubRoute.Place, _ value: JSON, at keyPath: String) throws(ConfigurationError) {
+            do {
+                match.conditions.append(try StubRoute.Condition(place, try StubRoute.Matcher.parse(value) ?? .equals(value)))
+            } catch {
+                throw fail(keyPath, error.message)
+            }
+        }
+        for (section, place) in [
+            ("query", StubRoute.Place.query), ("headers", StubRoute.Place.header), ("path", StubRoute.Place.path),
+        ] {
+            guard let entries = sections[section], !entries.isNull else { continue }
+            guard case .object(let named) = entries else {
+                throw fail("\(path).\(section)", "expected an object of names and values or matchers")
+            }
+            for (name, entry) in named {
+                // A string is an equality, kept where it always was (and where near misses name it).
+                if case .string(let text) = entry, section != "path" {
+                    if section == "query" { match.query[name] = text } else { match.headers[name] = text }
+                } else {
+                    try condition(place(name), entry, at: "\(path).\(section).\(name)")
+                }
+            }
+        }
+        if let body = sections["body"], !body.isNull {
+            guard case .object(let members) = body else { throw fail("\(path).body", "expected an object") }
+            for (key, entry) in members {
+                if key.hasPrefix("/") {
+                    try condition(.body(key), entry, at: "\(path).body.\(key)")
+                } else if Self.looksLikeMatcher(entry) {
+                    let pointer = "/" + key.replacing("~", with: "~0").replacing("/", with: "~1")
+                    try condition(.body(pointer), entry, at: "\(path).body.\(key)")
+                } else {
+                    match.body[key] = entry
+                }
+            }
+        }
+        return match
+    }
+
+    /// An object of operators only, even a malformed one: read as a matcher, so its mistake is reported.
+    static func looksLikeMatcher(_ value: JSON) -> Bool {
+        guard case .object(let object) = value, !object.isEmpty else { return false }
+        return object.keys.allSatisfy(StubRoute.Matcher.operators.contains)
     }
 
     /// One answer: `status`, `reason`, `headers`, and at most one of `body` (JSON), `text`, `base64`,

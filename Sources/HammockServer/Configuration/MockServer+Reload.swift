@@ -106,7 +106,7 @@ extension MockServer {
         report.faultsChanged = configuration.faults != previous.faults
         runtimeCell.change { [report] settings in
             settings.routes.removeAll { replaced.contains($0.id) }
-            settings.routes += fileRoutes
+            settings.routes = CustomRoutes.ordered(settings.routes + fileRoutes)
             if report.latencyChanged { settings.latency = configuration.latency }
             if report.faultsChanged { settings.faults = Interventions.named(configuration.faults) }
             settings.requestChecks = configuration.requestChecks

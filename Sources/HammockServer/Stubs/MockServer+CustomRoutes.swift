@@ -3,7 +3,8 @@ import Synchronization
 
 extension MockServer {
     /// Adds a route of your own, answered by `handler`, before every other route (the resources' too).
-    /// Routes of your own are tried in the order they were added.
+    /// Routes of your own are tried in the order they were added (stubs with a ``StubRoute/priority``
+    /// other than 5 move before or after the rest).
     ///
     /// ```swift
     /// try server.route(.post, "/login") { request in
@@ -25,15 +26,18 @@ extension MockServer {
             throw StubError(error.description)
         }
         let id = customRoutes.nextID()
-        runtimeCell.change { $0.routes.append((id, .handler(method, pattern, summary: description, handler))) }
+        runtimeCell.change {
+            $0.routes.append((id, .handler(method, pattern, summary: description, handler)))
+            $0.routes = CustomRoutes.ordered($0.routes)
+        }
     }
 
     /// Adds described routes (a configuration file's `routes`), after the routes of your own added so
-    /// far; returns the number each was added under, for ``removeRoutes(_:)``.
+    /// far of the same ``StubRoute/priority`` (before those of a higher number); returns the number each was added under, for ``removeRoutes(_:)``.
     @discardableResult
     public func addStubs(_ stubs: [StubRoute]) -> [Int] {
         let added = stubs.map { (id: customRoutes.nextID(), entry: CustomRoutes.Entry.stub($0)) }
-        runtimeCell.change { $0.routes += added }
+        runtimeCell.change { $0.routes = CustomRoutes.ordered($0.routes + added) }
         return added.map(\.id)
     }
 

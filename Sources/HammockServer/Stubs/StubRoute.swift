@@ -14,7 +14,9 @@ import HammockStore
 /// ```
 /// In a configuration file they are the `routes` array (see `docs/server.md`).
 public struct StubRoute: Sendable {
-    /// Values a request must carry for the stub to answer it; every one listed must be equal.
+    /// What a request must carry for the stub to answer it: values it must equal, and ``Condition``s
+    /// beyond equality (a regular expression, a bound, absence, a member deep in the body, and their
+    /// combinations). Every one listed must hold.
     public struct Match: Sendable, Hashable {
         /// Query parameters, by name, as decoded.
         public var query: [String: String]
@@ -22,15 +24,25 @@ public struct StubRoute: Sendable {
         public var headers: [String: String]
         /// Members of the JSON body's top-level object.
         public var body: JSONObject
+        /// Conditions beyond equality, tested in order after the values above.
+        public var conditions: [Condition]
 
         /// Creates conditions; none by default.
-        public init(query: [String: String] = [:], headers: [String: String] = [:], body: JSONObject = [:]) {
+        public init(
+            query: [String: String] = [:], headers: [String: String] = [:], body: JSONObject = [:], conditions: [Condition] = []
+        ) {
             self.query = query
             self.headers = headers
             self.body = body
+            self.conditions = conditions
         }
 
-        var isEmpty: Bool { query.isEmpty && headers.isEmpty && body.isEmpty }
+        var isEmpty: Bool { query.isEmpty && headers.isEmpty && body.isEmpty && conditions.isEmpty }
+
+        /// Whether a query parameter of this name is one the stub looks at.
+        func reads(queryParameter name: String) -> Bool {
+            query[name] != nil || conditions.contains { $0.place == .query(name) }
+        }
     }
 
     /// What a stub does once it has given its last answer.
@@ -108,6 +120,13 @@ public struct StubRoute: Sendable {
     public var latency: Latency?
     /// Records created before each answer, in order.
     public var creates: [Creation]
+    /// Where the stub stands among those whose method and path fit the same request: a lower number is
+    /// tried first, stubs of one priority in the order they were added. 5 by default (WireMock's
+    /// convention: 1 is the first), so a catch-all can go last with 10 and an override first with 1.
+    public var priority = StubRoute.defaultPriority
+
+    /// The priority of a stub that names none.
+    public static let defaultPriority = 5
 
     /// The first answer's status.
     public var status: HTTPResponse.Status {
@@ -193,6 +212,9 @@ public struct StubRoute: Sendable {
                 guard let sent = body[key] else { return "body member '\(key)' is missing" }
                 return "body member '\(key)' is \(Mismatch.short(sent)), not \(Mismatch.short(value))"
             }
+        }
+        for condition in match.conditions {
+            if let why = condition.mismatch(in: context) { return why }
         }
         return nil
     }

@@ -74,7 +74,7 @@ struct DocumentedErrors: Sendable {
                     throw fail("\(at).fill", "expected {\"/pointer\": \"detail\"} naming detail, title or status")
                 }
                 for (pointer, name) in pairs {
-                    guard let tokens = Self.tokens(of: pointer) else {
+                    guard let tokens = JSONPointer.tokens(of: pointer) else {
                         throw fail("\(at).fill.\(pointer)", "expected a JSON pointer such as \"/error/message\"")
                     }
                     guard case .string(let text) = name, let member = Member(rawValue: text) else {
@@ -100,14 +100,6 @@ struct DocumentedErrors: Sendable {
         default:
             guard let code = Int(text), (400...599).contains(code) else { return nil }
             return .exactly(code)
-        }
-    }
-
-    /// `/error/message` → `["error", "message"]`, with `~1` and `~0` read as RFC 6901 says.
-    static func tokens(of pointer: String) -> [String]? {
-        guard pointer.hasPrefix("/") else { return pointer.isEmpty ? [] : nil }
-        return pointer.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map {
-            String($0).replacing("~1", with: "/").replacing("~0", with: "~")
         }
     }
 
@@ -147,52 +139,18 @@ struct DocumentedErrors: Sendable {
             case .title: value = .string(problem.title)
             case .status: value = .integer(code)
             }
-            guard let current = Self.value(at: pointer[...], in: body) else { continue }
+            guard let current = JSONPointer.value(at: pointer[...], in: body) else { continue }
             // A status member typed as text takes the code as text; a member the schema constrains keeps
             // the example's value when the problem's does not fit.
             let fitted: JSON =
                 if case .string = current, case .integer(let number) = value { .string(String(number)) } else { value }
             var filled = body
-            guard Self.set(fitted, at: pointer[...], in: &filled) else { continue }
+            guard JSONPointer.set(fitted, at: pointer[...], in: &filled) else { continue }
             if let schema = entry.schema, !schemas.validate(filled, against: schema, direction: .response, limit: 1).isEmpty {
                 continue
             }
             body = filled
         }
         return MockResponse(status: status, headerFields: fields, body: body.serialized())
-    }
-
-    static func value(at pointer: ArraySlice<String>, in json: JSON) -> JSON? {
-        guard let token = pointer.first else { return json }
-        switch json {
-        case .object(let object): return object[token].flatMap { value(at: pointer.dropFirst(), in: $0) }
-        case .array(let items):
-            guard let index = Int(token), items.indices.contains(index) else { return nil }
-            return value(at: pointer.dropFirst(), in: items[index])
-        default: return nil
-        }
-    }
-
-    /// Replaces the value at `pointer`, which must exist; `false` when it does not.
-    static func set(_ new: JSON, at pointer: ArraySlice<String>, in json: inout JSON) -> Bool {
-        guard let token = pointer.first else {
-            json = new
-            return true
-        }
-        switch json {
-        case .object(var object):
-            guard var inner = object[token], set(new, at: pointer.dropFirst(), in: &inner) else { return false }
-            object[token] = inner
-            json = .object(object)
-            return true
-        case .array(var items):
-            guard let index = Int(token), items.indices.contains(index) else { return false }
-            var inner = items[index]
-            guard set(new, at: pointer.dropFirst(), in: &inner) else { return false }
-            items[index] = inner
-            json = .array(items)
-            return true
-        default: return false
-        }
     }
 }
