@@ -187,7 +187,7 @@ public final class MockServer: Sendable {
             second: { resourceRoutes.modifications.second() })
         // One timer for every hold: latency, stubs' latency, `_delay` and delay faults.
         let timer = LatencyTimer(clock: clock)
-        let customRoutes = CustomRoutes(records: records, timer: timer, random: random, runtime: runtimeCell)
+        let customRoutes = CustomRoutes(records: records, timer: timer, random: random, now: now, runtime: runtimeCell)
         self.customRoutes = customRoutes
         let stopSignal = StopSignal()
         self.stopSignal = stopSignal

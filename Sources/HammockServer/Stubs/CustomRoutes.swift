@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 public import HammockJSON
 import HammockStore
@@ -111,6 +112,14 @@ final class CustomRoutes: MockRoutes {
             }
         }
 
+        /// Lower first (``StubRoute/priority``); a Swift route has the default.
+        var priority: Int {
+            switch self {
+            case .stub(let stub): stub.priority
+            case .handler: StubRoute.defaultPriority
+            }
+        }
+
         /// How a request's context names this route.
         var matchedRoute: MatchedRoute {
             switch self {
@@ -130,12 +139,28 @@ final class CustomRoutes: MockRoutes {
     let records: RouteRecords
     let timer: LatencyTimer
     let random: @Sendable () -> Double
+    /// The wall clock, for `{{now}}`.
+    let now: @Sendable () -> Date
 
-    init(records: RouteRecords, timer: LatencyTimer, random: @escaping @Sendable () -> Double, runtime: RuntimeCell) {
+    init(
+        records: RouteRecords, timer: LatencyTimer, random: @escaping @Sendable () -> Double,
+        now: @escaping @Sendable () -> Date, runtime: RuntimeCell
+    ) {
         self.runtime = runtime
         self.records = records
         self.timer = timer
         self.random = random
+        self.now = now
+    }
+
+    /// `routes` in the order they are tried: by priority, then as added (a stable sort; with no priority
+    /// given, the order they were added).
+    static func ordered(_ routes: [(id: Int, entry: Entry)]) -> [(id: Int, entry: Entry)] {
+        guard routes.contains(where: { $0.entry.priority != StubRoute.defaultPriority }) else { return routes }
+        return routes.enumerated().sorted { left, right in
+            left.element.entry.priority != right.element.entry.priority
+                ? left.element.entry.priority < right.element.entry.priority : left.offset < right.offset
+        }.map(\.element)
     }
 
     /// The number of the next route added.
@@ -181,16 +206,24 @@ final class CustomRoutes: MockRoutes {
             switch entry {
             case .stub(let stub):
                 guard stub.accepts(current) else { continue }
-                guard let answer = take(stub, id: id) else { continue }
+                guard let (answer, count) = take(stub, id: id) else { continue }
                 // The server's `_` parameters are one list for every route: an unknown one is a typo.
-                for item in current.query where stub.match.query[item.name] == nil {
+                for item in current.query where !stub.match.reads(queryParameter: item.name) {
                     if let problem = ReservedParameters.problem(for: item.name, sentTo: "a stub", accepting: []) {
                         return MockEndpoint(methods: methods, route: entry.matchedRoute) { _ in throw problem }
                     }
                 }
                 let latency = stub.latency.map { ($0, timer.markArrival()) }
                 let random = self.random
-                let accepted = current
+                var helped = current
+                // The helpers' values: the moment, the count, and a seed from the server's random numbers
+                // (drawn only where an answer has placeholders: a seeded run's other draws stay as they were).
+                if answer.hasPlaceholders || stub.creates.contains(where: { StubTemplate.hasPlaceholder(.object($0.values)) }) {
+                    helped.now = now()
+                    helped.counter = count
+                    helped.draws = StubTemplate.Draws(seed: UInt64(random() * 9_007_199_254_740_992))
+                }
+                let accepted = helped
                 let records = self.records
                 let eventTimer = self.timer
                 return MockEndpoint(methods: methods, route: entry.matchedRoute) { _ in
@@ -245,7 +278,7 @@ final class CustomRoutes: MockRoutes {
 
     /// The answer `stub` gives now, moving its scenario and its turn; `nil` if its scenario is in
     /// another state, or it has given its last answer and then stops.
-    func take(_ stub: StubRoute, id: Int) -> StubAnswer? {
+    func take(_ stub: StubRoute, id: Int) -> (StubAnswer, count: Int)? {
         // Drawn outside the lock: the server's random numbers may take their own.
         let unit = stub.order == .random ? random() : 0
         return memory.withLock { $0.take(stub, id: id, unit: unit) }
@@ -268,10 +301,12 @@ final class CustomRoutes: MockRoutes {
 struct StubMemory: Sendable {
     var states: [String: String] = [:]
     var turns: [Int: Int] = [:]
+    /// How many times each stub has answered, for `{{counter}}`.
+    var counts: [Int: Int] = [:]
 
     func state(of scenario: String) -> String { states[scenario] ?? StubRoute.Scenario.started }
 
-    mutating func take(_ stub: StubRoute, id: Int, unit: Double) -> StubAnswer? {
+    mutating func take(_ stub: StubRoute, id: Int, unit: Double) -> (StubAnswer, count: Int)? {
         if let scenario = stub.scenario, let wanted = scenario.whenState, state(of: scenario.name) != wanted { return nil }
         let answers = stub.answers
         let answer: StubAnswer
@@ -295,7 +330,9 @@ struct StubMemory: Sendable {
             }
         }
         if let scenario = stub.scenario, let next = scenario.setState { states[scenario.name] = next }
-        return answer
+        let count = (counts[id] ?? 0) &+ 1
+        counts[id] = count
+        return (answer, count)
     }
 
     /// Why `stub`, whose conditions hold, would not answer now, for a 404's near misses.

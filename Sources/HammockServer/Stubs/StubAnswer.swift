@@ -86,6 +86,16 @@ public struct StubAnswer: Sendable {
         fixedBody = Self.fixedBytes(body)
     }
 
+    /// Whether the headers or the body hold placeholders (events always may).
+    var hasPlaceholders: Bool {
+        switch body {
+        case .events?: return true
+        case .json?, .text?: if fixedBody == nil { return true }
+        case .bytes?, .file?, nil: break
+        }
+        return fixedHeaders == nil
+    }
+
     static func fixedFields(_ headers: [(name: HTTPField.Name, value: String)]) -> HTTPFields? {
         guard !headers.contains(where: { StubTemplate.mayHavePlaceholder($0.value) }) else { return nil }
         var fields = HTTPFields()

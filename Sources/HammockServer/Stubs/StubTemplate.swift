@@ -2,10 +2,16 @@ import Foundation
 import HTTPTypes
 import HammockJSON
 import HammockStore
+import HammockWire
+import Synchronization
 
 /// Placeholders in a stub's body and header values that read the request: `{{path.id}}`,
 /// `{{request.query.page}}`, `{{request.headers.x-user}}` and `{{request.body.user.name}}` (any JSON
-/// path into a JSON body). The `request.` prefix may be left out.
+/// path into a JSON body, or a JSON pointer: `{{body./user/name}}`). The `request.` prefix may be left
+/// out. And helpers that make values: `{{now}}` (with `offset=-2h` and `format=date`, `epoch`,
+/// `epoch-ms`, `http`), `{{uuid}}`, `{{random min=1 max=6}}`, `{{fake.email}}` (any kind of generated
+/// data), `{{counter}}` (how many times the stub has answered, from 1). What they draw comes from the
+/// server's random numbers, so `--seed` repeats a run; `now` is the server's wall clock.
 ///
 /// A string that is one placeholder and nothing else takes the value's JSON type (a number in the body
 /// stays a number); placeholders inside text are written as text. What the request does not have is
@@ -18,6 +24,42 @@ struct StubTemplate {
         case body(JSONPath)
         /// The record the stub's `create` made (`{{created.id}}`).
         case created(JSONPath)
+        /// The body at a JSON pointer (`{{body./items/0/sku}}`).
+        case bodyPointer([String])
+        /// The server's wall clock, moved by `offset` seconds, written in `format`.
+        case now(offset: Int, format: TimeFormat)
+        /// A version 4 UUID.
+        case uuid
+        /// A whole number from `min` to `max`.
+        case randomInteger(min: Int, max: Int)
+        /// A plausible value of a kind of generated data (`fake.email`, `fake.city`).
+        case fake(DataGeneration.TextKind)
+        /// How many times the stub has answered, this time included.
+        case counter
+    }
+
+    /// How `{{now}}` is written.
+    enum TimeFormat: String, Hashable, CaseIterable {
+        /// `2026-11-29T03:40:00Z`.
+        case dateTime = "date-time"
+        /// `2026-11-29`.
+        case date
+        /// Seconds since 1970, a number.
+        case epoch
+        /// Milliseconds since 1970, a number.
+        case epochMilliseconds = "epoch-ms"
+        /// `Sun, 29 Nov 2026 03:40:00 GMT`.
+        case http
+    }
+
+    /// The random numbers of one answer's helpers: drawn from a generator seeded by the server's own
+    /// random numbers, so a seeded server repeats them.
+    final class Draws: Sendable {
+        let generator: Mutex<SeededRandom>
+
+        init(seed: UInt64) { generator = Mutex(SeededRandom(seed: seed)) }
+
+        func with<T>(_ body: (inout SeededRandom) -> T) -> T { generator.withLock { body(&$0) } }
     }
 
     /// What a template reads from one request.
@@ -28,6 +70,14 @@ struct StubTemplate {
         var body: JSON?
         /// The record the stub's `create` made, once it has.
         var created: JSON?
+        /// The moment of the answer, for `{{now}}`.
+        var now = Date(timeIntervalSince1970: 0)
+        /// The stub's count of answers, for `{{counter}}`.
+        var counter = 0
+        /// The answer's random numbers (set where the answer has placeholders; a fresh generator else).
+        var draws: Draws?
+
+        var drawing: Draws { draws ?? Draws(seed: UInt64.random(in: 0...UInt64.max)) }
 
         func value(of source: Source) -> JSON {
             switch source {
@@ -38,24 +88,151 @@ struct StubTemplate {
                 return .string(value)
             case .body(let path): return body?[path] ?? .null
             case .created(let path): return created?[path] ?? .null
+            case .bodyPointer(let pointer): return body.flatMap { JSONPointer.value(at: pointer[...], in: $0) } ?? .null
+            case .now(let offset, let format):
+                let moment = now.addingTimeInterval(TimeInterval(offset))
+                let seconds = Int(moment.timeIntervalSince1970.rounded(.down))
+                let day = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+                switch format {
+                case .dateTime: return .string(CivilDate.text(ofDay: day, second: seconds - day * 86_400))
+                case .date: return .string(CivilDate.text(ofDay: day))
+                case .epoch: return .integer(seconds)
+                case .epochMilliseconds: return .integer(Int((moment.timeIntervalSince1970 * 1000).rounded(.down)))
+                case .http: return .string(HTTPDate.format(moment))
+                }
+            case .uuid: return .string(drawing.with { KeyMaker.uuid(using: &$0) })
+            case .randomInteger(let low, let high): return .integer(drawing.with { Int.random(in: low...high, using: &$0) })
+            case .fake(let kind):
+                return .string(
+                    drawing.with { random in
+                        var maker = RecordMaker(random: random)
+                        let person = (first: maker.pick(Words.firstNames), last: maker.pick(Words.lastNames))
+                        let text = maker.text(kind, number: counter, person: person)
+                        random = maker.random
+                        return text
+                    })
+            case .counter: return .integer(counter)
             }
         }
+    }
+
+    /// The longest offset `{{now}}` takes: a hundred years either way.
+    static let longestOffset = 100 * 366 * 86_400
+
+    /// A helper's source, or `nil` when `words` name none (then they read the request).
+    static func helper(_ words: [Substring], expression: String) throws(StubError) -> Source? {
+        guard let head = words.first, ["now", "uuid", "counter", "random"].contains(head) || head.hasPrefix("fake.") else {
+            return nil
+        }
+        var arguments: [String: String] = [:]
+        for word in words.dropFirst() {
+            let parts = word.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2 else {
+                throw StubError("the placeholder '{{\(expression)}}' has '\(word)', where NAME=VALUE was expected")
+            }
+            arguments[String(parts[0])] = String(parts[1])
+        }
+        func only(_ names: Set<String>) throws(StubError) {
+            if let unknown = arguments.keys.sorted().first(where: { !names.contains($0) }) {
+                let known = names.isEmpty ? "none" : names.sorted().joined(separator: ", ")
+                throw StubError("the placeholder '{{\(expression)}}' has no argument '\(unknown)'; it takes \(known)")
+            }
+        }
+        switch head {
+        case "now":
+            try only(["offset", "format"])
+            var offset = 0
+            if let text = arguments["offset"] {
+                guard let seconds = Self.seconds(text), abs(seconds) <= longestOffset else {
+                    throw StubError(
+                        "the placeholder '{{\(expression)}}' has the offset '\(text)'; write a signed number of s, m, h or d, such as -2h, within a hundred years"
+                    )
+                }
+                offset = seconds
+            }
+            var format = TimeFormat.dateTime
+            if let name = arguments["format"] {
+                guard let chosen = TimeFormat(rawValue: name) else {
+                    throw StubError(
+                        "the placeholder '{{\(expression)}}' has the format '\(name)'; use one of \(TimeFormat.allCases.map(\.rawValue).joined(separator: ", "))"
+                    )
+                }
+                format = chosen
+            }
+            return .now(offset: offset, format: format)
+        case "uuid":
+            try only([])
+            return .uuid
+        case "counter":
+            try only([])
+            return .counter
+        case "random":
+            try only(["min", "max"])
+            let low = arguments["min"].map { Int($0) } ?? 0
+            let high = arguments["max"].map { Int($0) } ?? 100
+            guard let low, let high, low <= high else {
+                throw StubError("the placeholder '{{\(expression)}}' needs whole numbers with min at most max")
+            }
+            return .randomInteger(min: low, max: high)
+        default:
+            guard head.hasPrefix("fake.") else { return nil }
+            try only([])
+            guard let kind = DataGeneration.TextKind(rawValue: String(head.dropFirst("fake.".count))) else {
+                let kinds = DataGeneration.TextKind.allCases.map(\.rawValue).joined(separator: ", ")
+                throw StubError("the placeholder '{{\(expression)}}' names no kind of data; use fake. and one of \(kinds)")
+            }
+            return .fake(kind)
+        }
+    }
+
+    /// `-2h`, `+30m`, `90s`, `1d`, `-10` (seconds): the seconds; `nil` for anything else.
+    static func seconds(_ text: String) -> Int? {
+        var digits = Substring(text)
+        var sign = 1
+        if digits.first == "+" || digits.first == "-" {
+            sign = digits.first == "-" ? -1 : 1
+            digits = digits.dropFirst()
+        }
+        var unit = 1
+        if let last = digits.last, !last.isNumber {
+            switch last {
+            case "s": unit = 1
+            case "m": unit = 60
+            case "h": unit = 3_600
+            case "d": unit = 86_400
+            default: return nil
+            }
+            digits = digits.dropLast()
+        }
+        guard !digits.isEmpty, digits.count <= 12, digits.allSatisfy(\.isASCII), let number = Int(digits) else { return nil }
+        return sign * number * unit
     }
 
     /// The source a placeholder's expression names.
     /// - Throws: a message saying what is wrong.
     static func source(of expression: String) throws(StubError) -> Source {
+        let words = expression.split(separator: " ", omittingEmptySubsequences: true)
+        if let helper = try helper(words, expression: expression) { return helper }
+        if words.count > 1 {
+            throw StubError("the placeholder '{{\(expression)}}' reads the request and takes no arguments")
+        }
         var text = Substring(expression.trimmingCharacters(in: .whitespaces))
         if text.hasPrefix("request.") { text = text.dropFirst("request.".count) }
         guard let dot = text.firstIndex(of: "."), text.index(after: dot) < text.endIndex else {
             throw StubError(
-                "the placeholder '{{\(expression)}}' names nothing; use path.NAME, query.NAME, headers.NAME or body.PATH")
+                "the placeholder '{{\(expression)}}' names nothing; use path.NAME, query.NAME, headers.NAME, body.PATH, now, uuid, random, counter or fake.KIND"
+            )
         }
         let rest = String(text[text.index(after: dot)...])
         switch text[..<dot] {
         case "path": return .path(rest)
         case "query": return .query(rest)
         case "headers": return .header(rest)
+        case "body" where rest.hasPrefix("/"):
+            guard let pointer = JSONPointer.tokens(of: rest) else {
+                throw StubError("'{{\(expression)}}' has a bad JSON pointer")
+            }
+            return .bodyPointer(pointer)
         case "body", "created":
             let path: JSONPath
             do {
