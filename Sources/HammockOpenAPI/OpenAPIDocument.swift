@@ -216,6 +216,24 @@ struct Builder {
             default:
                 continue
             }
+            // A resource whose action answers another success status (an imported API's create that
+            // answers 200) says so here too.
+            let usual: (MockResource.Actions, String)? =
+                switch (isRecord, method) {
+                case (false, .get): (.list, "200")
+                case (false, .post): (.create, "201")
+                case (true, .get): (.show, "200")
+                case (true, .put), (true, .patch): (.update, "200")
+                case (true, .delete): (.delete, "204")
+                default: nil
+                }
+            if let (action, code) = usual, let status = schema.resource.successStatuses[action], String(status) != code,
+                case .object(var answer)? = responses[code]
+            {
+                responses[code] = nil
+                if status == 204 || status == 205 { answer["content"] = nil }
+                responses[String(status)] = .object(answer)
+            }
             addProblems([431], to: &responses)
             operation["responses"] = .object(responses)
             item[key] = .object(operation)

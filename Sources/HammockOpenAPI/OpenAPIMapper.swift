@@ -72,6 +72,8 @@ struct OpenAPIMapper {
         var queryNames: [String: String] = [:]
         /// Members the server fills when a create leaves them out (`created`, `confirmationCode`).
         var madeFields: [String: MockResource.MadeValue] = [:]
+        /// An action's documented success status where it is not Hammock's usual one.
+        var successStatuses: [MockResource.Actions: Int] = [:]
     }
 
     // MARK: The whole document
@@ -335,11 +337,11 @@ struct OpenAPIMapper {
 
         // The actions the document lists, and the operations they answer.
         var actions: [String] = []
-        var answered: [(Operation, hammockStatus: Int)] = []
+        var answered: [(Operation, MockResource.Actions, hammockStatus: Int)] = []
         if let list = candidate.collection["GET"] {
             if listSchema == nil || schemas.items(listSchema) != nil {
                 actions.append("list")
-                answered.append((list, 200))
+                answered.append((list, .list, 200))
             } else {
                 notes.append(
                     .init(place: list.place, message: "a stub: it answers an object, and a resource's list answers an array"))
@@ -347,24 +349,24 @@ struct OpenAPIMapper {
         }
         let nestedLists = nestedClaimed.filter { $0.method == "GET" }
         if !actions.contains("list"), !nestedLists.isEmpty { actions.append("list") }
-        answered += nestedLists.map { ($0, 200) }
+        answered += nestedLists.map { ($0, .list, 200) }
         if let show = candidate.item["GET"] {
             actions.append("show")
-            answered.append((show, 200))
+            answered.append((show, .show, 200))
         }
         let creates = [candidate.collection["POST"]].compactMap { $0 } + nestedClaimed.filter { $0.method == "POST" }
         if !creates.isEmpty {
             actions.append("create")
-            answered += creates.map { ($0, 201) }
+            answered += creates.map { ($0, .create, 201) }
         }
         let updates = [candidate.item["PUT"], candidate.item["PATCH"]].compactMap { $0 }
         if !updates.isEmpty {
             actions.append("update")
-            answered += updates.map { ($0, 200) }
+            answered += updates.map { ($0, .update, 200) }
         }
         if let delete = candidate.item["DELETE"] {
             actions.append("delete")
-            answered.append((delete, 204))
+            answered.append((delete, .delete, 204))
         }
         guard !actions.isEmpty else { return nil }
         // An integer `id` is made by the store; a key the create's body requires (and that is not
@@ -402,13 +404,21 @@ struct OpenAPIMapper {
                         "its key '\(key)' is not a generated integer or a string, so a create must carry it"
                 ))
         }
-        for (operation, status) in answered {
+        // An action whose operation documents another success status answers that one (a create
+        // documented as 200, a delete as 200); where two operations of one action disagree, the first
+        // sets it and the other is noted.
+        var statuses: [MockResource.Actions: Int] = [:]
+        for (operation, action, status) in answered {
             claimed.insert(operation.place)
             let documented = successStatuses(of: operation)
-            if !documented.isEmpty, !documented.contains(status) {
-                let listed = documented.map(String.init).joined(separator: ", ")
-                notes.append(.init(place: operation.place, message: "answers \(status); the document says \(listed)"))
+            let answers = statuses[action] ?? status
+            guard !documented.isEmpty, !documented.contains(answers) else { continue }
+            if statuses[action] == nil, let first = documented.first {
+                statuses[action] = first
+                continue
             }
+            let listed = documented.map(String.init).joined(separator: ", ")
+            notes.append(.init(place: operation.place, message: "answers \(answers); the document says \(listed)"))
         }
 
         // A field a create left out (neither required nor with a default) has no value: where the document
@@ -447,6 +457,7 @@ struct OpenAPIMapper {
             parents: parents, actions: actions)
         made.omitsNulls = !notNullable.isEmpty
         made.madeFields = madeFields
+        made.successStatuses = statuses
         let lists = [candidate.collection["GET"]].compactMap { $0 } + nestedLists
         let (queryNames, unmapped) = self.queryNames(of: lists, fields: fields.map(\.name) + [key] + parents.map(\.foreignKey))
         made.queryNames = queryNames
@@ -525,6 +536,13 @@ struct OpenAPIMapper {
         if resource.keyIsClientChosen || resource.key != "id" { object["primaryKey"] = .string(resource.key) }
         if let keyFormat = resource.keyFormat { object["keyFormat"] = keyFormat.configurationValue }
         if resource.omitsNulls { object["omitNulls"] = true }
+        if !resource.successStatuses.isEmpty {
+            var statuses = JSONObject()
+            for (name, action) in MockResource.Actions.names {
+                if let status = resource.successStatuses[action] { statuses[name] = .integer(status) }
+            }
+            object["statuses"] = .object(statuses)
+        }
         if !resource.madeFields.isEmpty {
             var made = JSONObject()
             for (name, value) in resource.madeFields.sorted(by: { $0.key < $1.key }) { made[name] = value.configurationValue }

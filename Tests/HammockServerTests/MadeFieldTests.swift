@@ -77,3 +77,43 @@ struct MadeFieldTests {
         #expect(keyPath(#"["now"]"#) == "resources[0].made")
     }
 }
+
+/// An action's success answered with another status than Hammock's usual one, as an API documents it.
+@Suite("Success statuses")
+struct SuccessStatusTests {
+    @Test(
+        "`statuses` answers a create 200 with its Location, a delete 200, an update 202; a 204 drops the body; mistakes name their key"
+    )
+    func statuses() async throws {
+        let text = """
+            {"resources": [{"name": "notes", "fields": {"text": "string"},
+                            "statuses": {"create": 200, "delete": 200, "update": 202, "show": 204}}]}
+            """
+        let server = try await MockServer(
+            configuration: try ServerConfiguration(parsing: Array(text.utf8), file: "notes.json"), store: MemoryStore())
+        let created = await server.respond(to: MockRequest(.post, "/notes", json: ["text": "hi"]))
+        #expect(created.status == .ok)
+        #expect(created.headerFields[.location] == "/notes/1")
+        #expect(try created.json()["text"] == "hi")
+        #expect(await server.respond(to: MockRequest(.patch, "/notes/1", json: ["text": "ho"])).status == .accepted)
+        let shown = await server.respond(to: MockRequest(.get, "/notes/1"))
+        #expect(shown.status == .noContent)
+        #expect(shown.body.isEmpty && shown.headerFields[.contentType] == nil)
+        // Failures keep their own statuses.
+        #expect(await server.respond(to: MockRequest(.get, "/notes/9")).status == .notFound)
+        #expect(await server.respond(to: MockRequest(.delete, "/notes/1")).status == .ok)
+        #expect(await server.respond(to: MockRequest(.delete, "/notes/1")).status == .notFound)
+        let listed = try await server.respond(to: MockRequest(.get, "/__hammock/resources")).json()
+        #expect(listed[0]?["statuses"] == ["show": 204, "create": 200, "update": 202, "delete": 200])
+
+        for (statuses, key) in [
+            (#"{"create": 404}"#, "create"), (#"{"destroy": 200}"#, "destroy"), (#"{"create": "200"}"#, "create"),
+        ] {
+            let bad = #"{"resources": [{"name": "notes", "fields": {"text": "string"}, "statuses": \#(statuses)}]}"#
+            let error = #expect(throws: ConfigurationError.self) {
+                try ServerConfiguration(parsing: Array(bad.utf8), file: "bad.json")
+            }
+            #expect(error?.keyPath == "resources[0].statuses.\(key)")
+        }
+    }
+}

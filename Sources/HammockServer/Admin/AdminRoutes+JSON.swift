@@ -192,6 +192,10 @@ extension AdminRoutes {
             for (name, value) in schema.resource.madeFields.sorted(by: { $0.key < $1.key }) {
                 made[name] = value.configurationValue
             }
+            var statuses = JSONObject()
+            for (name, action) in MockResource.Actions.names {
+                if let status = schema.resource.successStatuses[action] { statuses[name] = .integer(status) }
+            }
             let count = try await server.store.count(of: schema)
             resources.append([
                 "name": .string(schema.name), "primaryKey": .string(schema.key.name),
@@ -199,7 +203,7 @@ extension AdminRoutes {
                 "keyFormat": schema.resource.keyFormat?.configurationValue ?? .null,
                 "omitsNulls": .bool(schema.resource.omitsNulls), "fields": .object(fields),
                 "required": .array(schema.ruledFields.filter(\.isRequired).map { .string($0.name) }),
-                "defaults": .object(defaults), "made": .object(made),
+                "defaults": .object(defaults), "made": .object(made), "statuses": .object(statuses),
                 "parents": .array(schema.foreignKeys.map { ["resource": .string($0.parent), "foreignKey": .string($0.name)] }),
                 "count": .integer(count),
             ])

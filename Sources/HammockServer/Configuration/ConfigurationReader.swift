@@ -186,6 +186,20 @@ struct ConfigurationReader {
         var resource = MockResource(name, fields: fields, primaryKey: primaryKey, actions: actions, parents: parents)
         resource.keyFormat = try keyFormat(object["keyFormat"], of: resource, at: "\(path).keyFormat")
         resource.omitsNulls = try bool(object["omitNulls"], at: "\(path).omitNulls") ?? false
+        if let value = object["statuses"], !value.isNull {
+            guard case .object(let entries) = value else {
+                throw fail("\(path).statuses", "expected an object such as {\"create\": 200, \"delete\": 200}")
+            }
+            for (name, entry) in entries {
+                guard let action = MockResource.Actions.names.first(where: { $0.0 == name })?.1 else {
+                    throw fail("\(path).statuses.\(name)", "unknown action; expected list, show, create, update or delete")
+                }
+                guard case .integer(let status) = entry, (200...299).contains(status) else {
+                    throw fail("\(path).statuses.\(name)", "expected a success status from 200 to 299")
+                }
+                resource.successStatuses[action] = status
+            }
+        }
         if let value = object["made"], !value.isNull {
             guard case .object(let entries) = value else {
                 throw fail(

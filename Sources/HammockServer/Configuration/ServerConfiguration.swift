@@ -65,7 +65,7 @@ public struct ServerConfiguration: Sendable {
         "validation",
     ]
     static let resourceKeys = [
-        "name", "fields", "primaryKey", "keyFormat", "actions", "parents", "omitNulls", "queryNames", "made",
+        "name", "fields", "primaryKey", "keyFormat", "actions", "parents", "omitNulls", "queryNames", "made", "statuses",
     ]
 
     /// Reads and parses a configuration file.

@@ -156,6 +156,9 @@ final class ResourceRoutes: MockRoutes {
         case .update: response = try await controller.update(actionRequest)
         case .destroy: response = try await controller.destroy(actionRequest)
         }
+        if !route.schema.resource.successStatuses.isEmpty, response.status.kind == .successful {
+            Self.answer(&response, as: route.schema.resource.successStatuses[action.configurationAction])
+        }
         if action == .index || action == .show, response.status == .ok {
             if let modified {
                 let stamp = HTTPDate.format(modified)
@@ -169,6 +172,17 @@ final class ResourceRoutes: MockRoutes {
             }
         }
         return response
+    }
+
+    /// The success answer with the status a resource's ``MockResource/successStatuses`` give its action
+    /// (an API whose create answers 200): its headers kept, its body dropped for a 204 or 205.
+    static func answer(_ response: inout MockResponse, as status: Int?) {
+        guard let status, (200...299).contains(status), status != response.status.code else { return }
+        response.status = HTTPResponse.Status(code: status)
+        if status == 204 || status == 205 {
+            response.body = []
+            response.headerFields[.contentType] = nil
+        }
     }
 
     /// A create through the controller. For a resource with a key format, a body that leaves the key

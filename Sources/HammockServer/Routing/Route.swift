@@ -77,6 +77,17 @@ public enum Route: Sendable, Hashable {
         case update
         /// Delete a record.
         case destroy
+
+        /// The resource's action it is (`MockResource.Actions`).
+        var configurationAction: MockResource.Actions {
+            switch self {
+            case .index: .list
+            case .show: .show
+            case .create: .create
+            case .update: .update
+            case .destroy: .delete
+            }
+        }
     }
 }
 

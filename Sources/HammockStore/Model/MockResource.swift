@@ -45,6 +45,10 @@ public struct MockResource: Sendable, Hashable {
     /// `["created": .now, "ticket": .format(.pattern("^T-[0-9]{6}$"))]`. What an API document's
     /// read-only members that every answer carries are (a creation date, a confirmation code).
     public var madeFields: [String: MadeValue] = [:]
+    /// The status an action's success answers with, where it is not the usual one (list and show 200,
+    /// create 201, update 200, delete 204): `[.create: 200]` for an API whose create answers 200. Keyed
+    /// by single actions; a 204 or 205 answers without a body.
+    public var successStatuses: [Actions: Int] = [:]
 
     /// Creates a resource.
     /// - Parameters:
