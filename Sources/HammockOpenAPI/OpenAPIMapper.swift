@@ -767,6 +767,41 @@ struct OpenAPIMapper {
             }
         }
         if !headers.isEmpty { route["headers"] = .object(headers) }
+        if let alternatives = alternatives(of: operation, answering: status) { route["alternatives"] = alternatives }
         return .object(route)
+    }
+
+    /// The answers a request may ask a stub for (`Prefer: code=404`, `Prefer: example=NAME`): every other
+    /// documented status with its example (or a body made from its schema), and each named example.
+    func alternatives(of operation: Operation, answering chosen: Int) -> JSON? {
+        var alternatives: [JSON] = []
+        let responses = operation.object["responses"]?.objectValue ?? JSONObject()
+        for key in responses.keys.sorted() {
+            guard let code = Int(key), (200...599).contains(code), case .object(let response)? = schemas.resolve(responses[key])
+            else { continue }
+            // 204, 205 and 304 carry no body.
+            let allowsBody = ![204, 205, 304].contains(code)
+            guard allowsBody, let json = Self.jsonMedia(response["content"]?.objectValue ?? JSONObject()) else {
+                if code != chosen { alternatives.append(["status": .integer(code)]) }
+                continue
+            }
+            var answer: JSONObject = ["status": .integer(code)]
+            if json.type.lowercased() != "application/json", !json.type.contains("*") {
+                answer["headers"] = .object(["Content-Type": .string(json.type)])
+            }
+            if case .object(let named)? = json.media["examples"], !named.isEmpty {
+                for name in named.keys.sorted() {
+                    guard let value = schemas.resolve(named[name])?.objectValue?["value"] else { continue }
+                    var example = answer
+                    example["name"] = .string(name)
+                    example["body"] = value
+                    alternatives.append(.object(example))
+                }
+            } else if code != chosen {
+                answer["body"] = examples(of: json.media).first ?? schemas.example(for: json.media["schema"])
+                alternatives.append(.object(answer))
+            }
+        }
+        return alternatives.isEmpty ? nil : .array(alternatives)
     }
 }

@@ -187,7 +187,8 @@ public final class MockServer: Sendable {
             second: { resourceRoutes.modifications.second() })
         // One timer for every hold: latency, stubs' latency, `_delay` and delay faults.
         let timer = LatencyTimer(clock: clock)
-        let customRoutes = CustomRoutes(records: records, timer: timer, random: random, now: now, runtime: runtimeCell)
+        let customRoutes = CustomRoutes(
+            records: records, timer: timer, random: random, now: now, allowsAsking: options.allowsOverrides, runtime: runtimeCell)
         self.customRoutes = customRoutes
         let stopSignal = StopSignal()
         self.stopSignal = stopSignal

@@ -879,3 +879,52 @@ extension OpenAPIImportTests {
         #expect(anonymous.headerFields[.wwwAuthenticate]?.hasPrefix("ApiKey") == true)
     }
 }
+
+extension OpenAPIImportTests {
+    @Test("An imported stub answers its other documented statuses and named examples when a request asks with Prefer")
+    func preferredExamples() async throws {
+        let login: JSON = [
+            "post": [
+                "responses": [
+                    "200": [
+                        "description": "signed in",
+                        "content": [
+                            "application/json": [
+                                "schema": ["type": "object", "properties": ["token": ["type": "string"]]],
+                                "examples": [
+                                    "admin": ["value": ["token": "t-admin"]], "guest": ["value": ["token": "t-guest"]],
+                                ],
+                            ]
+                        ],
+                    ],
+                    "401": [
+                        "description": "wrong password",
+                        "content": [
+                            "application/json": [
+                                "schema": [
+                                    "type": "object", "required": ["error"], "properties": ["error": ["type": "string"]],
+                                ]
+                            ]
+                        ],
+                    ],
+                    "204": ["description": "already signed in"],
+                ]
+            ]
+        ]
+        let document: JSON = ["openapi": "3.1.0", "info": ["title": "Login", "version": "1"], "paths": ["/login": login]]
+        let mock = try OpenAPIImport.make(from: document, file: "login.json")
+        let server = try await MockServer.inMemory(try ServerConfiguration(root: mock.configuration, file: "login.json"))
+        func ask(_ preference: String?) async -> MockResponse {
+            var request = MockRequest(.post, "/login")
+            if let preference { request.headerFields[HTTPField.Name("Prefer")!] = preference }
+            return await server.respond(to: request)
+        }
+        #expect(try await ask(nil).json()["token"] == "t-admin")
+        #expect(try await ask("example=guest").json()["token"] == "t-guest")
+        let denied = await ask("code=401")
+        #expect(denied.status == .unauthorized)
+        #expect(try denied.json()["error"]?.stringValue != nil)
+        let empty = await ask("code=204")
+        #expect(empty.status == .noContent && empty.body.isEmpty)
+    }
+}

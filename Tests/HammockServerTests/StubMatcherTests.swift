@@ -137,3 +137,58 @@ struct StubMatcherTests {
         #expect(response.status == .notFound)
     }
 }
+
+/// Answers a request asks a stub for with `Prefer: code=N` or `Prefer: example=NAME`, as Prism does.
+@Suite("Preferred answers")
+struct PreferredAnswerTests {
+    static let configuration = """
+        {"routes": [{"method": "GET", "path": "/pets/:id", "responses": [{"body": {"name": "Rex"}}, {"body": {"name": "Rex again"}}],
+                     "alternatives": [{"name": "cat", "body": {"name": "Tom", "kind": "cat"}},
+                                      {"name": "dog", "body": {"name": "Rex", "kind": "dog"}},
+                                      {"status": 404, "body": {"message": "no such pet"}},
+                                      {"name": "gone", "status": 410, "text": "gone for good"}]}]}
+        """
+
+    static func server(strict: Bool = false) async throws -> MockServer {
+        let text =
+            strict ? Self.configuration.replacing("{\"routes\"", with: "{\"strict\": true, \"routes\"") : Self.configuration
+        return try await MockServer(
+            configuration: try ServerConfiguration(parsing: Array(text.utf8), file: "pets.json"), store: MemoryStore())
+    }
+
+    static func ask(_ server: MockServer, _ preference: String) async -> MockResponse {
+        await server.respond(to: MockRequest(.get, "/pets/1", headerFields: [HTTPField.Name("Prefer")!: preference]))
+    }
+
+    @Test("A code, a name or both pick the alternative, say so in Preference-Applied, and leave the stub's turn where it was")
+    func picking() async throws {
+        let server = try await Self.server()
+        let missing = await Self.ask(server, "code=404")
+        #expect(missing.status == .notFound)
+        #expect(try missing.json() == ["message": "no such pet"])
+        #expect(missing.headerFields[HTTPField.Name("Preference-Applied")!] == "code=404")
+        #expect(try await Self.ask(server, "example=cat").json()["kind"] == "cat")
+        #expect(try await Self.ask(server, #"example="dog", code=200"#).json()["kind"] == "dog")
+        let gone = await Self.ask(server, "example=gone")
+        #expect(gone.status.code == 410 && String(decoding: gone.body, as: UTF8.self) == "gone for good")
+        // The stub's own answers are still first, then second.
+        #expect(try await server.respond(to: MockRequest(.get, "/pets/1")).json()["name"] == "Rex")
+        #expect(try await server.respond(to: MockRequest(.get, "/pets/1")).json()["name"] == "Rex again")
+        // A code of the stub's own answers is answered from the first that has it.
+        #expect(try await Self.ask(server, "code=200").json()["name"] == "Rex")
+    }
+
+    @Test("Asking for what the stub does not have is a 400 listing its codes and examples; --strict ignores the asking")
+    func unknownAndStrict() async throws {
+        let server = try await Self.server()
+        let unknown = await Self.ask(server, "example=parrot")
+        #expect(unknown.status == .badRequest)
+        #expect(try unknown.json()["examples"] == ["cat", "dog", "gone"])
+        #expect(try unknown.json()["codes"] == [200, 404, 410])
+        #expect(await Self.ask(server, "code=404, example=cat").status == .badRequest)
+        let strict = try await Self.server(strict: true)
+        let ignored = await Self.ask(strict, "code=404")
+        #expect(ignored.status == .ok)
+        #expect(ignored.headerFields[HTTPField.Name("Preference-Applied")!] == nil)
+    }
+}

@@ -8,7 +8,7 @@ extension ConfigurationReader {
     static let routeKeys =
         [
             "method", "path", "match", "priority", "latency", "responses", "afterLast", "order", "scenario", "whenState",
-            "setState", "create",
+            "setState", "create", "alternatives",
         ]
         + answerKeys
     static let matchKeys = ["query", "headers", "path", "body"]
@@ -102,6 +102,23 @@ extension ConfigurationReader {
             throw fail("\(path).path", error.message)
         }
         stub.priority = try integer(object["priority"], at: "\(path).priority", in: 1...1_000) ?? StubRoute.defaultPriority
+        if let value = object["alternatives"], !value.isNull {
+            guard case .array(let list) = value else {
+                throw fail("\(path).alternatives", "expected an array of answers, each with an optional name")
+            }
+            for (index, element) in list.enumerated() {
+                let at = "\(path).alternatives[\(index)]"
+                guard case .object(var answer) = element else {
+                    throw fail(at, "expected an answer: {\"status\": 404, \"body\": ...}")
+                }
+                let name = try string(answer["name"], at: "\(at).name")
+                answer["name"] = nil
+                for key in answer.keys where !Self.answerKeys.contains(key) {
+                    throw fail("\(at).\(key)", "unknown key; expected name or one of \(Self.answerKeys.joined(separator: ", "))")
+                }
+                stub.alternatives.append(StubRoute.Alternative(name: name, answer: try self.answer(answer, at: at)))
+            }
+        }
         return stub
     }
 

@@ -141,11 +141,14 @@ final class CustomRoutes: MockRoutes {
     let random: @Sendable () -> Double
     /// The wall clock, for `{{now}}`.
     let now: @Sendable () -> Date
+    /// Whether a request may ask for an alternative answer (`--strict` says no).
+    let allowsAsking: Bool
 
     init(
         records: RouteRecords, timer: LatencyTimer, random: @escaping @Sendable () -> Double,
-        now: @escaping @Sendable () -> Date, runtime: RuntimeCell
+        now: @escaping @Sendable () -> Date, allowsAsking: Bool = true, runtime: RuntimeCell
     ) {
+        self.allowsAsking = allowsAsking
         self.runtime = runtime
         self.records = records
         self.timer = timer
@@ -161,6 +164,34 @@ final class CustomRoutes: MockRoutes {
             left.element.entry.priority != right.element.entry.priority
                 ? left.element.entry.priority < right.element.entry.priority : left.offset < right.offset
         }.map(\.element)
+    }
+
+    /// What a request's `Prefer` asks of a stub's alternatives: `code=404`, `example=cat`; `nil` for
+    /// neither.
+    static func preference(in request: MockRequest) -> (code: Int?, example: String?, applied: String)? {
+        guard let value = request.headerFields[RequestOverrides.prefer] else { return nil }
+        var code: Int?
+        var example: String?
+        var applied: [String] = []
+        for preference in value.split(separator: ",") {
+            let parts = preference.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard parts.count == 2 else { continue }
+            let text =
+                parts[1].hasPrefix("\"") && parts[1].hasSuffix("\"") && parts[1].count >= 2
+                ? String(parts[1].dropFirst().dropLast()) : parts[1]
+            switch parts[0].lowercased() {
+            case "code":
+                guard let number = Int(text) else { continue }
+                code = number
+                applied.append("code=\(number)")
+            case "example":
+                example = text
+                applied.append("example=\(text)")
+            default: continue
+            }
+        }
+        guard code != nil || example != nil else { return nil }
+        return (code, example, applied.joined(separator: ", "))
     }
 
     /// The number of the next route added.
@@ -206,7 +237,20 @@ final class CustomRoutes: MockRoutes {
             switch entry {
             case .stub(let stub):
                 guard stub.accepts(current) else { continue }
-                guard let (answer, count) = take(stub, id: id) else { continue }
+                // `Prefer: code=404` or `example=NAME` picks a documented alternative, without moving the
+                // stub's turn or scenario; with nothing to pick from, the stub answers as it would.
+                let preferred = allowsAsking && !stub.alternatives.isEmpty ? Self.preference(in: request) : nil
+                let taken: (StubAnswer, count: Int)?
+                if let preferred {
+                    do {
+                        taken = (try stub.preferredAnswer(code: preferred.code, example: preferred.example), count: 0)
+                    } catch {
+                        return MockEndpoint(methods: methods, route: entry.matchedRoute) { _ in throw error }
+                    }
+                } else {
+                    taken = take(stub, id: id)
+                }
+                guard let (answer, count) = taken else { continue }
                 // The server's `_` parameters are one list for every route: an unknown one is a typo.
                 for item in current.query where !stub.match.reads(queryParameter: item.name) {
                     if let problem = ReservedParameters.problem(for: item.name, sentTo: "a stub", accepting: []) {
@@ -233,7 +277,11 @@ final class CustomRoutes: MockRoutes {
                         guard case .object(let values) = StubTemplate.render(.object(creation.values), context) else { continue }
                         context.created = .object(try await records.create(creation.resource, values))
                     }
-                    return try answer.response(in: context, timer: eventTimer)
+                    var response = try answer.response(in: context, timer: eventTimer)
+                    if let preferred {
+                        response.headerFields[RequestOverrides.preferenceApplied] = preferred.applied
+                    }
+                    return response
                 }
             case .handler(_, _, _, let handler):
                 let routeRequest = RouteRequest(

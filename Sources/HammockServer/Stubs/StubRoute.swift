@@ -120,6 +120,49 @@ public struct StubRoute: Sendable {
     public var latency: Latency?
     /// Records created before each answer, in order.
     public var creates: [Creation]
+    /// Other answers a request may ask for by `Prefer: code=404` or `Prefer: example=NAME` (Prism's
+    /// convention): an imported API document's other documented statuses and named examples. Not given
+    /// in turn; `--strict` ignores the asking.
+    public var alternatives: [Alternative] = []
+
+    /// An answer given only when asked for, by its status or its name.
+    public struct Alternative: Sendable {
+        /// The name `Prefer: example=NAME` asks for, if any.
+        public var name: String?
+        /// The answer.
+        public var answer: StubAnswer
+
+        /// An alternative answer.
+        public init(name: String? = nil, answer: StubAnswer) {
+            self.name = name
+            self.answer = answer
+        }
+    }
+
+    /// The answer `Prefer` asks for: `code` (a status) and `example` (a name), either or both; the first
+    /// alternative (or the stub's first answer) that has them.
+    /// - Throws: 400 ``HTTPProblem`` naming what the stub has, when it has no such answer.
+    func preferredAnswer(code: Int?, example: String?) throws(HTTPProblem) -> StubAnswer {
+        let candidates = answers.map { Alternative(answer: $0) } + alternatives
+        if let found = candidates.first(where: { candidate in
+            code.map { candidate.answer.status.code == $0 } != false && example.map { candidate.name == $0 } != false
+        }) {
+            return found.answer
+        }
+        var codes: [Int] = []
+        for candidate in candidates where !codes.contains(candidate.answer.status.code) {
+            codes.append(candidate.answer.status.code)
+        }
+        let names = alternatives.compactMap(\.name)
+        let asked = [code.map { "code=\($0)" }, example.map { "example=\($0.prefix(100))" }].compactMap { $0 }.joined(
+            separator: ", ")
+        throw HTTPProblem(
+            .badRequest,
+            detail:
+                "\(method.rawValue) \(path) has no answer for 'Prefer: \(asked)'; it has the codes \(codes.map(String.init).joined(separator: ", "))\(names.isEmpty ? "" : " and the examples " + names.joined(separator: ", "))",
+            extensions: ["codes": .array(codes.map { .integer($0) }), "examples": .array(names.map { .string($0) })])
+    }
+
     /// Where the stub stands among those whose method and path fit the same request: a lower number is
     /// tried first, stubs of one priority in the order they were added. 5 by default (WireMock's
     /// convention: 1 is the first), so a catch-all can go last with 10 and an override first with 1.
