@@ -310,7 +310,7 @@ let package = Package(
         .testTarget(
             name: "HammockOpenAPITests",
             dependencies: [
-                "HammockOpenAPI", "HammockServer", "HammockJSON", "HammockTestSupport",
+                "HammockOpenAPI", "HammockServer", "HammockJSON", "HammockSchema", "HammockTestSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: swiftSettings

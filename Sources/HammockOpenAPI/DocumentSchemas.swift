@@ -323,6 +323,17 @@ struct DocumentSchemas {
                 guard let item = example(for: items, depth: depth + 1, budget: &budget, path: &path) else { break }
                 made.append(item)
             }
+            // `uniqueItems`: the same schema makes the same value, so the others are variants of the first.
+            if object["uniqueItems"]?.boolValue == true, made.count > 1 {
+                var distinct = [made[0]]
+                var tried = 0
+                while distinct.count < made.count, tried < made.count * 4 {
+                    tried += 1
+                    guard let other = variant(of: items, base: made[0], index: tried) else { break }
+                    if !distinct.contains(other) { distinct.append(other) }
+                }
+                made = distinct
+            }
             return .array(made)
         case "string": return .string(Self.exampleString(object, pattern: textPattern(object)))
         case "integer": return .integer(Self.exampleInteger(object))
@@ -330,6 +341,136 @@ struct DocumentSchemas {
         case "boolean": return .bool(true)
         default: return .null
         }
+    }
+
+    /// A value of `schema` other than `base` (an example of it), the `index`th kind of change (from 1):
+    /// another of an `enum`, a number a step or more away within the bounds, another string of the
+    /// pattern or format, an array or object with one member changed so. `nil` where none is found.
+    func variant(of schema: JSON?, base: JSON, index: Int, depth: Int = 0) -> JSON? {
+        guard depth < 8, index > 0, let object = object(schema) else { return nil }
+        if case .array(let choices)? = object["enum"] {
+            let others = choices.filter { $0 != base }
+            // Not `? … : nil`: JSON is ExpressibleByNilLiteral, and that `nil` would be `.null`.
+            guard index <= others.count else { return nil }
+            return others[index - 1]
+        }
+        guard object["const"] == nil else { return nil }
+        for union in ["oneOf", "anyOf"] {
+            guard case .array(let choices)? = object[union] else { continue }
+            let branches = choices.filter { type(of: self.object($0) ?? JSONObject()) != "null" }
+            // A change inside the first branch, else another branch's example, its discriminator set.
+            if let first = branches.first, let other = variant(of: first, base: base, index: index, depth: depth + 1) {
+                return other
+            }
+            guard index < branches.count else { return allowsNull(schema) && base != .null ? .null : nil }
+            var made = example(for: branches[index])
+            if case .object(var members) = made, let (name, value) = discriminator(of: object, choosing: branches[index]) {
+                members[name] = .string(value)
+                made = .object(members)
+            }
+            return made
+        }
+        if let other = typedVariant(of: object, base: base, index: index, depth: depth) { return other }
+        // Nothing else: `null`, where the schema allows it.
+        guard allowsNull(schema), base != .null else { return nil }
+        return .null
+    }
+
+    /// ``variant(of:base:index:depth:)`` by the schema's type.
+    private func typedVariant(of object: JSONObject, base: JSON, index: Int, depth: Int) -> JSON? {
+        switch (type(of: object), base) {
+        case ("boolean", .bool(let flag)):
+            guard index == 1 else { return nil }
+            return .bool(!flag)
+        case ("integer", .integer(let value)):
+            let step = object["multipleOf"]?.doubleValue.flatMap { $0 >= 1 && $0 < 1e9 ? Int($0) : nil } ?? 1
+            for candidate in [value &+ index &* step, value &- index &* step] where Self.fits(Double(candidate), object) {
+                return .integer(candidate)
+            }
+            return nil
+        case ("number", let value) where value.doubleValue != nil:
+            let start = value.doubleValue ?? 0
+            let step = object["multipleOf"]?.doubleValue.flatMap { $0 > 0 && $0.isFinite ? $0 : nil } ?? 1
+            for candidate in [start + Double(index) * step, start - Double(index) * step] where Self.fits(candidate, object) {
+                return .double(candidate)
+            }
+            return nil
+        case ("string", .string(let text)):
+            let minimum = object["minLength"]?.intValue ?? 0
+            let maximum = object["maxLength"]?.intValue ?? Int.max
+            if let pattern = textPattern(object) {
+                var random = SeededRandom(seed: MockServer.nameHash(pattern.source) &+ UInt64(index))
+                for _ in 0..<64 {
+                    let made = pattern.make(using: &random)
+                    if made != text, (minimum...max(minimum, maximum)).contains(made.count) { return .string(made) }
+                }
+                return nil
+            }
+            let made: String
+            switch object["format"]?.stringValue {
+            case "uuid": made = String(text.dropLast(4)) + String(format4(index))
+            case "date", "date-time": made = "2026-01-\(index % 28 + 1 < 10 ? "0" : "")\(index % 28 + 1)" + text.dropFirst(10)
+            case "email": made = "ada\(index)@example.com"
+            case "ipv4": made = "192.0.2.\(index % 254 + 1)"
+            case "ipv6": made = "2001:db8::\(String(index % 0xFFFF + 1, radix: 16))"
+            case "uri", "url": made = "https://example.com/\(index)"
+            case "hostname": made = "host\(index).example.com"
+            case nil:
+                made =
+                    text.count + String(index).count <= maximum
+                    ? text + String(index) : String(text.dropLast(String(index).count)) + String(index)
+            default: return nil
+            }
+            guard made != text, (minimum...max(minimum, maximum)).contains(made.count) else { return nil }
+            return .string(made)
+        case ("array", .array(let items)):
+            if let first = items.first, let other = variant(of: object["items"], base: first, index: index, depth: depth + 1) {
+                return .array([other] + items.dropFirst())
+            }
+            // The first item cannot change: one item fewer, where `minItems` allows.
+            guard items.count > max(0, object["minItems"]?.intValue ?? 0) else { return nil }
+            return .array(Array(items.dropLast()))
+        case ("object", .object(let members)):
+            let required = Set(object["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+            let properties = object["properties"]?.objectValue ?? JSONObject()
+            let names = members.keys.sorted { (required.contains($0) ? 0 : 1, $0) < (required.contains($1) ? 0 : 1, $1) }
+            for name in names {
+                guard let value = members[name], let property = properties[name],
+                    let other = variant(of: property, base: value, index: index, depth: depth + 1)
+                else { continue }
+                var changed = members
+                changed[name] = other
+                return .object(changed)
+            }
+            // Nothing to change, and other members allowed (`{"type": "object"}`): one more tells it apart.
+            guard object["additionalProperties"]?.boolValue != false, object["additionalProperties"]?.objectValue == nil,
+                object["maxProperties"] == nil
+            else { return nil }
+            var changed = members
+            changed["variant\(index)"] = .integer(index)
+            return .object(changed)
+        default:
+            return nil
+        }
+
+        /// Four hexadecimal digits of `number`, for a UUID's variant.
+        func format4(_ number: Int) -> String {
+            let hex = String(number % 0x10000, radix: 16)
+            return String(repeating: "0", count: 4 - hex.count) + hex
+        }
+    }
+
+    /// Whether `value` is within the schema's bounds (inclusive and exclusive, in both dialects).
+    static func fits(_ value: Double, _ schema: JSONObject) -> Bool {
+        if let minimum = schema["minimum"]?.doubleValue {
+            if schema["exclusiveMinimum"]?.boolValue == true ? value <= minimum : value < minimum { return false }
+        }
+        if let maximum = schema["maximum"]?.doubleValue {
+            if schema["exclusiveMaximum"]?.boolValue == true ? value >= maximum : value > maximum { return false }
+        }
+        if let exclusive = schema["exclusiveMinimum"]?.doubleValue, value <= exclusive { return false }
+        if let exclusive = schema["exclusiveMaximum"]?.doubleValue, value >= exclusive { return false }
+        return true
     }
 
     /// The discriminator's member and the value that names `choice`: the mapping's key for its `$ref`,
@@ -398,7 +539,8 @@ struct DocumentSchemas {
         // lengths too, from a seed of the pattern's own, so the same schema gives the same value.
         if let pattern {
             var random = SeededRandom(seed: MockServer.nameHash(pattern.source))
-            for _ in 0..<8 {
+            // 64 tries: `^[A-Z]+$` within 2 to 4 characters fits about one made string in six.
+            for _ in 0..<64 {
                 let made = pattern.make(using: &random)
                 if (minimum...max(minimum, maximum)).contains(made.count) { return made }
             }
@@ -410,29 +552,56 @@ struct DocumentSchemas {
     }
 
     static func exampleInteger(_ schema: JSONObject) -> Int {
-        var value = 1
-        if let minimum = schema["minimum"]?.doubleValue, minimum.isFinite, minimum < 9e18, minimum > -9e18 {
-            value = max(value, Int(minimum.rounded(.up)))
+        func bound(_ key: String) -> Double? {
+            guard let value = schema[key]?.doubleValue, value.isFinite, value < 9e18, value > -9e18 else { return nil }
+            return value
         }
-        // 3.1: a number; 3.0: a flag on minimum.
-        if let exclusive = schema["exclusiveMinimum"]?.doubleValue, exclusive.isFinite, exclusive < 9e18, exclusive > -9e18 {
-            value = max(value, Int(exclusive.rounded(.down)) + 1)
-        } else if schema["exclusiveMinimum"]?.boolValue == true, let minimum = schema["minimum"]?.intValue, value == minimum {
-            value = minimum + 1
+        var low: Int?
+        var high: Int?
+        if let minimum = bound("minimum") {
+            // 3.0: `exclusiveMinimum: true` is a flag on minimum.
+            low = schema["exclusiveMinimum"]?.boolValue == true ? Int(minimum.rounded(.down)) + 1 : Int(minimum.rounded(.up))
         }
-        if let maximum = schema["maximum"]?.doubleValue, maximum.isFinite, maximum < 9e18, maximum > -9e18 {
-            value = min(value, Int(maximum.rounded(.down)))
+        // 3.1: a number of its own.
+        if let exclusive = bound("exclusiveMinimum") { low = max(low ?? Int.min, Int(exclusive.rounded(.down)) + 1) }
+        if let maximum = bound("maximum") {
+            high = schema["exclusiveMaximum"]?.boolValue == true ? Int(maximum.rounded(.up)) - 1 : Int(maximum.rounded(.down))
+        }
+        if let exclusive = bound("exclusiveMaximum") { high = min(high ?? Int.max, Int(exclusive.rounded(.up)) - 1) }
+        var value = max(1, low ?? 1)
+        if let high { value = min(value, high) }
+        // `multipleOf`: the nearest multiple at or above the value, else the one below the upper bound.
+        if let step = schema["multipleOf"]?.doubleValue, step >= 1, step < 1e9, step.rounded() == step {
+            let step = Int(step)
+            // Bounds are within ±9e18 and the step below 1e9: no sum or product here overflows.
+            var multiple = (value >= 0 ? (value + step - 1) / step : value / step) * step
+            if let high, multiple > high { multiple = (high >= 0 ? high / step : (high - step + 1) / step) * step }
+            if low.map({ multiple >= $0 }) ?? true, high.map({ multiple <= $0 }) ?? true { value = multiple }
         }
         return value
     }
 
     static func exampleNumber(_ schema: JSONObject) -> Double {
-        var value = 1.5
-        if let minimum = schema["minimum"]?.doubleValue, minimum.isFinite { value = max(value, minimum) }
-        if let exclusive = schema["exclusiveMinimum"]?.doubleValue, exclusive.isFinite, value <= exclusive {
-            value = exclusive + 1
+        func bound(_ key: String) -> Double? {
+            guard let value = schema[key]?.doubleValue, value.isFinite else { return nil }
+            return value
         }
-        if let maximum = schema["maximum"]?.doubleValue, maximum.isFinite { value = min(value, maximum) }
+        var value = 1.5
+        if let minimum = bound("minimum") { value = max(value, minimum) }
+        if let exclusive = bound("exclusiveMinimum"), value <= exclusive { value = exclusive + 1 }
+        if schema["exclusiveMinimum"]?.boolValue == true, let minimum = bound("minimum"), value <= minimum { value = minimum + 1 }
+        if let maximum = bound("maximum") {
+            value = min(value, maximum)
+            if schema["exclusiveMaximum"]?.boolValue == true, value >= maximum { value = maximum - 1 }
+        }
+        if let exclusive = bound("exclusiveMaximum"), value >= exclusive { value = exclusive - 1 }
+        if let step = bound("multipleOf"), step > 0 {
+            var multiple = (value / step).rounded(.up) * step
+            if let maximum = bound("maximum") ?? bound("exclusiveMaximum"), multiple > maximum {
+                multiple = (maximum / step).rounded(.down) * step
+            }
+            if multiple.isFinite { value = multiple }
+        }
         return value
     }
 }

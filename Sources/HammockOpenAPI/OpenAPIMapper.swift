@@ -671,7 +671,11 @@ struct OpenAPIMapper {
             return named.values.compactMap { schemas.resolve($0)?.objectValue?["value"] }
         }
         if let schema = schemas.object(media["schema"]), let given = schemas.givenExample(schema) { return [given] }
-        if let items = schemas.items(media["schema"]), let item = schemas.object(items), let given = schemas.givenExample(item) {
+        // An array of one item's own example, where one item is right (not under `minItems: 2` or `maxItems: 0`).
+        if let items = schemas.items(media["schema"]), let item = schemas.object(items), let given = schemas.givenExample(item),
+            let array = schemas.object(media["schema"]), array["minItems"]?.intValue ?? 0 <= 1,
+            array["maxItems"]?.intValue ?? 1 >= 1
+        {
             return [.array([given])]
         }
         return []
