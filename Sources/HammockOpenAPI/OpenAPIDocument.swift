@@ -151,9 +151,36 @@ struct Builder {
                 operation["operationId"] = .string(operationID("list", schema, row))
                 operation["summary"] = .string("List \(schema.name), filtered, searched, sorted and paged")
                 operation["parameters"] = .array(parameters + listParameters(for: schema))
+                var listSchema: JSON = ["type": "array", "items": read]
+                var listExample = examples[schema.name].map(JSON.array)
+                if let envelope = schema.resource.listEnvelope {
+                    // The page inside the resource's envelope: the records, the total, whether more follow,
+                    // and the fixed members as the mock answers them.
+                    var properties: JSONObject = [envelope.items: listSchema]
+                    var required: [JSON] = [.string(envelope.items)]
+                    if let total = envelope.total {
+                        properties[total] = ["type": ["integer", "null"]]
+                        required.append(.string(total))
+                    }
+                    if let hasMore = envelope.hasMore {
+                        properties[hasMore] = ["type": "boolean"]
+                        required.append(.string(hasMore))
+                    }
+                    for (name, value) in envelope.members {
+                        properties[name] = ["const": value]
+                        required.append(.string(name))
+                    }
+                    listSchema = ["type": "object", "properties": .object(properties), "required": .array(required)]
+                    if let records = listExample {
+                        var wrapped = envelope.members
+                        wrapped[envelope.items] = records
+                        if let total = envelope.total { wrapped[total] = .integer(records.arrayValue?.count ?? 0) }
+                        if let hasMore = envelope.hasMore { wrapped[hasMore] = false }
+                        listExample = .object(wrapped)
+                    }
+                }
                 var answer = response(
-                    "One page of \(schema.name) (all of them unless paged)", schema: ["type": "array", "items": read],
-                    example: examples[schema.name].map(JSON.array))
+                    "One page of \(schema.name) (all of them unless paged)", schema: listSchema, example: listExample)
                 answer["headers"] = [
                     "X-Total-Count": ["$ref": "#/components/headers/XTotalCount"],
                     "Link": ["$ref": "#/components/headers/Link"],

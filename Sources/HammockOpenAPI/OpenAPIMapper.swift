@@ -74,6 +74,8 @@ struct OpenAPIMapper {
         var madeFields: [String: MockResource.MadeValue] = [:]
         /// An action's documented success status where it is not Hammock's usual one.
         var successStatuses: [MockResource.Actions: Int] = [:]
+        /// The object the list's records are answered in, where the document wraps them.
+        var listEnvelope: MockResource.ListEnvelope?
     }
 
     // MARK: The whole document
@@ -261,8 +263,24 @@ struct OpenAPIMapper {
         var notes: [OpenAPIImport.Note] = []
         let listSchema = candidate.collection["GET"].flatMap { successSchema(of: $0) }
         let nestedListSchemas = candidate.nested.compactMap { $0.operations["GET"].flatMap { successSchema(of: $0) } }
+        // A list in an envelope makes a resource only beside the collection's other operations: a lone
+        // `GET /search` answering `{"hits": [...]}` is a question answered, a stub.
+        var envelope = envelope(of: listSchema)
+        if envelope != nil, candidate.item.isEmpty, candidate.collection["POST"] == nil, candidate.nested.isEmpty {
+            envelope = nil
+        }
+        // The documented example's other members (`"object": "list"`) are what the mock answers beside the records.
+        if var found = envelope, let list = candidate.collection["GET"],
+            case .object(let example)? = successExamples(of: list).first
+        {
+            for (name, value) in example
+            where ![found.envelope.items, found.envelope.total, found.envelope.hasMore].contains(name) {
+                found.envelope.members[name] = value
+            }
+            envelope = found
+        }
         let sources: [JSON?] =
-            [candidate.item["GET"].flatMap { successSchema(of: $0) }, schemas.items(listSchema)]
+            [candidate.item["GET"].flatMap { successSchema(of: $0) }, schemas.items(listSchema), envelope?.itemSchema]
             + nestedListSchemas.map { schemas.items($0) }
             + [
                 candidate.collection["POST"].flatMap { successSchema(of: $0) },
@@ -339,7 +357,7 @@ struct OpenAPIMapper {
         var actions: [String] = []
         var answered: [(Operation, MockResource.Actions, hammockStatus: Int)] = []
         if let list = candidate.collection["GET"] {
-            if listSchema == nil || schemas.items(listSchema) != nil {
+            if listSchema == nil || schemas.items(listSchema) != nil || envelope != nil {
                 actions.append("list")
                 answered.append((list, .list, 200))
             } else {
@@ -458,6 +476,7 @@ struct OpenAPIMapper {
         made.omitsNulls = !notNullable.isEmpty
         made.madeFields = madeFields
         made.successStatuses = statuses
+        made.listEnvelope = envelope?.envelope
         let lists = [candidate.collection["GET"]].compactMap { $0 } + nestedLists
         let (queryNames, unmapped) = self.queryNames(of: lists, fields: fields.map(\.name) + [key] + parents.map(\.foreignKey))
         made.queryNames = queryNames
@@ -472,6 +491,40 @@ struct OpenAPIMapper {
         made.records = exampleRecords(candidate: candidate, nested: nestedLists, key: key)
         self.notes += notes
         return made
+    }
+
+    /// The envelope a list answers its records in, when its schema is an object with one array of
+    /// records (`data`, `items`, `results`, … or the only one): its items member, a total (an integer
+    /// named `total`, `total_count`, `count`), a has-more flag (a boolean named `has_more`, `hasMore`),
+    /// and the other required or fixed members with their examples (`"object": "list"`).
+    func envelope(of listSchema: JSON?) -> (envelope: MockResource.ListEnvelope, itemSchema: JSON)? {
+        guard let object = schemas.object(listSchema), schemas.items(listSchema) == nil,
+            let properties = object["properties"]?.objectValue
+        else { return nil }
+        let arrays = Set(
+            properties.compactMap { name, property in
+                schemas.items(property).map { schemas.recordProperties($0) != nil } == true ? name : nil
+            })
+        let preferred = ["data", "items", "results", "records", "entries", "values", "list", "content"]
+        guard let items = arrays.count == 1 ? arrays.first : preferred.first(where: { arrays.contains($0) }),
+            let itemSchema = properties[items].flatMap({ schemas.items($0) })
+        else { return nil }
+        func named(_ names: Set<String>, type: String) -> String? {
+            properties.keys.sorted().first { name in
+                names.contains(name.lowercased().filter { $0 != "_" })
+                    && schemas.object(properties[name]).map { self.schemas.type(of: $0) } == type
+            }
+        }
+        let total = named(["total", "totalcount", "count", "totalresults", "totalitems"], type: "integer")
+        let hasMore = named(["hasmore", "more", "hasnext", "hasnextpage"], type: "boolean")
+        let required = Set(object["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        var members = JSONObject()
+        for (name, property) in properties where name != items && name != total && name != hasMore {
+            let fixed = schemas.object(property).map { $0["enum"] != nil || $0["const"] != nil } ?? false
+            guard required.contains(name) || fixed else { continue }
+            members[name] = schemas.example(for: property)
+        }
+        return (MockResource.ListEnvelope(items: items, total: total, hasMore: hasMore, members: members), itemSchema)
     }
 
     /// How the server makes a member a create leaves out but every answer carries, where its schema says
@@ -509,7 +562,11 @@ struct OpenAPIMapper {
             if !records.contains(record) { records.append(record) }
         }
         for list in [candidate.collection["GET"]].compactMap({ $0 }) + nested {
-            for example in successExamples(of: list) { example.arrayValue?.forEach(add) }
+            // An envelope's example holds the records under its items member.
+            let items = envelope(of: successSchema(of: list))?.envelope.items
+            for example in successExamples(of: list) {
+                (items.flatMap { example[$0] } ?? example).arrayValue?.forEach(add)
+            }
         }
         if let show = candidate.item["GET"] {
             successExamples(of: show).forEach(add)
@@ -536,6 +593,7 @@ struct OpenAPIMapper {
         if resource.keyIsClientChosen || resource.key != "id" { object["primaryKey"] = .string(resource.key) }
         if let keyFormat = resource.keyFormat { object["keyFormat"] = keyFormat.configurationValue }
         if resource.omitsNulls { object["omitNulls"] = true }
+        if let envelope = resource.listEnvelope { object["listEnvelope"] = envelope.configurationValue }
         if !resource.successStatuses.isEmpty {
             var statuses = JSONObject()
             for (name, action) in MockResource.Actions.names {
@@ -577,6 +635,10 @@ struct OpenAPIMapper {
             } else if field.type == .string, let format = schema["format"]?.stringValue {
                 let kinds = ["email": "email", "uri": "url", "url": "url", "uuid": "uuid", "hostname": "slug"]
                 if let kind = kinds[format] { rule["kind"] = .string(kind) }
+            } else if field.type == .date, let format = schema["format"]?.stringValue {
+                // A date-time's bounds with times make values with times, a date's without, whatever the name.
+                rule["min"] = format == "date" ? "2015-01-01" : "2020-01-01T00:00:00Z"
+                rule["max"] = format == "date" ? "2025-12-31" : "2025-12-31T23:59:59Z"
             } else if field.type == .json {
                 // Made-up JSON would be null, which an array or object schema does not allow: its example instead.
                 rule["oneOf"] = .array([schemas.example(for: field.schema)])

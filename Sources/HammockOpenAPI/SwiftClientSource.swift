@@ -486,12 +486,16 @@ private struct Writer {
                     }
                     query.append((label, Self.swiftType(column.type) + "?"))
                 }
+                // A list in an envelope (`{"data": [...], "object": "list"}`) is answered as JSON: its records
+                // are under the envelope's member.
+                let envelope = schema.resource.listEnvelope
                 methods.append(
                     Method(
-                        doc: "GET \(path): \(what); paged, sorted, searched (`q`) and filtered as json-server's lists are.",
+                        doc: "GET \(path): \(what); paged, sorted, searched (`q`) and filtered as json-server's lists are"
+                            + (envelope.map { ", the records under `\($0.items)` of the answer" } ?? "") + ".",
                         attributes: ["@GET(\"\(Self.escaped(path))\")"], name: unique("list" + prefix + plural),
                         parameters: query,
-                        result: "[\(model)]", convenience: parameters.isEmpty))
+                        result: envelope == nil ? "[\(model)]" : "JSON", convenience: parameters.isEmpty))
             case .post:
                 methods.append(
                     Method(

@@ -77,7 +77,7 @@ struct OpenAPICommandTests {
             }
             if line.hasPrefix("store:") { break }
         }
-        #expect(summary.first == "from OpenAPI 3.1.0 \"Tasks API\": resources projects, tasks, teams; 8 stubs")
+        #expect(summary.first == "from OpenAPI 3.1.0 \"Tasks API\": resources projects, tasks, teams; 7 stubs")
         #expect(summary.last == "checked against the document: 18 operations (--no-validation turns the checks off)")
         #expect(!summary.contains { $0.contains("security") })
         let base = try #require(url)

@@ -114,16 +114,19 @@ struct OpenAPIImportTests {
         #expect(openAPI.resources == ["projects", "tasks", "teams"])
         #expect(
             openAPI.stubs == [
-                "POST /tasks/{taskId}/complete", "GET /tasks/{taskId}/comments", "GET /teams", "GET /me", "GET /health",
-                "GET /search", "GET /reports/{year}/{month}.csv", "POST /exports",
+                "POST /tasks/{taskId}/complete", "GET /tasks/{taskId}/comments", "GET /me", "GET /health", "GET /search",
+                "GET /reports/{year}/{month}.csv", "POST /exports",
             ])
         // Everything it does not do as documented is listed, each once, where it is.
         #expect(
             openAPI.notes.map(\.place) == [
                 "servers", "webhooks.taskCompleted", "POST /projects/{projectId}/tasks callbacks.taskDue", "GET /projects",
-                "GET /tasks/{taskId}/comments", "GET /teams",
-                "POST /tasks/{taskId}/complete", "GET /reports/{year}/{month}.csv",
+                "GET /tasks/{taskId}/comments", "POST /tasks/{taskId}/complete", "GET /reports/{year}/{month}.csv",
             ])
+        // The teams' list answers its envelope, its records in `data`, the example's `nextCursor` beside them.
+        let teams = try await server.get("/v3/teams").json()
+        #expect(teams["data"]?.arrayValue?.map { $0["name"] } == ["Platform", "Growth"])
+        #expect(teams["nextCursor"] == .null)
         let launch = "6f1d2c3b-8a7e-4d5c-9b0a-112233445566"
         #expect(try await server.get("/v3/projects/\(launch)").json()["name"] == "Launch")
         // Tasks had no example: ten made up, each in a project that exists, with a documented status.
@@ -854,6 +857,13 @@ extension OpenAPIImportTests {
         #expect(channel["created"]?.stringValue?.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/) != nil)
         // Optional members left out are left out of the answer, not null.
         #expect(channel["topic"] == nil)
+        // The list answers its envelope, the new channel among the records made from the schema.
+        var list = MockRequest(.get, "/api/channels?limit=100")
+        list.headerFields[HTTPField.Name("X-Api-Key")!] = "k"
+        let page = try await server.respond(to: list).json()
+        #expect(page["object"] == "list" && page["has_more"] == false)
+        #expect(page["data"]?.arrayValue?.contains { $0["id"] == .string(key) } == true)
+        #expect(page["data"]?.arrayValue?.allSatisfy { $0["created"]?.stringValue?.contains("T") == true } == true)
 
         func send(_ request: MockRequest) async -> MockResponse {
             var keyed = request

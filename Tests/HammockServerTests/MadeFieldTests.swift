@@ -117,3 +117,56 @@ struct SuccessStatusTests {
         }
     }
 }
+
+/// Lists answered inside an object, as many APIs wrap them.
+@Suite("List envelopes")
+struct ListEnvelopeTests {
+    static let configuration = """
+        {"resources": [
+           {"name": "channels", "fields": {"name": "string"},
+            "listEnvelope": {"items": "data", "total": "total", "hasMore": "has_more", "members": {"object": "list"}}},
+           {"name": "messages", "fields": {"text": "string"}, "parents": ["channels"], "listEnvelope": {"items": "items"}}],
+         "data": {"channels": [{"name": "general"}, {"name": "random"}, {"name": "help"}],
+                  "messages": [{"text": "hi", "channel_id": 1}]}}
+        """
+
+    @Test(
+        "A list, a page and a nested list answer their records in the envelope, with the total and whether more follow; headers stay"
+    )
+    func wrapped() async throws {
+        let server = try await MockServer.inMemory(
+            try ServerConfiguration(parsing: Array(Self.configuration.utf8), file: "chat.json"))
+        let all = await server.respond(to: MockRequest(.get, "/channels"))
+        #expect(all.headerFields[.contentType]?.hasPrefix("application/json") == true)
+        let whole = try all.json()
+        #expect(whole["object"] == "list" && whole["total"] == 3 && whole["has_more"] == false)
+        #expect(whole["data"]?.arrayValue?.map { $0["name"] } == ["general", "random", "help"])
+        let page = await server.respond(to: MockRequest(.get, "/channels?_limit=2&_sort=name"))
+        #expect(try page.json()["has_more"] == true)
+        #expect(try page.json()["data"]?.arrayValue?.count == 2)
+        #expect(page.headerFields[.totalCount] == "3" && page.headerFields[.link] != nil)
+        let last = await server.respond(to: MockRequest(.get, "/channels?_start=2&_limit=2"))
+        #expect(try last.json()["has_more"] == false)
+        #expect(
+            try await server.respond(to: MockRequest(.get, "/channels/1/messages")).json() == [
+                "items": [["id": 1, "text": "hi", "channel_id": 1]]
+            ])
+        #expect(try await server.respond(to: MockRequest(.get, "/channels?name=nobody")).json()["data"] == [])
+        // A record is answered as itself.
+        #expect(try await server.respond(to: MockRequest(.get, "/channels/2")).json()["name"] == "random")
+    }
+
+    @Test("An envelope without items, with a name used twice, or of the wrong shape is refused naming its key")
+    func mistakes() {
+        for (envelope, key) in [
+            (#"{"total": "n"}"#, "listEnvelope.items"), (#"{"items": "data", "total": "data"}"#, "listEnvelope"),
+            (#"{"items": "data", "pages": 2}"#, "listEnvelope.pages"), (#""data""#, "listEnvelope"),
+        ] {
+            let text = #"{"resources": [{"name": "a", "fields": {"x": "string"}, "listEnvelope": \#(envelope)}]}"#
+            let error = #expect(throws: ConfigurationError.self) {
+                try ServerConfiguration(parsing: Array(text.utf8), file: "bad.json")
+            }
+            #expect(error?.keyPath == "resources[0].\(key)")
+        }
+    }
+}

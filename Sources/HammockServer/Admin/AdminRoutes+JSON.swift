@@ -204,6 +204,7 @@ extension AdminRoutes {
                 "omitsNulls": .bool(schema.resource.omitsNulls), "fields": .object(fields),
                 "required": .array(schema.ruledFields.filter(\.isRequired).map { .string($0.name) }),
                 "defaults": .object(defaults), "made": .object(made), "statuses": .object(statuses),
+                "listEnvelope": schema.resource.listEnvelope?.configurationValue ?? .null,
                 "parents": .array(schema.foreignKeys.map { ["resource": .string($0.parent), "foreignKey": .string($0.name)] }),
                 "count": .integer(count),
             ])

@@ -186,6 +186,29 @@ struct ConfigurationReader {
         var resource = MockResource(name, fields: fields, primaryKey: primaryKey, actions: actions, parents: parents)
         resource.keyFormat = try keyFormat(object["keyFormat"], of: resource, at: "\(path).keyFormat")
         resource.omitsNulls = try bool(object["omitNulls"], at: "\(path).omitNulls") ?? false
+        if let value = object["listEnvelope"], !value.isNull {
+            let at = "\(path).listEnvelope"
+            guard case .object(let envelope) = value else {
+                throw fail(
+                    at, "expected {\"items\": \"data\", \"total\": \"total\", \"hasMore\": \"has_more\", \"members\": {...}}")
+            }
+            for key in envelope.keys where !["items", "total", "hasMore", "members"].contains(key) {
+                throw fail("\(at).\(key)", "unknown key; expected items, total, hasMore and members")
+            }
+            guard let items = try string(envelope["items"], at: "\(at).items"), !items.isEmpty else {
+                throw fail("\(at).items", "missing; name the member that holds the records, such as \"data\"")
+            }
+            var members = JSONObject()
+            if let given = envelope["members"], !given.isNull {
+                guard case .object(let object) = given else { throw fail("\(at).members", "expected an object") }
+                members = object
+            }
+            let total = try string(envelope["total"], at: "\(at).total")
+            let hasMore = try string(envelope["hasMore"], at: "\(at).hasMore")
+            let names = [items] + [total, hasMore].compactMap { $0 }
+            guard Set(names).count == names.count else { throw fail(at, "items, total and hasMore must name different members") }
+            resource.listEnvelope = MockResource.ListEnvelope(items: items, total: total, hasMore: hasMore, members: members)
+        }
         if let value = object["statuses"], !value.isNull {
             guard case .object(let entries) = value else {
                 throw fail("\(path).statuses", "expected an object such as {\"create\": 200, \"delete\": 200}")

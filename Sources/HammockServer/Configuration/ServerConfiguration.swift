@@ -66,6 +66,7 @@ public struct ServerConfiguration: Sendable {
     ]
     static let resourceKeys = [
         "name", "fields", "primaryKey", "keyFormat", "actions", "parents", "omitNulls", "queryNames", "made", "statuses",
+        "listEnvelope",
     ]
 
     /// Reads and parses a configuration file.

@@ -101,3 +101,14 @@ extension MockResource.MadeValue {
         }
     }
 }
+
+extension MockResource.ListEnvelope {
+    /// As a configuration file writes it: `{"items": "data", "total": "total", "members": {...}}`.
+    package var configurationValue: JSON {
+        var object: JSONObject = ["items": .string(items)]
+        if let total { object["total"] = .string(total) }
+        if let hasMore { object["hasMore"] = .string(hasMore) }
+        if !members.isEmpty { object["members"] = .object(members) }
+        return .object(object)
+    }
+}

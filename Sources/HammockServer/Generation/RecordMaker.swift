@@ -90,7 +90,9 @@ struct RecordMaker {
         case .boolean:
             return .bool(Bool.random(using: &random))
         case .date:
-            let (defaultRange, withTime) = Self.dateRange(of: field)
+            var (defaultRange, withTime) = Self.dateRange(of: field)
+            // A bound written with a time (`2020-01-01T00:00:00Z`) asks for times; one without, for days.
+            if let bound = (rule.minimum ?? rule.maximum)?.stringValue, bound.utf8.count >= 10 { withTime = bound.contains("T") }
             let low = rule.minimum?.stringValue.flatMap(CivilDate.days(from:)) ?? defaultRange.lowerBound
             let high = max(low, rule.maximum?.stringValue.flatMap(CivilDate.days(from:)) ?? defaultRange.upperBound)
             let day = Int.random(in: low...high, using: &random)

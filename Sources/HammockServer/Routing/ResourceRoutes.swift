@@ -156,6 +156,9 @@ final class ResourceRoutes: MockRoutes {
         case .update: response = try await controller.update(actionRequest)
         case .destroy: response = try await controller.destroy(actionRequest)
         }
+        if action == .index, response.status == .ok, let envelope = route.schema.resource.listEnvelope {
+            Self.wrap(&response, in: envelope)
+        }
         if !route.schema.resource.successStatuses.isEmpty, response.status.kind == .successful {
             Self.answer(&response, as: route.schema.resource.successStatuses[action.configurationAction])
         }
@@ -172,6 +175,30 @@ final class ResourceRoutes: MockRoutes {
             }
         }
         return response
+    }
+
+    /// A list's answer in the resource's envelope: the records' bytes as they are under `items` (not
+    /// parsed again), the total from `X-Total-Count`, whether a `Link` names a next page, and the other
+    /// members. The headers stay.
+    static func wrap(_ response: inout MockResponse, in envelope: MockResource.ListEnvelope) {
+        // A custom controller's streamed list is sent as it is.
+        guard response.stream == nil else { return }
+        var members = envelope.members
+        if let total = envelope.total {
+            // An unpaged list has no X-Total-Count: its records are all there is (counted once more here,
+            // on resources with an envelope only).
+            let counted =
+                response.headerFields[.totalCount].flatMap(Int.init) ?? (try? JSON(parsing: response.body))?.arrayValue?.count
+            members[total] = counted.map(JSON.integer) ?? .null
+        }
+        if let hasMore = envelope.hasMore {
+            members[hasMore] = .bool(response.headerFields[.link]?.contains(#"rel="next""#) == true)
+        }
+        members[envelope.items] = nil
+        var body = Array("{".utf8) + JSON.string(envelope.items).serialized() + Array(":".utf8) + response.body
+        let rest = JSON.object(members).serialized()
+        if rest.count > 2 { body += Array(",".utf8) + rest.dropFirst() } else { body += Array("}".utf8) }
+        response.body = body
     }
 
     /// The success answer with the status a resource's ``MockResource/successStatuses`` give its action

@@ -49,6 +49,29 @@ public struct MockResource: Sendable, Hashable {
     /// create 201, update 200, delete 204): `[.create: 200]` for an API whose create answers 200. Keyed
     /// by single actions; a 204 or 205 answers without a body.
     public var successStatuses: [Actions: Int] = [:]
+    /// How a list answers when an API wraps its records in an object (`{"object": "list", "data": [...],
+    /// "has_more": false}`, `{"items": [...], "total": 42}`); `nil` (the default) answers the array itself.
+    public var listEnvelope: ListEnvelope?
+
+    /// The object a list's records are answered in (``MockResource/listEnvelope``).
+    public struct ListEnvelope: Sendable, Hashable {
+        /// The member that holds the page of records.
+        public var items: String
+        /// The member that holds how many records match (what `X-Total-Count` says), if any.
+        public var total: String?
+        /// The member that says whether a next page exists (a `Link` to it), if any.
+        public var hasMore: String?
+        /// Other members, answered as they are (`"object": "list"`).
+        public var members: JSONObject
+
+        /// An envelope.
+        public init(items: String, total: String? = nil, hasMore: String? = nil, members: JSONObject = [:]) {
+            self.items = items
+            self.total = total
+            self.hasMore = hasMore
+            self.members = members
+        }
+    }
 
     /// Creates a resource.
     /// - Parameters:
