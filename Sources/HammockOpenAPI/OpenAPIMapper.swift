@@ -76,6 +76,8 @@ struct OpenAPIMapper {
         var successStatuses: [MockResource.Actions: Int] = [:]
         /// The object the list's records are answered in, where the document wraps them.
         var listEnvelope: MockResource.ListEnvelope?
+        /// Whether the document has the top-level collection (`/messages`), or lists them only nested.
+        var servesTopLevel = true
     }
 
     // MARK: The whole document
@@ -477,6 +479,8 @@ struct OpenAPIMapper {
         made.madeFields = madeFields
         made.successStatuses = statuses
         made.listEnvelope = envelope?.envelope
+        // Listed and created only under a parent in the document: no `/messages` the document does not have.
+        made.servesTopLevel = !(candidate.collection.isEmpty && !nestedClaimed.isEmpty && !parents.isEmpty)
         let lists = [candidate.collection["GET"]].compactMap { $0 } + nestedLists
         let (queryNames, unmapped) = self.queryNames(of: lists, fields: fields.map(\.name) + [key] + parents.map(\.foreignKey))
         made.queryNames = queryNames
@@ -594,6 +598,7 @@ struct OpenAPIMapper {
         if let keyFormat = resource.keyFormat { object["keyFormat"] = keyFormat.configurationValue }
         if resource.omitsNulls { object["omitNulls"] = true }
         if let envelope = resource.listEnvelope { object["listEnvelope"] = envelope.configurationValue }
+        if !resource.servesTopLevel { object["topLevel"] = false }
         if !resource.successStatuses.isEmpty {
             var statuses = JSONObject()
             for (name, action) in MockResource.Actions.names {

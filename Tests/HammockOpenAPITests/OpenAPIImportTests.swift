@@ -129,10 +129,15 @@ struct OpenAPIImportTests {
         #expect(teams["nextCursor"] == .null)
         let launch = "6f1d2c3b-8a7e-4d5c-9b0a-112233445566"
         #expect(try await server.get("/v3/projects/\(launch)").json()["name"] == "Launch")
-        // Tasks had no example: ten made up, each in a project that exists, with a documented status.
-        let tasks = try #require(try await server.get("/v3/tasks?_limit=100").json().arrayValue)
+        // Tasks had no example: ten made up, each in a project that exists, with a documented status. The
+        // document lists them under their project only: there is no `/tasks` list.
+        #expect(await server.get("/v3/tasks").status == .notFound)
+        let projects = ["6f1d2c3b-8a7e-4d5c-9b0a-112233445566", "0a9b8c7d-6e5f-4a3b-8c2d-998877665544"]
+        var tasks: [JSON] = []
+        for project in projects {
+            tasks += try #require(try await server.get("/v3/projects/\(project)/tasks?_limit=100").json().arrayValue)
+        }
         #expect(tasks.count == 10)
-        let projects = Set(["6f1d2c3b-8a7e-4d5c-9b0a-112233445566", "0a9b8c7d-6e5f-4a3b-8c2d-998877665544"])
         #expect(tasks.allSatisfy { projects.contains($0["projectId"]?.stringValue ?? "") })
         #expect(tasks.allSatisfy { ["todo", "doing", "done"].contains($0["status"]?.stringValue ?? "") })
         #expect(tasks.allSatisfy { ($0["estimate"]?.doubleValue).map { (0...100).contains($0) } == true })
@@ -159,7 +164,7 @@ struct OpenAPIImportTests {
         #expect(try keyed.json()["archived"] == false)
         // `createdAt` is optional and not nullable: left out of the answer rather than null.
         #expect(try keyed.json()["createdAt"] == nil)
-        let untitled = await server.send(MockRequest(.post, "/v3/tasks", json: ["status": "todo"]))
+        let untitled = await server.send(MockRequest(.post, "/v3/projects/\(launch)/tasks", json: ["status": "todo"]))
         #expect(untitled.status == .unprocessableContent)
         // PATCH as merge-patch, as documented.
         let patched = await server.send(
@@ -168,7 +173,7 @@ struct OpenAPIImportTests {
                 body: Array(#"{"archived": true}"#.utf8)))
         #expect(patched.status == .ok)
         #expect(try patched.json()["archived"] == true)
-        // An envelope list is a stub; the item beside it is the resource's, from its example.
+        // The envelope list and the item beside it are the resource's, from their examples.
         #expect(try await server.get("/v3/teams").json()["data"]?.arrayValue?.count == 2)
         #expect(try await server.get("/v3/teams/1").json()["name"] == "Platform")
         // Text, CSV under a loosely matched segment, a Location already under the base path.

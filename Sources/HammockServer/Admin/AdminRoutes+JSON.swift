@@ -205,6 +205,7 @@ extension AdminRoutes {
                 "required": .array(schema.ruledFields.filter(\.isRequired).map { .string($0.name) }),
                 "defaults": .object(defaults), "made": .object(made), "statuses": .object(statuses),
                 "listEnvelope": schema.resource.listEnvelope?.configurationValue ?? .null,
+                "topLevel": .bool(schema.resource.servesTopLevel),
                 "parents": .array(schema.foreignKeys.map { ["resource": .string($0.parent), "foreignKey": .string($0.name)] }),
                 "count": .integer(count),
             ])

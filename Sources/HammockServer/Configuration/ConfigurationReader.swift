@@ -186,6 +186,10 @@ struct ConfigurationReader {
         var resource = MockResource(name, fields: fields, primaryKey: primaryKey, actions: actions, parents: parents)
         resource.keyFormat = try keyFormat(object["keyFormat"], of: resource, at: "\(path).keyFormat")
         resource.omitsNulls = try bool(object["omitNulls"], at: "\(path).omitNulls") ?? false
+        resource.servesTopLevel = try bool(object["topLevel"], at: "\(path).topLevel") ?? true
+        if !resource.servesTopLevel, parents.isEmpty {
+            throw fail("\(path).topLevel", "false needs a parent: without one, nothing could list or create its records")
+        }
         if let value = object["listEnvelope"], !value.isNull {
             let at = "\(path).listEnvelope"
             guard case .object(let envelope) = value else {

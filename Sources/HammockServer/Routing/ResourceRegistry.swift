@@ -75,7 +75,7 @@ struct ResourceRegistry: Sendable {
     /// The route of decoded segments.
     func route(first: String, second: String?, third: String?) throws(HTTPProblem) -> Route? {
         guard let schema = schemas[first] else { return nil }
-        guard let second else { return .collection(schema) }
+        guard let second else { return schema.resource.servesTopLevel ? .collection(schema) : nil }
         guard let key = schema.key(fromPathSegment: second) else {
             if let third, schemas[third]?.foreignKey(toParent: schema.name) == nil { return nil }
             throw HTTPProblem.notFound("No \(schema.name) with \(schema.key.name) '\(second)'")
@@ -107,7 +107,7 @@ struct ResourceRegistry: Sendable {
             let sample = JSON.string("")
             let key = ":\(schema.key.name)"
             let collection = Route.collection(schema).allowedMethods
-            if !collection.isEmpty {
+            if !collection.isEmpty, schema.resource.servesTopLevel {
                 rows.append(RouteTableEntry(methods: collection, pattern: "/\(schema.name)", resource: schema.name))
             }
             let item = Route.item(schema, key: sample).allowedMethods

@@ -49,6 +49,10 @@ public struct MockResource: Sendable, Hashable {
     /// create 201, update 200, delete 204): `[.create: 200]` for an API whose create answers 200. Keyed
     /// by single actions; a 204 or 205 answers without a body.
     public var successStatuses: [Actions: Int] = [:]
+    /// Whether `/name` (the top-level list and create) is served; `false` for a resource an API reaches only
+    /// under its parent (`/channels/:id/messages`): its records are listed and created there, and read,
+    /// changed and deleted at `/messages/:id`.
+    public var servesTopLevel = true
     /// How a list answers when an API wraps its records in an object (`{"object": "list", "data": [...],
     /// "has_more": false}`, `{"items": [...], "total": 42}`); `nil` (the default) answers the array itself.
     public var listEnvelope: ListEnvelope?

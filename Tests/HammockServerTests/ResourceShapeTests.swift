@@ -170,3 +170,30 @@ struct ListEnvelopeTests {
         }
     }
 }
+
+/// A resource an API reaches only under its parent.
+@Suite("Nested-only resources")
+struct NestedOnlyTests {
+    @Test("`topLevel: false` lists and creates only under the parent; the item stays; the route table has no /messages")
+    func nestedOnly() async throws {
+        let text = """
+            {"resources": [{"name": "channels", "fields": {"name": "string"}},
+                           {"name": "messages", "fields": {"text": "string"}, "parents": ["channels"], "topLevel": false}],
+             "data": {"channels": [{"name": "general"}]}}
+            """
+        let server = try await MockServer.inMemory(try ServerConfiguration(parsing: Array(text.utf8), file: "chat.json"))
+        let created = await server.respond(to: MockRequest(.post, "/channels/1/messages", json: ["text": "hi"]))
+        #expect(created.status == .created)
+        #expect(try await server.respond(to: MockRequest(.get, "/channels/1/messages")).json().arrayValue?.count == 1)
+        #expect(await server.respond(to: MockRequest(.get, "/messages")).status == .notFound)
+        #expect(
+            await server.respond(to: MockRequest(.post, "/messages", json: ["text": "x", "channel_id": 1])).status == .notFound)
+        #expect(try await server.respond(to: MockRequest(.get, "/messages/1")).json()["text"] == "hi")
+        #expect(!server.routeTable.contains { $0.pattern == "/messages" })
+        let orphan = #"{"resources": [{"name": "notes", "fields": {"text": "string"}, "topLevel": false}]}"#
+        let error = #expect(throws: ConfigurationError.self) {
+            try ServerConfiguration(parsing: Array(orphan.utf8), file: "bad.json")
+        }
+        #expect(error?.keyPath == "resources[0].topLevel")
+    }
+}
