@@ -482,7 +482,9 @@ struct OpenAPIMapper {
         // Listed and created only under a parent in the document: no `/messages` the document does not have.
         made.servesTopLevel = !(candidate.collection.isEmpty && !nestedClaimed.isEmpty && !parents.isEmpty)
         let lists = [candidate.collection["GET"]].compactMap { $0 } + nestedLists
-        let (queryNames, unmapped) = self.queryNames(of: lists, fields: fields.map(\.name) + [key] + parents.map(\.foreignKey))
+        let (queryNames, unmapped) = self.queryNames(
+            of: lists, fields: fields.map(\.name) + [key] + parents.map(\.foreignKey), key: key,
+            dates: fields.filter { $0.type == .date }.map(\.name))
         made.queryNames = queryNames
         for (place, names) in unmapped {
             notes.append(

@@ -943,3 +943,64 @@ extension OpenAPIImportTests {
         #expect(empty.status == .noContent && empty.body.isEmpty)
     }
 }
+
+extension OpenAPIImportTests {
+    @Test("Cursors and date ranges are read as bounds: after and before on the key, created_after and until on the date fields")
+    func cursorsAndRanges() async throws {
+        let event: JSON = [
+            "type": "object",
+            "properties": [
+                "id": ["type": "integer"], "name": ["type": "string"],
+                "createdAt": ["type": "string", "format": "date-time"], "due": ["type": "string", "format": "date"],
+            ],
+        ]
+        let parameters: [JSON] = ["limit", "after", "before", "created_after", "until", "due_from", "cursor"].map {
+            ["name": .string($0), "in": "query", "schema": ["type": "string"]]
+        }
+        let examples: [JSON] = (1...5).map { index in
+            [
+                "id": .integer(index), "name": .string("e\(index)"), "createdAt": .string("2024-0\(index)-01T00:00:00Z"),
+                "due": .string("2025-0\(index)-15"),
+            ]
+        }
+        let document: JSON = [
+            "openapi": "3.1.0", "info": ["title": "Events", "version": "1"],
+            "paths": [
+                "/events": [
+                    "get": [
+                        "parameters": .array(parameters),
+                        "responses": [
+                            "200": [
+                                "description": "ok",
+                                "content": [
+                                    "application/json": [
+                                        "schema": ["type": "array", "items": event], "example": .array(examples),
+                                    ]
+                                ],
+                            ]
+                        ],
+                    ]
+                ],
+                "/events/{id}": [
+                    "get": ["responses": ["200": ["description": "ok", "content": ["application/json": ["schema": event]]]]]
+                ],
+            ],
+        ]
+        let mock = try OpenAPIImport.make(from: document, file: "events.json")
+        #expect(
+            mock.configuration["resources"]?[0]?["queryNames"] == [
+                "after": "id_gt", "before": "id_lt", "created_after": "createdAt_gte", "due_from": "due_gte", "limit": "_limit",
+                "until": "createdAt_lte",
+            ])
+        #expect(mock.notes.contains { $0.message.contains("the query parameter cursor is not used") })
+        let server = try await MockServer.inMemory(try ServerConfiguration(root: mock.configuration, file: "events.json"))
+        func names(_ query: String) async throws -> [JSON] {
+            try await server.get("/events?" + query).json().arrayValue?.compactMap { $0["name"] } ?? []
+        }
+        #expect(try await names("after=2&limit=2") == ["e3", "e4"])
+        #expect(try await names("before=3") == ["e1", "e2"])
+        #expect(try await names("created_after=2024-04-01") == ["e4", "e5"])
+        #expect(try await names("until=2024-02-15") == ["e1", "e2"])
+        #expect(try await names("due_from=2025-05-01") == ["e5"])
+    }
+}
