@@ -44,6 +44,11 @@ struct MadeFieldTests {
             to: MockRequest(.patch, "/tickets/\(key.serializedString())", json: ["title": "Printer 2"])
         ).json()
         #expect(patched["code"] == first["code"] && patched["created"] == first["created"])
+        // A PUT merges as a PATCH does (docs/server.md): made fields stay too.
+        let replaced = try await server.respond(
+            to: MockRequest(.put, "/tickets/\(key.serializedString())", json: ["title": "Printer 3"])
+        ).json()
+        #expect(replaced["title"] == "Printer 3" && replaced["code"] == first["code"] && replaced["token"] == first["token"])
     }
 
     @Test(
