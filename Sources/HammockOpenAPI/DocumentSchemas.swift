@@ -138,12 +138,23 @@ struct DocumentSchemas {
             }
             for name in resolved["required"]?.arrayValue ?? [] where !required.contains(name) { required.append(name) }
             if object["type"] == nil, let type = resolved["type"] { object["type"] = type }
+            // What a part says besides members: a union (`allOf: [{oneOf: [...]}]`, a common way to add a
+            // description to a `$ref`), choices, a format, bounds. Dropped, an example of it was `{}`.
+            for key in Self.mergedKeywords where object[key] == nil {
+                if let value = resolved[key] { object[key] = value }
+            }
         }
-        object["properties"] = .object(properties)
-        object["required"] = .array(required)
+        if !properties.isEmpty || object["properties"] != nil { object["properties"] = .object(properties) }
+        if !required.isEmpty || object["required"] != nil { object["required"] = .array(required) }
         object["allOf"] = nil
         return object
     }
+
+    /// The keywords an `allOf` part passes on to the merged schema besides its members.
+    static let mergedKeywords = [
+        "oneOf", "anyOf", "discriminator", "enum", "const", "items", "format", "pattern", "minimum", "maximum",
+        "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "minItems", "maxItems", "uniqueItems",
+    ]
 
     /// The `$ref` a schema is, if it is one.
     static func reference(_ schema: JSON?) -> String? {

@@ -135,7 +135,13 @@ struct MadeUpBodyPropertyTests {
                 named[name] = .object(branch)
                 branches.append(["$ref": .string("#/components/schemas/\(name)")])
             }
-            return ["oneOf": .array(branches), "discriminator": ["propertyName": "kind"]]
+            let union: JSON = ["oneOf": .array(branches), "discriminator": ["propertyName": "kind"]]
+            // A union inside `allOf` (how documents add a description to one), or a scalar union.
+            switch number(0...3) {
+            case 0: return ["allOf": [union], "description": "wrapped"]
+            case 1: return ["allOf": [["oneOf": [["type": "string", "enum": ["auto"]], object(depth: depth + 1)]]]]
+            default: return union
+            }
         }
     }
 
