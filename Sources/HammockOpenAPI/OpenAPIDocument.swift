@@ -640,7 +640,8 @@ struct Builder {
                 // set, a parent deleted), or is left out for a resource that omits null members.
                 let declared = schema.resource.field(named: field)
                 let alwaysSet = field == schema.key.name || declared?.isRequired == true
-                var property = alwaysSet || schema.resource.omitsNulls ? Self.valueSchema(type) : Self.nullable(type)
+                var property =
+                    alwaysSet || schema.resource.omitsNull(of: field) ? Self.valueSchema(type) : Self.nullable(type)
                 if let value = declared?.defaultValue, case .object(var object) = property {
                     object["default"] = value
                     property = .object(object)
@@ -664,7 +665,7 @@ struct Builder {
             let answered = properties.keys.filter { field in
                 let declared = schema.resource.field(named: field)
                 guard declared?.isWriteOnly != true else { return false }
-                return !schema.resource.omitsNulls || field == schema.key.name || declared?.isRequired == true
+                return !schema.resource.omitsNull(of: field) || field == schema.key.name || declared?.isRequired == true
             }
             var read: JSONObject = [
                 "type": "object", "properties": .object(properties), "required": .array(answered.map(JSON.string)),

@@ -68,6 +68,8 @@ struct OpenAPIMapper {
         var records: [JSON] = []
         /// Whether answers leave out null members (the document allows no null for some optional one).
         var omitsNulls = false
+        /// The fields whose nulls answers leave out.
+        var nullOmitted: [String] = []
         /// The lists' documented query parameters mapped onto the query language (`limit` → `_limit`).
         var queryNames: [String: String] = [:]
         /// Members the server fills when a create leaves them out (`created`, `confirmationCode`).
@@ -476,6 +478,10 @@ struct OpenAPIMapper {
             name: candidate.name, key: key, keyIsClientChosen: keyIsClientChosen, keyFormat: keyFormat, fields: fields,
             parents: parents, actions: actions)
         made.omitsNulls = !notNullable.isEmpty
+        // Those, and the optional nullable ones (either way is right for them); never a nullable member every
+        // answer carries (OpenAI's `name: string | null`, required), which is answered `null`.
+        let optional = fields.filter { $0.name != key && !$0.isRequired && !alwaysAnswered.contains($0.name) }.map(\.name)
+        made.nullOmitted = Array(Set(notNullable + optional))
         made.madeFields = madeFields
         made.successStatuses = statuses
         made.listEnvelope = envelope?.envelope
@@ -598,7 +604,11 @@ struct OpenAPIMapper {
         object["fields"] = .object(fields)
         if resource.keyIsClientChosen || resource.key != "id" { object["primaryKey"] = .string(resource.key) }
         if let keyFormat = resource.keyFormat { object["keyFormat"] = keyFormat.configurationValue }
-        if resource.omitsNulls { object["omitNulls"] = true }
+        if resource.omitsNulls {
+            // The list where some other member may be null (a nullable one every answer carries); else all.
+            let nullable = resource.fields.contains { !resource.nullOmitted.contains($0.name) && $0.name != resource.key }
+            object["omitNulls"] = nullable ? .array(resource.nullOmitted.sorted().map(JSON.string)) : true
+        }
         if let envelope = resource.listEnvelope { object["listEnvelope"] = envelope.configurationValue }
         if !resource.servesTopLevel { object["topLevel"] = false }
         if !resource.successStatuses.isEmpty {

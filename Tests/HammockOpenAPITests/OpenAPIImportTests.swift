@@ -374,10 +374,11 @@ struct OpenAPIImportTests {
     @Test("A create whose body schema requires nothing requires nothing; what the record requires besides, the server fills")
     func optionalCreate() async throws {
         let thread: JSON = [
-            "type": "object", "required": ["id", "object", "created_at"],
+            "type": "object", "required": ["id", "object", "created_at", "name"],
             "properties": [
                 "id": ["type": "string"], "object": ["type": "string", "enum": ["thread"]],
                 "created_at": ["type": "integer"], "metadata": ["type": ["object", "null"]],
+                "name": ["type": ["string", "null"]],
             ],
         ]
         func answer(_ schema: JSON) -> JSON {
@@ -415,6 +416,8 @@ struct OpenAPIImportTests {
         let stamp = try #require(read["created_at"]?.intValue)
         #expect(stamp >= before && stamp <= Int(Date().timeIntervalSince1970))
         #expect(read["metadata"] == nil)
+        // A nullable member every answer carries is answered null, not left out.
+        #expect(read["name"] == .null)
     }
 
     @Test("A made-up body keeps its schema: patterns, item counts, deep members, unions with a discriminator, recursion")

@@ -202,3 +202,21 @@ struct NestedOnlyTests {
         #expect(error?.keyPath == "resources[0].topLevel")
     }
 }
+
+/// Nulls left out of answers for some fields only.
+@Suite("Null omission per field")
+struct NullOmissionTests {
+    @Test("`omitNulls` as a list leaves out those fields' nulls and answers the others' null; an unknown name is refused")
+    func perField() async throws {
+        let text =
+            #"{"resources": [{"name": "notes", "fields": {"text": "string", "topic": "string", "owner": "string"}, "omitNulls": ["topic"]}]}"#
+        let server = try await MockServer.inMemory(try ServerConfiguration(parsing: Array(text.utf8), file: "notes.json"))
+        let note = try await server.respond(to: MockRequest(.post, "/notes", json: ["text": "hi"])).json()
+        #expect(note["topic"] == nil && note["owner"] == .null)
+        let bad = #"{"resources": [{"name": "notes", "fields": {"text": "string"}, "omitNulls": ["ghost"]}]}"#
+        let error = #expect(throws: ConfigurationError.self) {
+            try ServerConfiguration(parsing: Array(bad.utf8), file: "bad.json")
+        }
+        #expect(error?.keyPath == "resources[0].omitNulls[0]")
+    }
+}

@@ -201,7 +201,8 @@ extension AdminRoutes {
                 "name": .string(schema.name), "primaryKey": .string(schema.key.name),
                 "keyIsGenerated": .bool(schema.isKeyGenerated),
                 "keyFormat": schema.resource.keyFormat?.configurationValue ?? .null,
-                "omitsNulls": .bool(schema.resource.omitsNulls), "fields": .object(fields),
+                "omitsNulls": schema.resource.nullOmittedFields.map { .array($0.sorted().map(JSON.string)) }
+                    ?? .bool(schema.resource.omitsNulls), "fields": .object(fields),
                 "required": .array(schema.ruledFields.filter(\.isRequired).map { .string($0.name) }),
                 "defaults": .object(defaults), "made": .object(made), "statuses": .object(statuses),
                 "listEnvelope": schema.resource.listEnvelope?.configurationValue ?? .null,

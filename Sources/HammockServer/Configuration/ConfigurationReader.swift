@@ -185,7 +185,20 @@ struct ConfigurationReader {
         }
         var resource = MockResource(name, fields: fields, primaryKey: primaryKey, actions: actions, parents: parents)
         resource.keyFormat = try keyFormat(object["keyFormat"], of: resource, at: "\(path).keyFormat")
-        resource.omitsNulls = try bool(object["omitNulls"], at: "\(path).omitNulls") ?? false
+        // `true`, or the fields whose nulls are left out: `["topic", "private"]`.
+        if case .array(let names)? = object["omitNulls"] {
+            var omitted = Set<String>()
+            for (index, name) in names.enumerated() {
+                guard case .string(let field) = name, resource.field(named: field) != nil else {
+                    throw fail("\(path).omitNulls[\(index)]", "expected the name of a declared field")
+                }
+                omitted.insert(field)
+            }
+            resource.omitsNulls = true
+            resource.nullOmittedFields = omitted
+        } else {
+            resource.omitsNulls = try bool(object["omitNulls"], at: "\(path).omitNulls") ?? false
+        }
         resource.servesTopLevel = try bool(object["topLevel"], at: "\(path).topLevel") ?? true
         if !resource.servesTopLevel, parents.isEmpty {
             throw fail("\(path).topLevel", "false needs a parent: without one, nothing could list or create its records")

@@ -37,6 +37,10 @@ public struct MockResource: Sendable, Hashable {
     /// rather than answer `null`: what an API document means by an optional member that is not nullable.
     /// `false` (the default) answers every declared field.
     public var omitsNulls = false
+    /// The fields whose `null` ``omitsNulls`` leaves out, when only some: an API document's optional
+    /// members that are not nullable, where a nullable member every answer carries must stay `null`.
+    /// `nil` (the default) leaves out every `null` member.
+    public var nullOmittedFields: Set<String>?
     /// An API's own names for its lists' query parameters, each with the query language's name it stands for:
     /// `["limit": "_limit", "offset": "_start", "sort": "_sort"]`. A list reads `?limit=10&offset=20` as
     /// `?_limit=10&_start=20`, and its `Link` header keeps the API's names.
@@ -114,6 +118,9 @@ public struct MockResource: Sendable, Hashable {
     /// The declared field named `name`, if any.
     public func field(named name: String) -> Field? { fields.first { $0.name == name } }
 
+    /// Whether a field's `null` is left out of answers (``omitsNulls``, ``nullOmittedFields``).
+    public func omitsNull(of field: String) -> Bool { omitsNulls && nullOmittedFields.map { $0.contains(field) } != false }
+
     /// Whether answers show records other than as stored: without `null` members (``omitsNulls``) or
     /// without write-only fields.
     public var reshapesAnswers: Bool { omitsNulls || fields.contains(where: \.isWriteOnly) }
@@ -123,9 +130,12 @@ public struct MockResource: Sendable, Hashable {
     public func answer(_ record: JSONObject) -> JSONObject {
         guard reshapesAnswers else { return record }
         let hidden = Set(fields.filter(\.isWriteOnly).map(\.name))
-        guard record.contains(where: { hidden.contains($0.key) || (omitsNulls && $0.value == .null) }) else { return record }
+        func omitted(_ name: String, _ value: JSON) -> Bool {
+            omitsNulls && value == .null && nullOmittedFields.map { $0.contains(name) } != false
+        }
+        guard record.contains(where: { hidden.contains($0.key) || omitted($0.key, $0.value) }) else { return record }
         var kept = JSONObject(minimumCapacity: record.count)
-        for (name, value) in record where !hidden.contains(name) && !(omitsNulls && value == .null) { kept[name] = value }
+        for (name, value) in record where !hidden.contains(name) && !omitted(name, value) { kept[name] = value }
         return kept
     }
 }
