@@ -49,6 +49,14 @@ extension SchemaSet {
     public func parameterValue(_ text: String, for handle: Handle) -> JSON {
         let types = allowedTypes(handle.index) ?? []
         if types.contains(.integer), let integer = Int(text) { return .integer(integer) }
+        // An integer beyond 64 bits (`-12990193908256203603968`) is still an integer to JSON Schema: as a
+        // double, whose value is whole, bounds are checked on it.
+        if types.contains(.integer), !text.isEmpty, text.utf8.count <= 400,
+            text.utf8.dropFirst(text.hasPrefix("-") ? 1 : 0).allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+            text != "-", let number = Double(text), number.isFinite
+        {
+            return .double(number)
+        }
         if types.contains(.number), let number = Double(text), number.isFinite,
             text.utf8.allSatisfy({ $0 != UInt8(ascii: "n") && $0 != UInt8(ascii: "N") && $0 != UInt8(ascii: "x") })
         {

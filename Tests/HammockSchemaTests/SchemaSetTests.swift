@@ -157,6 +157,15 @@ struct SchemaSetTests {
         #expect(set.parameterValue("nan", for: either) == "nan")
         #expect(set.isArray(tags))
         #expect(set.itemSchema(of: tags).map { set.parameterValue("3", for: $0) } == 3)
+        // An integer past 64 bits is an integer still, out of any bound a document gives; "-" is no number.
+        let huge = set.parameterValue("-12990193908256203603968", for: count)
+        #expect(set.validate(huge, against: count).isEmpty)
+        let bounded = set.add(["type": "integer", "minimum": 1, "maximum": 100], place: "e")
+        #expect(
+            set.validate(set.parameterValue("-12990193908256203603968", for: bounded), against: bounded).map(\.keyword) == [
+                "minimum"
+            ])
+        #expect(set.parameterValue("-", for: count) == "-")
     }
 
     @Test("A hostile schema or value ends: a reference cycle that never descends, a deep value, a backtracking pattern")
