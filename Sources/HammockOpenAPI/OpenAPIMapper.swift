@@ -91,8 +91,17 @@ struct OpenAPIMapper {
         // would be a surprise (`--store` chooses another).
         output["store"] = "memory"
         basePath = serverPath(root["servers"])
+        var operations = collectOperations(root)
+        // Every path under one literal prefix (`/v2/Flows`, `/v2/Flows/{Sid}`): the prefix joins the base
+        // path, so the collections under it become resources as they would at the root.
+        if let prefix = Self.commonPrefix(operations) {
+            let joined = (basePath ?? "") + "/" + prefix.joined(separator: "/")
+            if MockServer.Options.isValidBasePath(joined), let normalized = MockServer.Options.normalizedBasePath(joined) {
+                basePath = normalized
+                for index in operations.indices { operations[index].segments.removeFirst(prefix.count) }
+            }
+        }
         if let basePath { output["basePath"] = .string(basePath) }
-        let operations = collectOperations(root)
         noteWhatIsNotMocked(root, operations: operations)
 
         var made: [Made] = []
@@ -162,6 +171,38 @@ struct OpenAPIMapper {
             notes.append(.init(place: "servers", message: "served under the first server's path, \(normalized)"))
         }
         return normalized
+    }
+
+    /// The literal segments every operation's path starts with, when after them each path goes on with a
+    /// literal (`/v2/Flows…`, `/v2/Calls…`): `["v2"]`. `nil` when there are none, when an operation is at
+    /// the prefix itself (`/users` beside `/users/{id}`: a collection, not a prefix), or when a parameter
+    /// follows it.
+    static func commonPrefix(_ operations: [Operation]) -> [String]? {
+        guard let first = operations.first else { return nil }
+        var prefix: [String] = []
+        for segment in first.segments {
+            guard case .literal(let text) = segment else { break }
+            prefix.append(text)
+        }
+        for operation in operations.dropFirst() {
+            var shared = 0
+            while shared < prefix.count, shared < operation.segments.count, operation.segments[shared] == .literal(prefix[shared])
+            {
+                shared += 1
+            }
+            prefix.removeLast(prefix.count - shared)
+        }
+        // Keep one literal after the prefix in every path: that one names the collection.
+        while !prefix.isEmpty {
+            let count = prefix.count
+            let goesOn = operations.allSatisfy { operation in
+                guard operation.segments.count > count, case .literal = operation.segments[count] else { return false }
+                return true
+            }
+            if goesOn { return prefix }
+            prefix.removeLast()
+        }
+        return nil
     }
 
     func collectOperations(_ root: JSONObject) -> [Operation] {
@@ -241,7 +282,28 @@ struct OpenAPIMapper {
                 }
             }
         }
-        return order.compactMap { byName[$0] }
+        // A parent before the resources nested under it, whatever the document's order: `/owners/{id}/cats`
+        // written before `/owners` still makes cats the owners' children.
+        var ordered: [String] = []
+        var waiting = order
+        while !waiting.isEmpty {
+            var later: [String] = []
+            for name in waiting {
+                let ready =
+                    byName[name]?.nested.allSatisfy {
+                        $0.parent == name || byName[$0.parent] == nil || ordered.contains($0.parent)
+                    }
+                    ?? true
+                if ready { ordered.append(name) } else { later.append(name) }
+            }
+            // A cycle of parents (a/{id}/b and b/{id}/a): the rest in document order.
+            if later.count == waiting.count {
+                ordered += later
+                break
+            }
+            waiting = later
+        }
+        return ordered.compactMap { byName[$0] }
     }
 
     /// The resource a candidate becomes, claiming the operations it answers; `nil` when its records have

@@ -1007,3 +1007,56 @@ extension OpenAPIImportTests {
         #expect(try await names("due_from=2025-05-01") == ["e5"])
     }
 }
+
+extension OpenAPIImportTests {
+    @Test(
+        "Collections under one literal prefix become resources under it as a base path; a parent written after its nested list is still its parent"
+    )
+    func prefixAndLateParent() async throws {
+        func answer(_ schema: JSON) -> JSON {
+            ["responses": ["200": ["description": "ok", "content": ["application/json": ["schema": schema]]]]]
+        }
+        let flow: JSON = [
+            "type": "object", "properties": ["sid": ["type": "string", "readOnly": true], "name": ["type": "string"]],
+        ]
+        let cat: JSON = [
+            "type": "object",
+            "properties": ["id": ["type": "integer"], "name": ["type": "string"], "ownerId": ["type": "integer"]],
+        ]
+        let owner: JSON = ["type": "object", "properties": ["id": ["type": "integer"], "name": ["type": "string"]]]
+        let sid: JSON = ["parameters": [["name": "Sid", "in": "path", "required": true, "schema": ["type": "string"]]]]
+        let ownerId: JSON = ["parameters": [["name": "ownerId", "in": "path", "required": true, "schema": ["type": "integer"]]]]
+        func with(_ base: JSON, _ extra: JSON) -> JSON {
+            var object = base.objectValue ?? [:]
+            for (key, value) in extra.objectValue ?? [:] { object[key] = value }
+            return .object(object)
+        }
+        let twilio: JSON = [
+            "openapi": "3.0.3", "info": ["title": "Flows", "version": "1"], "servers": [["url": "https://studio.example.com"]],
+            "paths": [
+                "/v2/Flows": ["get": answer(["type": "array", "items": flow])],
+                "/v2/Flows/{Sid}": ["get": with(answer(flow), sid)],
+                "/v2/Executions": ["get": answer(["type": "array", "items": flow])],
+            ],
+        ]
+        let flows = try OpenAPIImport.make(from: twilio, file: "flows.json")
+        #expect(flows.resources == ["Flows", "Executions"])
+        #expect(flows.configuration["basePath"] == "/v2")
+        let server = try await MockServer.inMemory(try ServerConfiguration(root: flows.configuration, file: "flows.json"))
+        #expect(try await server.get("/v2/Flows").json().arrayValue?.isEmpty == false)
+        #expect(await server.get("/Flows").status == .notFound)
+
+        let pets: JSON = [
+            "openapi": "3.0.3", "info": ["title": "Pets", "version": "1"],
+            "paths": [
+                "/owners/{ownerId}/cats": ["get": with(answer(["type": "array", "items": cat]), ownerId)],
+                "/owners": ["get": answer(["type": "array", "items": owner])],
+                "/owners/{ownerId}": ["get": with(answer(owner), ownerId)],
+            ],
+        ]
+        let mock = try OpenAPIImport.make(from: pets, file: "pets.json")
+        #expect(mock.resources == ["owners", "cats"])
+        #expect(!mock.notes.contains { $0.message.contains("is no resource") })
+        #expect(mock.configuration["resources"]?[1]?["parents"]?[0]?["resource"] == "owners")
+    }
+}
