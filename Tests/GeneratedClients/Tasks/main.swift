@@ -35,7 +35,8 @@ expect(done.allSatisfy { $0.status == "done" }, "a filter by status")
 let notes = try await api.createProjectTaskRecord(
     projectId: audit.id, taskRecord: TaskRecordCreate(title: "Write the notes", status: "todo", labels: ["docs"]))
 expect(notes.projectId == audit.id && notes.labels == ["docs"], "a task in the audit: \(notes)")
-let loose = try await api.createProjectTaskRecord(projectId: launch, taskRecord: TaskRecordCreate(title: "Loose end", estimate: 2))
+let loose = try await api.createProjectTaskRecord(
+    projectId: launch, taskRecord: TaskRecordCreate(title: "Loose end", estimate: 2))
 expect(try await api.getTaskRecord(id: loose.id).estimate == 2, "a task read back")
 expect(
     // The document's PUT replaces the whole task, so it requires the title as the create does (the mock checks).
