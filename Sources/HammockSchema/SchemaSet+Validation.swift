@@ -9,11 +9,15 @@ extension SchemaSet {
 
     /// The ways `value` breaks the schema, at most `limit` of them, the first found first; empty when it
     /// conforms. A `partial` value (a JSON merge patch, RFC 7396, whose schema is the whole resource's)
-    /// need not have the members `required` names, at any depth.
+    /// need not have the members `required` names, at any depth. `steps` is the budget (at most
+    /// ``mostSteps``): a caller that validates many values in a row may want less.
     public func validate(
-        _ value: JSON, against handle: Handle, direction: Direction = .request, partial: Bool = false, limit: Int = 20
+        _ value: JSON, against handle: Handle, direction: Direction = .request, partial: Bool = false, limit: Int = 20,
+        steps: Int = SchemaSet.mostSteps
     ) -> [SchemaViolation] {
-        var validator = Validator(set: self, direction: direction, partial: partial, limit: max(1, limit))
+        var validator = Validator(
+            set: self, direction: direction, partial: partial, limit: max(1, limit),
+            budget: min(max(1, steps), SchemaSet.mostSteps))
         var violations: [SchemaViolation] = []
         validator.check(handle.index, value, at: "", depth: 0, into: &violations)
         return Array(violations.prefix(limit))
@@ -116,16 +120,31 @@ struct Validator {
     let set: SchemaSet
     let direction: SchemaSet.Direction
     let partial: Bool
-    let limit: Int
+    /// How many violations to collect; 1 while a branch is only probed (`not`, `anyOf`, `oneOf` need to
+    /// know whether it fails, and report at most its first violation).
+    var limit: Int
+    let budget: Int
     var steps = 0
 
-    var exhausted: Bool { steps >= SchemaSet.mostSteps }
+    /// Whether no step is left: a walk that has taken `budget` steps stops, and what it did not reach passes.
+    var exhausted: Bool { steps >= budget }
+
+    /// Whether `value` fails node `index`, and its first violation when it does: the walk stops at the
+    /// first (a oneOf of 2 object branches with 20 members each stops at 1 violation, not 20).
+    mutating func probe(_ index: Int, _ value: JSON, at pointer: String, depth: Int) -> SchemaViolation? {
+        let outer = limit
+        limit = 1
+        defer { limit = outer }
+        var inner: [SchemaViolation] = []
+        check(index, value, at: pointer, depth: depth, into: &inner)
+        return inner.first
+    }
 
     /// Appends to `violations` what `value` breaks in node `index`.
     mutating func check(_ index: Int, _ value: JSON, at pointer: String, depth: Int, into violations: inout [SchemaViolation]) {
         steps += 1
         // A reference cycle that never descends into the value (`A: {allOf: [$ref A]}`) ends here.
-        guard !exhausted, depth < 256, violations.count < limit else { return }
+        guard steps <= budget, depth < 256, violations.count < limit else { return }
         let node = set.nodes[index]
         if node.rejectsAll {
             violations.append(SchemaViolation(pointer: pointer, keyword: "false", message: "no value is allowed here"))
@@ -164,9 +183,7 @@ struct Validator {
             checkChoices(node, value, at: pointer, depth: depth, into: &violations)
         }
         if let not = node.not {
-            var inner: [SchemaViolation] = []
-            check(not, value, at: pointer, depth: depth + 1, into: &inner)
-            if inner.isEmpty && !exhausted {
+            if probe(not, value, at: pointer, depth: depth + 1) == nil && !exhausted {
                 violations.append(SchemaViolation(pointer: pointer, keyword: "not", message: "matches a schema it must not"))
             }
         }
@@ -182,28 +199,28 @@ struct Validator {
         _ node: SchemaSet.Node, _ value: JSON, at pointer: String, depth: Int, into violations: inout [SchemaViolation]
     ) {
         if !node.anyOf.isEmpty {
-            var first: [SchemaViolation] = []
+            var first: SchemaViolation?
             var matched = false
             for branch in node.anyOf {
-                var inner: [SchemaViolation] = []
-                check(branch, value, at: pointer, depth: depth + 1, into: &inner)
-                if inner.isEmpty {
+                guard let failure = probe(branch, value, at: pointer, depth: depth + 1) else {
                     matched = true
                     break
                 }
-                if first.isEmpty { first = inner }
+                if first == nil { first = failure }
             }
             if !matched && !exhausted {
                 violations.append(Self.noChoice(node.anyOf.count, "anyOf", first, at: pointer))
             }
         }
         if !node.oneOf.isEmpty {
-            var first: [SchemaViolation] = []
+            var first: SchemaViolation?
             var matches = 0
             for branch in node.oneOf {
-                var inner: [SchemaViolation] = []
-                check(branch, value, at: pointer, depth: depth + 1, into: &inner)
-                if inner.isEmpty { matches += 1 } else if first.isEmpty { first = inner }
+                if let failure = probe(branch, value, at: pointer, depth: depth + 1) {
+                    if first == nil { first = failure }
+                } else {
+                    matches += 1
+                }
             }
             guard !exhausted else { return }
             if matches == 0 {
@@ -217,8 +234,8 @@ struct Validator {
         }
     }
 
-    static func noChoice(_ count: Int, _ keyword: String, _ first: [SchemaViolation], at pointer: String) -> SchemaViolation {
-        let reason = first.first.map { "; the first: \($0)" } ?? ""
+    static func noChoice(_ count: Int, _ keyword: String, _ first: SchemaViolation?, at pointer: String) -> SchemaViolation {
+        let reason = first.map { "; the first: \($0)" } ?? ""
         return SchemaViolation(pointer: pointer, keyword: keyword, message: "matches none of the \(count) choices\(reason)")
     }
 

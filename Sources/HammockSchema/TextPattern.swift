@@ -285,7 +285,12 @@ extension TextPattern {
         mutating func sequence(depth: Int) throws(TextPatternError) -> Node {
             var nodes: [Node] = []
             while let scalar = current, scalar != "|", scalar != ")" {
-                guard let atom = try atom(depth: depth) else { continue }
+                guard let atom = try atom(depth: depth) else {
+                    // An anchor when making: its quantifier (`^{2}`) goes with it, as when matching, and
+                    // is not read as the literal text `{2}`.
+                    _ = try quantified(.text([]))
+                    continue
+                }
                 if case .assertion = atom {
                     // A quantified assertion (`^*`) is as good as the assertion or nothing: no text.
                     _ = try quantified(.text([]))

@@ -198,6 +198,32 @@ struct SchemaSetTests {
         #expect(set.notes.count == 1)
     }
 
+    @Test("A validation stops at the step budget its caller gives and accepts what it did not reach")
+    func stepBudget() {
+        var set = SchemaSet()
+        let strings = set.add(["type": "array", "items": ["type": "string"]], place: "list")
+        let numbers: JSON = .array((0..<10).map { .integer($0) })
+        #expect(set.validate(numbers, against: strings, limit: 100).count == 10)
+        // One step for the array, then one per item: four steps reach three items.
+        #expect(set.validate(numbers, against: strings, limit: 100, steps: 4).map(\.pointer) == ["/0", "/1", "/2"])
+        // A budget past the server's most is the most; a budget below one is one.
+        #expect(set.validate(numbers, against: strings, limit: 100, steps: .max).count == 10)
+        #expect(set.validate(numbers, against: strings, limit: 100, steps: -5).isEmpty)
+    }
+
+    @Test("A choice none of whose branches matches names the first branch's first violation")
+    func choiceReason() {
+        let person: JSON = [
+            "type": "object", "required": ["name", "age"],
+            "properties": ["name": ["type": "string"], "age": ["type": "integer"]],
+        ]
+        for keyword in ["anyOf", "oneOf"] {
+            let found = Self.violations([.init(stringLiteral: keyword): [person, ["type": "string"]]], ["name": 1, "age": "x"])
+            #expect(found.map(\.keyword) == [keyword])
+            #expect(found.first?.message.contains("the first: /name: 1 is not a string (type)") == true, "\(found)")
+        }
+    }
+
     @Test("The matcher finds what ICU's engine finds, on the patterns documents use and strings near them")
     func matcherAgreesWithICU() throws {
         let patterns = [

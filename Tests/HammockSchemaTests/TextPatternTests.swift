@@ -56,6 +56,22 @@ struct TextPatternTests {
         }
     }
 
+    @Test("A quantified anchor makes no text, as it matches none: `^{2}` is not the literal `{2}`")
+    func quantifiedAnchor() throws {
+        for source in ["^{2}-\\D}", "a$*b?", "\\b{1,3}x"] {
+            let maker = try TextPattern(source)
+            let matcher = try TextMatcher("^(?:\(source))$")
+            var random = SplitMix64(seed: 3)
+            for _ in 0..<20 {
+                let made = maker.make(using: &random)
+                #expect(!made.hasPrefix("{"), "'\(source)' made '\(made)'")
+                if !source.contains("$"), !source.contains("\\b") {
+                    #expect(matcher.matches(made), "'\(source)' made '\(made)'")
+                }
+            }
+        }
+    }
+
     @Test("A hostile pattern is refused or bounded: huge counts, nesting, open repetitions inside each other")
     func hostile() throws {
         // Shortest match beyond the bound, including by multiplication that would overflow.
