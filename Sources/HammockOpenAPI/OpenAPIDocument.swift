@@ -34,6 +34,8 @@ public enum OpenAPIDocument {
 /// Assembles the document; one per call.
 struct Builder {
     let server: MockServer
+    /// The server's route table, each pattern inside the base path.
+    let rows: [RouteTableEntry]
     let schemas: [ResourceSchema]
     /// The component name of each resource's schema (`Person` for `people`).
     let names: [String: String]
@@ -41,9 +43,25 @@ struct Builder {
     var examples: [String: [JSON]] = [:]
     /// Routes that OpenAPI cannot state (a `**` path, a method it has no field for), in the route table's words.
     var omitted: [String] = []
+    /// The API document's named schemas that stubs' documented parameters and bodies refer to, each with
+    /// its name in this document (renamed where a resource's schema has the name).
+    var documentedNames: [String: String] = [:]
+    /// Those schemas by their names here, their references rewritten.
+    var documentedSchemaBodies: JSONObject = [:]
 
     init(server: MockServer) {
         self.server = server
+        // Paths inside the base path, which `servers` names: `/search` under `/v3`, not `/v3/search` (a
+        // client joining the two asked for `/v3/v3/search`).
+        let base = server.options.basePath ?? ""
+        rows = server.routeTable.map { row in
+            var row = row
+            if !base.isEmpty, row.pattern.hasPrefix(base) {
+                row.pattern = String(row.pattern.dropFirst(base.count))
+                if row.pattern.isEmpty { row.pattern = "/" }
+            }
+            return row
+        }
         schemas = server.schemas
         var names: [String: String] = [:]
         var taken: Set<String> = ["Problem"]
@@ -75,7 +93,7 @@ struct Builder {
 
     mutating func document(title: String, version: String) -> JSON {
         var paths = JSONObject()
-        for row in server.routeTable {
+        for row in rows {
             guard let (template, variables) = Self.template(row.pattern) else {
                 omitted.append("\(row.methodList) \(row.pattern)")
                 continue
@@ -272,10 +290,13 @@ struct Builder {
     /// from `POST /people` to `GET /people/{id}`. `nil` when the record has no route of its own.
     func links(toRecordOf schema: ResourceSchema) -> JSONObject? {
         // The record's own route: `/people/:id`, the shortest of the resource's routes that ends in a variable.
-        let item = server.routeTable.filter { row in
+        let item = rows.filter { row in
             row.resource == schema.name && row.pattern.split(separator: "/").last?.hasPrefix(":") == true
         }.min { $0.pattern.count < $1.pattern.count }
-        guard let item, let variable = item.pattern.split(separator: "/").last?.dropFirst(), Self.template(item.pattern) != nil
+        // A record whose answers leave its key out gives a link nothing to follow (its `Location` has the
+        // key, but a runtime expression cannot take a path segment from a header).
+        guard schema.resource.answersKey, let item, let variable = item.pattern.split(separator: "/").last?.dropFirst(),
+            Self.template(item.pattern) != nil
         else { return nil }
         let name = names[schema.name] ?? "Record"
         let key = "$response.body#/" + schema.key.name.replacing("~", with: "~0").replacing("/", with: "~1")
@@ -507,6 +528,17 @@ struct Builder {
                             "description": .string("This stub answers when it is \(condition.matcher)"),
                         ])
                 }
+                // A stub made from an API document's operation takes what the document says it takes.
+                if let (documented, body) = server.requestChecks?.documented(method, row.pattern) {
+                    for parameter in documented {
+                        guard let name = parameter["name"], let place = parameter["in"]?.stringValue,
+                            place != "path" || variables.contains(name.stringValue ?? "")
+                        else { continue }
+                        parameters.removeAll { $0["name"] == name && $0["in"] == .string(place) }
+                        parameters.append(adoptingDocumentedSchemas(parameter))
+                    }
+                    if let body, operation["requestBody"] == nil { operation["requestBody"] = adoptingDocumentedSchemas(body) }
+                }
                 let readsBody = stub.match.conditions.contains { if case .body = $0.place { true } else { false } }
                 if !stub.match.body.keys.isEmpty || readsBody, operation["requestBody"] == nil {
                     operation["requestBody"] = [
@@ -532,6 +564,49 @@ struct Builder {
             operation["responses"] = .object(responses.keys.isEmpty ? ["default": ["description": "Answer"]] : responses)
             item[key] = .object(operation)
         }
+    }
+
+    /// `json` with its `$ref`s to the API document's schemas pointing at their names here, each schema it
+    /// reaches (and those reach) noted to be written among the components.
+    mutating func adoptingDocumentedSchemas(_ json: JSON) -> JSON {
+        let named = server.requestChecks?.documentedSchemas ?? [:]
+        let prefix = "#/components/schemas/"
+        var pending: [String] = []
+        func rewrite(_ value: JSON, depth: Int, _ builder: inout Builder) -> JSON {
+            // A document's schemas nest at most 64 levels (the import refuses deeper); deeper is left as is.
+            guard depth < 80 else { return value }
+            switch value {
+            case .object(var object):
+                if case .string(let reference)? = object["$ref"], reference.hasPrefix(prefix) {
+                    let name = String(reference.dropFirst(prefix.count))
+                    if named[name] != nil {
+                        if builder.documentedNames[name] == nil {
+                            var chosen = name
+                            let taken = Set(builder.names.values.flatMap { [$0, $0 + "Create", $0 + "Update"] })
+                                .union(builder.documentedNames.values).union(["Problem"])
+                            while taken.contains(chosen) { chosen += "_" }
+                            builder.documentedNames[name] = chosen
+                            pending.append(name)
+                        }
+                        object["$ref"] = .string(prefix + (builder.documentedNames[name] ?? name))
+                    }
+                }
+                for (key, member) in object where key != "$ref" { object[key] = rewrite(member, depth: depth + 1, &builder) }
+                return .object(object)
+            case .array(let items):
+                return .array(items.map { rewrite($0, depth: depth + 1, &builder) })
+            default:
+                return value
+            }
+        }
+        let result = rewrite(json, depth: 0, &self)
+        // The schemas reached, rewritten in turn (each once: a name is pending only when first seen).
+        while let name = pending.popLast() {
+            guard let schema = named[name], let chosen = documentedNames[name] else { continue }
+            let rewritten = rewrite(schema, depth: 0, &self)
+            documentedSchemaBodies[chosen] = rewritten
+        }
+        return result
     }
 
     /// A stub's `match.body` (JSON paths to values) as the body it accepts, for its simple paths.
@@ -661,14 +736,17 @@ struct Builder {
                 }
                 properties[field] = property
             }
-            // Every member is answered, but for null ones of a resource that omits them.
-            let answered = properties.keys.filter { field in
+            // Every member is answered, but for null ones of a resource that omits them, and the key of a
+            // resource whose answers leave it out.
+            var readProperties = properties
+            if !schema.resource.answersKey { readProperties[schema.key.name] = nil }
+            let answered = readProperties.keys.filter { field in
                 let declared = schema.resource.field(named: field)
                 guard declared?.isWriteOnly != true else { return false }
                 return !schema.resource.omitsNull(of: field) || field == schema.key.name || declared?.isRequired == true
             }
             var read: JSONObject = [
-                "type": "object", "properties": .object(properties), "required": .array(answered.map(JSON.string)),
+                "type": "object", "properties": .object(readProperties), "required": .array(answered.map(JSON.string)),
             ]
             read["description"] = .string("A record of \(schema.name), as the server answers it")
             if let examples = examples[schema.name] { read["examples"] = .array(examples) }
@@ -706,6 +784,7 @@ struct Builder {
                 "The members to change of a record of \(schema.name) (PUT and PATCH both merge; the others are kept)")
             schemasObject[name + "Update"] = .object(update)
         }
+        for (name, schema) in documentedSchemaBodies { schemasObject[name] = schema }
         schemasObject["Problem"] = [
             "type": "object", "description": "RFC 9457 problem details",
             "required": ["title", "status"],

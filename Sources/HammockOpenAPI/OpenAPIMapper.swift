@@ -80,6 +80,12 @@ struct OpenAPIMapper {
         var listEnvelope: MockResource.ListEnvelope?
         /// Whether the document has the top-level collection (`/messages`), or lists them only nested.
         var servesTopLevel = true
+        /// Whether the records have their key as a member; a document's `Pet` without an `id` has its key
+        /// only in paths, and answers never show the one the store makes.
+        var answersKey = true
+        /// The foreign keys the document never allows to be null: their records are deleted with their
+        /// parent, where a `null` key would break the schema (a task of a deleted project).
+        var deletedWithParent: Set<String> = []
     }
 
     // MARK: The whole document
@@ -360,9 +366,15 @@ struct OpenAPIMapper {
         guard candidate.collection.isEmpty == false || candidate.item.isEmpty == false || candidate.nested.isEmpty == false
         else { return nil }
 
-        // The key: `id` if the records have one, else the item path's parameter if they have that.
+        // The key: `id` if the records have one, else the item path's parameter if they have that (in any
+        // case: Twilio's `/Flows/{Sid}` names the member `sid`). Records with neither keep a generated `id`
+        // that answers leave out.
         let parameter = candidate.itemParameter ?? "id"
-        let key = properties["id"] != nil ? "id" : properties[parameter] != nil ? parameter : "id"
+        let key =
+            properties["id"] != nil
+            ? "id"
+            : properties[parameter] != nil
+                ? parameter : properties.keys.sorted().first { $0.lowercased() == parameter.lowercased() } ?? "id"
         let keyType = properties[key].map { schemas.fieldType($0) }
         let keyIsClientChosen = keyType != nil && !(key == "id" && keyType == .integer)
 
@@ -549,6 +561,9 @@ struct OpenAPIMapper {
         made.listEnvelope = envelope?.envelope
         // Listed and created only under a parent in the document: no `/messages` the document does not have.
         made.servesTopLevel = !(candidate.collection.isEmpty && !nestedClaimed.isEmpty && !parents.isEmpty)
+        made.answersKey = properties[key] != nil
+        made.deletedWithParent = Set(
+            parents.map(\.foreignKey).filter { name in properties[name].map { !schemas.allowsNull($0) } == true })
         let lists = [candidate.collection["GET"]].compactMap { $0 } + nestedLists
         let (queryNames, unmapped) = self.queryNames(
             of: lists, fields: fields.map(\.name) + [key] + parents.map(\.foreignKey), key: key,
@@ -673,6 +688,7 @@ struct OpenAPIMapper {
         }
         if let envelope = resource.listEnvelope { object["listEnvelope"] = envelope.configurationValue }
         if !resource.servesTopLevel { object["topLevel"] = false }
+        if !resource.answersKey { object["answersKey"] = false }
         if !resource.successStatuses.isEmpty {
             var statuses = JSONObject()
             for (name, action) in MockResource.Actions.names {
@@ -693,7 +709,11 @@ struct OpenAPIMapper {
         if resource.actions.count < 5 { object["actions"] = .array(resource.actions.map { .string($0) }) }
         if !resource.parents.isEmpty {
             object["parents"] = .array(
-                resource.parents.map { .object(["resource": .string($0.resource), "foreignKey": .string($0.foreignKey)]) })
+                resource.parents.map { parent in
+                    var link: JSONObject = ["resource": .string(parent.resource), "foreignKey": .string(parent.foreignKey)]
+                    if resource.deletedWithParent.contains(parent.foreignKey) { link["onDelete"] = "cascade" }
+                    return .object(link)
+                })
         }
         return .object(object)
     }
@@ -798,11 +818,25 @@ struct OpenAPIMapper {
         return kept * 2 >= sent.count
     }
 
+    /// The schema of an operation's body: its JSON one, else its form's (`multipart/form-data`,
+    /// `application/x-www-form-urlencoded`), whose fields the server reads as a JSON body's members.
     func requestSchema(of operation: Operation) -> JSON? {
         guard case .object(let body)? = schemas.resolve(operation.object["requestBody"]),
-            let content = body["content"]?.objectValue, let media = Self.jsonMedia(content)
+            let content = body["content"]?.objectValue, let media = Self.jsonMedia(content) ?? Self.formMedia(content)
         else { return nil }
         return media.media["schema"]
+    }
+
+    /// The first form media type of a body's content, in name order.
+    static func formMedia(_ content: JSONObject) -> (type: String, media: JSONObject)? {
+        for type in content.keys.sorted() {
+            let essence = type.lowercased().split(separator: ";").first.map(String.init) ?? ""
+            guard essence == "multipart/form-data" || essence == "application/x-www-form-urlencoded",
+                case .object(let media)? = content[type]
+            else { continue }
+            return (type, media)
+        }
+        return nil
     }
 
     /// The examples a media type gives: `example`, each of `examples` (their `value`), else the schema's.

@@ -560,6 +560,29 @@ private struct Writer {
                     }
                 }
             }
+            // A stub made from an API document's operation takes the query and body the document gives it:
+            // a search's required `q` is a parameter the call cannot leave out.
+            if let (documented, body) = server.requestChecks?.documented(method, pattern) {
+                for parameter in documented where parameter["in"] == "query" {
+                    guard let name = parameter["name"]?.stringValue, !query.contains(where: { Self.bare($0.label) == name })
+                    else { continue }
+                    let label = Self.identifier(name)
+                    guard Self.bare(label) == name else { continue }
+                    let type: String
+                    switch parameter["schema"]?["type"]?.stringValue {
+                    case "integer": type = "Int"
+                    case "number": type = "Double"
+                    case "boolean": type = "Bool"
+                    default: type = "String"
+                    }
+                    query.append((label, parameter["required"] == true ? type : type + "?"))
+                }
+                let takesJSON = body?["content"]?.objectValue?.keys.contains { $0.lowercased().contains("json") } == true
+                if takesJSON, !attributes.contains("@Body(\"body\")"), !query.contains(where: { $0.label == "body" }) {
+                    attributes.append("@Body(\"body\")")
+                    query.append(("body", "JSON"))
+                }
+            }
             if routes.isEmpty { result = "Data" }
             let name = unique(method.rawValue.lowercased() + SwiftClientSource.upperCamelWords(words.joined(separator: " ")))
             methods.append(

@@ -172,6 +172,67 @@ struct OpenAPIDocumentTests {
         #expect(try await validate(document, as: "json").hasSuffix(": OK"))
     }
 
+    @Test(
+        "A stub made from an API document's operation lists the document's parameters and body, its schemas among the components")
+    func documentedStubs() async throws {
+        let (server, _) = try await mock(fromDocument: "tasks.yaml")
+        let document = await OpenAPIDocument.make(for: server, title: "Tasks")
+        // Paths are inside the base path `servers` names: `/v3` and `/search`, not `/v3/search` under `/v3`.
+        #expect(document["servers"]?[0]?["url"] == "/v3")
+        #expect(document["paths"]?.objectValue?.keys.allSatisfy { !$0.hasPrefix("/v3") } == true)
+        #expect(document["paths"]?["/search"]?["get"]?["operationId"] == "getSearch")
+        let search = try #require(
+            document["paths"]?["/search"]?["get"]?["parameters"]?.arrayValue,
+            "\(document["paths"]?.objectValue?.keys.sorted() ?? [])")
+        let q = try #require(search.first { $0["name"] == "q" })
+        #expect(q["in"] == "query" && q["required"] == true && q["schema"]?["minLength"] == 2)
+        // A path variable takes the document's type; a schema it refers to is among the components.
+        let complete = try #require(document["paths"]?["/tasks/{taskId}/complete"]?["post"]?["parameters"]?.arrayValue)
+        #expect(complete.first { $0["name"] == "taskId" }?["schema"]?["type"] == "integer")
+        let text = document.serializedString()
+        for reference in text.matches(of: /"#\/components\/schemas\/([^"]+)"/) {
+            #expect(document["components"]?["schemas"]?[String(reference.1)] != nil, "\(reference.1) is referred to")
+        }
+        #expect(try await validate(document, as: "json").hasSuffix(": OK"))
+
+        // A documented body's schema that has a resource's name is renamed, with the references to it.
+        let pet: JSON = ["type": "object", "properties": ["id": ["type": "integer"], "name": ["type": "string"]]]
+        func answer(_ schema: JSON) -> JSON {
+            ["responses": ["200": ["description": "ok", "content": ["application/json": ["schema": schema]]]]]
+        }
+        let petId: JSON = [["name": "petId", "in": "path", "required": true, "schema": ["type": "integer"]]]
+        var byKey = answer(["$ref": "#/components/schemas/Pet"])
+        byKey["parameters"] = petId
+        var find = answer(["type": "object", "properties": ["total": ["type": "integer"]]])
+        find["requestBody"] = [
+            "required": true, "content": ["application/json": ["schema": ["$ref": "#/components/schemas/Query"]]],
+        ]
+        let source: JSON = [
+            "openapi": "3.0.3", "info": ["title": "Pets", "version": "1"],
+            "paths": [
+                "/pets": ["get": answer(["type": "array", "items": ["$ref": "#/components/schemas/Pet"]])],
+                "/pets/{petId}": ["get": byKey],
+                "/find": ["post": find],
+            ],
+            "components": [
+                "schemas": [
+                    "Pet": pet,
+                    "Query": ["type": "object", "properties": ["like": ["$ref": "#/components/schemas/Pet"]]],
+                ]
+            ],
+        ]
+        let imported = try OpenAPIImport.make(from: source, file: "pets.json")
+        let pets = try await MockServer.inMemory(try ServerConfiguration(root: imported.configuration, file: "pets.json"))
+        let own = await OpenAPIDocument.make(for: pets, title: "Pets")
+        #expect(
+            own["paths"]?["/find"]?["post"]?["requestBody"]?["content"]?["application/json"]?["schema"] == [
+                "$ref": "#/components/schemas/Query"
+            ])
+        #expect(own["components"]?["schemas"]?["Query"]?["properties"]?["like"] == ["$ref": "#/components/schemas/Pet_"])
+        #expect(own["components"]?["schemas"]?["Pet_"] == pet)
+        #expect(try await validate(own, as: "json").hasSuffix(": OK"))
+    }
+
     @Test("A running server serves its document in the admin API, as JSON and as YAML, made afresh")
     func served() async throws {
         let people = MockResource("people", fields: ["name": .string])

@@ -194,6 +194,13 @@ struct OpenAPIImportTests {
         }
         #expect((2...8).contains(depth))
         #expect(try await server.get("/v3/search?q=be").json()["hits"]?[0]?["kind"] == "project")
+        // A task's `projectId` is never null in the document: deleting a project deletes its tasks.
+        #expect(openAPI.configuration["resources"]?[1]?["parents"]?[0]?["onDelete"] == "cascade")
+        let second = projects[1]
+        #expect(await server.send(MockRequest(.delete, "/v3/projects/\(second)")).status == .noContent)
+        #expect(await server.get("/v3/projects/\(second)/tasks").status == .notFound)
+        let left = try await server.get("/v3/projects/\(launch)/tasks?_limit=100").json().arrayValue ?? []
+        #expect(left.count == nested.count + 1)
     }
 
     @Test(
@@ -1058,5 +1065,73 @@ extension OpenAPIImportTests {
         #expect(mock.resources == ["owners", "cats"])
         #expect(!mock.notes.contains { $0.message.contains("is no resource") })
         #expect(mock.configuration["resources"]?[1]?["parents"]?[0]?["resource"] == "owners")
+    }
+
+    @Test("Records without a key member get one the store makes that no answer shows, nor the mock's own document")
+    func keyLeftOut() async throws {
+        let pet: JSON = [
+            "type": "object", "required": ["name"], "additionalProperties": false,
+            "properties": ["name": ["type": "string"], "tag": ["type": "string"]],
+        ]
+        func content(_ schema: JSON) -> JSON { ["application/json": ["schema": schema]] }
+        let petId: JSON = [["name": "petId", "in": "path", "required": true, "schema": ["type": "integer"]]]
+        let document: JSON = [
+            "openapi": "3.0.3", "info": ["title": "Pets", "version": "1"],
+            "paths": [
+                "/pets": [
+                    "get": ["responses": ["200": ["description": "ok", "content": content(["type": "array", "items": pet])]]],
+                    "post": [
+                        "requestBody": ["content": content(pet)],
+                        "responses": ["201": ["description": "made", "content": content(pet)]],
+                    ],
+                ],
+                "/pets/{petId}": [
+                    "get": [
+                        "parameters": petId, "responses": ["200": ["description": "ok", "content": content(pet)]],
+                    ]
+                ],
+            ],
+        ]
+        let mock = try OpenAPIImport.make(from: document, file: "pets.json")
+        #expect(mock.configuration["resources"]?[0]?["answersKey"] == false)
+        let server = try await MockServer.inMemory(try ServerConfiguration(root: mock.configuration, file: "pets.json"))
+        let created = await server.respond(to: MockRequest(.post, "/pets", json: ["name": "Fig"]))
+        #expect(created.status == .created)
+        let made = try created.json()
+        #expect(made["id"] == nil && made["name"] == "Fig")
+        let location = try #require(created.headerFields[.location])
+        #expect(location.hasPrefix("/pets/"))
+        let read = await server.respond(to: MockRequest(.get, location))
+        #expect(read.status == .ok)
+        #expect(try read.json()["id"] == nil)
+        #expect(
+            try await server.respond(to: MockRequest(.get, "/pets")).json().arrayValue?.allSatisfy { $0["id"] == nil } == true)
+        // Its own document shows no key member and no link that would need one.
+        let own = await OpenAPIDocument.make(for: server, title: "Pets")
+        let schemas = own["components"]?["schemas"]?.objectValue ?? [:]
+        let record = try #require(
+            schemas.first { $0.value["description"]?.stringValue?.contains("as the server answers it") == true })
+        #expect(record.value["properties"]?["id"] == nil)
+        #expect(own["paths"]?["/pets"]?["post"]?["responses"]?["201"]?["links"] == nil)
+        // A path parameter named in another case than its member is the key: `{Sid}` and `sid`.
+        var sid = document
+        sid["paths"] = [
+            "/flows/{Sid}": [
+                "get": [
+                    "parameters": [["name": "Sid", "in": "path", "required": true, "schema": ["type": "string"]]],
+                    "responses": [
+                        "200": [
+                            "description": "ok",
+                            "content": content([
+                                "type": "object", "properties": ["sid": ["type": "string"], "name": ["type": "string"]],
+                            ]),
+                        ]
+                    ],
+                ]
+            ]
+        ]
+        let flows = try OpenAPIImport.make(from: sid, file: "flows.json")
+        #expect(flows.configuration["resources"]?[0]?["primaryKey"] == "sid")
+        #expect(flows.configuration["resources"]?[0]?["answersKey"] == nil)
     }
 }

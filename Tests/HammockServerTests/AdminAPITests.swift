@@ -92,7 +92,7 @@ struct AdminAPITests {
         let resources = try #require(await server.send(.get, "/__hammock/resources").1?.arrayValue)
         #expect(resources.map { $0["name"] } == ["people", "cars"])
         #expect(resources[0]["count"] == 2 && resources[1]["count"] == 1)
-        #expect(resources[1]["parents"] == [["resource": "people", "foreignKey": "person_id"]])
+        #expect(resources[1]["parents"] == [["resource": "people", "foreignKey": "person_id", "onDelete": "setNull"]])
         #expect(resources[0]["fields"]?["name"] == "string")
 
         let added = await server.send(

@@ -136,6 +136,57 @@ struct RequestCheckTests {
         #expect(malformed.status == .badRequest)
     }
 
+    @Test("A form or multipart body is checked field by field as its schema wants: text read as numbers and lists, files as text")
+    func formBodies() async throws {
+        let configuration = """
+            {"resources": [{"name": "pets", "fields": {"name": "string", "age": "integer", "photo": "blob", "tags": "json"}}],
+             "validation": {"operations": [{"method": "POST", "path": "/pets", "body": {"required": true, "content": {
+               "multipart/form-data": {"schema": {"type": "object", "required": ["name", "photo"], "properties": {
+                 "name": {"type": "string", "minLength": 1}, "age": {"type": "integer", "minimum": 0},
+                 "photo": {"type": "string", "format": "binary"},
+                 "tags": {"type": "array", "items": {"type": "string", "enum": ["dog", "cat"]}}}}},
+               "application/x-www-form-urlencoded": {"schema": {"type": "object", "required": ["name"],
+                 "additionalProperties": false, "properties": {"name": {"type": "string"}, "age": {"type": "integer"}}}}}}}]}}
+            """
+        let server = try await MockServer(
+            configuration: try ServerConfiguration(parsing: Array(configuration.utf8), file: "pets.json"), store: MemoryStore())
+        func multipart(_ fields: [(String, String, String?)]) -> MockRequest {
+            var body = ""
+            for (name, value, filename) in fields {
+                body +=
+                    "--B\r\nContent-Disposition: form-data; name=\"\(name)\"" + (filename.map { "; filename=\"\($0)\"" } ?? "")
+                body += "\r\n\r\n\(value)\r\n"
+            }
+            var headers = HTTPFields()
+            headers[.contentType] = "multipart/form-data; boundary=B"
+            return MockRequest(.post, "/pets", headerFields: headers, body: Array((body + "--B--\r\n").utf8))
+        }
+        func form(_ text: String) -> MockRequest {
+            var headers = HTTPFields()
+            headers[.contentType] = "application/x-www-form-urlencoded"
+            return MockRequest(.post, "/pets", headerFields: headers, body: Array(text.utf8))
+        }
+        func keywords(_ response: MockResponse) throws -> [String] {
+            try Self.errors(response).compactMap { error in
+                error["pointer"]?.stringValue.flatMap { pointer in error["keyword"]?.stringValue.map { "\(pointer) \($0)" } }
+            }.sorted()
+        }
+        let good = await server.respond(
+            to: multipart([
+                ("name", "Rex", nil), ("age", "3", nil), ("photo", "PNG", "rex.png"), ("tags", "dog", nil), ("tags", "cat", nil),
+            ]))
+        #expect(good.status == .created)
+        #expect(try good.json()["photo"] == "UE5H")
+        #expect(try good.json()["tags"] == ["dog", "cat"])
+        let bad = await server.respond(to: multipart([("name", "", nil), ("age", "old", nil), ("tags", "cow", nil)]))
+        #expect(bad.status == .unprocessableContent)
+        #expect(try keywords(bad) == [" required", "/age type", "/name minLength", "/tags/0 enum"])
+        #expect(await server.respond(to: form("name=Tom&age=4")).status == .created)
+        let extra = await server.respond(to: form("age=-&colour=red"))
+        #expect(try keywords(extra) == [" required", "/age type", "/colour additionalProperties"])
+        #expect(try await server.respond(to: MockRequest(.get, "/pets")).json().arrayValue?.count == 2)
+    }
+
     @Test("Checks change with a reload and can be turned off; a malformed section is refused naming its key")
     func switching() async throws {
         let server = try await Self.server()

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HammockJSON
 import HammockServer
 import HammockStore
@@ -218,5 +219,93 @@ struct NullOmissionTests {
             try ServerConfiguration(parsing: Array(bad.utf8), file: "bad.json")
         }
         #expect(error?.keyPath == "resources[0].omitNulls[0]")
+    }
+}
+
+/// Records whose answers do not show their key, as a document's schema without an `id` has them.
+@Suite("Keys left out of answers")
+struct HiddenKeyTests {
+    @Test(
+        "`answersKey: false` answers no key in a create, a read, a list or an update; the path, Location and filters still use it"
+    )
+    func hidden() async throws {
+        let text = """
+            {"resources": [{"name": "pets", "fields": {"name": "string"}, "answersKey": false}],
+             "data": {"pets": [{"name": "Rex"}]}}
+            """
+        let server = try await MockServer.inMemory(try ServerConfiguration(parsing: Array(text.utf8), file: "pets.json"))
+        let created = await server.respond(to: MockRequest(.post, "/pets", json: ["name": "Tom"]))
+        #expect(created.status == .created)
+        #expect(try created.json() == ["name": "Tom"])
+        #expect(created.headerFields[.location]?.hasSuffix("/pets/2") == true)
+        #expect(try await server.respond(to: MockRequest(.get, "/pets/2")).json() == ["name": "Tom"])
+        #expect(try await server.respond(to: MockRequest(.get, "/pets")).json() == [["name": "Rex"], ["name": "Tom"]])
+        #expect(try await server.respond(to: MockRequest(.get, "/pets?id=1")).json() == [["name": "Rex"]])
+        let patched = await server.respond(to: MockRequest(.patch, "/pets/1", json: ["name": "Max"]))
+        #expect(try patched.json() == ["name": "Max"])
+        #expect(await server.respond(to: MockRequest(.delete, "/pets/1")).status == .noContent)
+        #expect(await server.respond(to: MockRequest(.get, "/pets/1")).status == .notFound)
+        let bad = #"{"resources": [{"name": "pets", "fields": {"name": "string"}, "answersKey": "no"}]}"#
+        let error = #expect(throws: ConfigurationError.self) {
+            try ServerConfiguration(parsing: Array(bad.utf8), file: "bad.json")
+        }
+        #expect(error?.keyPath == "resources[0].answersKey")
+    }
+}
+
+/// Children deleted with their parent, as a document whose child's parent key is never null has them.
+@Suite("Children deleted with their parent")
+struct CascadeTests {
+    static let configuration = """
+        {"resources": [{"name": "projects", "fields": {"name": "string"}},
+                       {"name": "tasks", "fields": {"title": "string"},
+                        "parents": [{"resource": "projects", "foreignKey": "projectId", "onDelete": "cascade"}]},
+                       {"name": "notes", "fields": {"text": "string"}, "parents": ["projects"]},
+                       {"name": "comments", "fields": {"text": "string"}, "parents": [{"resource": "tasks", "foreignKey": "taskId"}]}],
+         "data": {"projects": [{"name": "Beta"}, {"name": "Gamma"}],
+                  "tasks": [{"title": "Ship", "projectId": 1}, {"title": "Test", "projectId": 1}, {"title": "Plan", "projectId": 2}],
+                  "notes": [{"text": "n", "project_id": 1}],
+                  "comments": [{"text": "c", "taskId": 1}]}}
+        """
+
+    @Test(
+        "A parent's delete deletes its cascading children in the same write, keeps the others with a null key, and leaves all in place on a 412",
+        arguments: StoreKind.allCases)
+    func cascade(kind: StoreKind) async throws {
+        let configuration = try ServerConfiguration(parsing: Array(Self.configuration.utf8), file: "projects.json")
+        let server = try await MockServer(configuration: configuration, store: try await kind.makeStore())
+        _ = try await server.loadData(from: configuration)
+        var stale = MockRequest(.delete, "/projects/1")
+        stale.headerFields[.ifMatch] = "\"nope\""
+        #expect(await server.respond(to: stale).status == .preconditionFailed)
+        #expect(try await server.respond(to: MockRequest(.get, "/tasks")).json().arrayValue?.count == 3)
+        #expect(await server.respond(to: MockRequest(.delete, "/projects/1")).status == .noContent)
+        #expect(try await server.respond(to: MockRequest(.get, "/tasks")).json().arrayValue?.map { $0["title"] } == ["Plan"])
+        #expect(try await server.respond(to: MockRequest(.get, "/notes/1")).json()["project_id"] == .null)
+        // One level: the deleted task's comment stays, its key null.
+        #expect(try await server.respond(to: MockRequest(.get, "/comments/1")).json()["taskId"] == .null)
+        // `_dependent` naming a cascading child too deletes it once.
+        #expect(await server.respond(to: MockRequest(.delete, "/projects/2?_dependent=tasks")).status == .noContent)
+        #expect(try await server.respond(to: MockRequest(.get, "/tasks")).json() == [])
+        let admin = try await server.respond(to: MockRequest(.get, "/__hammock/resources")).json()
+        #expect(admin[1]?["parents"]?[0]?["onDelete"] == "cascade")
+        #expect(admin[2]?["parents"]?[0]?["onDelete"] == "setNull")
+    }
+
+    @Test("An unknown onDelete, or an unknown key in a parent link, is refused naming its key")
+    func refused() {
+        for (link, keyPath) in [
+            (#"{"resource": "projects", "onDelete": "restrict"}"#, "resources[1].parents[0].onDelete"),
+            (#"{"resource": "projects", "ondelete": "cascade"}"#, "resources[1].parents[0].ondelete"),
+        ] {
+            let text = """
+                {"resources": [{"name": "projects", "fields": {"name": "string"}},
+                               {"name": "tasks", "fields": {"title": "string"}, "parents": [\(link)]}]}
+                """
+            let error = #expect(throws: ConfigurationError.self) {
+                try ServerConfiguration(parsing: Array(text.utf8), file: "bad.json")
+            }
+            #expect(error?.keyPath == keyPath)
+        }
     }
 }

@@ -206,8 +206,15 @@ extension AdminRoutes {
                 "required": .array(schema.ruledFields.filter(\.isRequired).map { .string($0.name) }),
                 "defaults": .object(defaults), "made": .object(made), "statuses": .object(statuses),
                 "listEnvelope": schema.resource.listEnvelope?.configurationValue ?? .null,
-                "topLevel": .bool(schema.resource.servesTopLevel),
-                "parents": .array(schema.foreignKeys.map { ["resource": .string($0.parent), "foreignKey": .string($0.name)] }),
+                "topLevel": .bool(schema.resource.servesTopLevel), "answersKey": .bool(schema.resource.answersKey),
+                "parents": .array(
+                    schema.foreignKeys.map { key in
+                        let cascades = schema.resource.parents.contains { $0.foreignKey == key.name && $0.deletesWithParent }
+                        return [
+                            "resource": .string(key.parent), "foreignKey": .string(key.name),
+                            "onDelete": cascades ? "cascade" : "setNull",
+                        ]
+                    }),
                 "count": .integer(count),
             ])
         }

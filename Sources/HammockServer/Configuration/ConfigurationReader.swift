@@ -173,10 +173,23 @@ struct ConfigurationReader {
                     guard let parent = try string(link["resource"], at: "\(parentPath).resource") else {
                         throw fail("\(parentPath).resource", "missing")
                     }
+                    for key in link.keys where !["resource", "foreignKey", "onDelete"].contains(key) {
+                        throw fail("\(parentPath).\(key)", "unknown key; expected resource, foreignKey and onDelete")
+                    }
+                    let onDelete = try string(link["onDelete"], at: "\(parentPath).onDelete") ?? "setNull"
+                    guard onDelete == "setNull" || onDelete == "cascade" else {
+                        throw fail(
+                            "\(parentPath).onDelete",
+                            "'\(onDelete.prefix(40))'; expected \"cascade\" (deleted with the parent) or \"setNull\" (the default)"
+                        )
+                    }
                     parents.append(
-                        MockResource.Parent(parent, foreignKey: try string(link["foreignKey"], at: "\(parentPath).foreignKey")))
+                        MockResource.Parent(
+                            parent, foreignKey: try string(link["foreignKey"], at: "\(parentPath).foreignKey"),
+                            deletesWithParent: onDelete == "cascade"))
                 default:
-                    throw fail(parentPath, "expected a resource name or {\"resource\": name, \"foreignKey\": name}")
+                    throw fail(
+                        parentPath, "expected a resource name or {\"resource\": name, \"foreignKey\": name, \"onDelete\": …}")
                 }
             }
         }
@@ -200,6 +213,7 @@ struct ConfigurationReader {
             resource.omitsNulls = try bool(object["omitNulls"], at: "\(path).omitNulls") ?? false
         }
         resource.servesTopLevel = try bool(object["topLevel"], at: "\(path).topLevel") ?? true
+        resource.answersKey = try bool(object["answersKey"], at: "\(path).answersKey") ?? true
         if !resource.servesTopLevel, parents.isEmpty {
             throw fail("\(path).topLevel", "false needs a parent: without one, nothing could list or create its records")
         }

@@ -66,7 +66,7 @@ public struct ServerConfiguration: Sendable {
     ]
     static let resourceKeys = [
         "name", "fields", "primaryKey", "keyFormat", "actions", "parents", "omitNulls", "queryNames", "made", "statuses",
-        "listEnvelope", "topLevel",
+        "listEnvelope", "topLevel", "answersKey",
     ]
 
     /// Reads and parses a configuration file.

@@ -244,14 +244,17 @@ public struct CRUDController: MockController {
     public func destroy(_ request: ActionRequest) async throws -> MockResponse {
         let key = try Self.requireKey(request)
         let options = try ListQuery.recordOptions(parsing: request.request.query, dependent: true)
-        // `_dependent=cars`: the record's cars go with it (otherwise they stay, their key nulled).
+        // `_dependent=cars`: the record's cars go with it (otherwise they stay, their key nulled), as do
+        // the children of a resource that is deleted with its parent (``MockResource/Parent/deletesWithParent``).
         var dependents: [StoreWrite.Dependent] = []
-        if !options.dependent.isEmpty {
-            let children = Relations.children(of: request.schema, among: request.schemas)
-            for name in options.dependent {
-                let (child, foreignKey) = try Relations.child(named: name, for: "_dependent", of: request.schema, among: children)
-                dependents.append(StoreWrite.Dependent(child, foreignKey))
-            }
+        let children = Relations.children(of: request.schema, among: request.schemas)
+        for name in options.dependent {
+            let (child, foreignKey) = try Relations.child(named: name, for: "_dependent", of: request.schema, among: children)
+            dependents.append(StoreWrite.Dependent(child, foreignKey))
+        }
+        for (child, foreignKey) in children where !dependents.contains(where: { $0.schema.name == child.name }) {
+            let parent = child.resource.parents.first { $0.resource == request.schema.name && $0.foreignKey == foreignKey.name }
+            if parent?.deletesWithParent == true { dependents.append(StoreWrite.Dependent(child, foreignKey)) }
         }
         // The dependents, the conditions and the record: one write, so a 412 or a 404 leaves every
         // dependent in place.

@@ -13,12 +13,16 @@ enum RequestBody {
             return (try decodeJSON(request.body), .json)
         case "application/x-www-form-urlencoded":
             return (try FormURLEncoded.decode(request.body), .form)
+        case "multipart/form-data":
+            let contentType = request.headerFields[.contentType] ?? ""
+            return (try MultipartForm.decode(request.body, contentType: contentType), .form)
         case let type where type.hasPrefix("application/") && type.hasSuffix("+json"):
             return (try decodeJSON(request.body), .json)
         default:
             throw HTTPProblem(
                 .unsupportedMediaType,
-                detail: "Content-Type '\(mediaType)' is not supported; send application/json or application/x-www-form-urlencoded"
+                detail:
+                    "Content-Type '\(mediaType)' is not supported; send application/json, application/x-www-form-urlencoded or multipart/form-data"
             )
         }
     }
@@ -65,6 +69,42 @@ package enum FormURLEncoded {
                 throw HTTPProblem.badRequest("The form body has a malformed percent-encoding or is not UTF-8")
             }
             object[name] = .string(value)
+        }
+        return object
+    }
+}
+
+/// `multipart/form-data` bodies (RFC 7578) as the values a create or update reads: a text part is its
+/// text, a file part (one with a `filename`) its bytes in base64, as a `blob` field holds them; a name sent
+/// twice is an array of its values, in order.
+package enum MultipartForm {
+    package static func decode(_ body: [UInt8], contentType: String) throws(HTTPProblem) -> JSONObject {
+        let form: MultipartFormData
+        do {
+            form = try MultipartFormData(parsing: body, contentType: contentType)
+        } catch {
+            throw HTTPProblem(
+                .badRequest, title: "Malformed multipart body", detail: "The multipart/form-data body: \(error.reason)")
+        }
+        var object = JSONObject()
+        for part in form.parts {
+            let value: JSON
+            if part.filename == nil {
+                guard let text = String(validating: part.body, as: UTF8.self) else {
+                    throw HTTPProblem.badRequest(
+                        "The multipart part '\(part.name.prefix(100))' is not UTF-8 text; send a file with a filename")
+                }
+                value = .string(text)
+            } else {
+                value = .string(Base64.encode(part.body))
+            }
+            switch object[part.name] {
+            case nil: object[part.name] = value
+            case .array(var values)?:
+                values.append(value)
+                object[part.name] = .array(values)
+            case let first?: object[part.name] = [first, value]
+            }
         }
         return object
     }

@@ -82,8 +82,33 @@ public struct RequestChecks: Sendable {
 
     let schemas: SchemaSet
     let operations: [Operation]
+    /// Each operation's entry as the section gives it, in the order of ``operations``.
+    let entries: [JSONObject]
     /// What is not checked, and why (a schema keyword it cannot read, a pattern it cannot test).
     public let notes: [String]
+    /// The section's named schemas, which `$ref`s to `#/components/schemas/NAME` in ``documented(_:_:)``'s
+    /// parameters and bodies find.
+    public let documentedSchemas: JSONObject
+
+    /// What the document says the operation `method` on `pattern` (the server's pattern, `/pets/:petId`)
+    /// takes: its parameters (`name`, `in`, `required`, `schema`, `style`, `explode`) and its body
+    /// (`required`, `content`), as OpenAPI writes them; `nil` when the section has no such operation. What
+    /// the mock's own document lists for a stub made from an operation.
+    public func documented(_ method: HTTPRequest.Method, _ pattern: String) -> (parameters: [JSON], body: JSON?)? {
+        guard
+            let index = operations.indices.first(where: { index in
+                operations[index].method == method && entries[index]["path"]?.stringValue == pattern
+            })
+        else { return nil }
+        let entry = entries[index]
+        let parameters = (entry["parameters"]?.arrayValue ?? []).map { parameter in
+            var object = parameter.objectValue ?? [:]
+            object["segment"] = nil
+            object["template"] = nil
+            return JSON.object(object)
+        }
+        return (parameters, entry["body"])
+    }
 
     /// How many operations are checked.
     public var count: Int { operations.count }
@@ -128,6 +153,8 @@ public struct RequestChecks: Sendable {
         }
         self.schemas = schemas
         self.operations = operations
+        entries = list.map { $0.objectValue ?? [:] }
+        documentedSchemas = named
         notes = schemeNotes.sorted() + schemas.notes.map(\.description)
     }
 
@@ -235,7 +262,7 @@ public struct RequestChecks: Sendable {
             }
             var media: [(type: String, schema: SchemaSet.Handle?)] = []
             for (type, entry) in given["content"]?.objectValue ?? JSONObject() {
-                let schema = Self.isJSON(type) ? entry.objectValue?["schema"] : nil
+                let schema = Self.isJSON(type) || Self.isForm(type) ? entry.objectValue?["schema"] : nil
                 media.append((type.lowercased(), schema.map { schemas.add($0, place: "\(methodName) \(text) body") }))
             }
             body = Body(isRequired: given["required"]?.boolValue ?? false, media: media)
@@ -279,6 +306,13 @@ public struct RequestChecks: Sendable {
     static func isJSON(_ type: String) -> Bool {
         let name = HeaderValue.mediaType(of: type)
         return name == "application/json" || name.hasSuffix("+json") || name == "*/*" || name == "application/*"
+    }
+
+    /// `application/x-www-form-urlencoded` and `multipart/form-data`: a body of named fields whose values
+    /// arrive as text (or files), which are checked as their properties' schemas want them.
+    static func isForm(_ type: String) -> Bool {
+        let name = HeaderValue.mediaType(of: type)
+        return name == "application/x-www-form-urlencoded" || name == "multipart/form-data"
     }
 
     // MARK: Checking
@@ -410,10 +444,18 @@ public struct RequestChecks: Sendable {
         }
         guard let schema = chosen.schema else { return }
         let value: JSON
-        do {
-            value = try JSON(parsing: request.body)
-        } catch {
-            throw HTTPProblem(.badRequest, detail: "The body is not valid JSON: \(error.description)")
+        if Self.isForm(sent) {
+            let fields =
+                sent == "multipart/form-data"
+                ? try MultipartForm.decode(request.body, contentType: request.headerFields[.contentType] ?? "")
+                : try FormURLEncoded.decode(request.body)
+            value = .object(formValues(fields, schema: schema))
+        } else {
+            do {
+                value = try JSON(parsing: request.body)
+            } catch {
+                throw HTTPProblem(.badRequest, detail: "The body is not valid JSON: \(error.description)")
+            }
         }
         // A merge patch is a part of the resource its schema describes: what it leaves out stays as it is.
         let partial = HeaderValue.mediaType(of: chosen.type) == "application/merge-patch+json"
@@ -549,6 +591,33 @@ public struct RequestChecks: Sendable {
         if name == "*/*" || name == sent { return true }
         if name.hasSuffix("/*") { return sent.hasPrefix(name.dropLast()) }
         return false
+    }
+
+    /// A form's fields as their properties' schemas want them: `"7"` is `7` for an integer, a field sent
+    /// once is a one-item array for an array, a JSON text is its object for an object (OpenAPI's default
+    /// encoding of an object part); a file part stays the base64 text it arrives as.
+    func formValues(_ fields: JSONObject, schema: SchemaSet.Handle) -> JSONObject {
+        func typed(_ value: JSON, _ property: SchemaSet.Handle) -> JSON {
+            guard case .string(let text) = value else { return value }
+            if schemas.isObject(property), let parsed = try? JSON(parsing: Array(text.utf8)), parsed.objectValue != nil {
+                return parsed
+            }
+            return schemas.parameterValue(text, for: property)
+        }
+        var object = JSONObject(minimumCapacity: fields.count)
+        for (name, value) in fields {
+            guard let property = schemas.propertySchema(name, of: schema) else {
+                object[name] = value
+                continue
+            }
+            if schemas.isArray(property) {
+                let items = schemas.itemSchema(of: property)
+                object[name] = .array((value.arrayValue ?? [value]).map { item in items.map { typed(item, $0) } ?? item })
+            } else {
+                object[name] = typed(value, property)
+            }
+        }
+        return object
     }
 
     /// Fields OpenAPI says a header parameter never describes: the exchange's own.

@@ -60,6 +60,10 @@ public struct MockResource: Sendable, Hashable {
     /// How a list answers when an API wraps its records in an object (`{"object": "list", "data": [...],
     /// "has_more": false}`, `{"items": [...], "total": 42}`); `nil` (the default) answers the array itself.
     public var listEnvelope: ListEnvelope?
+    /// Whether answers carry the primary key as a member; `false` for an API whose records do not (a
+    /// document whose `Pet` has no `id`): the key still addresses the record (`/pets/3`), and a create's
+    /// `Location` names it, but no body shows it.
+    public var answersKey = true
 
     /// The object a list's records are answered in (``MockResource/listEnvelope``).
     public struct ListEnvelope: Sendable, Hashable {
@@ -121,15 +125,16 @@ public struct MockResource: Sendable, Hashable {
     /// Whether a field's `null` is left out of answers (``omitsNulls``, ``nullOmittedFields``).
     public func omitsNull(of field: String) -> Bool { omitsNulls && nullOmittedFields.map { $0.contains(field) } != false }
 
-    /// Whether answers show records other than as stored: without `null` members (``omitsNulls``) or
-    /// without write-only fields.
-    public var reshapesAnswers: Bool { omitsNulls || fields.contains(where: \.isWriteOnly) }
+    /// Whether answers show records other than as stored: without `null` members (``omitsNulls``),
+    /// without write-only fields, or without the key (``answersKey``).
+    public var reshapesAnswers: Bool { omitsNulls || !answersKey || fields.contains(where: \.isWriteOnly) }
 
-    /// `record` as answers show it: without write-only fields, and without `null` members when the
-    /// resource ``omitsNulls``.
+    /// `record` as answers show it: without write-only fields, without the key when the resource does
+    /// not answer it, and without `null` members when the resource ``omitsNulls``.
     public func answer(_ record: JSONObject) -> JSONObject {
         guard reshapesAnswers else { return record }
-        let hidden = Set(fields.filter(\.isWriteOnly).map(\.name))
+        var hidden = Set(fields.filter(\.isWriteOnly).map(\.name))
+        if !answersKey { hidden.insert(primaryKey) }
         func omitted(_ name: String, _ value: JSON) -> Bool {
             omitsNulls && value == .null && nullOmittedFields.map { $0.contains(name) } != false
         }
@@ -197,11 +202,16 @@ extension MockResource {
         public var resource: String
         /// The foreign key field on the child; by default the singular parent name plus `_id`.
         public var foreignKey: String
+        /// Whether deleting a parent deletes its children of this resource, in the same write; `false`
+        /// (the default) keeps them with their foreign key `null`, as json-server does. What a document
+        /// means by a child whose parent key is required and never null (a task of a project).
+        public var deletesWithParent: Bool
 
         /// Names a parent; the foreign key defaults to `person_id` for `people`.
-        public init(_ resource: String, foreignKey: String? = nil) {
+        public init(_ resource: String, foreignKey: String? = nil, deletesWithParent: Bool = false) {
             self.resource = resource
             self.foreignKey = foreignKey ?? Inflection.singular(of: resource) + "_id"
+            self.deletesWithParent = deletesWithParent
         }
 
         /// Names a parent with the default foreign key.

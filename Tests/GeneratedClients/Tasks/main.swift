@@ -55,9 +55,9 @@ expect(try await api.postTasksByTaskIdComplete(taskId: "7")["status"] == "done",
 expect(try await api.getTasksByTaskIdComments(taskId: "7")[0]?["replies"] != nil, "a comment thread made from the schema")
 expect(try await api.getMe()["plan"] == "team", "who I am")
 expect(try await api.getHealth() == Data("ok".utf8), "healthy, as text")
-// The document requires `q` of a search; the mock's own document does not list a stub's parameters yet, so the
-// client has no way to send it, and the mock's check of the original document refuses the call.
-await expectStatus(400) { _ = try await api.getSearch() }
+// The document requires `q` of a search: the client takes it, and the mock's check of the document holds.
+expect(try await api.getSearch(q: "be")["hits"]?[0]?["kind"] == "project", "a search with its query")
+await expectStatus(400) { _ = try await api.getSearch(q: "b") }
 try await api.postExports()
 
 print("tasks: 20 routes called, \(checked) promises kept")
