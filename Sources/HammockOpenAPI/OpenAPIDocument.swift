@@ -754,12 +754,12 @@ struct Builder {
 
             // A create: every member optional but a key the client must choose; unknown members ignored.
             var writable = properties
-            if schema.isKeyGenerated { writable[schema.key.name] = nil }
+            if schema.isKeyGenerated || schema.resource.keyIsReadOnly { writable[schema.key.name] = nil }
             var create: JSONObject = ["type": "object", "properties": .object(writable)]
             let keyIsMade = schema.isKeyGenerated || schema.resource.keyFormat != nil
             create["description"] = .string(
                 "A new record of \(schema.name): members it does not name are ignored"
-                    + (schema.isKeyGenerated
+                    + (schema.isKeyGenerated || schema.resource.keyIsReadOnly
                         ? "; its key is chosen by the server"
                         : keyIsMade
                             ? "; its key is the client's to choose, or made by the server if left out"

@@ -80,6 +80,10 @@ struct OpenAPIMapper {
         var listEnvelope: MockResource.ListEnvelope?
         /// Whether the document has the top-level collection (`/messages`), or lists them only nested.
         var servesTopLevel = true
+        /// Whether the key is `readOnly` and made by the server: one a create sends is ignored.
+        var keyIsReadOnly = false
+        /// How many records a list answers unless asked: its limit's documented default, or its `maxItems`.
+        var defaultPageSize: Int?
         /// Whether the records have their key as a member; a document's `Pet` without an `id` has its key
         /// only in paths, and answers never show the one the store makes.
         var answersKey = true
@@ -133,18 +137,22 @@ struct OpenAPIMapper {
         var routes: [JSON] = []
         let resourcePaths = Set(made.map(\.name))
         for operation in Self.specificFirst(operations.filter { !claimed.contains($0.place) }) {
-            guard let route = stub(for: operation) else { continue }
+            guard var route = stub(for: operation) else { continue }
+            // An action on a record (`POST /tasks/{taskId}/complete`) answers 404 for a record there is
+            // none of, as the API would; it looks as if it read or changed the record, which it does not.
+            if operation.segments.count >= 2, case .literal(let first) = operation.segments[0], resourcePaths.contains(first),
+                case .parameter(let parameter) = operation.segments[1]
+            {
+                route["requires"] = [parameter: .string(first)]
+                if !notes.contains(where: { $0.place == operation.place }) {
+                    notes.append(
+                        .init(
+                            place: operation.place,
+                            message: "a stub with a fixed answer: the records of \(first) are not read or changed by it"))
+                }
+            }
             routes.append(route)
             stubPlaces.append(operation.place)
-            // An action on a record (`POST /tasks/{taskId}/complete`) looks as if it read or changed it.
-            if operation.segments.count >= 2, case .literal(let first) = operation.segments[0], resourcePaths.contains(first),
-                case .parameter = operation.segments[1], !notes.contains(where: { $0.place == operation.place })
-            {
-                notes.append(
-                    .init(
-                        place: operation.place,
-                        message: "a stub with a fixed answer: the records of \(first) are not read or changed by it"))
-            }
         }
         if !resources.isEmpty { output["resources"] = .array(resources) }
         if !data.isEmpty { output["data"] = .object(data) }
@@ -562,6 +570,8 @@ struct OpenAPIMapper {
         // Listed and created only under a parent in the document: no `/messages` the document does not have.
         made.servesTopLevel = !(candidate.collection.isEmpty && !nestedClaimed.isEmpty && !parents.isEmpty)
         made.answersKey = properties[key] != nil
+        made.keyIsReadOnly =
+            keyFormat != nil && schemas.object(properties[key] ?? .null)?["readOnly"]?.boolValue == true
         made.deletedWithParent = Set(
             parents.map(\.foreignKey).filter { name in properties[name].map { !schemas.allowsNull($0) } == true })
         let lists = [candidate.collection["GET"]].compactMap { $0 } + nestedLists
@@ -569,6 +579,7 @@ struct OpenAPIMapper {
             of: lists, fields: fields.map(\.name) + [key] + parents.map(\.foreignKey), key: key,
             dates: fields.filter { $0.type == .date }.map(\.name))
         made.queryNames = queryNames
+        made.defaultPageSize = defaultPageSize(of: lists, queryNames: queryNames, envelope: made.listEnvelope)
         for (place, names) in unmapped {
             notes.append(
                 .init(
@@ -586,6 +597,27 @@ struct OpenAPIMapper {
     /// records (`data`, `items`, `results`, … or the only one): its items member, a total (an integer
     /// named `total`, `total_count`, `count`), a has-more flag (a boolean named `has_more`, `hasMore`),
     /// and the other required or fixed members with their examples (`"object": "list"`).
+    /// The page a list answers when the request asks for none, as the document has it: the default of
+    /// the parameter read as `_limit` or `_per_page` (chat.yaml's `limit` defaults to 20), and at most the
+    /// answer's `maxItems` (a list documented as at most 100 pets must not answer 101); the smallest of
+    /// the lists'. `nil` where the document says neither.
+    func defaultPageSize(of lists: [Operation], queryNames: [String: String], envelope: MockResource.ListEnvelope?) -> Int? {
+        var sizes: [Int] = []
+        for list in lists {
+            for value in list.object["parameters"]?.arrayValue ?? [] {
+                guard case .object(let parameter)? = schemas.resolve(value), parameter["in"]?.stringValue == "query",
+                    let name = parameter["name"]?.stringValue, ["_limit", "_per_page"].contains(queryNames[name] ?? ""),
+                    let size = schemas.object(parameter["schema"])?["default"]?.intValue, size > 0
+                else { continue }
+                sizes.append(size)
+            }
+            var array = successSchema(of: list)
+            if let envelope { array = schemas.object(array)?["properties"]?[envelope.items] }
+            if let most = schemas.object(array)?["maxItems"]?.intValue, most > 0 { sizes.append(most) }
+        }
+        return sizes.min().map { min($0, 100_000) }
+    }
+
     func envelope(of listSchema: JSON?) -> (envelope: MockResource.ListEnvelope, itemSchema: JSON)? {
         guard let object = schemas.object(listSchema), schemas.items(listSchema) == nil,
             let properties = object["properties"]?.objectValue
@@ -681,6 +713,8 @@ struct OpenAPIMapper {
         object["fields"] = .object(fields)
         if resource.keyIsClientChosen || resource.key != "id" { object["primaryKey"] = .string(resource.key) }
         if let keyFormat = resource.keyFormat { object["keyFormat"] = keyFormat.configurationValue }
+        if resource.keyIsReadOnly { object["keyReadOnly"] = true }
+        if let size = resource.defaultPageSize { object["pageSize"] = .integer(size) }
         if resource.omitsNulls {
             // The list where some other member may be null (a nullable one every answer carries); else all.
             let nullable = resource.fields.contains { !resource.nullOmitted.contains($0.name) && $0.name != resource.key }

@@ -227,14 +227,24 @@ private struct Writer {
             return
         }
         if actions.contains(.create) {
-            let key = schema.isKeyGenerated ? [] : read.filter { $0.name == schema.key.name }
+            // A key the server makes may be left out; a read-only one is never sent.
+            let keyIsMade = schema.resource.keyFormat != nil
+            let key: [Property] =
+                schema.isKeyGenerated || schema.resource.keyIsReadOnly
+                ? []
+                : read.filter { $0.name == schema.key.name }.map { property in
+                    var key = property
+                    key.isOptional = keyIsMade
+                    return key
+                }
             let given = fields.map { property in
                 var field = property
                 field.isOptional = !mustGive.contains(property.name)
                 return field
             }
             // What must be given first, so the initialiser reads in that order.
-            let ordered = key + given.filter { !$0.isOptional } + given.filter(\.isOptional)
+            let required: [Property] = (keyIsMade ? [] : key) + given.filter { !$0.isOptional }
+            let ordered: [Property] = required + (keyIsMade ? key : []) + given.filter(\.isOptional)
             writeStruct(
                 model + "Create", doc: "A new record of \(schema.name): what it must carry, and the members set.", ordered)
         }

@@ -150,16 +150,19 @@ struct OpenAPIImportTests {
             MockRequest(.post, "/v3/projects/\(launch)/tasks", json: ["title": "Write the notes", "status": "todo"]))
         #expect(created.status == .created)
         #expect(try created.json()["projectId"] == .string(launch))
-        // A UUID key (`format: uuid`) a create leaves out is made, as the API would; one given is kept.
+        // A UUID key (`format: uuid`) a create leaves out is made, as the API would.
         let unkeyed = await server.send(MockRequest(.post, "/v3/projects", json: ["name": "Audit"]))
         #expect(unkeyed.status == .created)
         let madeKey = try #require(try unkeyed.json()["id"]?.stringValue)
         #expect(UUID(uuidString: madeKey) != nil && madeKey == madeKey.lowercased())
         #expect(unkeyed.headerFields[.location] == "/v3/projects/\(madeKey)")
         #expect(try await server.get("/v3/projects/\(madeKey)").json()["name"] == "Audit")
+        // The key is `readOnly`: one a create sends is not the client's to choose, and a new one is made.
         let keyed = await server.send(
             MockRequest(.post, "/v3/projects", json: ["id": "00000000-0000-4000-8000-000000000001", "name": "Audit"]))
         #expect(keyed.status == .created)
+        #expect(try keyed.json()["id"] != "00000000-0000-4000-8000-000000000001")
+        #expect(openAPI.configuration["resources"]?[0]?["keyReadOnly"] == true)
         // `archived` has `default: false`; `createdAt` is `readOnly`, so not required of a create.
         #expect(try keyed.json()["archived"] == false)
         // `createdAt` is optional and not nullable: left out of the answer rather than null.
@@ -194,6 +197,8 @@ struct OpenAPIImportTests {
         }
         #expect((2...8).contains(depth))
         #expect(try await server.get("/v3/search?q=be").json()["hits"]?[0]?["kind"] == "project")
+        // A stub on a task's path answers only for a task there is.
+        #expect(await server.get("/v3/tasks/999/comments").status == .notFound)
         // A task's `projectId` is never null in the document: deleting a project deletes its tasks.
         #expect(openAPI.configuration["resources"]?[1]?["parents"]?[0]?["onDelete"] == "cascade")
         let second = projects[1]
@@ -879,6 +884,12 @@ extension OpenAPIImportTests {
         #expect(page["object"] == "list" && page["has_more"] == false)
         #expect(page["data"]?.arrayValue?.contains { $0["id"] == .string(key) } == true)
         #expect(page["data"]?.arrayValue?.allSatisfy { $0["created"]?.stringValue?.contains("T") == true } == true)
+        // Unasked, the list answers its `limit`'s documented default of 20.
+        #expect(openAPI.configuration["resources"]?[0]?["pageSize"] == 20)
+        var unpaged = MockRequest(.get, "/api/channels")
+        unpaged.headerFields[HTTPField.Name("X-Api-Key")!] = "k"
+        let firstPage = try await server.respond(to: unpaged).json()
+        #expect(firstPage["data"]?.arrayValue?.count == min(20, page["data"]?.arrayValue?.count ?? 0))
 
         func send(_ request: MockRequest) async -> MockResponse {
             var keyed = request

@@ -187,6 +187,19 @@ struct RequestCheckTests {
         #expect(try await server.respond(to: MockRequest(.get, "/pets")).json().arrayValue?.count == 2)
     }
 
+    @Test("On a documented operation an unknown `_` parameter is ignored and listed; without the document it is a 400")
+    func unknownOptions() async throws {
+        let server = try await Self.server()
+        let list = await server.respond(to: MockRequest(.get, "/pets?_cachebust=7&limit=5"))
+        #expect(list.status == .ok)
+        #expect(list.headerFields[.ignoredQuery]?.contains("_cachebust") == true)
+        _ = try await server.respond(to: MockRequest(.post, "/pets", json: ["name": "Rex"]))
+        #expect(await server.respond(to: MockRequest(.get, "/pets/1?__main__=1")).status == .ok)
+        server.setRequestChecks(nil)
+        #expect(await server.respond(to: MockRequest(.get, "/pets?_cachebust=7")).status == .badRequest)
+        #expect(await server.respond(to: MockRequest(.get, "/pets/1?__main__=1")).status == .badRequest)
+    }
+
     @Test("Checks change with a reload and can be turned off; a malformed section is refused naming its key")
     func switching() async throws {
         let server = try await Self.server()

@@ -309,3 +309,101 @@ struct CascadeTests {
         }
     }
 }
+
+/// Lists that answer a page unless asked for more, as an API that documents its limit's default does.
+@Suite("Default pages")
+struct DefaultPageTests {
+    @Test(
+        "`pageSize` answers the first page of an unpaged list, with the total and Links in the API's own names; a page asked for keeps its size"
+    )
+    func pages() async throws {
+        let text = """
+            {"resources": [{"name": "notes", "fields": {"text": "string"}, "pageSize": 2,
+                            "queryNames": {"limit": "_limit", "offset": "_start"}}],
+             "data": {"notes": [{"text": "a"}, {"text": "b"}, {"text": "c"}, {"text": "d"}, {"text": "e"}]}}
+            """
+        let server = try await MockServer.inMemory(try ServerConfiguration(parsing: Array(text.utf8), file: "notes.json"))
+        let first = await server.respond(to: MockRequest(.get, "/notes"))
+        #expect(try first.json().arrayValue?.map { $0["text"] } == ["a", "b"])
+        #expect(first.headerFields[.totalCount] == "5")
+        #expect(first.headerFields[.link]?.contains("</notes?offset=2&limit=2>; rel=\"next\"") == true)
+        let filtered = await server.respond(to: MockRequest(.get, "/notes?text_ne=a"))
+        #expect(try filtered.json().arrayValue?.map { $0["text"] } == ["b", "c"])
+        #expect(try await server.respond(to: MockRequest(.get, "/notes?offset=4")).json().arrayValue?.map { $0["text"] } == ["e"])
+        #expect(try await server.respond(to: MockRequest(.get, "/notes?limit=4")).json().arrayValue?.count == 4)
+        #expect(
+            try await server.respond(to: MockRequest(.get, "/notes?_page=2")).json().arrayValue?.map { $0["text"] } == ["c", "d"])
+        #expect(try await server.respond(to: MockRequest(.get, "/notes?_start=1&_end=5")).json().arrayValue?.count == 4)
+        let admin = try await server.respond(to: MockRequest(.get, "/__hammock/resources")).json()
+        #expect(admin[0]?["pageSize"] == 2)
+        let bad = #"{"resources": [{"name": "notes", "fields": {"text": "string"}, "pageSize": 0}]}"#
+        let error = #expect(throws: ConfigurationError.self) {
+            try ServerConfiguration(parsing: Array(bad.utf8), file: "bad.json")
+        }
+        #expect(error?.keyPath == "resources[0].pageSize")
+    }
+}
+
+/// Keys a client never chooses, as a document's `readOnly` key is.
+@Suite("Read-only keys")
+struct ReadOnlyKeyTests {
+    @Test(
+        "`keyReadOnly` makes every key: one a create sends is ignored, so sending a taken one is no conflict; it needs a keyFormat"
+    )
+    func readOnly() async throws {
+        let text = """
+            {"resources": [{"name": "orders", "fields": {"id": "string", "total": "float"}, "primaryKey": "id",
+                            "keyFormat": "uuid", "keyReadOnly": true}]}
+            """
+        let server = try await MockServer.inMemory(try ServerConfiguration(parsing: Array(text.utf8), file: "orders.json"))
+        let first = await server.respond(to: MockRequest(.post, "/orders", json: ["id": "mine", "total": 1.5]))
+        #expect(first.status == .created)
+        let key = try #require(try first.json()["id"]?.stringValue)
+        #expect(key != "mine" && UUID(uuidString: key) != nil)
+        let again = await server.respond(to: MockRequest(.post, "/orders", json: ["id": .string(key), "total": 2.5]))
+        #expect(again.status == .created)
+        #expect(try again.json()["id"] != .string(key))
+        let bad = #"{"resources": [{"name": "orders", "fields": {"id": "string"}, "primaryKey": "id", "keyReadOnly": true}]}"#
+        let error = #expect(throws: ConfigurationError.self) {
+            try ServerConfiguration(parsing: Array(bad.utf8), file: "bad.json")
+        }
+        #expect(error?.keyPath == "resources[0].keyReadOnly")
+    }
+}
+
+/// Stubs on a record's path that answer only while the record exists.
+@Suite("Stubs that require a record")
+struct RequiredRecordTests {
+    @Test(
+        "A stub's `requires` answers 404 for a record its path names that does not exist, or no longer does; unknown names are refused"
+    )
+    func requires() async throws {
+        let text = """
+            {"resources": [{"name": "channels", "fields": {"name": "string"}}],
+             "routes": [{"method": "PUT", "path": "/channels/:channelId/topic", "requires": {"channelId": "channels"},
+                         "body": {"ok": true}}],
+             "data": {"channels": [{"name": "general"}]}}
+            """
+        let server = try await MockServer.inMemory(try ServerConfiguration(parsing: Array(text.utf8), file: "chat.json"))
+        #expect(try await server.respond(to: MockRequest(.put, "/channels/1/topic")).json() == ["ok": true])
+        for path in ["/channels/9/topic", "/channels/x/topic", "/channels/01/topic"] {
+            let missing = await server.respond(to: MockRequest(.put, path))
+            #expect(missing.status == .notFound, "\(path)")
+            #expect(missing.headerFields[.contentType] == "application/problem+json")
+        }
+        #expect(await server.respond(to: MockRequest(.delete, "/channels/1")).status == .noContent)
+        #expect(await server.respond(to: MockRequest(.put, "/channels/1/topic")).status == .notFound)
+        for (requires, keyPath) in [
+            (#"{"id": "channels"}"#, "routes[0].requires.id"), (#"{"channelId": "rooms"}"#, "routes[0].requires.channelId"),
+        ] {
+            let bad = """
+                {"resources": [{"name": "channels", "fields": {"name": "string"}}],
+                 "routes": [{"method": "PUT", "path": "/channels/:channelId/topic", "requires": \(requires), "body": {}}]}
+                """
+            let error = #expect(throws: ConfigurationError.self) {
+                try ServerConfiguration(parsing: Array(bad.utf8), file: "bad.json")
+            }
+            #expect(error?.keyPath == keyPath)
+        }
+    }
+}

@@ -201,6 +201,8 @@ extension AdminRoutes {
                 "name": .string(schema.name), "primaryKey": .string(schema.key.name),
                 "keyIsGenerated": .bool(schema.isKeyGenerated),
                 "keyFormat": schema.resource.keyFormat?.configurationValue ?? .null,
+                "keyReadOnly": .bool(schema.resource.keyIsReadOnly),
+                "pageSize": schema.resource.defaultPageSize.map { .integer($0) } ?? .null,
                 "omitsNulls": schema.resource.nullOmittedFields.map { .array($0.sorted().map(JSON.string)) }
                     ?? .bool(schema.resource.omitsNulls), "fields": .object(fields),
                 "required": .array(schema.ruledFields.filter(\.isRequired).map { .string($0.name) }),

@@ -8,7 +8,7 @@ extension ConfigurationReader {
     static let routeKeys =
         [
             "method", "path", "match", "priority", "latency", "responses", "afterLast", "order", "scenario", "whenState",
-            "setState", "create", "alternatives",
+            "setState", "create", "alternatives", "requires",
         ]
         + answerKeys
     static let matchKeys = ["query", "headers", "path", "body"]
@@ -102,6 +102,21 @@ extension ConfigurationReader {
             throw fail("\(path).path", error.message)
         }
         stub.priority = try integer(object["priority"], at: "\(path).priority", in: 1...1_000) ?? StubRoute.defaultPriority
+        // `"requires": {"channelId": "channels"}`: the path parameter names a record that must exist.
+        if let value = object["requires"], !value.isNull {
+            guard case .object(let required) = value else {
+                throw fail("\(path).requires", "expected {\"pathParameter\": \"resource\"}")
+            }
+            for (parameter, resource) in required {
+                guard stub.path.parameterNames.contains(parameter) else {
+                    throw fail("\(path).requires.\(parameter)", "the path has no parameter '\(parameter.prefix(60))'")
+                }
+                guard case .string(let name) = resource, !name.isEmpty else {
+                    throw fail("\(path).requires.\(parameter)", "expected the name of a resource")
+                }
+                stub.requiredRecords[parameter] = name
+            }
+        }
         if let value = object["alternatives"], !value.isNull {
             guard case .array(let list) = value else {
                 throw fail("\(path).alternatives", "expected an array of answers, each with an optional name")

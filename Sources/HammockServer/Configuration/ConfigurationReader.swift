@@ -198,6 +198,11 @@ struct ConfigurationReader {
         }
         var resource = MockResource(name, fields: fields, primaryKey: primaryKey, actions: actions, parents: parents)
         resource.keyFormat = try keyFormat(object["keyFormat"], of: resource, at: "\(path).keyFormat")
+        resource.keyIsReadOnly = try bool(object["keyReadOnly"], at: "\(path).keyReadOnly") ?? false
+        resource.defaultPageSize = try integer(object["pageSize"], at: "\(path).pageSize", in: 1...100_000)
+        if resource.keyIsReadOnly, resource.keyFormat == nil {
+            throw fail("\(path).keyReadOnly", "true needs a keyFormat: the server must be able to make every key")
+        }
         // `true`, or the fields whose nulls are left out: `["topic", "private"]`.
         if case .array(let names)? = object["omitNulls"] {
             var omitted = Set<String>()

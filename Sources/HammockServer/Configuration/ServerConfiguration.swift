@@ -66,7 +66,7 @@ public struct ServerConfiguration: Sendable {
     ]
     static let resourceKeys = [
         "name", "fields", "primaryKey", "keyFormat", "actions", "parents", "omitNulls", "queryNames", "made", "statuses",
-        "listEnvelope", "topLevel", "answersKey",
+        "listEnvelope", "topLevel", "answersKey", "keyReadOnly", "pageSize",
     ]
 
     /// Reads and parses a configuration file.
@@ -150,6 +150,10 @@ public struct ServerConfiguration: Sendable {
             where !resources.contains(where: { $0.name == creation.resource }) {
                 let key = route.creates.count == 1 ? "create" : "create[\(position)]"
                 throw fail("routes[\(index)].\(key).resource", "no resource is named '\(creation.resource)'")
+            }
+            for (parameter, resource) in route.requiredRecords.sorted(by: { $0.key < $1.key })
+            where !resources.contains(where: { $0.name == resource }) {
+                throw fail("routes[\(index)].requires.\(parameter)", "no resource is named '\(resource.prefix(100))'")
             }
         }
         if resources.isEmpty && routes.isEmpty {

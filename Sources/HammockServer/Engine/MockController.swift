@@ -113,7 +113,8 @@ public struct CRUDController: MockController {
     public init() {}
 
     public func index(_ request: ActionRequest) async throws -> MockResponse {
-        let query = try ListQuery(parsing: request.request.query, for: request.schema)
+        let query = try ListQuery(
+            parsing: request.request.query, for: request.schema, ignoringUnknownOptions: request.request.isDocumented)
         guard query.isEmpty else { return try await Self.index(request, query: query) }
         var response = try await Self.wholeList(request)
         if !query.ignored.isEmpty { response.headerFields.append(contentsOf: query.responseFields(total: 0, path: "")) }
@@ -171,7 +172,8 @@ public struct CRUDController: MockController {
         let key = try Self.requireKey(request)
         // The usual lookup has no query: nothing to parse, no header to add.
         guard request.request.query != nil else { return try await Self.plainShow(request, key: key) }
-        let options = try ListQuery.recordOptions(parsing: request.request.query, dependent: false)
+        let options = try ListQuery.recordOptions(
+            parsing: request.request.query, dependent: false, ignoringUnknownOptions: request.request.isDocumented)
         var ignored = HTTPFields()
         if !options.ignored.isEmpty { ignored[.ignoredQuery] = options.ignored.joined(separator: ", ") }
         if !options.embed.isEmpty || !options.expand.isEmpty {
@@ -243,7 +245,8 @@ public struct CRUDController: MockController {
 
     public func destroy(_ request: ActionRequest) async throws -> MockResponse {
         let key = try Self.requireKey(request)
-        let options = try ListQuery.recordOptions(parsing: request.request.query, dependent: true)
+        let options = try ListQuery.recordOptions(
+            parsing: request.request.query, dependent: true, ignoringUnknownOptions: request.request.isDocumented)
         // `_dependent=cars`: the record's cars go with it (otherwise they stay, their key nulled), as do
         // the children of a resource that is deleted with its parent (``MockResource/Parent/deletesWithParent``).
         var dependents: [StoreWrite.Dependent] = []

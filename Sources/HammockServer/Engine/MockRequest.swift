@@ -26,6 +26,9 @@ public struct MockRequest: Sendable {
     /// The settings in force when the server took the request in (``MockServer/respond(to:)``): its
     /// chain, faults and routes of your own all come from this one value.
     var runtime: ServerRuntime?
+    /// Whether the API document the server checks requests against describes this request: its query is
+    /// then the document's, and a `_` parameter the server does not know is ignored, not refused as a typo.
+    public package(set) var isDocumented = false
 
     /// Creates a request; a `?` in `target` starts the query.
     public init(_ method: HTTPRequest.Method, _ target: String, headerFields: HTTPFields = [:], body: [UInt8] = []) {

@@ -92,7 +92,9 @@ final class MockRouter: Sendable {
         else { return try await dispatch(request) }
         do {
             try checks.check(request, operation: operation, captures: captures)
-            return try await dispatch(request)
+            var documented = request
+            documented.isDocumented = true
+            return try await dispatch(documented)
         } catch let error as any HTTPProblemConvertible {
             // A store's failure keeps its problem: ProblemMiddleware logs it.
             if let failure = error as? StoreError, failure.isFailure { throw error }

@@ -229,6 +229,8 @@ final class ResourceRoutes: MockRoutes {
             request.parameters = parameters
         }
         let key = request.schema.key.name
+        // A read-only key is the server's whatever the body says.
+        if keyMaker != nil, request.schema.resource.keyIsReadOnly { request.parameters?[key] = nil }
         guard let parameters = request.parameters, parameters[key] == nil || parameters[key] == .null, let keyMaker
         else { return try await controller.create(request) }
         var attempt = request

@@ -82,6 +82,19 @@ public struct RouteRecords: Sendable {
         return try await store.perform(write).value?.records.first
     }
 
+    /// Throws a 404 unless each path parameter of `required` names a record of its resource (a stub's
+    /// ``StubRoute/requiredRecords``), a path segment read as the resource's key type.
+    func requireRecords(_ required: [String: String], named parameters: [String: String]) async throws {
+        for (parameter, resource) in required.sorted(by: { $0.key < $1.key }) {
+            let schema = try schema(named: resource)
+            let segment = parameters[parameter] ?? ""
+            guard let key = schema.key(fromPathSegment: segment), try await store.record(of: schema, withKey: key) != nil else {
+                throw HTTPProblem.notFound(
+                    "No \(schema.name) with \(schema.key.name) \(JSON.string(segment).serializedString())")
+            }
+        }
+    }
+
     /// Deletes the record of `resource` with `key` (its children's foreign keys become `null`, as a
     /// `DELETE` does); `false` if there was none.
     public func delete(_ resource: String, key: JSON) async throws -> Bool {
@@ -252,7 +265,7 @@ final class CustomRoutes: MockRoutes {
                 }
                 guard let (answer, count) = taken else { continue }
                 // The server's `_` parameters are one list for every route: an unknown one is a typo.
-                for item in current.query where !stub.match.reads(queryParameter: item.name) {
+                for item in current.query where !request.isDocumented && !stub.match.reads(queryParameter: item.name) {
                     if let problem = ReservedParameters.problem(for: item.name, sentTo: "a stub", accepting: []) {
                         return MockEndpoint(methods: methods, route: entry.matchedRoute) { _ in throw problem }
                     }
@@ -272,6 +285,7 @@ final class CustomRoutes: MockRoutes {
                 let eventTimer = self.timer
                 return MockEndpoint(methods: methods, route: entry.matchedRoute) { _ in
                     if let (latency, wait) = latency { await wait(latency.delay(forUnit: random())) }
+                    try await records.requireRecords(stub.requiredRecords, named: accepted.parameters)
                     var context = accepted
                     for creation in stub.creates {
                         guard case .object(let values) = StubTemplate.render(.object(creation.values), context) else { continue }

@@ -66,6 +66,11 @@ public struct PathPattern: Sendable, Hashable, CustomStringConvertible {
         self.matchesRest = matchesRest
     }
 
+    /// The names of the pattern's `:name` parameters, in order.
+    public var parameterNames: [String] {
+        segments.compactMap { if case .parameter(let name) = $0 { name } else { nil } }
+    }
+
     /// Whether the pattern has no parameter or wildcard: it matches one path only.
     var isLiteral: Bool {
         !matchesRest && segments.allSatisfy { if case .literal = $0 { true } else { false } }

@@ -171,6 +171,12 @@ public struct StubRoute: Sendable {
     /// The priority of a stub that names none.
     public static let defaultPriority = 5
 
+    /// Records the path names that must exist for the stub to answer, each a path parameter with the
+    /// resource whose key it is: `["channelId": "channels"]` on `PUT /channels/:channelId/topic` answers
+    /// 404 for a channel there is none of (deleted, or never made), as the API would, and not 200. Empty
+    /// by default; an imported document's operations under a resource's record get it.
+    public var requiredRecords: [String: String] = [:]
+
     /// The first answer's status.
     public var status: HTTPResponse.Status {
         get { answers[0].status }

@@ -33,6 +33,14 @@ public struct MockResource: Sendable, Hashable {
     /// How the server makes the key of a record a create leaves it out of; `nil` (the default) when a
     /// client-chosen key must be sent. Only for a declared `string` primary key.
     public var keyFormat: KeyFormat?
+    /// Whether every key is the server's to make: a key a create sends is ignored and one is made, as an
+    /// API document's `readOnly` key is (a client does not choose it, and a second create sending the
+    /// same one is no conflict). Only with a ``keyFormat``; `false` (the default) keeps a key sent.
+    public var keyIsReadOnly = false
+    /// How many records a list answers when the request asks for no page, and the size of a `_page`
+    /// without `_per_page`: what an API documents as its `limit`'s default or its list's `maxItems`.
+    /// `nil` (the default) answers every record unless asked, as json-server does (and pages of 10).
+    public var defaultPageSize: Int?
     /// Whether answers leave out the members whose value is `null` (a field no one set, one cleared)
     /// rather than answer `null`: what an API document means by an optional member that is not nullable.
     /// `false` (the default) answers every declared field.

@@ -7,9 +7,17 @@ extension ListQuery {
     ///
     /// - Throws: ``QueryError`` naming the parameter, for a value that is not of its field's type,
     ///   an unknown operator or `_` option, a sort on an unknown field, or a page below 1.
-    public init(parsing query: String?, for schema: ResourceSchema) throws(QueryError) {
+    /// `ignoringUnknownOptions`: a `_` parameter that is not one of the server's is ignored and listed
+    /// (a request an API document describes, whose query is the document's), not a 400.
+    public init(parsing query: String?, for schema: ResourceSchema, ignoringUnknownOptions: Bool = false) throws(QueryError) {
         self.init()
-        guard let query, !query.isEmpty else { return }
+        let pageSize = schema.resource.defaultPageSize
+        guard let query, !query.isEmpty else {
+            // Nothing asked: the resource's default page, if it has one.
+            if let pageSize { window = .range(start: 0, end: pageSize) }
+            namePagesAsDocumented(for: schema)
+            return
+        }
         items = try Self.items(of: query)
         // An API's own names for the query language's parameters (`limit` for `_limit`) are read as those.
         let aliases = schema.resource.queryNames
@@ -21,6 +29,8 @@ extension ListQuery {
             }
         }
         var parser = Parser(schema: schema)
+        parser.defaultPageSize = pageSize
+        parser.ignoresUnknownOptions = ignoringUnknownOptions
         for item in items {
             guard let documented = documentedNames[item.name] else {
                 try parser.take(item, into: &self)
@@ -40,6 +50,16 @@ extension ListQuery {
             ignored.append(documented)
         }
         try parser.finish(into: &self)
+        namePagesAsDocumented(for: schema)
+    }
+
+    /// A default page's `Link`s use the API's own names for the window's parameters (`limit`, `offset`)
+    /// where the client sent none of them.
+    mutating func namePagesAsDocumented(for schema: ResourceSchema) {
+        guard window != nil else { return }
+        for (name, target) in schema.resource.queryNames where Self.windowParameters.contains(target) {
+            if documentedNames[target] == nil { documentedNames[target] = name }
+        }
     }
 
     /// The query language's parameters an API's own name may stand for (``MockResource/queryNames``),
@@ -60,7 +80,7 @@ extension ListQuery {
     /// The query of a single record's route: `_embed` and `_expand` on `GET`, `_dependent` on `DELETE`
     /// (when `dependent` is true); every other parameter is ignored and listed.
     package static func recordOptions(
-        parsing query: String?, dependent: Bool
+        parsing query: String?, dependent: Bool, ignoringUnknownOptions: Bool = false
     ) throws(QueryError) -> (embed: [String], expand: [String], dependent: [String], ignored: [String]) {
         var result: (embed: [String], expand: [String], dependent: [String], ignored: [String]) = ([], [], [], [])
         guard let query, !query.isEmpty else { return result }
@@ -71,9 +91,10 @@ extension ListQuery {
             case "_dependent" where dependent: result.dependent += try Parser.names(item)
             case "_delay": continue  // the router's
             default:
-                if let problem = ReservedParameters.problem(
-                    for: item.name, sentTo: dependent ? "a record's DELETE" : "a record",
-                    accepting: dependent ? [.deletes] : [.reads])
+                if !ignoringUnknownOptions,
+                    let problem = ReservedParameters.problem(
+                        for: item.name, sentTo: dependent ? "a record's DELETE" : "a record",
+                        accepting: dependent ? [.deletes] : [.reads])
                 {
                     throw problem
                 }
@@ -111,6 +132,10 @@ extension ListQuery {
         var start: Int?
         var end: Int?
         var limit: Int?
+        /// The resource's ``MockResource/defaultPageSize``.
+        var defaultPageSize: Int?
+        /// Whether an unknown `_` parameter is ignored rather than refused.
+        var ignoresUnknownOptions = false
 
         init(schema: ResourceSchema) { self.schema = schema }
 
@@ -173,7 +198,9 @@ extension ListQuery {
                     }
                     return try addFilter(column, comparison, item, into: &query)
                 }
-                if let problem = ReservedParameters.problem(for: item.name, sentTo: "a list", accepting: [.lists, .reads]) {
+                if !ignoresUnknownOptions,
+                    let problem = ReservedParameters.problem(for: item.name, sentTo: "a list", accepting: [.lists, .reads])
+                {
                     throw problem
                 }
                 // Cache-busters, API keys and the like: ignored, and said so in a header.
@@ -306,14 +333,16 @@ extension ListQuery {
                     page != nil ? "_page" : "_per_page", "cannot be combined with _start, _end or _limit")
             }
             if paged {
-                query.window = .page(number: page ?? 1, size: perPage ?? 10)
+                query.window = .page(number: page ?? 1, size: perPage ?? defaultPageSize ?? 10)
             } else if ranged {
                 let first = start ?? 0
                 if end != nil && limit != nil { throw QueryError.badQuery("_limit", "cannot be combined with _end") }
                 if let end, end < first { throw QueryError.badQuery("_end", "must not be below _start (\(first))") }
-                let limited = limit.map { first.saturatingAdd($0) }
+                let limited = (limit ?? (end == nil ? defaultPageSize : nil)).map { first.saturatingAdd($0) }
                 query.window = .range(start: first, end: end ?? limited)
                 query.rangeUsesEnd = end != nil
+            } else if let defaultPageSize {
+                query.window = .range(start: 0, end: defaultPageSize)
             }
         }
     }
