@@ -6,6 +6,10 @@ import HammockServer
 import HammockTestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The package's root (tests run from it under `swift test`, but a path from this file holds anywhere).
 let packageRoot =
     URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -35,6 +39,12 @@ func runToEnd(_ arguments: [String]) async throws -> (output: String, status: In
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = arguments
             let output = Pipe()
+            // Out of processes other tests spawn meanwhile: a PostgreSQL cluster started at that moment
+            // inherited the write end and held it for the whole run, so this read never saw its end (a CI
+            // run hung 17 minutes on a validator that had exited). The child's own copies (dup2) keep it.
+            for handle in [output.fileHandleForReading, output.fileHandleForWriting] {
+                _ = fcntl(handle.fileDescriptor, F_SETFD, FD_CLOEXEC)
+            }
             process.standardOutput = output
             process.standardError = output
             do {
@@ -50,7 +60,7 @@ func runToEnd(_ arguments: [String]) async throws -> (output: String, status: In
     }
 }
 
-@Suite("The mock's OpenAPI document")
+@Suite("The mock's OpenAPI document", .timeLimit(.minutes(3)))
 struct OpenAPIDocumentTests {
     static let examples = ["people.json", "shop.json", "generated.json", "people.yaml"]
 

@@ -7,7 +7,7 @@ import Testing
 
 /// `hammock generate swift`'s source. That it compiles and works is scripts/check-generated-clients's part
 /// (a scratch package against HammockClient, run against `hammock serve`); these check its shape.
-@Suite("The generated Swift client")
+@Suite("The generated Swift client", .timeLimit(.minutes(5)))
 struct SwiftClientSourceTests {
     static func source(_ example: String, name: String) async throws -> String {
         let configuration = try ConfigurationFile.read(packageRoot + example)
