@@ -30,6 +30,7 @@ let package = Package(
         .library(name: "HammockServerTesting", targets: ["HammockServerTesting"]),
         .library(name: "HammockOpenAPI", targets: ["HammockOpenAPI"]),
         .library(name: "HammockConsole", targets: ["HammockConsole"]),
+        .library(name: "HammockProxy", targets: ["HammockProxy"]),
         .executable(name: "hammock", targets: ["hammock"]),
     ],
     dependencies: [
@@ -100,6 +101,20 @@ let package = Package(
             dependencies: [
                 "HammockClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // The mock in front of a real backend: what it does not mock is forwarded (AsyncHTTPClient), its
+        // own target so the engine and its users need no HTTP client.
+        .target(
+            name: "HammockProxy",
+            dependencies: [
+                "HammockServer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
@@ -247,6 +262,7 @@ let package = Package(
                 "HammockOpenAPI",
                 "HammockConsole",
                 "HammockJSON",
+                "HammockProxy",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -320,6 +336,14 @@ let package = Package(
             dependencies: [
                 "HammockAsyncHTTPClient", "HammockClient", "HammockServer", "HammockHTTPServer", "HammockTestSupport",
                 "HammockResources", .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "HammockProxyTests",
+            dependencies: [
+                "HammockProxy", "HammockServer", "HammockHTTPServer", "HammockTestSupport", "HammockJSON",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: swiftSettings
         ),

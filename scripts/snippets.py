@@ -33,7 +33,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TEST_TARGETS = ["HammockCLITests", "HammockClientServerTests", "HammockServerTests", "HammockOpenAPITests",
-                "HammockResourcesTests", "HammockAsyncHTTPClientTests", "HammockModelTests"]
+                "HammockResourcesTests", "HammockAsyncHTTPClientTests", "HammockModelTests", "HammockProxyTests"]
 
 
 def compile_flags():

@@ -1,5 +1,4 @@
-import Foundation
-import HammockTestSupport
+public import Foundation
 import Synchronization
 
 #if canImport(Glibc)
@@ -10,12 +9,14 @@ import Darwin
 
 /// httpbin (from PyPI) under gunicorn on 127.0.0.1, a free port, for the duration of one test.
 /// `scripts/setup --tests` installs it (in the project's .venv).
-final class HTTPBinServer: Sendable {
+public final class HTTPBinServer: Sendable {
     let process: Process
-    let port: Int
+    /// The port it listens on.
+    public let port: Int
     private let exited: AsyncStream<Int32>
 
-    var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    /// `http://127.0.0.1:PORT`.
+    public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
     private init(process: Process, port: Int, exited: AsyncStream<Int32>) {
         self.process = process
@@ -23,11 +24,13 @@ final class HTTPBinServer: Sendable {
         self.exited = exited
     }
 
-    struct StartFailure: Error, CustomStringConvertible {
-        var description: String
+    /// httpbin did not start (not installed, or it failed): what it printed.
+    public struct StartFailure: Error, CustomStringConvertible {
+        public var description: String
     }
 
-    static func start() async throws -> HTTPBinServer {
+    /// Starts httpbin on a free port of 127.0.0.1 and returns once it listens.
+    public static func start() async throws -> HTTPBinServer {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
@@ -75,7 +78,8 @@ final class HTTPBinServer: Sendable {
         throw StartFailure(description: "httpbin did not start (run scripts/setup --tests): \(output.withLock { $0 })")
     }
 
-    func stop() async {
+    /// Stops it and its workers, and returns once it has exited.
+    public func stop() async {
         // SIGKILL, not SIGTERM: a child of the test process may inherit a signal mask that blocks
         // SIGTERM, and gunicorn then never sees it. Its workers exit when the master is gone.
         let master = process.processIdentifier
@@ -102,7 +106,7 @@ extension HTTPBinServer {
 }
 
 /// Runs `body` with httpbin running, and always stops it.
-func withHTTPBin<T>(_ body: (URL) async throws -> T) async throws -> T {
+public func withHTTPBin<T>(_ body: (URL) async throws -> T) async throws -> T {
     let server = try await HTTPBinServer.start()
     do {
         let result = try await body(server.baseURL)

@@ -4,6 +4,7 @@ import HammockConsole
 import HammockHTTPServer
 import HammockOpenAPI
 import HammockPostgres
+import HammockProxy
 import HammockSQLite
 import HammockServer
 import Logging
@@ -106,6 +107,12 @@ struct Serve: AsyncParsableCommand {
     )
     var noValidation = false
 
+    @Option(
+        help: ArgumentHelp(
+            "A real backend (http:// or https://, with a path prefix if it has one) that what no resource, stub or route answers is forwarded to (docs/proxy.md).",
+            valueName: "url"))
+    var proxy: String?
+
     @Flag(help: "Watch the configuration file and put changes in force without a restart.")
     var watch = false
 
@@ -125,6 +132,19 @@ struct Serve: AsyncParsableCommand {
         } catch let error as ConfigurationError {
             Self.printError(error.description)
             throw ExitCode(2)
+        }
+        // A wrong upstream is a wrong command line (exit 2), found before the store is opened.
+        var proxyRoutes: ProxyRoutes?
+        if let proxy {
+            do {
+                guard let url = URL(string: proxy) else {
+                    throw ProxyRoutes.ConfigurationError(description: "'\(proxy.prefix(200))' is not a URL")
+                }
+                proxyRoutes = try ProxyRoutes(upstream: url)
+            } catch {
+                Self.printError("hammock: --proxy: \(error)")
+                throw ExitCode(2)
+            }
         }
         let token: String?
         do {
@@ -181,6 +201,8 @@ struct Serve: AsyncParsableCommand {
                 throw ExitCode(2)
             }
             server.serveConsole()
+            // Asked last: only what the mock does not answer goes to the backend.
+            if let proxyRoutes { server.addRoutes(proxyRoutes, first: false) }
             server.serveOpenAPIDocument(
                 title: openAPI.map { $0.title.isEmpty ? Self.documentTitle(for: config) : $0.title }
                     ?? Self.documentTitle(for: config))
@@ -386,6 +408,7 @@ struct Serve: AsyncParsableCommand {
         if let openAPI { Self.printOpenAPISummary(openAPI) }
         if let checks = server.requestChecks { Self.printRequestChecks(checks) }
         Self.printLine("store: \(store)")
+        if let proxy { Self.printLine("proxy: what the mock does not answer goes to \(proxy)") }
         Self.printLine("version: \(MockServer.version)")
         if let admin = server.options.adminPath {
             Self.printLine("console: \(url)\(admin)/ (in a browser)")

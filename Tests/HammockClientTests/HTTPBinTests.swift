@@ -1,5 +1,6 @@
 import Foundation
 import HammockClient
+import HammockTestSupport
 import Testing
 
 struct Payload: Codable, Equatable, Sendable {

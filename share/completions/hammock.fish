@@ -23,7 +23,7 @@ function __hammock_parse_tokens -S
         __hammock_parse_subcommand 0 'version' 'h/help'
         switch $unparsed_tokens[1]
         case 'serve'
-            __hammock_parse_subcommand 1 'host=' 'port=' 'store=' 'namespace=' 'latency=' 'base-path=' 'idle-timeout=' 'request-timeout=' 'seed=' 'admin-path=' 'admin-token=' 'journal-size=' 'strict' 'fault=+' 'allow-host=+' 'redact-header=+' 'no-validation' 'watch' 'quiet' 'version' 'h/help'
+            __hammock_parse_subcommand 1 'host=' 'port=' 'store=' 'namespace=' 'latency=' 'base-path=' 'idle-timeout=' 'request-timeout=' 'seed=' 'admin-path=' 'admin-token=' 'journal-size=' 'strict' 'fault=+' 'allow-host=+' 'redact-header=+' 'no-validation' 'proxy=' 'watch' 'quiet' 'version' 'h/help'
         case 'routes'
             __hammock_parse_subcommand 1 'version' 'h/help'
         case 'openapi'
@@ -119,6 +119,7 @@ complete -c 'hammock' -n '__hammock_should_offer_completions_for_flags_or_option
 complete -c 'hammock' -n '__hammock_should_offer_completions_for_flags_or_options "hammock serve"' -l 'allow-host' -d 'A host name the admin API and console answer besides localhost and IP addresses (the machine\'s own name, when teammates reach the mock by it); repeatable.' -rfka ''
 complete -c 'hammock' -n '__hammock_should_offer_completions_for_flags_or_options "hammock serve"' -l 'redact-header' -d 'A header field whose values the admin API hides in the journal, besides Authorization, Cookie and the usual credentials; repeatable.' -rfka ''
 complete -c 'hammock' -n '__hammock_should_offer_completions_for_flags_or_options "hammock serve" no-validation' -l 'no-validation' -d 'Answer requests an OpenAPI document describes without checking them against it (parameters 400, media type 415, body 422).'
+complete -c 'hammock' -n '__hammock_should_offer_completions_for_flags_or_options "hammock serve" proxy' -l 'proxy' -d 'A real backend (http:// or https://, with a path prefix if it has one) that what no resource, stub or route answers is forwarded to (docs/proxy.md).' -rfka ''
 complete -c 'hammock' -n '__hammock_should_offer_completions_for_flags_or_options "hammock serve" watch' -l 'watch' -d 'Watch the configuration file and put changes in force without a restart.'
 complete -c 'hammock' -n '__hammock_should_offer_completions_for_flags_or_options "hammock serve" quiet' -l 'quiet' -d 'Do not log each request.'
 complete -c 'hammock' -n '__hammock_should_offer_completions_for_flags_or_options "hammock serve" version' -l 'version' -d 'Show the version.'

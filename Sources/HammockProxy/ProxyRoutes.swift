@@ -1,0 +1,195 @@
+import AsyncHTTPClient
+public import Foundation
+import HTTPTypes
+public import HammockServer
+import NIOCore
+import NIOHTTP1
+
+/// Forwards what no resource, stub or route of the mock answers to a real backend, and streams its answer
+/// back: the half of an API that exists is reached through the mock that stands in for the rest.
+///
+/// ```swift
+/// let server = try await MockServer(resources: [orders])        // orders are mocked
+/// server.addRoutes(try ProxyRoutes(upstream: URL(string: "http://127.0.0.1:8080/api")!), first: false)
+/// // GET /orders/3 is the mock's; GET /customers/7 is http://127.0.0.1:8080/api/customers/7's
+/// ```
+/// `hammock serve config.json --proxy URL` does the same. Asked last (`first: false`), it takes every path
+/// and method the mock does not: a path the mock serves with other methods is forwarded for the rest.
+///
+/// What is forwarded: the method, the path after the upstream URL's own path, the query as sent, the
+/// body, and the header fields but the hop-by-hop ones (RFC 9110 §7.6.1: `Connection` and the fields it
+/// names, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`); `Host` becomes the
+/// upstream's, and `Via` and `Forwarded` (RFC 7239) say a proxy was on the way and for whom. The answer
+/// comes back as the upstream gave it (no redirect followed, no body decompressed), its body streamed as it
+/// arrives, through the mock's chain: the journal, latency and faults apply to it as to any route. An
+/// upstream that cannot be reached is a 502, one that does not answer in ``timeout`` a 504, each
+/// problem+json naming the upstream.
+public struct ProxyRoutes: MockRoutes {
+    /// Why an upstream URL cannot be proxied to.
+    public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+        /// What is wrong with it.
+        public var description: String
+
+        /// An error saying `description`.
+        public init(description: String) { self.description = description }
+    }
+
+    /// Where requests go: scheme, host, port and a path that prefixes each forwarded path.
+    public let upstream: URL
+    /// How long the upstream may take to answer a request's head (its body may then stream for longer).
+    public let timeout: Duration
+    /// `scheme://host:port` and the path prefix, without a trailing `/`.
+    let origin: String
+    let prefix: String
+    /// `host:port` as `Forwarded` and `Via` do not say it, but the upstream's `Host` does.
+    let authority: String
+
+    /// A process-wide client, as `HTTPClient.shared` is (never shut down, so never one per server), but
+    /// one that follows no redirect and decompresses nothing: a proxy hands the client what it got.
+    static let client = HTTPClient(
+        eventLoopGroupProvider: .singleton,
+        configuration: HTTPClient.Configuration(redirectConfiguration: .disallow, decompression: .disabled))
+
+    /// The methods forwarded: all that HTTP routes have (the router answers `OPTIONS` itself).
+    static let methods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete]
+
+    /// A proxy to `upstream` (`http://` or `https://`, a host, optionally a port and a path).
+    /// - Throws: ``ConfigurationError`` for another scheme, no host, or a query or fragment in the URL.
+    public init(upstream: URL, timeout: Duration = .seconds(30)) throws(ConfigurationError) {
+        guard let scheme = upstream.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw ConfigurationError(
+                description: "the upstream '\(upstream.absoluteString.prefix(200))' is not an http:// or https:// URL")
+        }
+        guard let host = upstream.host, !host.isEmpty else {
+            throw ConfigurationError(description: "the upstream '\(upstream.absoluteString.prefix(200))' names no host")
+        }
+        guard upstream.query == nil, upstream.fragment == nil else {
+            throw ConfigurationError(
+                description:
+                    "the upstream '\(upstream.absoluteString.prefix(200))' has a query or fragment; give the scheme, host, port and path only"
+            )
+        }
+        self.upstream = upstream
+        self.timeout = timeout
+        let bracketed = host.contains(":") ? "[\(host)]" : host
+        let port = upstream.port.map { ":\($0)" } ?? ""
+        authority = bracketed + port
+        origin = "\(scheme)://\(bracketed)\(port)"
+        var path = upstream.path
+        while path.hasSuffix("/") { path.removeLast() }
+        prefix = path
+    }
+
+    public func endpoint(for request: MockRequest) throws -> MockEndpoint? {
+        MockEndpoint(methods: Self.methods, route: MatchedRoute(kind: .custom, pattern: "/**")) { request in
+            try await forward(request)
+        }
+    }
+
+    public var routeTable: [RouteTableEntry] { [RouteTableEntry(methods: Self.methods, pattern: "/**")] }
+
+    /// The header fields no proxy passes on (RFC 9110 §7.6.1), lowercased.
+    static let hopByHop: Set<String> = [
+        "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "te", "trailer",
+        "trailers", "transfer-encoding", "upgrade",
+    ]
+
+    /// `fields` without the hop-by-hop ones and those `Connection` names.
+    static func endToEnd(_ fields: [(name: String, value: String)]) -> [(name: String, value: String)] {
+        var dropped = hopByHop
+        for field in fields where field.name.lowercased() == "connection" {
+            for token in field.value.split(separator: ",") {
+                dropped.insert(token.trimmingCharacters(in: .whitespaces).lowercased())
+            }
+        }
+        return fields.filter { !dropped.contains($0.name.lowercased()) }
+    }
+
+    /// The upstream's URL for `request`: the prefix, the path, the query as sent.
+    func target(of request: MockRequest) -> String {
+        origin + prefix + request.path + (request.query.map { "?" + $0 } ?? "")
+    }
+
+    func forward(_ request: MockRequest) async throws -> MockResponse {
+        var outgoing = HTTPClientRequest(url: target(of: request))
+        outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
+        let sent = request.headerFields.map { (name: $0.name.canonicalName, value: $0.value) }
+        var headers = HTTPHeaders()
+        var via: [String] = []
+        var forwarded: [String] = []
+        for field in Self.endToEnd(sent) {
+            switch field.name.lowercased() {
+            // The client's framing is not the upstream's: the client sets its own length, and Host.
+            case "host", "content-length": continue
+            case "via": via.append(field.value)
+            case "forwarded": forwarded.append(field.value)
+            default: headers.add(name: field.name, value: field.value)
+            }
+        }
+        headers.add(name: "Host", value: authority)
+        headers.add(name: "Via", value: (via + ["1.1 hammock"]).joined(separator: ", "))
+        headers.add(name: "Forwarded", value: (forwarded + [Self.forwardedElement(for: request)]).joined(separator: ", "))
+        outgoing.headers = headers
+        if !request.body.isEmpty {
+            outgoing.body = .bytes(ByteBuffer(bytes: request.body))
+        }
+        let response: HTTPClientResponse
+        do {
+            response = try await Self.client.execute(outgoing, timeout: Self.timeAmount(timeout))
+        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
+            throw HTTPProblem(
+                .gatewayTimeout, detail: "The upstream \(origin) did not answer within \(timeout)",
+                extensions: ["upstream": .string(origin)])
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw HTTPProblem(
+                .badGateway, detail: "The upstream \(origin) could not be reached: \(String(describing: error).prefix(300))",
+                extensions: ["upstream": .string(origin)])
+        }
+        var fields = HTTPFields()
+        var length: Int?
+        for (name, value) in Self.endToEnd(response.headers.map { (name: $0.name, value: $0.value) }) {
+            if name.lowercased() == "content-length" {
+                length = Int(value)
+                continue
+            }
+            guard let fieldName = HTTPField.Name(name) else { continue }
+            fields.append(HTTPField(name: fieldName, value: value))
+        }
+        let status = HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase)
+        // No body for a HEAD, a 204 or a 304 (RFC 9110 §6.4.1), whatever its length says.
+        if request.method == .head || status.code == 204 || status.code == 304 || (100..<200).contains(status.code) {
+            return MockResponse(status: status, headerFields: fields)
+        }
+        let body = response.body
+        let stream = StreamingBody(length: length) { writer in
+            for try await buffer in body {
+                try await writer.write(Array(buffer.readableBytesView))
+            }
+        }
+        return MockResponse(status: status, headerFields: fields, stream: stream)
+    }
+
+    /// `duration` as NIO's `TimeAmount`, in whole nanoseconds (saturating: a century is as good as forever).
+    static func timeAmount(_ duration: Duration) -> TimeAmount {
+        let (seconds, attoseconds) = duration.components
+        guard seconds < 3_000_000_000 else { return .seconds(3_000_000_000) }
+        return .nanoseconds(max(0, seconds) * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+
+    /// This hop's `Forwarded` element: for whom (the client's address, `unknown` in process), the host it
+    /// asked for, and the scheme it used.
+    static func forwardedElement(for request: MockRequest) -> String {
+        let peer = request.context?.peer.map { peer -> String in
+            // `127.0.0.1:52144` as is; an IPv6 address with its port quoted, as RFC 7239 §6 wants.
+            peer.filter { $0 == ":" }.count > 1
+                ? "\"[\(peer.split(separator: ":").dropLast().joined(separator: ":"))]\"" : "\"\(peer)\""
+        }
+        var element = "for=\(peer ?? "unknown")"
+        if let name = HTTPField.Name("Host"), let host = request.headerFields[name] {
+            element += ";host=\"\(host.replacingOccurrences(of: "\"", with: ""))\""
+        }
+        return element + ";proto=http"
+    }
+}

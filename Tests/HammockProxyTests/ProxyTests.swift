@@ -1,0 +1,162 @@
+import Foundation
+import HTTPTypes
+import HammockHTTPServer
+import HammockJSON
+import HammockProxy
+import HammockServer
+import HammockTestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The mock in front of a real backend no one here wrote: httpbin (PyPI) on loopback. What the mock
+/// answers stays the mock's; the rest goes to httpbin and comes back as httpbin gave it.
+@Suite("Proxying what the mock does not answer", .timeLimit(.minutes(2)))
+struct ProxyTests {
+    /// A mock of `people` in front of httpbin, in process (its requests to httpbin are real HTTP).
+    static func withProxy<T>(
+        timeout: Duration = .seconds(30), _ body: (MockServer, URL) async throws -> T
+    ) async throws -> T {
+        try await withHTTPBin { upstream in
+            let people = MockResource("people", fields: ["name": .string])
+            let server = try await MockServer(resources: [people])
+            server.addRoutes(try ProxyRoutes(upstream: upstream, timeout: timeout), first: false)
+            return try await body(server, upstream)
+        }
+    }
+
+    /// The answer's body, streamed or not, as JSON.
+    static func json(_ response: MockResponse) async throws -> JSON {
+        let bytes = try await response.stream?.collect() ?? response.body
+        return try JSON(parsing: bytes)
+    }
+
+    @Test("Every method reaches the upstream with its path, query, body and headers; the answer comes back whole")
+    func methods() async throws {
+        try await Self.withProxy { server, upstream in
+            let got = await server.respond(to: MockRequest(.get, "/get?a=1&b=two%20words"))
+            #expect(got.status == .ok)
+            let echoed = try await Self.json(got)
+            #expect(echoed["args"] == ["a": "1", "b": "two words"])
+            #expect(echoed["headers"]?["Host"] == .string("127.0.0.1:\(upstream.port ?? 0)"))
+            for (method, path) in [(HTTPRequest.Method.post, "/post"), (.put, "/put"), (.patch, "/patch"), (.delete, "/delete")] {
+                let response = await server.respond(to: MockRequest(method, path, json: ["n": 7, "s": "é"]))
+                #expect(response.status == .ok, "\(method)")
+                let body = try await Self.json(response)
+                #expect(body["json"] == ["n": 7, "s": "é"], "\(method)")
+                #expect(body["headers"]?["Content-Type"] == "application/json", "\(method)")
+            }
+            // What the mock answers stays the mock's.
+            let created = await server.respond(to: MockRequest(.post, "/people", json: ["name": "Ada"]))
+            #expect(created.status == .created && created.stream == nil)
+            #expect(try await Self.json(server.respond(to: MockRequest(.get, "/people"))) == [["id": 1, "name": "Ada"]])
+        }
+    }
+
+    @Test("Hop-by-hop fields stay behind, Via and Forwarded are added, the client's own Via is kept")
+    func headers() async throws {
+        try await Self.withProxy { server, _ in
+            // `show_env`: httpbin hides Via and the like from its answer otherwise.
+            var request = MockRequest(.get, "/headers?show_env=1")
+            request.headerFields[HTTPField.Name("Connection")!] = "X-Secret, close"
+            request.headerFields[HTTPField.Name("X-Secret")!] = "hop"
+            request.headerFields[HTTPField.Name("Keep-Alive")!] = "timeout=5"
+            request.headerFields[HTTPField.Name("Proxy-Authorization")!] = "Basic cHJveHk="
+            request.headerFields[HTTPField.Name("Via")!] = "1.0 corporate"
+            request.headerFields[.authorization] = "Bearer end-to-end"
+            let headers = try await Self.json(server.respond(to: request))["headers"]
+            #expect(headers?["X-Secret"] == nil && headers?["Keep-Alive"] == nil && headers?["Proxy-Authorization"] == nil)
+            #expect(headers?["Authorization"] == "Bearer end-to-end")
+            #expect(headers?["Via"] == "1.0 corporate, 1.1 hammock")
+            #expect(headers?["Forwarded"]?.stringValue?.hasPrefix("for=unknown") == true)
+        }
+    }
+
+    @Test("Statuses, header fields and redirects come back as the upstream gave them; nothing is followed")
+    func answers() async throws {
+        try await Self.withProxy { server, _ in
+            #expect(await server.respond(to: MockRequest(.get, "/status/418")).status.code == 418)
+            let redirect = await server.respond(to: MockRequest(.get, "/redirect-to?url=/get&status_code=302"))
+            #expect(redirect.status.code == 302)
+            #expect(redirect.headerFields[.location] == "/get")
+            let fields = await server.respond(to: MockRequest(.get, "/response-headers?X-Answer=42"))
+            #expect(fields.headerFields[HTTPField.Name("X-Answer")!] == "42")
+            #expect(await server.respond(to: MockRequest(.get, "/status/204")).stream == nil)
+        }
+    }
+
+    // httpbin makes at most 100 KiB of random bytes.
+    @Test("A large answer streams through with its length; a chunked one without")
+    func streamed() async throws {
+        try await Self.withProxy { server, _ in
+            let sized = await server.respond(to: MockRequest(.get, "/bytes/90000?seed=3"))
+            #expect(sized.stream?.length == 90_000)
+            let sizedBytes = try await sized.stream?.collect()
+            #expect(sizedBytes?.count == 90_000)
+            let chunked = await server.respond(to: MockRequest(.get, "/stream-bytes/80000?chunk_size=4096&seed=3"))
+            #expect(chunked.stream?.length == nil)
+            let chunkedBytes = try await chunked.stream?.collect()
+            #expect(chunkedBytes?.count == 80_000)
+        }
+    }
+
+    @Test("Over HTTP: the client gets the upstream's bytes, and the journal has the exchange with the route it took")
+    func overHTTP() async throws {
+        try await Self.withProxy { server, _ in
+            let port = try await server.start(host: "127.0.0.1", port: 0)
+            do {
+                let session = URLSession(configuration: .ephemeral)
+                let url = try #require(URL(string: "http://127.0.0.1:\(port)/stream-bytes/100000?chunk_size=1000&seed=9"))
+                let (data, response) = try await session.data(from: url)
+                #expect((response as? HTTPURLResponse)?.statusCode == 200)
+                #expect(data.count == 100_000)
+                var upload = URLRequest(url: try #require(URL(string: "http://127.0.0.1:\(port)/anything/deep/path")))
+                upload.httpMethod = "POST"
+                upload.httpBody = Data(repeating: 0x61, count: 100_000)
+                upload.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
+                let (echo, _) = try await session.data(for: upload)
+                let echoed = try JSON(parsing: [UInt8](echo))
+                #expect(echoed["data"]?.stringValue?.count == 100_000)
+                #expect(echoed["url"]?.stringValue?.hasSuffix("/anything/deep/path") == true)
+                let entry = try #require(server.journal.entries.last)
+                #expect(entry.path == "/anything/deep/path" && entry.status == .ok && entry.method == .post)
+                await server.stop()
+            } catch {
+                await server.stop()
+                throw error
+            }
+        }
+    }
+
+    @Test("An upstream that cannot be reached is a 502, one that does not answer in time a 504, each naming it")
+    func failures() async throws {
+        // A port nothing listens on: bound, then closed.
+        let closed = try await MockServer(resources: [])
+        let port = try await closed.start(host: "127.0.0.1", port: 0)
+        await closed.stop()
+        let unreachable = try await MockServer(resources: [])
+        unreachable.addRoutes(try ProxyRoutes(upstream: try #require(URL(string: "http://127.0.0.1:\(port)/api"))), first: false)
+        let refused = await unreachable.respond(to: MockRequest(.get, "/anything"))
+        #expect(refused.status == .badGateway)
+        #expect(refused.headerFields[.contentType] == "application/problem+json")
+        #expect(try refused.json()["upstream"] == .string("http://127.0.0.1:\(port)"))
+        try await Self.withProxy(timeout: .milliseconds(500)) { server, _ in
+            let slow = await server.respond(to: MockRequest(.get, "/delay/3"))
+            #expect(slow.status == .gatewayTimeout)
+            let detail = try slow.json()["detail"]?.stringValue
+            #expect(detail?.contains("did not answer within") == true)
+        }
+    }
+
+    @Test("An upstream that is not an http(s) URL with a host, or that has a query, is refused")
+    func configuration() throws {
+        for text in ["ftp://example.com", "http:///path", "http://example.com/api?key=1", "file:///tmp/x"] {
+            let url = try #require(URL(string: text))
+            #expect(throws: ProxyRoutes.ConfigurationError.self, "\(text)") { try ProxyRoutes(upstream: url) }
+        }
+        let prefixed = try ProxyRoutes(upstream: try #require(URL(string: "https://api.example.com:8443/v2/")))
+        #expect(prefixed.routeTable.first?.pattern == "/**")
+    }
+}
