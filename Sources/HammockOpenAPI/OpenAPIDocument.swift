@@ -573,7 +573,8 @@ struct Builder {
         let prefix = "#/components/schemas/"
         var pending: [String] = []
         func rewrite(_ value: JSON, depth: Int, _ builder: inout Builder) -> JSON {
-            // A document's schemas nest at most 64 levels (the import refuses deeper); deeper is left as is.
+            // Deeper than the checks read (64 levels), a hostile document's nesting is left as it is: no
+            // recursion without a bound on a third party's document.
             guard depth < 80 else { return value }
             switch value {
             case .object(var object):

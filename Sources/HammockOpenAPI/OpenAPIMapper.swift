@@ -84,6 +84,8 @@ struct OpenAPIMapper {
         var keyIsReadOnly = false
         /// How many records a list answers unless asked: its limit's documented default, or its `maxItems`.
         var defaultPageSize: Int?
+        /// The keys the document's examples name (`GET /vector_stores/vs_abc123`): made records take them.
+        var exampleKeys: [JSON] = []
         /// Whether the records have their key as a member; a document's `Pet` without an `id` has its key
         /// only in paths, and answers never show the one the store makes.
         var answersKey = true
@@ -589,6 +591,26 @@ struct OpenAPIMapper {
                 ))
         }
         made.records = exampleRecords(candidate: candidate, nested: nestedLists, key: key)
+        // The keys the document's example requests name are records' keys, so `GET /vector_stores/vs_abc123`
+        // as the document shows it answers a record: the first records made take them, or copies of the
+        // first example record do. Not for a key the store generates.
+        if keyIsClientChosen, let keyType {
+            let examples = documentedKeys(of: candidate).filter { example in
+                guard case .success(let converted) = ResourceSchema.convert(example, to: keyType, encoding: .json) else {
+                    return false
+                }
+                return converted == example
+            }
+            if made.records.isEmpty {
+                made.exampleKeys = examples
+            } else if case .object(let first)? = made.records.first {
+                for example in examples where !made.records.contains(where: { $0[key] == example }) {
+                    var copy = first
+                    copy[key] = example
+                    made.records.append(.object(copy))
+                }
+            }
+        }
         self.notes += notes
         return made
     }
@@ -675,6 +697,35 @@ struct OpenAPIMapper {
     }
 
     /// Records from the documented examples: of the item's GET and of the lists, each once.
+    /// The examples the document gives the item path's parameter (`example`, each of `examples`, its
+    /// schema's `example`), on the item's operations, strings and integers only, at most ten.
+    func documentedKeys(of candidate: Candidate) -> [JSON] {
+        guard let parameter = candidate.itemParameter else { return [] }
+        var found: [JSON] = []
+        for method in candidate.item.keys.sorted() {
+            for value in candidate.item[method]?.object["parameters"]?.arrayValue ?? [] {
+                guard case .object(let given)? = schemas.resolve(value), given["in"]?.stringValue == "path",
+                    given["name"]?.stringValue == parameter
+                else { continue }
+                var examples: [JSON] = []
+                if let example = given["example"] { examples.append(example) }
+                for name in (given["examples"]?.objectValue ?? JSONObject()).keys.sorted() {
+                    if let example = schemas.resolve(given["examples"]?[name])?.objectValue?["value"] { examples.append(example) }
+                }
+                if let example = schemas.object(given["schema"])?["example"] { examples.append(example) }
+                for example in examples where found.count < 10 && !found.contains(example) {
+                    switch example {
+                    case .string(let text) where !text.isEmpty && ResourceSchema.unreachableKeyProblem(text) == nil:
+                        found.append(example)
+                    case .integer: found.append(example)
+                    default: continue
+                    }
+                }
+            }
+        }
+        return found
+    }
+
     func exampleRecords(candidate: Candidate, nested: [Operation], key: String) -> [JSON] {
         var records: [JSON] = []
         func add(_ record: JSON) {
@@ -778,8 +829,11 @@ struct OpenAPIMapper {
             }
             if !rule.isEmpty { rules[field.name] = .object(rule) }
         }
-        guard !rules.isEmpty else { return .integer(Self.generatedCount) }
-        return .object(["count": .integer(Self.generatedCount), "fields": .object(rules)])
+        guard !rules.isEmpty || !resource.exampleKeys.isEmpty else { return .integer(Self.generatedCount) }
+        var generation: JSONObject = ["count": .integer(Self.generatedCount)]
+        if !rules.isEmpty { generation["fields"] = .object(rules) }
+        if !resource.exampleKeys.isEmpty { generation["keys"] = .array(resource.exampleKeys) }
+        return .object(generation)
     }
 
     /// Resources with their parents before them (the order a configuration needs).

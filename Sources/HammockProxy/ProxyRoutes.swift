@@ -46,9 +46,24 @@ public struct ProxyRoutes: MockRoutes {
 
     /// A process-wide client, as `HTTPClient.shared` is (never shut down, so never one per server), but
     /// one that follows no redirect and decompresses nothing: a proxy hands the client what it got.
-    static let client = HTTPClient(
-        eventLoopGroupProvider: .singleton,
-        configuration: HTTPClient.Configuration(redirectConfiguration: .disallow, decompression: .disabled))
+    static let client: HTTPClient = {
+        var pool = HTTPClient.Configuration.ConnectionPool()
+        // A kept connection lives at most 1 s unused: gunicorn closes its side after 2 s (its keepalive
+        // default), and a request sent on a connection the server is closing fails (a CI run's 502).
+        pool.idleTimeout = .seconds(1)
+        return HTTPClient(
+            eventLoopGroupProvider: .singleton,
+            configuration: HTTPClient.Configuration(
+                redirectConfiguration: .disallow,
+                // A backend beside the mock connects in milliseconds; a refused one is reported in 3 s, not
+                // after the 10 s the client would otherwise keep trying.
+                timeout: HTTPClient.Configuration.Timeout(connect: .seconds(3)), connectionPool: pool,
+                decompression: .disabled))
+    }()
+
+    /// The methods a failed attempt may be sent again for (RFC 9110 §9.2.2): sending them twice does what
+    /// sending them once does.
+    static let idempotent: Set<HTTPRequest.Method> = [.get, .head, .put, .delete]
 
     /// The methods forwarded: all that HTTP routes have (the router answers `OPTIONS` itself).
     static let methods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete]
@@ -135,7 +150,15 @@ public struct ProxyRoutes: MockRoutes {
         }
         let response: HTTPClientResponse
         do {
-            response = try await Self.client.execute(outgoing, timeout: Self.timeAmount(timeout))
+            do {
+                response = try await Self.client.execute(outgoing, timeout: Self.timeAmount(timeout))
+            } catch let error as HTTPClientError
+                where Self.idempotent.contains(request.method) && error == .remoteConnectionClosed
+            {
+                // Once more on a fresh connection: a kept one may have been closed by the upstream between
+                // requests, before this one reached it.
+                response = try await Self.client.execute(outgoing, timeout: Self.timeAmount(timeout))
+            }
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
             throw HTTPProblem(
                 .gatewayTimeout, detail: "The upstream \(origin) did not answer within \(timeout)",

@@ -1145,4 +1145,50 @@ extension OpenAPIImportTests {
         #expect(flows.configuration["resources"]?[0]?["primaryKey"] == "sid")
         #expect(flows.configuration["resources"]?[0]?["answersKey"] == nil)
     }
+
+    @Test("The keys the document's example requests name are records: generated records take them, or copies of an example")
+    func exampleKeys() async throws {
+        let store: JSON = [
+            "type": "object", "required": ["id", "name"],
+            "properties": ["id": ["type": "string", "readOnly": true], "name": ["type": "string"]],
+        ]
+        func content(_ schema: JSON) -> JSON { ["application/json": ["schema": schema]] }
+        func document(listExample: JSON?) -> JSON {
+            var list: JSON = ["type": "array", "items": store]
+            if let listExample { list["example"] = listExample }
+            return [
+                "openapi": "3.0.3", "info": ["title": "Stores", "version": "1"],
+                "paths": [
+                    "/vector_stores": [
+                        "get": ["responses": ["200": ["description": "ok", "content": content(list)]]],
+                        "post": [
+                            "requestBody": ["content": content(["type": "object", "properties": ["name": ["type": "string"]]])],
+                            "responses": ["200": ["description": "made", "content": content(store)]],
+                        ],
+                    ],
+                    "/vector_stores/{vector_store_id}": [
+                        "get": [
+                            "parameters": [
+                                [
+                                    "name": "vector_store_id", "in": "path", "required": true, "schema": ["type": "string"],
+                                    "example": "vs_abc123",
+                                ]
+                            ],
+                            "responses": ["200": ["description": "ok", "content": content(store)]],
+                        ]
+                    ],
+                ],
+            ]
+        }
+        let generated = try OpenAPIImport.make(from: document(listExample: nil), file: "stores.json")
+        #expect(generated.configuration["generate"]?["vector_stores"]?["keys"] == ["vs_abc123"])
+        let server = try await MockServer.inMemory(try ServerConfiguration(root: generated.configuration, file: "stores.json"))
+        #expect(try await server.respond(to: MockRequest(.get, "/vector_stores/vs_abc123")).json()["id"] == "vs_abc123")
+        #expect(try await server.respond(to: MockRequest(.get, "/vector_stores")).json().arrayValue?.count == 10)
+        // With example records, a copy of the first takes the key.
+        let examples = try OpenAPIImport.make(
+            from: document(listExample: [["id": "vs_first", "name": "Docs"]]), file: "stores.json")
+        let records = examples.configuration["data"]?["vector_stores"]?.arrayValue ?? []
+        #expect(records == [["id": "vs_first", "name": "Docs"], ["id": "vs_abc123", "name": "Docs"]])
+    }
 }

@@ -92,10 +92,12 @@ struct ProxyTests {
     func streamed() async throws {
         try await Self.withProxy { server, _ in
             let sized = await server.respond(to: MockRequest(.get, "/bytes/90000?seed=3"))
+            #expect(sized.status == .ok, "\(String(decoding: sized.body, as: UTF8.self))")
             #expect(sized.stream?.length == 90_000)
             let sizedBytes = try await sized.stream?.collect()
             #expect(sizedBytes?.count == 90_000)
             let chunked = await server.respond(to: MockRequest(.get, "/stream-bytes/80000?chunk_size=4096&seed=3"))
+            #expect(chunked.status == .ok, "\(String(decoding: chunked.body, as: UTF8.self))")
             #expect(chunked.stream?.length == nil)
             let chunkedBytes = try await chunked.stream?.collect()
             #expect(chunkedBytes?.count == 80_000)

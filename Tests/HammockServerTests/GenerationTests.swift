@@ -226,6 +226,49 @@ struct GenerationTests {
         }
     }
 
+    @Test(
+        "`keys` gives the first records the keys asked for, on both stores; more keys than the count make that many; a generated key, a repeat or a wrong type is refused",
+        arguments: [StoreKind.memory, .sqlite])
+    func keys(kind: StoreKind) async throws {
+        let text = """
+            {"resources": [{"name": "stores", "fields": {"id": "string", "name": "string"}, "primaryKey": "id",
+                            "keyFormat": {"pattern": "^vs_[a-z0-9]{6}$"}},
+                           {"name": "files", "fields": {"size": "integer"}, "parents": ["stores"]}],
+             "generate": {"stores": {"count": 4, "keys": ["vs_abc123", "vs_def456"]}, "files": 6}}
+            """
+        let configuration = try ServerConfiguration(parsing: Array(text.utf8), file: "stores.json")
+        let server = try await MockServer(configuration: configuration, store: try await kind.makeStore())
+        _ = try await server.generateData(try #require(configuration.generate), seed: 5)
+        let stores = await Self.all(server, "stores")
+        #expect(stores.count == 4)
+        #expect(
+            stores.compactMap { $0["id"]?.stringValue }.filter { $0.hasPrefix("vs_abc123") || $0.hasPrefix("vs_def456") }.count
+                == 2)
+        #expect(try await server.respond(to: MockRequest(.get, "/stores/vs_abc123")).json()["id"] == "vs_abc123")
+        // Their children name them as they name any parent.
+        #expect(await Self.all(server, "files").count == 6)
+        let more = DataGeneration([.init("stores", count: 1, keys: ["vs_aaaaaa", "vs_bbbbbb", "vs_cccccc"])])
+        let other = try await MockServer(configuration: configuration, store: try await kind.makeStore())
+        _ = try await other.generateData(more, seed: 5)
+        #expect(await Self.all(other, "stores").count == 3)
+        for (generate, keyPath) in [
+            (#"{"people": {"count": 2, "keys": [1]}}"#, "generate.people.keys"),
+            (#"{"stores": {"count": 2, "keys": ["vs_abc123", "vs_abc123"]}}"#, "generate.stores.keys[1]"),
+            (#"{"stores": {"count": 2, "keys": [{"a": 1}]}}"#, "generate.stores.keys[0]"),
+            (#"{"stores": {"count": 2, "keys": "vs_abc123"}}"#, "generate.stores.keys"),
+        ] {
+            let bad = """
+                {"resources": [{"name": "people", "fields": {"name": "string"}},
+                               {"name": "stores", "fields": {"id": "string"}, "primaryKey": "id"}],
+                 "generate": \(generate)}
+                """
+            let error = #expect(throws: ConfigurationError.self) {
+                try ServerConfiguration(parsing: Array(bad.utf8), file: "bad.json")
+            }
+            #expect(error?.keyPath == keyPath, "\(generate)")
+        }
+    }
+
     @Test("Dates convert to days and back for two centuries, and a day that does not exist is refused")
     func civilDates() {
         var day = CivilDate.days(year: 1900, month: 1, day: 1)

@@ -331,6 +331,9 @@ struct DefaultPageTests {
         #expect(try filtered.json().arrayValue?.map { $0["text"] } == ["b", "c"])
         #expect(try await server.respond(to: MockRequest(.get, "/notes?offset=4")).json().arrayValue?.map { $0["text"] } == ["e"])
         #expect(try await server.respond(to: MockRequest(.get, "/notes?limit=4")).json().arrayValue?.count == 4)
+        // A page asked for in the query language's own names keeps them in its links.
+        let own = await server.respond(to: MockRequest(.get, "/notes?_limit=2"))
+        #expect(own.headerFields[.link]?.contains("</notes?_start=2&_limit=2>; rel=\"next\"") == true)
         #expect(
             try await server.respond(to: MockRequest(.get, "/notes?_page=2")).json().arrayValue?.map { $0["text"] } == ["c", "d"])
         #expect(try await server.respond(to: MockRequest(.get, "/notes?_start=1&_end=5")).json().arrayValue?.count == 4)

@@ -2,7 +2,7 @@ import HammockJSON
 import HammockStore
 
 extension ConfigurationReader {
-    static let generateKeys = ["count", "fields"]
+    static let generateKeys = ["count", "fields", "keys"]
     static let ruleKeys = ["kind", "min", "max", "oneOf", "pattern"]
 
     /// The `generate` object: resource names mapped to a count, or to `{"count": N, "fields": {...}}`.
@@ -20,12 +20,18 @@ extension ConfigurationReader {
             var planned: DataGeneration.Resource
             if case .object(let details) = entry {
                 for key in details.keys where !Self.generateKeys.contains(key) {
-                    throw fail("\(path).\(key)", "unknown key; expected count and fields")
+                    throw fail("\(path).\(key)", "unknown key; expected count, fields and keys")
                 }
                 guard let count = try integer(details["count"], at: "\(path).count", in: 0...1_000_000) else {
                     throw fail("\(path).count", "missing; say how many records to make")
                 }
                 planned = DataGeneration.Resource(name, count: count, fields: try rules(details["fields"], at: "\(path).fields"))
+                if let keys = details["keys"], !keys.isNull {
+                    guard case .array(let list) = keys, list.count <= 1_000 else {
+                        throw fail("\(path).keys", "expected an array of at most 1,000 keys")
+                    }
+                    planned.keys = list
+                }
             } else {
                 guard case .integer = entry else {
                     throw fail(path, "expected a count, or {\"count\": N, \"fields\": {...}}; found \(entry.kindName)")
@@ -41,7 +47,8 @@ extension ConfigurationReader {
             }
             let generatedKey = resource.fields.contains { $0.name == resource.primaryKey } ? nil : resource.primaryKey
             if let problem = planned.problem(
-                fields: types, foreignKeys: Set(resource.parents.map(\.foreignKey)), generatedKey: generatedKey)
+                fields: types, foreignKeys: Set(resource.parents.map(\.foreignKey)), generatedKey: generatedKey,
+                key: resource.primaryKey)
             {
                 throw fail("generate.\(problem.path)", problem.message)
             }

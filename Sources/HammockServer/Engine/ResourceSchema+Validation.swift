@@ -92,7 +92,7 @@ extension ResourceSchema {
     public static let maximumKeyBytesInURL = 2_048
 
     /// Why a client-chosen string key could not round-trip through a URL, or `nil` when it can.
-    static func unreachableKeyProblem(_ key: String) -> String? {
+    package static func unreachableKeyProblem(_ key: String) -> String? {
         // An empty key has no path: the record could never be read, changed or deleted.
         if key.isEmpty { return "the primary key cannot be empty" }
         // `.` and `..` are dot segments: clients and proxies remove them from a path before sending it,

@@ -27,12 +27,17 @@ public struct DataGeneration: Sendable, Hashable {
         public var count: Int
         /// Rules by field name; other fields are filled by their type and name.
         public var fields: [String: FieldRule]
+        /// Keys the first records take, in order (the rest are made as usual): an API document's example
+        /// keys (`vs_abc123`), so that the requests its examples show name records. Only for a key the
+        /// store does not generate; more keys than ``count`` make that many records.
+        public var keys: [JSON]
 
-        /// `count` records of the resource `name`.
-        public init(_ name: String, count: Int, fields: [String: FieldRule] = [:]) {
+        /// `count` records of the resource `name`, the first with `keys`.
+        public init(_ name: String, count: Int, fields: [String: FieldRule] = [:], keys: [JSON] = []) {
             self.name = name
             self.count = count
             self.fields = fields
+            self.keys = keys
         }
     }
 

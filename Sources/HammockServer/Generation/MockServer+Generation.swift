@@ -29,7 +29,8 @@ extension MockServer {
             }
             if let problem = resource.problem(
                 fields: Dictionary(schema.columns.map { ($0.name, $0.type) }) { first, _ in first },
-                foreignKeys: Set(schema.foreignKeys.map(\.name)), generatedKey: schema.isKeyGenerated ? schema.key.name : nil)
+                foreignKeys: Set(schema.foreignKeys.map(\.name)), generatedKey: schema.isKeyGenerated ? schema.key.name : nil,
+                key: schema.key.name)
             {
                 throw problem
             }
@@ -38,7 +39,8 @@ extension MockServer {
         return try await store.exclusively {
             var reports: [(resource: String, report: LoadReport)] = []
             for schema in schemas {
-                guard let resource = generation.resources.last(where: { $0.name == schema.name }), resource.count > 0,
+                guard let resource = generation.resources.last(where: { $0.name == schema.name }),
+                    max(resource.count, resource.keys.count) > 0,
                     try await self.store.count(of: schema) == 0
                 else { continue }
                 var parentKeys: [String: [JSON]] = [:]
@@ -52,10 +54,18 @@ extension MockServer {
                 let keyMaker = try KeyMaker(schema.resource)
                 var keys = Set<RecordKey>()
                 var records: [JSON] = []
-                records.reserveCapacity(resource.count)
-                for number in 1...resource.count {
+                let count = max(resource.count, resource.keys.count)
+                records.reserveCapacity(count)
+                for number in 1...count {
                     var record = maker.record(
                         for: schema, rules: resource.fields, number: number, parentKeys: parentKeys, keyMaker: keyMaker)
+                    // The keys asked for first (checked against the key's type before anything was made).
+                    if number <= resource.keys.count, !schema.isKeyGenerated,
+                        case .success(let key) = ResourceSchema.convert(
+                            resource.keys[number - 1], to: schema.key.type, encoding: .json)
+                    {
+                        record[schema.key.name] = key
+                    }
                     // A key the client supplies must be unique: a repeat is made again in the key's format,
                     // else gets the record's number.
                     if !schema.isKeyGenerated, let key = record[schema.key.name] {
@@ -104,9 +114,28 @@ extension DataGeneration.Resource {
     /// The first thing wrong with this resource's rules, given its fields' types, its foreign keys and
     /// its generated key (if any); nil when every rule suits its field.
     func problem(
-        fields: [String: FieldType], foreignKeys: Set<String>, generatedKey: String?
+        fields: [String: FieldType], foreignKeys: Set<String>, generatedKey: String?, key: String
     ) -> DataGeneration.Problem? {
         if count < 0 { return DataGeneration.Problem(path: "\(name).count", message: "must be 0 or more") }
+        if !keys.isEmpty {
+            if generatedKey != nil {
+                return DataGeneration.Problem(
+                    path: "\(name).keys", message: "the store generates this resource's keys; leave keys out")
+            }
+            var seen = Set<RecordKey>()
+            for (index, given) in keys.enumerated() {
+                guard let type = fields[key],
+                    case .success(let converted) = ResourceSchema.convert(given, to: type, encoding: .json),
+                    !converted.isNull
+                else {
+                    return DataGeneration.Problem(
+                        path: "\(name).keys[\(index)]", message: "\(given.serializedString().prefix(60)) is not a key of \(name)")
+                }
+                guard seen.insert(RecordKey(converted)).inserted else {
+                    return DataGeneration.Problem(path: "\(name).keys[\(index)]", message: "is given twice")
+                }
+            }
+        }
         for (field, rule) in fields.keys.sorted().compactMap({ field in self.fields[field].map { (field, $0) } }) {
             guard let type = fields[field] else { continue }
             if let problem = rule.problem(for: type, isForeignKey: foreignKeys.contains(field)) {

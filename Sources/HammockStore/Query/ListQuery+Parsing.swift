@@ -50,7 +50,8 @@ extension ListQuery {
             ignored.append(documented)
         }
         try parser.finish(into: &self)
-        namePagesAsDocumented(for: schema)
+        // A page the client asked for keeps the names it asked with; only the default page takes the API's.
+        if !items.contains(where: { Self.windowParameters.contains($0.name) }) { namePagesAsDocumented(for: schema) }
     }
 
     /// A default page's `Link`s use the API's own names for the window's parameters (`limit`, `offset`)
