@@ -185,13 +185,45 @@ extension PostgresStore {
         try await checkParents(of: batch, for: schema, on: connection)
         var keys: [JSON] = []
         if schema.isKeyGenerated {
-            var binds = PostgresBindings()
-            binds.append(sequence(schema))
-            binds.append(batch.count)
-            // Distinct, rising keys for the batch; another server's creates may take numbers between them.
-            keys = try await connection.query(
-                PostgresQuery(unsafeSQL: "SELECT nextval($1::regclass) FROM generate_series(1, $2)", binds: binds), logger: logger
-            ).collect().map { try $0.decode(Int.self) }.sorted().map(JSON.integer)
+            // Keys given as positive integers (sample data naming its records) are kept; the sequence then
+            // moves past the largest, so no key the store makes later is taken.
+            let given = batch.map { StoreRules.explicitGeneratedKey(in: $0, of: schema) }
+            if let largest = given.compactMap({ $0?.intValue }).max() {
+                // First, so the keys made below come after every key the batch names, as on every store.
+                // Only sample data names keys, loaded once under the store's exclusive lock; a create by another
+                // server inside this one statement could still see its number handed out again (a 409 then).
+                var binds = PostgresBindings()
+                binds.append(sequence(schema))
+                binds.append(largest)
+                _ = try await connection.query(
+                    PostgresQuery(
+                        unsafeSQL:
+                            "SELECT setval($1::regclass, GREATEST($2::bigint, COALESCE(pg_sequence_last_value($1::regclass), 0)))",
+                        binds: binds), logger: logger
+                ).collect()
+            }
+            let wanted = given.filter { $0 == nil }.count
+            var made: [JSON] = []
+            if wanted > 0 {
+                var binds = PostgresBindings()
+                binds.append(sequence(schema))
+                binds.append(wanted)
+                // Distinct, rising keys for the batch; another server's creates may take numbers between them.
+                made = try await connection.query(
+                    PostgresQuery(unsafeSQL: "SELECT nextval($1::regclass) FROM generate_series(1, $2)", binds: binds),
+                    logger: logger
+                ).collect().map { try $0.decode(Int.self) }.sorted().map(JSON.integer)
+            }
+            var next = made.makeIterator()
+            var seen = Set<Int>()
+            for key in given {
+                if let key {
+                    guard let number = key.intValue, seen.insert(number).inserted else { throw StoreError.duplicateKey(key) }
+                    keys.append(key)
+                } else {
+                    keys.append(next.next() ?? .null)
+                }
+            }
         } else {
             var seen = Set<[UInt8]>()
             for record in batch {

@@ -327,7 +327,9 @@ extension SQLiteStore {
     }
 
     static func insert(_ values: JSONObject, of schema: ResourceSchema, in db: Database) throws -> JSONObject {
-        let columns = schema.isKeyGenerated ? Array(schema.columns.dropFirst()) : schema.columns
+        // A store-made key given (sample data naming its records) is written; AUTOINCREMENT then continues after it.
+        let givenKey = schema.isKeyGenerated ? values[schema.key.name].flatMap(\.intValue) : nil
+        let columns = schema.isKeyGenerated && givenKey == nil ? Array(schema.columns.dropFirst()) : schema.columns
         var arguments: [DatabaseValue] = []
         arguments.reserveCapacity(columns.count)
         for column in columns { arguments.append(try databaseValue(values[column.name] ?? .null, as: column.type)) }
@@ -342,7 +344,8 @@ extension SQLiteStore {
         } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY {
             throw StoreError.duplicateKey(values[schema.key.name] ?? .null)
         }
-        let key: JSON = schema.isKeyGenerated ? .integer(Int(db.lastInsertedRowID)) : (values[schema.key.name] ?? .null)
+        let key: JSON =
+            schema.isKeyGenerated && givenKey == nil ? .integer(Int(db.lastInsertedRowID)) : (values[schema.key.name] ?? .null)
         return schema.makeRecord(key: key, values: values)
     }
 

@@ -39,6 +39,23 @@ extension StoreContract {
             #expect(Set(keys.compactMap(\.intValue)) == Set(1...50))
             #expect(try await store.count(of: subject.people) == 50)
         },
+        Check("A create that names a store-made key as a positive integer keeps it, and later keys come after it") {
+            (subject: Subject) async throws in
+            let store = subject.store
+            // Sample data that names its records (`"id": 4`): children and shared URLs refer to those numbers.
+            let loaded = try await store.createRecords(
+                of: subject.people, with: [["id": 4, "name": "amy"], ["name": "bob"], ["id": 9, "name": "cy"]])
+            #expect(loaded == 3)
+            #expect(try await store.record(of: subject.people, withKey: 4)?["name"] == "amy")
+            #expect(try await store.record(of: subject.people, withKey: 9)?["name"] == "cy")
+            let next = try await store.createRecord(of: subject.people, with: ["name": "dee"])
+            #expect((next["id"]?.intValue ?? 0) > 9)
+            // A key taken is refused, and nothing of that batch is stored.
+            await #expect(throws: StoreError.self) {
+                try await store.createRecords(of: subject.people, with: [["name": "eve"], ["id": 4, "name": "again"]])
+            }
+            #expect(try await store.count(of: subject.people) == 4)
+        },
         Check("Updates merge into the record and never touch the key") { (subject: Subject) async throws in
             let store = subject.store
             _ = try await store.createRecord(of: subject.people, with: ["name": "john", "numberOfKids": 1])

@@ -7,7 +7,7 @@ import Testing
 @Suite("Loading data and configuration files")
 struct DataLoadingTests {
     @Test(
-        "Objects are harvested: known fields kept, unknown dropped, empty ones skipped, ids regenerated",
+        "Objects are harvested: known fields kept, unknown dropped, empty ones skipped, an id given kept and the next made after it",
         arguments: StoreKind.allCases)
     func harvest(kind: StoreKind) async throws {
         let server = try await Fixtures.server(kind)
@@ -22,8 +22,8 @@ struct DataLoadingTests {
         let people = await server.send(.get, "/people").1
         #expect(
             people == [
-                ["id": 1, "name": "ada", "numberOfKids": 2, "kilometersWalked": nil, "avatar": nil],
-                ["id": 2, "name": "bob", "numberOfKids": nil, "kilometersWalked": nil, "avatar": nil],
+                ["id": 77, "name": "ada", "numberOfKids": 2, "kilometersWalked": nil, "avatar": nil],
+                ["id": 78, "name": "bob", "numberOfKids": nil, "kilometersWalked": nil, "avatar": nil],
             ])
         await #expect(throws: HTTPProblem.self) { try await server.addData([], for: "nothing") }
     }

@@ -60,7 +60,7 @@ extension ResourceRoutes {
                     values[foreignKey.name] = .null
                     report.droppedValues += 1
                 }
-                if schema.isKeyGenerated {
+                if schema.isKeyGenerated && StoreRules.explicitGeneratedKey(in: values, of: schema) == nil {
                     batch.append(values)
                 } else if let key = values[schema.key.name], !batchKeys.contains(RecordKey(key)),
                     try await store.record(of: schema, withKey: key) == nil
@@ -94,7 +94,12 @@ extension ResourceRoutes {
         }
         var values = JSONObject(minimumCapacity: schema.columns.count)
         for column in schema.columns {
-            if schema.isKeyGenerated && column.name == schema.key.name { continue }
+            // A store-made key is kept when the data names it (`"id": 4`): children's foreign keys and the
+            // URLs a team shares refer to it. Anything but a positive integer is left to the store.
+            if schema.isKeyGenerated && column.name == schema.key.name {
+                if let number = object[column.name]?.intValue, number > 0 { values[column.name] = .integer(number) }
+                continue
+            }
             guard let raw = object[column.name] else { continue }
             switch ResourceSchema.convert(raw, to: column.type, encoding: .json) {
             case .success(let value): values[column.name] = value

@@ -87,32 +87,52 @@ public enum StoreRules {
         return .written(result)
     }
 
-    /// All or nothing: every parent and every client key is checked before the first insert.
+    /// All or nothing: every parent and every client key is checked before the first insert. A store-made
+    /// key given as a positive integer (sample data that names its records) is kept, checked as a client
+    /// key is; the store's next key then comes after it.
     static func create<Transaction: StoreTransaction>(
         _ batch: [JSONObject], of schema: ResourceSchema, in transaction: inout Transaction
     ) throws -> [JSONObject] {
         for values in batch { try checkParents(of: values, for: schema, in: &transaction) }
         var keys: [JSON] = []
-        if !schema.isKeyGenerated {
-            var seen = Set<RecordKey>()
-            keys.reserveCapacity(batch.count)
-            for values in batch {
-                guard let key = values[schema.key.name], !key.isNull else {
-                    throw StoreError.storageFailure("a record of \(schema.name) needs a \(schema.key.name)")
+        var seen = Set<RecordKey>()
+        keys.reserveCapacity(batch.count)
+        for values in batch {
+            if schema.isKeyGenerated {
+                guard let key = explicitGeneratedKey(in: values, of: schema) else {
+                    keys.append(.null)
+                    continue
                 }
                 guard seen.insert(RecordKey(key)).inserted, try transaction.record(of: schema, withKey: key) == nil else {
                     throw StoreError.duplicateKey(key)
                 }
                 keys.append(key)
+                continue
+            }
+            guard let key = values[schema.key.name], !key.isNull else {
+                throw StoreError.storageFailure("a record of \(schema.name) needs a \(schema.key.name)")
+            }
+            guard seen.insert(RecordKey(key)).inserted, try transaction.record(of: schema, withKey: key) == nil else {
+                throw StoreError.duplicateKey(key)
+            }
+            keys.append(key)
+        }
+        // The records that name their key first: the store's keys for the others then come after every
+        // key the batch names, the same on every store (PostgreSQL moves its sequence first too).
+        var created = [JSONObject?](repeating: nil, count: batch.count)
+        for pass in [true, false] {
+            for (index, values) in batch.enumerated() where keys[index].isNull != pass {
+                created[index] = try transaction.insert(schema.makeRecord(key: keys[index], values: values), of: schema)
             }
         }
-        var created: [JSONObject] = []
-        created.reserveCapacity(batch.count)
-        for (index, values) in batch.enumerated() {
-            let key = schema.isKeyGenerated ? JSON.null : keys[index]
-            created.append(try transaction.insert(schema.makeRecord(key: key, values: values), of: schema))
-        }
-        return created
+        return created.compactMap { $0 }
+    }
+
+    /// The key a create gives for a resource whose keys the store makes: a positive integer, else `nil`
+    /// (the store makes one). HTTP creates never pass one (the request's key is dropped before the store).
+    public static func explicitGeneratedKey(in values: JSONObject, of schema: ResourceSchema) -> JSON? {
+        guard schema.isKeyGenerated, let number = values[schema.key.name]?.intValue, number > 0 else { return nil }
+        return .integer(number)
     }
 
     /// Each non-null foreign key among `values` must name an existing parent.
