@@ -112,7 +112,7 @@ let package = Package(
         .target(
             name: "HammockProxy",
             dependencies: [
-                "HammockServer",
+                "HammockServer", "HammockStore", "HammockJSON", "HammockWire",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -38,6 +38,8 @@ public struct ProxyRoutes: MockRoutes {
     public let upstream: URL
     /// How long the upstream may take to answer a request's head (its body may then stream for longer).
     public let timeout: Duration
+    /// Where the exchanges passed on are kept, if they are recorded.
+    public let recording: ProxyRecording?
     /// `scheme://host:port` and the path prefix, without a trailing `/`.
     let origin: String
     let prefix: String
@@ -68,9 +70,10 @@ public struct ProxyRoutes: MockRoutes {
     /// The methods forwarded: all that HTTP routes have (the router answers `OPTIONS` itself).
     static let methods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete]
 
-    /// A proxy to `upstream` (`http://` or `https://`, a host, optionally a port and a path).
+    /// A proxy to `upstream` (`http://` or `https://`, a host, optionally a port and a path) that keeps
+    /// each exchange whose answer ended whole in `recording`, if given.
     /// - Throws: ``ConfigurationError`` for another scheme, no host, or a query or fragment in the URL.
-    public init(upstream: URL, timeout: Duration = .seconds(30)) throws(ConfigurationError) {
+    public init(upstream: URL, timeout: Duration = .seconds(30), recording: ProxyRecording? = nil) throws(ConfigurationError) {
         guard let scheme = upstream.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw ConfigurationError(
                 description: "the upstream '\(upstream.absoluteString.prefix(200))' is not an http:// or https:// URL")
@@ -86,6 +89,7 @@ public struct ProxyRoutes: MockRoutes {
         }
         self.upstream = upstream
         self.timeout = timeout
+        self.recording = recording
         let bracketed = host.contains(":") ? "[\(host)]" : host
         let port = upstream.port.map { ":\($0)" } ?? ""
         authority = bracketed + port
@@ -183,13 +187,29 @@ public struct ProxyRoutes: MockRoutes {
         let status = HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase)
         // No body for a HEAD, a 204 or a 304 (RFC 9110 §6.4.1), whatever its length says.
         if request.method == .head || status.code == 204 || status.code == 304 || (100..<200).contains(status.code) {
+            recording?.add(request: request, status: status, fields: fields, body: [])
             return MockResponse(status: status, headerFields: fields)
         }
         let body = response.body
+        let recording = self.recording
+        let answered = fields
         let stream = StreamingBody(length: length) { writer in
+            // A copy for the recording, up to its limit: a larger answer streams on and is counted as left out.
+            var kept: [UInt8]? = recording == nil ? nil : []
             for try await buffer in body {
-                try await writer.write(Array(buffer.readableBytesView))
+                let bytes = Array(buffer.readableBytesView)
+                if let recording, let count = kept?.count {
+                    if count + bytes.count > recording.maximumBodySize {
+                        kept = nil
+                        recording.skip()
+                    } else {
+                        kept?.append(contentsOf: bytes)
+                    }
+                }
+                try await writer.write(bytes)
             }
+            // Only an answer that ended whole is kept: one cut short would replay as if it were complete.
+            if let kept { recording?.add(request: request, status: status, fields: answered, body: kept) }
         }
         return MockResponse(status: status, headerFields: fields, stream: stream)
     }

@@ -21,8 +21,11 @@ struct Serve: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The configuration file (JSON, or YAML by its .yaml or .yml extension), or an OpenAPI 3.0 or 3.1 document.")
-    var config: String
+    @Argument(
+        help:
+            "The configuration file (JSON, or YAML by its .yaml or .yml extension), or an OpenAPI 3.0 or 3.1 document; with --proxy it may be left out (nothing mocked, a memory store)."
+    )
+    var config: String?
 
     @Option(help: "The address to bind (default: the file's host, else 127.0.0.1).")
     var host: String?
@@ -113,6 +116,23 @@ struct Serve: AsyncParsableCommand {
             valueName: "url"))
     var proxy: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "With --proxy: write what passed through it, redacted, as a configuration to this file when the server stops (collections as resources, the rest as stubs; docs/proxy.md).",
+            valueName: "file"))
+    var record: String?
+
+    @Flag(
+        help:
+            "With --record: write every exchange as a stub (a replay answers exactly what was recorded, in order), no resources.")
+    var recordStubs = false
+
+    @Option(
+        help: ArgumentHelp(
+            "A JSON member, form field or query item whose values --record redacts, besides passwords, tokens and secrets by their usual names; repeatable. --redact-header names header fields.",
+            valueName: "name"))
+    var redactMember: [String] = []
+
     @Flag(help: "Watch the configuration file and put changes in force without a restart.")
     var watch = false
 
@@ -124,25 +144,61 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         var configuration: ServerConfiguration
         let openAPI: OpenAPIImport?
+        let config = self.config ?? "(no configuration)"
         do {
-            let loaded = try ConfigurationFile.load(config)
-            configuration = loaded.configuration
-            openAPI = loaded.openAPI
+            if let file = self.config {
+                let loaded = try ConfigurationFile.load(file)
+                configuration = loaded.configuration
+                openAPI = loaded.openAPI
+            } else {
+                // Only a proxy may run without a file: it has something to answer.
+                guard proxy != nil else {
+                    throw ConfigurationError(
+                        file: "hammock serve", keyPath: "",
+                        message: "give a configuration file, or --proxy URL to forward everything")
+                }
+                guard !watch else {
+                    throw ConfigurationError(file: "--watch", keyPath: "", message: "there is no configuration file to watch")
+                }
+                configuration = ServerConfiguration()
+                openAPI = nil
+            }
             try applyFlags(to: &configuration)
+            if proxy == nil,
+                let flag = [record.map { _ in "--record" }, recordStubs ? "--record-stubs" : nil].compactMap({ $0 }).first
+            {
+                throw ConfigurationError(file: flag, keyPath: "", message: "records what --proxy passes on; give --proxy URL")
+            }
+            if record == nil, recordStubs {
+                throw ConfigurationError(
+                    file: "--record-stubs", keyPath: "", message: "says how --record writes; give --record FILE")
+            }
         } catch let error as ConfigurationError {
             Self.printError(error.description)
             throw ExitCode(2)
         }
         // A wrong upstream is a wrong command line (exit 2), found before the store is opened.
         var proxyRoutes: ProxyRoutes?
+        var recording: ProxyRecording?
         if let proxy {
             do {
                 guard let url = URL(string: proxy) else {
                     throw ProxyRoutes.ConfigurationError(description: "'\(proxy.prefix(200))' is not a URL")
                 }
-                proxyRoutes = try ProxyRoutes(upstream: url)
+                if record != nil {
+                    recording = ProxyRecording(redaction: RecordingRedaction(headers: redactHeader, members: redactMember))
+                }
+                proxyRoutes = try ProxyRoutes(upstream: url, recording: recording)
             } catch {
                 Self.printError("hammock: --proxy: \(error)")
+                throw ExitCode(2)
+            }
+        }
+        if let record {
+            // Found now, not after an hour of recording: the folder must exist and be writable.
+            let folder = URL(fileURLWithPath: record).deletingLastPathComponent().path
+            guard FileManager.default.isWritableFile(atPath: folder) else {
+                Self.printError("hammock: --record: cannot write into \(folder)")
                 throw ExitCode(2)
             }
         }
@@ -255,6 +311,14 @@ struct Serve: AsyncParsableCommand {
         await logOutput.flush()
         Self.printLine("stopping")
         await server.stop()
+        if let record, let recording {
+            do {
+                let summary = try recording.write(toFile: record, inferringResources: !recordStubs)
+                Self.printLine("recorded \(summary) into \(record)")
+            } catch {
+                Self.printError("hammock: --record: \(error)")
+            }
+        }
         do {
             try await store.close()
         } catch {
@@ -356,7 +420,7 @@ struct Serve: AsyncParsableCommand {
             }
         }
         // Flags may have moved the base path or the admin path: check again what the file checked.
-        try configuration.checkAdminPath(file: config)
+        try configuration.checkAdminPath(file: config ?? "--admin-path")
         if let latency {
             guard let range = Self.parseLatency(latency) else {
                 throw ConfigurationError(
@@ -404,11 +468,12 @@ struct Serve: AsyncParsableCommand {
         server: MockServer, url: String, store: StoreLocation, reports: [(resource: String, report: LoadReport)],
         generated: (seed: UInt64, reports: [(resource: String, report: LoadReport)])?, openAPI: OpenAPIImport?
     ) {
-        Self.printLine("Hammock is serving \(config) at \(url)")
+        Self.printLine("Hammock is serving \(config ?? "nothing of its own") at \(url)")
         if let openAPI { Self.printOpenAPISummary(openAPI) }
         if let checks = server.requestChecks { Self.printRequestChecks(checks) }
         Self.printLine("store: \(store)")
         if let proxy { Self.printLine("proxy: what the mock does not answer goes to \(proxy)") }
+        if let record { Self.printLine("record: what the proxy passes on is written to \(record) when the server stops") }
         Self.printLine("version: \(MockServer.version)")
         if let admin = server.options.adminPath {
             Self.printLine("console: \(url)\(admin)/ (in a browser)")
@@ -562,5 +627,65 @@ struct OpenAPI: AsyncParsableCommand {
         case .json: Serve.printLine(document.serializedString(options: [.prettyPrinted]))
         case .yaml: FileHandle.standardOutput.write(Data(YAMLText.text(from: document).utf8))
         }
+    }
+}
+
+/// `hammock record URL FILE`: a proxy to URL that writes what passed through it to FILE when stopped.
+struct Record: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Forward every request to a real backend and write what passed, redacted, as a configuration.",
+        discussion: """
+            The same as `hammock serve --proxy URL --record FILE` with nothing mocked: point the app at the
+            printed address, use it, stop with Ctrl-C, then `hammock serve FILE` answers without the backend.
+            Collections become resources holding the records seen; everything else stubs (docs/proxy.md).
+            """
+    )
+
+    @Argument(help: "The backend (http:// or https://, with a path prefix if it has one).")
+    var url: String
+
+    @Argument(help: "The configuration file to write when the server stops.")
+    var file: String
+
+    @Option(help: "The address to bind (default: 127.0.0.1).")
+    var host: String?
+
+    @Option(parsing: .unconditional, help: "The port to bind; 0 picks a free one (default: 8888).")
+    var port: Int?
+
+    @Flag(help: "Write every exchange as a stub (a replay answers exactly what was recorded, in order), no resources.")
+    var stubs = false
+
+    @Option(
+        help: ArgumentHelp(
+            "A header field whose values are redacted, besides Authorization, Cookie and the usual credentials; repeatable.",
+            valueName: "name"))
+    var redactHeader: [String] = []
+
+    @Option(
+        help: ArgumentHelp(
+            "A JSON member, form field or query item whose values are redacted, besides passwords, tokens and secrets by their usual names; repeatable.",
+            valueName: "name"))
+    var redactMember: [String] = []
+
+    @Flag(help: "Do not log each request.")
+    var quiet = false
+
+    func run() async throws {
+        var arguments = ["--proxy", url, "--record", file, "--store", "memory"]
+        if let host { arguments += ["--host", host] }
+        if let port { arguments += ["--port", String(port)] }
+        if stubs { arguments.append("--record-stubs") }
+        for name in redactHeader { arguments += ["--redact-header", name] }
+        for name in redactMember { arguments += ["--redact-member", name] }
+        if quiet { arguments.append("--quiet") }
+        let serve: Serve
+        do {
+            serve = try Serve.parse(arguments)
+        } catch {
+            Serve.printError("hammock record: \(Serve.message(for: error))")
+            throw ExitCode(2)
+        }
+        try await serve.run()
     }
 }

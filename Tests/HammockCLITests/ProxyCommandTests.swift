@@ -36,4 +36,47 @@ struct ProxyCommandTests {
             #expect(process.errorOutput.withLock { $0 }.contains("--proxy"), "\(upstream)")
         }
     }
+
+    @Test("hammock record writes what passed when stopped, owner-only, secrets redacted; hammock serve then answers it alone")
+    func record() async throws {
+        let file = TemporaryFiles.path("recorded", extension: "json")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try await withHTTPBin { upstream in
+            let process = try HammockProcess(["record", upstream.absoluteString, file, "--port", "0", "--redact-member", "pin"])
+            let banner = await process.firstLine { $0.hasPrefix("Hammock is serving") }
+            let url = try #require(banner?.split(separator: " ").last.map(String.init))
+            #expect(await process.firstLine { $0.hasPrefix("record: ") } != nil)
+            let echoed = try await serving.send("POST", url + "/anything/pay", json: ["pin": "4711-9911", "amount": 12])
+            #expect(echoed.json?["json"]?["pin"] == "4711-9911")
+            process.interrupt()
+            #expect(await process.exitStatus() == 0)
+            let summary = await process.firstLine { $0.hasPrefix("recorded ") }
+            #expect(summary == "recorded 1 exchange, 1 stub into \(file)")
+        }
+        let written = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(!written.contains("4711-9911") && written.contains("\"amount\": 12"))
+        let mode = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? NSNumber
+        #expect(mode?.intValue == 0o600)
+        // The backend is gone; the recording answers.
+        let (replay, url) = try await serving.serve([file])
+        let again = try await serving.send("POST", url + "/anything/pay", json: ["pin": "0000", "amount": 12])
+        #expect(again.status == 200 && again.json?["json"]?["pin"] == "REDACTED")
+        replay.interrupt()
+        _ = await replay.exitStatus()
+    }
+
+    @Test("--record without --proxy, and serve with neither a file nor --proxy, exit 2 saying what is missing")
+    func recordRefused() async throws {
+        let cases: [([String], String)] = [
+            (["serve", "Examples/people.json", "--port", "0", "--record", "x.json"], "--proxy"),
+            (["serve", "--port", "0"], "give a configuration file"),
+            (["serve", "Examples/people.json", "--port", "0", "--record-stubs"], "--record"),
+            (["record", "http://127.0.0.1:9", "/no/such/folder/x.json", "--port", "0"], "cannot write into"),
+        ]
+        for (arguments, message) in cases {
+            let process = try HammockProcess(arguments)
+            #expect(await process.exitStatus() == 2, "\(arguments)")
+            #expect(process.errorOutput.withLock { $0 }.contains(message), "\(arguments)")
+        }
+    }
 }

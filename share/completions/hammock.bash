@@ -173,22 +173,22 @@ _hammock() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    serve|routes|openapi|generate|init|doctor|help)
+    serve|record|routes|openapi|generate|init|doctor|help)
         # Offer subcommand argument completions
         "_hammock_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'serve routes openapi generate init doctor help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'serve record routes openapi generate init doctor help' -- "${cur}"))
         ;;
     esac
 }
 
 _hammock_serve() {
     repeating_flags=()
-    non_repeating_flags=(--strict --no-validation --watch --quiet --version -h --help)
-    repeating_options=(--fault --allow-host --redact-header)
-    non_repeating_options=(--host --port --store --namespace --latency --base-path --idle-timeout --request-timeout --seed --admin-path --admin-token --journal-size --proxy)
+    non_repeating_flags=(--strict --no-validation --record-stubs --watch --quiet --version -h --help)
+    repeating_options=(--fault --allow-host --redact-header --redact-member)
+    non_repeating_options=(--host --port --store --namespace --latency --base-path --idle-timeout --request-timeout --seed --admin-path --admin-token --journal-size --proxy --record)
     __hammock_offer_flags_options 1
 
     # Offer option value completions
@@ -239,6 +239,36 @@ _hammock_serve() {
         return
         ;;
     '--proxy')
+        return
+        ;;
+    '--record')
+        return
+        ;;
+    '--redact-member')
+        return
+        ;;
+    esac
+}
+
+_hammock_record() {
+    repeating_flags=()
+    non_repeating_flags=(--stubs --quiet --version -h --help)
+    repeating_options=(--redact-header --redact-member)
+    non_repeating_options=(--host --port)
+    __hammock_offer_flags_options 2
+
+    # Offer option value completions
+    case "${prev}" in
+    '--host')
+        return
+        ;;
+    '--port')
+        return
+        ;;
+    '--redact-header')
+        return
+        ;;
+    '--redact-member')
         return
         ;;
     esac

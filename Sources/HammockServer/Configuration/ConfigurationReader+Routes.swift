@@ -3,7 +3,7 @@ import HammockJSON
 import HammockStore
 
 extension ConfigurationReader {
-    static let answerKeys = ["status", "reason", "headers", "body", "text", "base64", "file", "events", "repeat"]
+    static let answerKeys = ["status", "reason", "headers", "body", "text", "base64", "file", "events", "repeat", "verbatim"]
     static let eventKeys = ["data", "event", "id", "retry", "delay"]
     static let routeKeys =
         [
@@ -205,7 +205,9 @@ extension ConfigurationReader {
             guard let field = HTTPField.Name(name) else { throw fail("\(path).headers.\(name)", "not a valid header name") }
             return (name: field, value: value)
         }
-        for header in headers {
+        // `"verbatim": true`: headers and body are served as written, `{{` included (what a recording writes).
+        let verbatim = try bool(object["verbatim"], at: "\(path).verbatim") ?? false
+        for header in headers where !verbatim {
             let problem: StubError?
             do {
                 _ = try StubTemplate.pieces(of: header.value)
@@ -241,7 +243,7 @@ extension ConfigurationReader {
         default: break
         }
         do {
-            return try StubAnswer(status: status, reasonPhrase: reason, headers: headers, body: body)
+            return try StubAnswer(status: status, reasonPhrase: reason, headers: headers, body: body, verbatim: verbatim)
         } catch {
             let key =
                 error.message.hasPrefix("the reason")

@@ -33,7 +33,8 @@ public struct ServerConfiguration: Sendable {
     public var requestTimeout: Double?
     /// The resources, parents before children.
     public var resources: [MockResource]
-    /// Sample data by resource name, loaded into an empty store.
+    /// Sample data by resource name, loaded into an empty store. A record that names its store-made key
+    /// as a positive integer (`"id": 4`) keeps it; keys made later come after.
     public var data: [(resource: String, records: JSON)]
     /// Routes of your own (`routes`), tried in order before the resources' routes.
     public var routes: [StubRoute] = []
@@ -68,6 +69,14 @@ public struct ServerConfiguration: Sendable {
         "name", "fields", "primaryKey", "keyFormat", "actions", "parents", "omitNulls", "queryNames", "made", "statuses",
         "listEnvelope", "topLevel", "answersKey", "keyReadOnly", "pageSize",
     ]
+
+    /// A configuration in code: `resources` (none for a server that only proxies) in `store` (the memory
+    /// store when `nil` here, not the file-side default of an SQLite file).
+    public init(resources: [MockResource] = [], store: StoreLocation? = .memory) {
+        self.resources = resources
+        self.store = store
+        data = []
+    }
 
     /// Reads and parses a configuration file.
     /// - Throws: ``ConfigurationError`` naming the file, the key and the problem.

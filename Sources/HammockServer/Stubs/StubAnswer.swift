@@ -26,13 +26,17 @@ public struct StubAnswer: Sendable {
 
     /// The status.
     public var status: HTTPResponse.Status
-    /// Header fields; values may hold placeholders.
+    /// Whether the headers and body are served exactly as written, `{{` included, and with no
+    /// `Content-Type` the headers do not give: what a recording holds (an upstream's answer is data,
+    /// not a template).
+    public let isVerbatim: Bool
+    /// Header fields; values may hold placeholders (unless ``isVerbatim``).
     public var headers: [(name: HTTPField.Name, value: String)] {
-        didSet { fixedHeaders = Self.fixedFields(headers) }
+        didSet { fixedHeaders = Self.fixedFields(headers, verbatim: isVerbatim) }
     }
     /// The body, if any.
     public var body: Body? {
-        didSet { fixedBody = Self.fixedBytes(body) }
+        didSet { fixedBody = Self.fixedBytes(body, verbatim: isVerbatim) }
     }
     /// The header fields, made once, when no value has a placeholder.
     private var fixedHeaders: HTTPFields?
@@ -47,8 +51,9 @@ public struct StubAnswer: Sendable {
     ///   (204, 304), a bad reason phrase, or a placeholder that names nothing it could read.
     public init(
         status: Int = 200, reasonPhrase: String? = nil, headers: [(name: HTTPField.Name, value: String)] = [],
-        body: Body? = nil
+        body: Body? = nil, verbatim: Bool = false
     ) throws(StubError) {
+        isVerbatim = verbatim
         guard (100...999).contains(status) else { throw StubError("the status \(status) is not a status code") }
         if let reasonPhrase {
             guard reasonPhrase.utf8.count <= 100,
@@ -70,8 +75,9 @@ public struct StubAnswer: Sendable {
             throw StubError("a \(status) answer has no body (RFC 9110); remove the body or choose another status")
         }
         switch body {
-        case .json(let json)?: try StubTemplate.validate(json)
-        case .text(let text)?: _ = try StubTemplate.pieces(of: text)
+        case .json(let json)? where !verbatim: try StubTemplate.validate(json)
+        case .text(let text)? where !verbatim: _ = try StubTemplate.pieces(of: text)
+        case .json?, .text?: break
         case .events(let events, let repeats)?:
             guard !events.isEmpty else { throw StubError("an event stream needs at least one event") }
             if repeats, events.allSatisfy({ $0.delay <= .zero }) {
@@ -81,9 +87,11 @@ public struct StubAnswer: Sendable {
             for event in events { try StubTemplate.validate(event.data) }
         case .bytes?, .file?, nil: break
         }
-        for header in headers { _ = try StubTemplate.pieces(of: header.value) }
-        fixedHeaders = Self.fixedFields(headers)
-        fixedBody = Self.fixedBytes(body)
+        if !verbatim {
+            for header in headers { _ = try StubTemplate.pieces(of: header.value) }
+        }
+        fixedHeaders = Self.fixedFields(headers, verbatim: verbatim)
+        fixedBody = Self.fixedBytes(body, verbatim: verbatim)
     }
 
     /// Whether the headers or the body hold placeholders (events always may).
@@ -96,17 +104,17 @@ public struct StubAnswer: Sendable {
         return fixedHeaders == nil
     }
 
-    static func fixedFields(_ headers: [(name: HTTPField.Name, value: String)]) -> HTTPFields? {
-        guard !headers.contains(where: { StubTemplate.mayHavePlaceholder($0.value) }) else { return nil }
+    static func fixedFields(_ headers: [(name: HTTPField.Name, value: String)], verbatim: Bool) -> HTTPFields? {
+        guard verbatim || !headers.contains(where: { StubTemplate.mayHavePlaceholder($0.value) }) else { return nil }
         var fields = HTTPFields()
         for header in headers { fields.append(HTTPField(name: header.name, value: header.value)) }
         return fields
     }
 
-    static func fixedBytes(_ body: Body?) -> [UInt8]? {
+    static func fixedBytes(_ body: Body?, verbatim: Bool) -> [UInt8]? {
         switch body {
-        case .json(let json)?: StubTemplate.hasPlaceholder(json) ? nil : json.serialized()
-        case .text(let text)?: StubTemplate.mayHavePlaceholder(text) ? nil : Array(text.utf8)
+        case .json(let json)?: !verbatim && StubTemplate.hasPlaceholder(json) ? nil : json.serialized()
+        case .text(let text)?: !verbatim && StubTemplate.mayHavePlaceholder(text) ? nil : Array(text.utf8)
         case .bytes(let bytes)?: bytes
         case .file?, .events?, nil: nil
         }
@@ -185,7 +193,8 @@ public struct StubAnswer: Sendable {
         case .file, .events:
             return MockResponse(status: status, headerFields: fields)  // answered above
         }
-        if fields[.contentType] == nil { fields.append(type) }
+        // A verbatim answer has the fields written and no other: a recorded answer without a type stays so.
+        if fields[.contentType] == nil, !isVerbatim { fields.append(type) }
         return MockResponse(status: status, headerFields: fields, body: bytes)
     }
 }

@@ -1,0 +1,223 @@
+import Foundation
+public import HTTPTypes
+public import HammockJSON
+import HammockServer
+import HammockStore
+import Synchronization
+
+/// What a proxy passed on, kept to be written as a Hammock configuration: collections become typed
+/// resources holding the records seen, everything else stubs that answer as the backend did.
+///
+/// ```swift
+/// let recording = ProxyRecording()
+/// server.addRoutes(try ProxyRoutes(upstream: backend, recording: recording), first: false)
+/// // … the app runs against the mock …
+/// let summary = try recording.write(toFile: "recorded.json")
+/// // hammock serve recorded.json   answers those requests without the backend
+/// ```
+/// Secrets are redacted as each exchange is kept (``RecordingRedaction``): the recording never holds
+/// them, so neither does the file. An exchange whose body (either way) passes ``maximumBodySize`` is left
+/// out and counted.
+public final class ProxyRecording: Sendable {
+    /// One request and its answer, redacted.
+    public struct Exchange: Sendable, Hashable {
+        /// The method.
+        public var method: HTTPRequest.Method
+        /// The path as sent, percent-encoded.
+        public var path: String
+        /// The query after `?`, redacted.
+        public var query: String?
+        /// The request's content type, if it had one.
+        public var requestContentType: String?
+        /// The request's body, redacted.
+        public var requestBody: [UInt8]
+        /// The status answered.
+        public var status: Int
+        /// The answer's header fields, redacted, without the framing ones (length, encoding of the transfer,
+        /// connection) and `Date`.
+        public var responseHeaders: [HTTPField]
+        /// The answer's body, redacted.
+        public var responseBody: [UInt8]
+    }
+
+    /// How a recording was written.
+    public struct Summary: Sendable, Hashable, CustomStringConvertible {
+        /// The exchanges written.
+        public var exchanges: Int
+        /// The resources made, by name.
+        public var resources: [String]
+        /// The stubs made.
+        public var stubs: Int
+        /// Exchanges left out: a body over the limit, or a path no stub can name.
+        public var skipped: Int
+
+        public var description: String {
+            var text = "\(exchanges) exchange\(exchanges == 1 ? "" : "s")"
+            text +=
+                resources.isEmpty
+                ? "" : ", \(resources.count) resource\(resources.count == 1 ? "" : "s") (\(resources.joined(separator: ", ")))"
+            text += ", \(stubs) stub\(stubs == 1 ? "" : "s")"
+            if skipped > 0 { text += "; \(skipped) left out (a body over the limit, or a path no stub can name)" }
+            return text
+        }
+    }
+
+    /// Why a recording could not be written.
+    public struct WriteError: Error, Sendable, CustomStringConvertible {
+        /// Where, and what went wrong.
+        public var description: String
+    }
+
+    struct State {
+        var exchanges: [Exchange] = []
+        var skipped = 0
+        /// Values redacted so far, searched for everywhere when the file is written. Held in memory only.
+        var secrets: Set<String> = []
+    }
+
+    /// What is redacted.
+    public let redaction: RecordingRedaction
+    /// The largest body kept, either way; an exchange with a larger one is counted, not kept.
+    public let maximumBodySize: Int
+    private let state = Mutex(State())
+
+    /// A recording that redacts what `redaction` names and keeps bodies up to `maximumBodySize` bytes.
+    public init(redaction: RecordingRedaction = RecordingRedaction(), maximumBodySize: Int = 8 << 20) {
+        self.redaction = redaction
+        self.maximumBodySize = max(0, maximumBodySize)
+    }
+
+    /// The exchanges kept so far, in the order their answers ended.
+    public var exchanges: [Exchange] { state.withLock { $0.exchanges } }
+
+    /// How many exchanges were left out.
+    public var skipped: Int { state.withLock { $0.skipped } }
+
+    /// Forgets every exchange.
+    public func clear() {
+        state.withLock { $0 = State() }
+    }
+
+    /// Counts an exchange left out.
+    func skip() { state.withLock { $0.skipped += 1 } }
+
+    /// Keeps an exchange, redacted.
+    func add(request: MockRequest, status: HTTPResponse.Status, fields: HTTPFields, body: [UInt8]) {
+        guard request.body.count <= maximumBodySize, body.count <= maximumBodySize else { return skip() }
+        var secrets: Set<String> = []
+        for field in request.headerFields {
+            _ = redaction.header(field.name.canonicalName, field.value, secrets: &secrets)
+        }
+        let query = request.query.map { redaction.formEncoded($0, secrets: &secrets) }
+        let requestType = request.headerFields[.contentType]
+        let requestBody = redactedBody(request.body, type: requestType, secrets: &secrets)
+        var headers: [HTTPField] = []
+        for field in fields where !Self.unrecorded.contains(field.name.canonicalName.lowercased()) {
+            let value = redaction.header(field.name.canonicalName, field.value, secrets: &secrets)
+            headers.append(HTTPField(name: field.name, value: value))
+        }
+        let responseBody = redactedBody(body, type: fields[.contentType], secrets: &secrets)
+        let exchange = Exchange(
+            method: request.method, path: request.path, query: query, requestContentType: requestType,
+            requestBody: requestBody, status: Int(status.code), responseHeaders: headers, responseBody: responseBody)
+        state.withLock { state in
+            state.exchanges.append(exchange)
+            state.secrets.formUnion(secrets)
+        }
+    }
+
+    /// The fields a replay makes its own: framing, the connection's, and the time of the answer.
+    static let unrecorded: Set<String> = ["content-length", "transfer-encoding", "connection", "keep-alive", "date"]
+
+    /// A JSON or form body with the named members redacted; any other body as it is.
+    func redactedBody(_ bytes: [UInt8], type: String?, secrets: inout Set<String>) -> [UInt8] {
+        guard !bytes.isEmpty else { return bytes }
+        let media = Self.mediaType(type)
+        if Self.isJSON(media), let value = try? JSON(parsing: bytes) {
+            let redacted = redaction.json(value, secrets: &secrets)
+            return redacted == value ? bytes : redacted.serialized()
+        }
+        if media == "application/x-www-form-urlencoded", let text = String(validating: bytes, as: UTF8.self) {
+            return Array(redaction.formEncoded(text, secrets: &secrets).utf8)
+        }
+        return bytes
+    }
+
+    /// `application/json` from `application/json; charset=utf-8`, lowercased.
+    static func mediaType(_ type: String?) -> String {
+        guard let type else { return "" }
+        return (type.split(separator: ";").first.map(String.init) ?? "").trimmingCharacters(in: .whitespaces).lowercased()
+    }
+
+    /// `application/json`, and `application/problem+json` and the like.
+    static func isJSON(_ media: String) -> Bool {
+        media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json"))
+    }
+
+    /// The recording as a Hammock configuration (a memory store), with resources inferred from the
+    /// exchanges that look like a collection unless `inferringResources` is false (then every exchange
+    /// is a stub: a replay answers exactly what was recorded, in order).
+    public func configuration(inferringResources: Bool = true) -> (configuration: JSON, summary: Summary) {
+        let (exchanges, skipped, secrets) = state.withLock { ($0.exchanges, $0.skipped, $0.secrets) }
+        // Longest first: a token that holds a shorter secret is replaced whole.
+        let sorted = secrets.sorted { $0.count != $1.count ? $0.count > $1.count : $0 < $1 }
+        let scrubbed = exchanges.map { Self.scrub($0, sorted) }
+        var builder = RecordingBuilder(exchanges: scrubbed)
+        if inferringResources { builder.inferResources() }
+        let (configuration, resources, stubs, unnamed) = builder.build()
+        return (
+            configuration, Summary(exchanges: exchanges.count, resources: resources, stubs: stubs, skipped: skipped + unnamed)
+        )
+    }
+
+    /// Writes ``configuration(inferringResources:)`` to `path`, pretty-printed, readable by its owner
+    /// only (it holds what the backend answered), replacing the file whole.
+    /// - Throws: ``WriteError`` if the file cannot be written.
+    @discardableResult
+    public func write(toFile path: String, inferringResources: Bool = true) throws(WriteError) -> Summary {
+        let (configuration, summary) = self.configuration(inferringResources: inferringResources)
+        var bytes = configuration.serialized(options: .prettyPrinted)
+        bytes.append(UInt8(ascii: "\n"))
+        let url = URL(fileURLWithPath: path)
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(
+            ".\(url.lastPathComponent).\(UUID().uuidString).tmp")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+            throw WriteError(description: "cannot write \(path): cannot create a file in \(url.deletingLastPathComponent().path)")
+        }
+        do {
+            let handle = try FileHandle(forWritingTo: temporary)
+            try handle.write(contentsOf: Data(bytes))
+            try handle.close()
+            if FileManager.default.fileExists(atPath: url.path) {
+                _ = try FileManager.default.replaceItemAt(url, withItemAt: temporary)
+            } else {
+                try FileManager.default.moveItem(at: temporary, to: url)
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw WriteError(description: "cannot write \(path): \(error.localizedDescription)")
+        }
+        return summary
+    }
+
+    /// An exchange with every secret replaced in its path, query, header values and text bodies.
+    static func scrub(_ exchange: Exchange, _ secrets: [String]) -> Exchange {
+        guard !secrets.isEmpty else { return exchange }
+        var exchange = exchange
+        exchange.path = RecordingRedaction.scrub(exchange.path, secrets)
+        exchange.query = exchange.query.map { RecordingRedaction.scrub($0, secrets) }
+        exchange.responseHeaders = exchange.responseHeaders.map {
+            HTTPField(name: $0.name, value: RecordingRedaction.scrub($0.value, secrets))
+        }
+        exchange.requestBody = scrub(exchange.requestBody, secrets)
+        exchange.responseBody = scrub(exchange.responseBody, secrets)
+        return exchange
+    }
+
+    /// A body's secrets replaced when it is UTF-8 text (JSON included); binary bodies stay as they are.
+    static func scrub(_ body: [UInt8], _ secrets: [String]) -> [UInt8] {
+        guard !body.isEmpty, let text = String(validating: body, as: UTF8.self) else { return body }
+        guard secrets.contains(where: { text.contains($0) }) else { return body }
+        return Array(RecordingRedaction.scrub(text, secrets).utf8)
+    }
+}

@@ -1,0 +1,382 @@
+import Foundation
+import HTTPTypes
+import HammockJSON
+import HammockStore
+import HammockWire
+
+/// Turns recorded exchanges into a configuration: the exchanges that look like one collection (`GET
+/// /people` a list of objects, `GET /people/3` an object whose key is 3, `POST /people` the object made)
+/// become a resource whose records are the last state seen of each; the rest become stubs, one per
+/// distinct request (method, path, query, JSON body), answering in the order recorded.
+struct RecordingBuilder {
+    typealias Exchange = ProxyRecording.Exchange
+
+    let exchanges: [Exchange]
+    /// Exchanges a resource answers now (by index): not written as stubs.
+    var absorbed: Set<Int> = []
+    /// The resources inferred, in the order their collections were first seen.
+    var resources: [Collection] = []
+    /// The prefix the resources are served under (`basePath`), if any.
+    var basePath = ""
+
+    init(exchanges: [Exchange]) { self.exchanges = exchanges }
+
+    /// A collection the exchanges show: where it lives, its key member, and the records seen.
+    struct Collection {
+        var path: String
+        var name: String
+        var key: String
+        /// Records by key (the key's JSON text), in the order first seen; a deleted one is `nil`.
+        var order: [String] = []
+        var records: [String: JSONObject?] = [:]
+        var members: [String] = []
+
+        mutating func keep(_ record: JSONObject) {
+            guard let value = record[key], let text = RecordingBuilder.keyText(value) else { return }
+            if records[text] == nil { order.append(text) }
+            records[text] = .some(record)
+            for member in record.keys where !members.contains(member) { members.append(member) }
+        }
+
+        mutating func remove(_ text: String) {
+            if records[text] != nil { records[text] = .some(nil) }
+        }
+    }
+
+    /// `3` or `"a1"` as the text a path segment holds.
+    static func keyText(_ value: JSON) -> String? {
+        switch value {
+        case .integer(let number): String(number)
+        case .string(let text) where !text.isEmpty: text
+        default: nil
+        }
+    }
+
+    /// A member name a configuration can declare as a resource name: letters, digits, `_` and `-`.
+    static func isName(_ text: Substring) -> Bool {
+        !text.isEmpty && text.count <= 64
+            && text.unicodeScalars.allSatisfy {
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_" || $0 == "-")
+            }
+            && !(text.first?.isNumber ?? true)
+    }
+
+    /// The answer's body as JSON, when it says it is JSON and is.
+    static func json(_ exchange: Exchange) -> JSON? {
+        let type = exchange.responseHeaders.first { $0.name == .contentType }?.value
+        guard ProxyRecording.isJSON(ProxyRecording.mediaType(type)), !exchange.responseBody.isEmpty else { return nil }
+        return try? JSON(parsing: exchange.responseBody)
+    }
+
+    /// Finds the collections: first the key member of each candidate path, then its records.
+    mutating func inferResources() {
+        // Candidate collection paths and the key each suggests, from answers of 2xx.
+        var keys: [String: String] = [:]
+        var firstSeen: [String] = []
+        func note(_ path: String, key: String?) {
+            if !firstSeen.contains(path) { firstSeen.append(path) }
+            if let key, keys[path] == nil { keys[path] = key }
+        }
+        for exchange in exchanges where (200..<300).contains(exchange.status) {
+            guard let body = Self.json(exchange) else { continue }
+            let (parent, last) = Self.split(exchange.path)
+            switch (exchange.method, body) {
+            case (.get, .array(let elements)) where exchange.query == nil:
+                guard !elements.isEmpty, let objects = Self.objects(elements) else { continue }
+                note(exchange.path, key: objects.allSatisfy { $0["id"].flatMap(Self.keyText) != nil } ? "id" : nil)
+            case (.post, .object(let object)):
+                note(exchange.path, key: object["id"].flatMap(Self.keyText) != nil ? "id" : nil)
+            case (.get, .object(let object)), (.put, .object(let object)), (.patch, .object(let object)):
+                guard let parent, let last else { continue }
+                let segment = PercentEncoding.decode(last) ?? String(last)
+                if object["id"].flatMap(Self.keyText) == segment {
+                    note(parent, key: "id")
+                } else if let member = object.first(where: { Self.keyText($0.value) == segment })?.key {
+                    note(parent, key: member)
+                }
+            default:
+                continue
+            }
+        }
+        // A collection lives at a literal path whose last segment names it, under one shared prefix.
+        var candidates: [Collection] = []
+        for path in firstSeen {
+            guard let key = keys[path] else { continue }
+            let (parent, last) = Self.split(path)
+            guard let last, Self.isName(last) else { continue }
+            // Nested under another candidate's records (`/people/3/cars`): left to stubs for now.
+            if let parent, candidates.contains(where: { parent.hasPrefix($0.path + "/") }) { continue }
+            guard !candidates.contains(where: { $0.name == String(last) }) else { continue }
+            candidates.append(Collection(path: path, name: String(last), key: key))
+        }
+        guard !candidates.isEmpty else { return }
+        // The prefix most of them share; a stub must sit under it too (the base path applies to all).
+        var prefixes: [String: Int] = [:]
+        for candidate in candidates { prefixes[Self.split(candidate.path).parent ?? "", default: 0] += 1 }
+        let prefix = prefixes.max { $0.value != $1.value ? $0.value < $1.value : $0.key > $1.key }?.key ?? ""
+        if !prefix.isEmpty, !exchanges.allSatisfy({ $0.path.hasPrefix(prefix + "/") }) {
+            candidates.removeAll { Self.split($0.path).parent != nil && Self.split($0.path).parent != "" }
+            basePath = ""
+        } else {
+            candidates.removeAll { (Self.split($0.path).parent ?? "") != prefix }
+            basePath = prefix
+        }
+        // The records: each collection's exchanges in order, the latest state of each record kept.
+        for index in candidates.indices {
+            var collection = candidates[index]
+            for (position, exchange) in exchanges.enumerated() {
+                let (parent, last) = Self.split(exchange.path)
+                let onCollection = exchange.path == collection.path
+                let onRecord = parent == collection.path && last != nil
+                guard onCollection || onRecord else { continue }
+                // A missing record or a refused body: the resource answers those itself, in its own words.
+                if [404, 409, 422].contains(exchange.status) {
+                    absorbed.insert(position)
+                    continue
+                }
+                let body = Self.json(exchange)
+                switch exchange.method {
+                case .get where onCollection && exchange.query == nil:
+                    guard case .array(let elements)? = body, let objects = Self.objects(elements) else { continue }
+                    guard objects.allSatisfy({ $0[collection.key].flatMap(Self.keyText) != nil }) else { continue }
+                    for object in objects { collection.keep(object) }
+                case .post where onCollection:
+                    guard case .object(let object)? = body, object[collection.key].flatMap(Self.keyText) != nil else { continue }
+                    collection.keep(object)
+                case .get, .put, .patch:
+                    guard onRecord, case .object(let object)? = body, object[collection.key].flatMap(Self.keyText) != nil
+                    else { continue }
+                    collection.keep(object)
+                case .delete where onRecord:
+                    guard (200..<300).contains(exchange.status), let last else { continue }
+                    collection.remove(PercentEncoding.decode(last) ?? String(last))
+                default:
+                    continue
+                }
+                if (200..<300).contains(exchange.status) { absorbed.insert(position) }
+            }
+            candidates[index] = collection
+        }
+        resources = candidates
+    }
+
+    /// The path's parent and last segment: `/api/people/3` → `/api/people`, `3`.
+    static func split(_ path: String) -> (parent: String?, last: Substring?) {
+        var trimmed = Substring(path)
+        while trimmed.hasSuffix("/") && trimmed.count > 1 { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/"), trimmed.index(after: slash) < trimmed.endIndex else {
+            return (nil, nil)
+        }
+        return (String(trimmed[..<slash]), trimmed[trimmed.index(after: slash)...])
+    }
+
+    /// The elements when every one is an object.
+    static func objects(_ elements: [JSON]) -> [JSONObject]? {
+        var objects: [JSONObject] = []
+        for element in elements {
+            guard case .object(let object) = element else { return nil }
+            objects.append(object)
+        }
+        return objects
+    }
+
+    /// The configuration, the resources' names, the number of stubs, and the exchanges no stub can name.
+    func build() -> (JSON, [String], Int, Int) {
+        var root: JSONObject = ["store": "memory"]
+        if !basePath.isEmpty { root["basePath"] = .string(basePath) }
+        var data = JSONObject()
+        if !resources.isEmpty {
+            root["resources"] = .array(resources.map(Self.declaration))
+            for collection in resources {
+                let records = collection.order.compactMap { collection.records[$0] ?? nil }
+                data[collection.name] = .array(records.map(JSON.object))
+            }
+        }
+        let (routes, unnamed) = stubs()
+        if !routes.isEmpty { root["routes"] = .array(routes) }
+        if !data.isEmpty { root["data"] = .object(data) }
+        return (.object(root), resources.map(\.name), routes.count, unnamed)
+    }
+
+    /// A resource's declaration: each member's type from the values seen.
+    static func declaration(of collection: Collection) -> JSON {
+        let records = collection.order.compactMap { collection.records[$0] ?? nil }
+        var fields = JSONObject()
+        var missing = false
+        for member in collection.members {
+            let values = records.compactMap { $0[member] }
+            if values.count < records.count { missing = true }
+            // The default key `id` holding integers is the store's own; any other key is declared.
+            if member == "id", collection.key == "id", values.allSatisfy({ if case .integer = $0 { true } else { false } }) {
+                continue
+            }
+            fields[member] = .string(fieldType(of: values).rawValue)
+        }
+        var declaration: JSONObject = ["name": .string(collection.name), "fields": .object(fields)]
+        if fields[collection.key] != nil {
+            // A key of strings (or another member than `id`) is the records' own.
+            declaration["primaryKey"] = .string(collection.key)
+        }
+        // A record the backend answered without a member should not gain a `null` for it.
+        if missing { declaration["omitNulls"] = true }
+        return .object(declaration)
+    }
+
+    /// The narrowest type that holds every value seen (nulls aside).
+    static func fieldType(of values: [JSON]) -> FieldType {
+        var kinds = Set<String>()
+        for value in values {
+            switch value {
+            case .null: continue
+            case .bool: kinds.insert("boolean")
+            case .integer: kinds.insert("integer")
+            case .double: kinds.insert("float")
+            case .string: kinds.insert("string")
+            case .array, .object: kinds.insert("json")
+            }
+        }
+        if kinds == ["integer"] { return .integer }
+        if kinds.isSubset(of: ["integer", "float"]), !kinds.isEmpty { return .float }
+        if kinds == ["string"] { return .string }
+        if kinds == ["boolean"] { return .boolean }
+        return .json
+    }
+
+    /// One stub per distinct request among the exchanges no resource took, its answers in order.
+    func stubs() -> ([JSON], Int) {
+        struct Group {
+            var method: String
+            var pattern: String
+            var match: JSONObject
+            var answers: [JSON] = []
+        }
+        var groups: [Group] = []
+        var index: [String: Int] = [:]
+        var unnamed = 0
+        for (position, exchange) in exchanges.enumerated() where !absorbed.contains(position) {
+            // A status a stub cannot give (a configuration takes 200 to 599).
+            guard (200...599).contains(exchange.status), var path = Self.relative(exchange.path, to: basePath),
+                let pattern = Self.pattern(of: path)
+            else {
+                unnamed += 1
+                continue
+            }
+            path = pattern
+            let match = Self.match(of: exchange)
+            let identity = "\(exchange.method.rawValue) \(path) \(JSON.object(match).serializedString())"
+            let answer = Self.answer(of: exchange)
+            if let existing = index[identity] {
+                groups[existing].answers.append(answer)
+            } else {
+                index[identity] = groups.count
+                groups.append(Group(method: exchange.method.rawValue, pattern: path, match: match, answers: [answer]))
+            }
+        }
+        // A stub with more conditions first: `GET /search?q=a` before a `GET /search` that takes any query.
+        let ordered = groups.enumerated().sorted { a, b in
+            let (x, y) = (Self.conditions(a.element.match), Self.conditions(b.element.match))
+            return x != y ? x > y : a.offset < b.offset
+        }.map(\.element)
+        let routes = ordered.map { group -> JSON in
+            var route: JSONObject = ["method": .string(group.method), "path": .string(group.pattern)]
+            if !group.match.isEmpty { route["match"] = .object(group.match) }
+            // The same answer every time is one answer; different ones are a sequence that keeps the last.
+            if Set(group.answers).count == 1, case .object(let answer) = group.answers[0] {
+                for (key, value) in answer { route[key] = value }
+            } else {
+                route["responses"] = .array(group.answers)
+            }
+            return .object(route)
+        }
+        return (routes, unnamed)
+    }
+
+    static func conditions(_ match: JSONObject) -> Int {
+        match.values.reduce(0) { $0 + ($1.objectValue?.count ?? 0) }
+    }
+
+    /// `path` below `base`, or `nil` when it is not below it.
+    static func relative(_ path: String, to base: String) -> String? {
+        guard !base.isEmpty else { return path }
+        guard path.hasPrefix(base + "/") else { return nil }
+        return String(path.dropFirst(base.count))
+    }
+
+    /// The stub pattern that names exactly `path`: a segment a pattern would read as a parameter or a
+    /// wildcard is percent-encoded; an empty segment cannot be named (`nil`).
+    static func pattern(of path: String) -> String? {
+        guard path.hasPrefix("/") else { return nil }
+        if path == "/" { return path }
+        var body = path.dropFirst()
+        if body.hasSuffix("/") { body = body.dropLast() }
+        var segments: [String] = []
+        for segment in body.split(separator: "/", omittingEmptySubsequences: false) {
+            guard !segment.isEmpty, PercentEncoding.decode(segment) != nil else { return nil }
+            if segment.hasPrefix(":") {
+                segments.append("%3A" + segment.dropFirst())
+            } else if segment == "*" || segment == "**" {
+                segments.append(String(repeating: "%2A", count: segment.count))
+            } else {
+                segments.append(String(segment))
+            }
+        }
+        return "/" + segments.joined(separator: "/")
+    }
+
+    /// What a replayed request must have to get this answer: its query items, and the top-level members
+    /// of a JSON object body; redacted values are left out (the replayed request holds the real one).
+    static func match(of exchange: Exchange) -> JSONObject {
+        var match = JSONObject()
+        if let query = exchange.query, !query.isEmpty {
+            var items = JSONObject()
+            for item in query.split(separator: "&") {
+                let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                guard let name = PercentEncoding.decodeForm(Array(parts[0].utf8)[...]), !name.isEmpty else { continue }
+                let value = parts.count == 2 ? PercentEncoding.decodeForm(Array(parts[1].utf8)[...]) ?? "" : ""
+                guard value != RecordingRedaction.placeholder, items[name] == nil else { continue }
+                items[name] = .string(value)
+            }
+            if !items.isEmpty { match["query"] = .object(items) }
+        }
+        if ProxyRecording.isJSON(ProxyRecording.mediaType(exchange.requestContentType)),
+            case .object(let object)? = try? JSON(parsing: exchange.requestBody)
+        {
+            var members = JSONObject()
+            for (key, value) in object where value != .string(RecordingRedaction.placeholder) && !key.hasPrefix("/") {
+                // A member whose value is an object of matcher words would be read as a matcher.
+                if case .object = value { continue }
+                members[key] = value
+            }
+            if !members.isEmpty { match["body"] = .object(members) }
+        }
+        return match
+    }
+
+    /// The answer as a stub writes it, served verbatim: JSON as JSON, UTF-8 text as text, else base64.
+    static func answer(of exchange: Exchange) -> JSON {
+        var answer: JSONObject = ["status": .integer(exchange.status)]
+        var headers = JSONObject()
+        for field in exchange.responseHeaders {
+            let name = field.name.canonicalName
+            if let existing = headers[name]?.stringValue {
+                // Repeated fields (`Set-Cookie` aside, which cannot be joined) as one list (RFC 9110 §5.3).
+                if name.lowercased() != "set-cookie" { headers[name] = .string(existing + ", " + field.value) }
+            } else {
+                headers[name] = .string(field.value)
+            }
+        }
+        if !headers.isEmpty { answer["headers"] = .object(headers) }
+        let body = exchange.responseBody
+        if !body.isEmpty {
+            if let json = json(exchange) {
+                answer["body"] = json
+            } else if let text = String(validating: body, as: UTF8.self) {
+                answer["text"] = .string(text)
+            } else {
+                answer["base64"] = .string(Base64.encode(body))
+            }
+        }
+        answer["verbatim"] = true
+        return .object(answer)
+    }
+}

@@ -1,0 +1,214 @@
+import Foundation
+import HTTPTypes
+import HammockHTTPServer
+import HammockJSON
+import HammockProxy
+import HammockServer
+import HammockTestSupport
+import Testing
+
+/// Recording what the proxy passes on, and serving the recording without the backend: against httpbin
+/// (PyPI), which no one here wrote, and against a Hammock server standing in for a backend with
+/// collections.
+@Suite("Recording what the proxy passes on", .timeLimit(.minutes(2)))
+struct RecordingTests {
+    /// The secrets the requests below carry: none may be in the file written.
+    static let secrets = [
+        "bearer-t0ken-4711", "c00kie-value-99", "k3y-in-the-query", "hunter2-password", "form-s3cret-value",
+        "basic-pa55word", "custom-h3ader-value",
+    ]
+
+    /// The requests the httpbin test sends: every method, secrets in each place a client puts them, a
+    /// binary answer, a status without a body, and one request whose answer changes every time.
+    static func requests() -> [MockRequest] {
+        var requests: [MockRequest] = []
+        var bearer = MockRequest(.get, "/headers")
+        bearer.headerFields[.authorization] = "Bearer bearer-t0ken-4711"
+        bearer.headerFields[HTTPField.Name("X-Custom-Key")!] = "custom-h3ader-value"
+        requests.append(bearer)
+        var cookie = MockRequest(.get, "/cookies")
+        cookie.headerFields[.cookie] = "session=c00kie-value-99; theme=dark"
+        requests.append(cookie)
+        requests.append(MockRequest(.get, "/get?page=2&api_key=k3y-in-the-query"))
+        requests.append(MockRequest(.post, "/post", json: ["user": "amy", "password": "hunter2-password"]))
+        var form = MockRequest(.post, "/anything/login", body: Array("user=amy&password=form-s3cret-value".utf8))
+        form.headerFields[.contentType] = "application/x-www-form-urlencoded"
+        requests.append(form)
+        var basic = MockRequest(.get, "/anything/basic")
+        basic.headerFields[.authorization] = "Basic " + Data("amy:basic-pa55word".utf8).base64EncodedString()
+        requests.append(basic)
+        requests.append(MockRequest(.put, "/put", json: ["n": 1]))
+        requests.append(MockRequest(.patch, "/patch", json: ["n": 2]))
+        requests.append(MockRequest(.delete, "/delete"))
+        requests.append(MockRequest(.get, "/bytes/64?seed=3"))
+        requests.append(MockRequest(.get, "/status/418"))
+        requests.append(MockRequest(.get, "/status/204"))
+        requests.append(MockRequest(.get, "/uuid"))
+        requests.append(MockRequest(.get, "/uuid"))
+        requests.append(MockRequest(.get, "/base64/e3t0ZW1wbGF0ZX19"))  // "{{template}}": served as written
+        return requests
+    }
+
+    /// An answer as the client sees it: status, type, and the body (as JSON when it is JSON).
+    struct Seen: Equatable, CustomStringConvertible {
+        var status: Int
+        var type: String?
+        var json: JSON?
+        var bytes: [UInt8]
+
+        init(_ response: MockResponse) async throws {
+            status = Int(response.status.code)
+            type = response.headerFields[.contentType]
+            bytes = try await response.stream?.collect() ?? response.body
+            json = type?.hasPrefix("application/json") == true ? try? JSON(parsing: bytes) : nil
+            if json != nil { bytes = [] }
+        }
+
+        var description: String {
+            "\(status) \(type ?? "-") \(json?.serializedString() ?? String(decoding: bytes, as: UTF8.self))"
+        }
+    }
+
+    static func temporaryFile(_ name: String) -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("hammock-\(name)-\(UUID().uuidString).json").path
+    }
+
+    @Test("A recording of httpbin replays what it answered, in order, and no secret sent reaches the file")
+    func replay() async throws {
+        let file = Self.temporaryFile("recording")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        var first: [Seen] = []
+        try await withHTTPBin { upstream in
+            // A header of the API's own named; the rest are the defaults.
+            let recording = ProxyRecording(redaction: RecordingRedaction(headers: ["X-Custom-Key"]))
+            let proxy = try await MockServer(resources: [])
+            proxy.addRoutes(try ProxyRoutes(upstream: upstream, recording: recording), first: false)
+            for request in Self.requests() { first.append(try await Seen(proxy.respond(to: request))) }
+            let summary = try recording.write(toFile: file, inferringResources: false)
+            #expect(summary.exchanges == Self.requests().count && summary.skipped == 0)
+            #expect(summary.resources.isEmpty)
+        }
+        // Redaction: on disk, no secret in any form a request carried it (the Basic pair decoded too).
+        let written = try String(contentsOfFile: file, encoding: .utf8)
+        for secret in Self.secrets { #expect(!written.contains(secret), "\(secret) is in the recording") }
+        let attributes = try FileManager.default.attributesOfItem(atPath: file)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        // Replay without the backend: the same requests get the same answers, but what was redacted.
+        let configuration = try ServerConfiguration(contentsOfFile: file)
+        let replay = try await MockServer.inMemory(configuration)
+        let carriedSecrets: Set<Int> = [0, 1, 2, 3, 4, 5]
+        for (index, request) in Self.requests().enumerated() {
+            let again = try await Seen(replay.respond(to: request))
+            if carriedSecrets.contains(index) {
+                #expect(again.status == first[index].status, "\(request.path)")
+                #expect(!Self.secrets.contains { again.description.contains($0) }, "\(request.path)")
+            } else {
+                #expect(again == first[index], "\(request.method) \(request.path)")
+            }
+        }
+        // The two /uuid answers differed, and came back in that order; a third repeats the last.
+        #expect(first[12] != first[13])
+        #expect(try await Seen(replay.respond(to: MockRequest(.get, "/uuid"))) == first[13])
+        #expect(String(decoding: first[14].bytes, as: UTF8.self) == "{{template}}")
+    }
+
+    @Test("A collection's exchanges become a resource holding the backend's last state; CRUD then works on it")
+    func resources() async throws {
+        // The backend: a Hammock server over loopback, with records whose ids have a gap.
+        let people = MockResource("people", fields: ["name": .string, "numberOfKids": .integer])
+        let cars = MockResource("cars", fields: ["name": .string], parents: ["people"])
+        let backend = try await MockServer(resources: [people, cars])
+        _ = try await backend.addData(
+            [
+                ["id": 1, "name": "Amy", "numberOfKids": 2], ["id": 4, "name": "Kofi", "numberOfKids": 0],
+                ["id": 7, "name": "Rosa"],
+            ],
+            for: "people")
+        _ = try await backend.addData([["name": "Beetle", "person_id": 4]], for: "cars")
+        let port = try await backend.start(host: "127.0.0.1", port: 0)
+        let file = Self.temporaryFile("resources")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        do {
+            let recording = ProxyRecording()
+            let proxy = try await MockServer(resources: [])
+            proxy.addRoutes(
+                try ProxyRoutes(upstream: try #require(URL(string: "http://127.0.0.1:\(port)")), recording: recording),
+                first: false)
+            // Each answer read to its end, as a client does: an exchange is kept once its answer has ended.
+            func send(_ request: MockRequest) async throws -> Int { try await Seen(proxy.respond(to: request)).status }
+            #expect(try await send(MockRequest(.get, "/people")) == 200)
+            #expect(try await send(MockRequest(.get, "/people/4")) == 200)
+            #expect(try await send(MockRequest(.post, "/people", json: ["name": "Zed", "numberOfKids": 1])) == 201)
+            #expect(try await send(MockRequest(.patch, "/people/1", json: ["numberOfKids": 3])) == 200)
+            #expect(try await send(MockRequest(.delete, "/people/7")) == 204)
+            #expect(try await send(MockRequest(.get, "/people/7")) == 404)
+            #expect(try await send(MockRequest(.get, "/cars")) == 200)
+            #expect(try await send(MockRequest(.get, "/people/4/cars")) == 200)
+            let summary = try recording.write(toFile: file)
+            #expect(summary.resources == ["people", "cars"])
+            #expect(summary.stubs == 1)  // /people/4/cars: nested collections are stubs for now
+            // The backend's state now is the oracle for what the recording holds.
+            let backendPeople = try await Seen(backend.respond(to: MockRequest(.get, "/people"))).json
+            let backendCars = try await Seen(backend.respond(to: MockRequest(.get, "/cars"))).json
+            await backend.stop()
+
+            let replay = try await MockServer.inMemory(try ServerConfiguration(contentsOfFile: file))
+            #expect(try await Seen(replay.respond(to: MockRequest(.get, "/people"))).json == backendPeople)
+            #expect(try await Seen(replay.respond(to: MockRequest(.get, "/cars"))).json == backendCars)
+            // CRUD on the recorded data: keys continue after the recorded ones, and the links hold.
+            let created = try await Seen(replay.respond(to: MockRequest(.post, "/people", json: ["name": "New"])))
+            #expect(created.status == 201 && (created.json?["id"]?.intValue ?? 0) > 8)
+            let updated = try await Seen(replay.respond(to: MockRequest(.patch, "/people/4", json: ["name": "Kofi O."])))
+            #expect(updated.json?["name"] == "Kofi O." && updated.json?["numberOfKids"] == 0)
+            #expect(await replay.respond(to: MockRequest(.delete, "/people/1")).status == .noContent)
+            #expect(await replay.respond(to: MockRequest(.get, "/people/1")).status == .notFound)
+            #expect(try await Seen(replay.respond(to: MockRequest(.get, "/cars/1"))).json?["person_id"] == 4)
+        } catch {
+            await backend.stop()
+            throw error
+        }
+    }
+
+    @Test("Redaction keeps what a value was (scheme, cookie names, attributes) and never the value")
+    func redaction() {
+        let redaction = RecordingRedaction(headers: ["X-Tenant"], members: ["ssn"])
+        var secrets: Set<String> = []
+        #expect(redaction.header("Authorization", "Bearer abcdefgh", secrets: &secrets) == "Bearer REDACTED")
+        #expect(redaction.header("Cookie", "a=1234567; b=xyzxyzxyz", secrets: &secrets) == "a=REDACTED; b=REDACTED")
+        #expect(
+            redaction.header("Set-Cookie", "sid=q1w2e3r4; Path=/; HttpOnly", secrets: &secrets)
+                == "sid=REDACTED; Path=/; HttpOnly")
+        #expect(redaction.header("x-tenant", "tenant-123456", secrets: &secrets) == "REDACTED")
+        #expect(redaction.header("Accept", "application/json", secrets: &secrets) == "application/json")
+        #expect(secrets == ["abcdefgh", "1234567", "xyzxyzxyz", "q1w2e3r4", "tenant-123456"])
+        let body: JSON = ["user": ["ssn": "123-45-6789", "name": "amy"], "Password": "pw-998877", "list": [["token": nil]]]
+        #expect(
+            redaction.json(body, secrets: &secrets)
+                == ["user": ["ssn": "REDACTED", "name": "amy"], "Password": "REDACTED", "list": [["token": nil]]])
+        #expect(secrets.contains("123-45-6789") && secrets.contains("pw-998877"))
+        #expect(redaction.formEncoded("a=1&access_token=zz%2Bzzzzz&b", secrets: &secrets) == "a=1&access_token=REDACTED&b")
+        #expect(secrets.contains("zz+zzzzz"))
+        // Short values are redacted where they stand, but not hunted through every body.
+        var few: Set<String> = []
+        #expect(redaction.header("Authorization", "Bearer ab1", secrets: &few) == "Bearer REDACTED")
+        #expect(few.isEmpty)
+    }
+
+    @Test("A path a stub pattern would misread is written so it names that path only; a body over the limit is counted, not kept")
+    func edges() async throws {
+        try await withHTTPBin { upstream in
+            let recording = ProxyRecording(maximumBodySize: 1000)
+            let proxy = try await MockServer(resources: [])
+            proxy.addRoutes(try ProxyRoutes(upstream: upstream, recording: recording), first: false)
+            #expect(try await Seen(proxy.respond(to: MockRequest(.get, "/anything/:id/*"))).status == 200)
+            _ = try await Seen(proxy.respond(to: MockRequest(.get, "/bytes/5000")))
+            let (configuration, summary) = recording.configuration()
+            #expect(summary.exchanges == 1 && summary.skipped == 1 && summary.stubs == 1)
+            #expect(configuration["routes"]?[0]?["path"] == "/anything/%3Aid/%2A")
+            let replay = try await MockServer.inMemory(
+                try ServerConfiguration(parsing: configuration.serialized(), file: "recorded.json"))
+            #expect(await replay.respond(to: MockRequest(.get, "/anything/:id/*")).status == .ok)
+            #expect(await replay.respond(to: MockRequest(.get, "/anything/7/x")).status == .notFound)
+        }
+    }
+}
