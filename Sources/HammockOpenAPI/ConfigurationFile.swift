@@ -21,6 +21,12 @@ public enum ConfigurationFile {
         /// The mock made from an OpenAPI document (what is stubbed, what is not mocked), or `nil` for a
         /// Hammock configuration.
         public var openAPI: OpenAPIImport?
+
+        /// A configuration loaded some other way (a HAR file read as stubs, say), with its OpenAPI mock if any.
+        public init(configuration: ServerConfiguration, openAPI: OpenAPIImport? = nil) {
+            self.configuration = configuration
+            self.openAPI = openAPI
+        }
     }
 
     /// The configuration in the file at `path`, relative SQLite paths resolved against its directory. An

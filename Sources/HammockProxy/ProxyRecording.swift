@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 public import HTTPTypes
 public import HammockJSON
 import HammockServer
@@ -27,6 +27,8 @@ public final class ProxyRecording: Sendable {
         public var path: String
         /// The query after `?`, redacted.
         public var query: String?
+        /// The request's header fields, redacted.
+        public var requestHeaders: [HTTPField] = []
         /// The request's content type, if it had one.
         public var requestContentType: String?
         /// The request's body, redacted.
@@ -38,6 +40,10 @@ public final class ProxyRecording: Sendable {
         public var responseHeaders: [HTTPField]
         /// The answer's body, redacted.
         public var responseBody: [UInt8]
+        /// When the request arrived (the recording's clock).
+        public var startedAt = Date(timeIntervalSince1970: 0)
+        /// From the request's arrival to the answer's end, in seconds.
+        public var duration = 0.0
     }
 
     /// How a recording was written.
@@ -53,6 +59,9 @@ public final class ProxyRecording: Sendable {
 
         public var description: String {
             var text = "\(exchanges) exchange\(exchanges == 1 ? "" : "s")"
+            if resources.isEmpty, stubs == 0, exchanges > 0 {
+                return text + (skipped > 0 ? "; \(skipped) left out (a body over the limit)" : "")
+            }
             text +=
                 resources.isEmpty
                 ? "" : ", \(resources.count) resource\(resources.count == 1 ? "" : "s") (\(resources.joined(separator: ", ")))"
@@ -80,11 +89,18 @@ public final class ProxyRecording: Sendable {
     /// The largest body kept, either way; an exchange with a larger one is counted, not kept.
     public let maximumBodySize: Int
     private let state = Mutex(State())
+    /// The wall-clock time, read once at creation; each exchange's time follows from the monotonic clock.
+    private let base: (date: Date, instant: ContinuousClock.Instant)
 
-    /// A recording that redacts what `redaction` names and keeps bodies up to `maximumBodySize` bytes.
-    public init(redaction: RecordingRedaction = RecordingRedaction(), maximumBodySize: Int = 8 << 20) {
+    /// A recording that redacts what `redaction` names and keeps bodies up to `maximumBodySize` bytes;
+    /// `now` is the wall clock a HAR file's times are written in.
+    public init(
+        redaction: RecordingRedaction = RecordingRedaction(), maximumBodySize: Int = 8 << 20,
+        now: @Sendable () -> Date = { Date() }
+    ) {
         self.redaction = redaction
         self.maximumBodySize = max(0, maximumBodySize)
+        base = (now(), ContinuousClock.now)
     }
 
     /// The exchanges kept so far, in the order their answers ended.
@@ -105,8 +121,10 @@ public final class ProxyRecording: Sendable {
     func add(request: MockRequest, status: HTTPResponse.Status, fields: HTTPFields, body: [UInt8]) {
         guard request.body.count <= maximumBodySize, body.count <= maximumBodySize else { return skip() }
         var secrets: Set<String> = []
+        var requestHeaders: [HTTPField] = []
         for field in request.headerFields {
-            _ = redaction.header(field.name.canonicalName, field.value, secrets: &secrets)
+            let value = redaction.header(field.name.canonicalName, field.value, secrets: &secrets)
+            requestHeaders.append(HTTPField(name: field.name, value: value))
         }
         let query = request.query.map { redaction.formEncoded($0, secrets: &secrets) }
         let requestType = request.headerFields[.contentType]
@@ -117,13 +135,22 @@ public final class ProxyRecording: Sendable {
             headers.append(HTTPField(name: field.name, value: value))
         }
         let responseBody = redactedBody(body, type: fields[.contentType], secrets: &secrets)
+        let end = ContinuousClock.now
+        let arrival = request.context?.arrival ?? end
         let exchange = Exchange(
-            method: request.method, path: request.path, query: query, requestContentType: requestType,
-            requestBody: requestBody, status: Int(status.code), responseHeaders: headers, responseBody: responseBody)
+            method: request.method, path: request.path, query: query, requestHeaders: requestHeaders,
+            requestContentType: requestType, requestBody: requestBody, status: Int(status.code), responseHeaders: headers,
+            responseBody: responseBody,
+            startedAt: base.date.addingTimeInterval(Self.seconds(base.instant.duration(to: arrival))),
+            duration: Self.seconds(arrival.duration(to: end)))
         state.withLock { state in
             state.exchanges.append(exchange)
             state.secrets.formUnion(secrets)
         }
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// The fields a replay makes its own: framing, the connection's, and the time of the answer.
@@ -170,12 +197,23 @@ public final class ProxyRecording: Sendable {
         )
     }
 
-    /// Writes ``configuration(inferringResources:)`` to `path`, pretty-printed, readable by its owner
-    /// only (it holds what the backend answered), replacing the file whole.
+    /// The recording as an HTTP Archive 1.2 document (``HTTPArchive``), redacted as the configuration is;
+    /// its requests are addressed to the mock, as the app sent them.
+    public func archive() -> (archive: JSON, summary: Summary) {
+        let (exchanges, skipped, secrets) = state.withLock { ($0.exchanges, $0.skipped, $0.secrets) }
+        let sorted = secrets.sorted { $0.count != $1.count ? $0.count > $1.count : $0 < $1 }
+        let document = HTTPArchive.document(of: exchanges.map { Self.scrub($0, sorted) }, creatorVersion: MockServer.version)
+        return (document, Summary(exchanges: exchanges.count, resources: [], stubs: 0, skipped: skipped))
+    }
+
+    /// Writes ``configuration(inferringResources:)`` to `path` (or ``archive()`` when `path` ends in
+    /// `.har`), pretty-printed, readable by its owner only (it holds what the backend answered), replacing
+    /// the file whole.
     /// - Throws: ``WriteError`` if the file cannot be written.
     @discardableResult
     public func write(toFile path: String, inferringResources: Bool = true) throws(WriteError) -> Summary {
-        let (configuration, summary) = self.configuration(inferringResources: inferringResources)
+        let (configuration, summary) =
+            path.lowercased().hasSuffix(".har") ? archive() : self.configuration(inferringResources: inferringResources)
         var bytes = configuration.serialized(options: .prettyPrinted)
         bytes.append(UInt8(ascii: "\n"))
         let url = URL(fileURLWithPath: path)
@@ -207,6 +245,9 @@ public final class ProxyRecording: Sendable {
         exchange.path = RecordingRedaction.scrub(exchange.path, secrets)
         exchange.query = exchange.query.map { RecordingRedaction.scrub($0, secrets) }
         exchange.responseHeaders = exchange.responseHeaders.map {
+            HTTPField(name: $0.name, value: RecordingRedaction.scrub($0.value, secrets))
+        }
+        exchange.requestHeaders = exchange.requestHeaders.map {
             HTTPField(name: $0.name, value: RecordingRedaction.scrub($0.value, secrets))
         }
         exchange.requestBody = scrub(exchange.requestBody, secrets)

@@ -23,7 +23,7 @@ struct Serve: AsyncParsableCommand {
 
     @Argument(
         help:
-            "The configuration file (JSON, or YAML by its .yaml or .yml extension), or an OpenAPI 3.0 or 3.1 document; with --proxy it may be left out (nothing mocked, a memory store)."
+            "The configuration file (JSON, or YAML by its .yaml or .yml extension), an OpenAPI 3.0 or 3.1 document, or a HAR file (.har, served as recorded); with --proxy it may be left out (nothing mocked, a memory store)."
     )
     var config: String?
 
@@ -118,7 +118,7 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "With --proxy: write what passed through it, redacted, as a configuration to this file when the server stops (collections as resources, the rest as stubs; docs/proxy.md).",
+            "With --proxy: write what passed through it, redacted, as a configuration to this file when the server stops (collections as resources, the rest as stubs), or as HAR 1.2 when its name ends in .har (docs/proxy.md).",
             valueName: "file"))
     var record: String?
 
@@ -144,9 +144,19 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         var configuration: ServerConfiguration
         let openAPI: OpenAPIImport?
+        var archive: HTTPArchive.Read?
         let config = self.config ?? "(no configuration)"
         do {
-            if let file = self.config {
+            if let file = self.config, Self.isArchive(file) {
+                guard !watch else {
+                    throw ConfigurationError(
+                        file: "--watch", keyPath: "", message: "a HAR file is served as read; --watch takes a configuration file")
+                }
+                let read = try Self.readArchive(file)
+                configuration = read.configuration
+                archive = read.archive
+                openAPI = nil
+            } else if let file = self.config {
                 let loaded = try ConfigurationFile.load(file)
                 configuration = loaded.configuration
                 openAPI = loaded.openAPI
@@ -287,6 +297,15 @@ struct Serve: AsyncParsableCommand {
         printBanner(
             server: server, url: Self.url(host: host, port: port), store: location, reports: reports, generated: generated,
             openAPI: openAPI)
+        if let archive {
+            let summary = archive.summary
+            var line = "har: \(summary.exchanges) entr\(summary.exchanges == 1 ? "y" : "ies") of \(archive.origin ?? "no origin")"
+            line += " as \(summary.stubs) stub\(summary.stubs == 1 ? "" : "s")"
+            if summary.skipped > 0 {
+                line += "; \(summary.skipped) left out (another origin, or no URL, status or body a stub can give)"
+            }
+            Self.printLine(line)
+        }
         if !Self.isLoopback(host) {
             Self.printError(
                 "warning: listening on \(host), reachable from other machines: anyone who can reach this one can "
@@ -529,11 +548,33 @@ struct Serve: AsyncParsableCommand {
     /// with its error (file, key, what is wrong) if it has one.
     static func loadConfiguration(_ path: String) throws -> ConfigurationFile.Loaded {
         do {
+            if isArchive(path) { return ConfigurationFile.Loaded(configuration: try readArchive(path).configuration) }
             return try ConfigurationFile.load(path)
         } catch {
             printError(error.description)
             throw ExitCode(2)
         }
+    }
+
+    /// Whether `path` names a HAR file (by its extension, as `.yaml` names YAML).
+    static func isArchive(_ path: String) -> Bool { path.lowercased().hasSuffix(".har") }
+
+    /// A HAR file as a configuration of stubs answering its requests in order.
+    static func readArchive(
+        _ path: String
+    ) throws(ConfigurationError) -> (configuration: ServerConfiguration, archive: HTTPArchive.Read) {
+        let read: HTTPArchive.Read
+        do {
+            read = try HTTPArchive.read(contentsOfFile: path)
+        } catch {
+            throw ConfigurationError(
+                file: path, keyPath: "", message: error.description.replacingOccurrences(of: "\(path): ", with: ""))
+        }
+        guard read.summary.stubs > 0 else {
+            throw ConfigurationError(
+                file: path, keyPath: "log.entries", message: "no entry a stub can answer (\(read.summary.skipped) left out)")
+        }
+        return (try ServerConfiguration(root: read.configuration, file: path), read)
     }
 
     /// An OpenAPI document's title for a configuration file: its name without the extension.
@@ -644,7 +685,7 @@ struct Record: AsyncParsableCommand {
     @Argument(help: "The backend (http:// or https://, with a path prefix if it has one).")
     var url: String
 
-    @Argument(help: "The configuration file to write when the server stops.")
+    @Argument(help: "The configuration file to write when the server stops (HAR 1.2 when its name ends in .har).")
     var file: String
 
     @Option(help: "The address to bind (default: 127.0.0.1).")

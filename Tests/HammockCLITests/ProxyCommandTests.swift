@@ -79,4 +79,26 @@ struct ProxyCommandTests {
             #expect(process.errorOutput.withLock { $0 }.contains(message), "\(arguments)")
         }
     }
+
+    @Test(
+        "hammock serve FILE.har answers a HAR mitmproxy wrote: the banner says what it holds, a repeated request answers in order"
+    )
+    func archive() async throws {
+        let file = "Tests/HAR/mitmproxy-httpbin.har"
+        let (process, url) = try await serving.serve([file])
+        let line = await process.firstLine { $0.hasPrefix("har: ") }
+        #expect(line?.hasPrefix("har: 10 entries of http://127.0.0.1:") == true)
+        #expect(line?.hasSuffix(" as 9 stubs") == true)
+        let har = try JSON(parsing: Array(try Data(contentsOf: URL(fileURLWithPath: file))))
+        let uuids = (har["log"]?["entries"]?.arrayValue ?? []).filter {
+            $0["request"]?["url"]?.stringValue?.hasSuffix("/uuid") == true
+        }
+        .compactMap { $0["response"]?["content"]?["text"]?.stringValue }.compactMap { try? JSON(parsing: $0) }
+        #expect(uuids.count == 2)
+        #expect(try await serving.send("GET", url + "/uuid").json == uuids.first)
+        #expect(try await serving.send("GET", url + "/uuid").json == uuids.last)
+        #expect(try await serving.send("GET", url + "/status/404").status == 404)
+        process.interrupt()
+        _ = await process.exitStatus()
+    }
 }

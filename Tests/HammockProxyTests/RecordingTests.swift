@@ -211,4 +211,104 @@ struct RecordingTests {
             #expect(await replay.respond(to: MockRequest(.get, "/anything/7/x")).status == .notFound)
         }
     }
+
+    static let packageRoot =
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        + "/"
+
+    /// A HAR entry's request, as the app sent it.
+    static func request(of entry: JSON) throws -> MockRequest {
+        let text = try #require(entry["request"]?["url"]?.stringValue)
+        let url = try #require(URLComponents(string: text))
+        let target = url.percentEncodedPath + (url.percentEncodedQuery.map { "?" + $0 } ?? "")
+        let name = try #require(entry["request"]?["method"]?.stringValue)
+        let method = try #require(HTTPRequest.Method(name))
+        var request = MockRequest(method, target, body: Array((entry["request"]?["postData"]?["text"]?.stringValue ?? "").utf8))
+        if let type = entry["request"]?["postData"]?["mimeType"]?.stringValue { request.headerFields[.contentType] = type }
+        return request
+    }
+
+    @Test("A HAR mitmproxy wrote in front of httpbin is served: each request answered as recorded, a repeated one in order")
+    func mitmproxyArchive() async throws {
+        let path = Self.packageRoot + "Tests/HAR/mitmproxy-httpbin.har"
+        let read = try HTTPArchive.read(contentsOfFile: path)
+        #expect(read.origin?.hasPrefix("http://127.0.0.1:") == true)
+        #expect(read.summary.exchanges == 10 && read.summary.skipped == 0)
+        let server = try await MockServer.inMemory(try ServerConfiguration(root: read.configuration, file: path))
+        // The oracle is the file itself: mitmproxy's decoded bodies (base64 for binary ones).
+        let archive = try JSON(parsing: Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+        let entries = try #require(archive["log"]?["entries"]?.arrayValue)
+        for entry in entries {
+            let request = try Self.request(of: entry)
+            let answer = try await Seen(server.respond(to: request))
+            let content = entry["response"]?["content"]
+            let text = content?["text"]?.stringValue ?? ""
+            let bytes = content?["encoding"] == "base64" ? [UInt8](Data(base64Encoded: text) ?? Data()) : Array(text.utf8)
+            #expect(answer.status == entry["response"]?["status"]?.intValue, "\(request.path)")
+            if let json = answer.json {
+                #expect(json == (try? JSON(parsing: bytes)), "\(request.path)")
+            } else {
+                #expect(answer.bytes == bytes, "\(request.path)")
+            }
+        }
+        // httpbin's gzip answer: the HAR holds it decoded, so the replay sends no Content-Encoding.
+        let gzip = await server.respond(to: MockRequest(.get, "/gzip"))
+        #expect(gzip.headerFields[HTTPField.Name("Content-Encoding")!] == nil)
+    }
+
+    @Test("A recording written as HAR 1.2 has the fields the format requires and reads back to the same answers")
+    func archiveRoundTrip() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("hammock-\(UUID().uuidString).har").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        var first: [Seen] = []
+        let requests = Self.requests().filter {
+            ["/put", "/patch", "/delete", "/bytes/64", "/uuid", "/status/418"].contains($0.path)
+        }
+        try await withHTTPBin { upstream in
+            let recording = ProxyRecording()
+            let proxy = try await MockServer(resources: [])
+            proxy.addRoutes(try ProxyRoutes(upstream: upstream, recording: recording), first: false)
+            for request in requests {
+                var request = request
+                request.headerFields[HTTPField.Name("Host")!] = "127.0.0.1:8888"
+                first.append(try await Seen(proxy.respond(to: request)))
+            }
+            #expect(try recording.write(toFile: file).exchanges == requests.count)
+        }
+        let archive = try JSON(parsing: Array(try Data(contentsOf: URL(fileURLWithPath: file))))
+        #expect(archive["log"]?["version"] == "1.2" && archive["log"]?["creator"]?["name"] == "hammock")
+        for entry in try #require(archive["log"]?["entries"]?.arrayValue) {
+            for key in ["startedDateTime", "time", "request", "response", "cache", "timings"] {
+                #expect(entry[key] != nil, "entry.\(key)")
+            }
+            for key in ["method", "url", "httpVersion", "cookies", "headers", "queryString", "headersSize", "bodySize"] {
+                #expect(entry["request"]?[key] != nil, "request.\(key)")
+            }
+            for key in [
+                "status", "statusText", "httpVersion", "cookies", "headers", "content", "redirectURL", "headersSize", "bodySize",
+            ] {
+                #expect(entry["response"]?[key] != nil, "response.\(key)")
+            }
+            #expect(entry["response"]?["content"]?["size"] != nil && entry["response"]?["content"]?["mimeType"] != nil)
+            #expect(entry["request"]?["url"]?.stringValue?.hasPrefix("http://127.0.0.1:8888/") == true)
+        }
+        let read = try HTTPArchive.read(contentsOfFile: file)
+        let replay = try await MockServer.inMemory(try ServerConfiguration(root: read.configuration, file: file))
+        for (index, request) in requests.enumerated() {
+            #expect(try await Seen(replay.respond(to: request)) == first[index], "\(request.method) \(request.path)")
+        }
+    }
+
+    @Test("A file that is not HAR, or holds no entry a stub can answer, is refused with what is wrong")
+    func badArchives() {
+        #expect(throws: HTTPArchive.ReadError.self) { try HTTPArchive.read(Array("{}".utf8), file: "x.har") }
+        #expect(throws: HTTPArchive.ReadError.self) { try HTTPArchive.read(Array("[1,".utf8), file: "x.har") }
+        // Entries without a usable URL or status are left out and counted, never a crash.
+        let odd =
+            #"{"log": {"entries": [{"request": {"method": "GET", "url": "not a url"}, "response": {"status": 200}},"#
+            + #" {"request": {"method": "BREW", "url": "http://h/x"}, "response": {"status": 999}}, 7,"#
+            + #" {"request": {"method": "GET", "url": "http://h/b64"}, "response": {"status": 200, "content": {"text": "%%%", "encoding": "base64"}}}]}}"#
+        let read = try? HTTPArchive.read(Array(odd.utf8), file: "odd.har")
+        #expect(read?.summary.stubs == 0 && read?.summary.skipped == 4)
+    }
 }

@@ -1,0 +1,220 @@
+public import Foundation
+import HTTPTypes
+public import HammockJSON
+import HammockStore
+
+/// HTTP Archive 1.2, the format browsers' developer tools, mitmproxy and Charles export: a recording
+/// written as one, and one read as a configuration whose stubs answer its requests in order.
+///
+/// ```swift
+/// let har = try HTTPArchive.read(contentsOfFile: "session.har")
+/// let server = try await MockServer.inMemory(try ServerConfiguration(root: har.configuration, file: "session.har"))
+/// ```
+/// `hammock serve session.har` does the same. A HAR from a browser holds every origin the page reached
+/// (fonts, analytics, the API): the origin with the most entries is served, and the others are counted.
+public enum HTTPArchive {
+    /// Why a file is not a HAR the mock can serve.
+    public struct ReadError: Error, Sendable, CustomStringConvertible {
+        /// What is wrong, and where.
+        public var description: String
+    }
+
+    /// A HAR read as a configuration.
+    public struct Read: Sendable {
+        /// The configuration: a memory store and a stub per distinct request.
+        public var configuration: JSON
+        /// The origin served (`https://api.example.test`), if any entry had one.
+        public var origin: String?
+        /// What was made, and how many entries were left out (another origin, an unusable URL or body).
+        public var summary: ProxyRecording.Summary
+    }
+
+    /// The most entries read: a browser session of a few hours has a few thousand.
+    static let maximumEntries = 100_000
+
+    /// Reads the HAR at `path`.
+    /// - Throws: ``ReadError`` when the file cannot be read or is not HAR.
+    public static func read(contentsOfFile path: String, inferringResources: Bool = false) throws(ReadError) -> Read {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw ReadError(description: "\(path): cannot read the file: \(error.localizedDescription)")
+        }
+        return try read([UInt8](data), file: path, inferringResources: inferringResources)
+    }
+
+    /// Reads HAR bytes; `file` names them in errors. With `inferringResources`, collections become
+    /// resources as a recording's do; by default every entry is a stub (a replay answers as recorded).
+    /// - Throws: ``ReadError`` for bytes that are not a HAR document.
+    public static func read(_ bytes: [UInt8], file: String, inferringResources: Bool = false) throws(ReadError) -> Read {
+        let root: JSON
+        do {
+            root = try JSON(parsing: bytes)
+        } catch {
+            throw ReadError(description: "\(file): not JSON: \(error)")
+        }
+        guard case .array(let entries)? = root["log"]?["entries"] else {
+            throw ReadError(description: "\(file): not a HAR file (no log.entries)")
+        }
+        guard entries.count <= maximumEntries else {
+            throw ReadError(description: "\(file): \(entries.count) entries; at most \(maximumEntries) are read")
+        }
+        var parsed: [(origin: String, exchange: ProxyRecording.Exchange)] = []
+        var skipped = 0
+        for entry in entries {
+            if let exchange = exchange(of: entry) { parsed.append(exchange) } else { skipped += 1 }
+        }
+        var counts: [String: Int] = [:]
+        for item in parsed { counts[item.origin, default: 0] += 1 }
+        // The origin with the most entries; the first one seen among equals.
+        let origin = parsed.map(\.origin).first { counts[$0] == counts.values.max() }
+        let served = parsed.filter { $0.origin == origin }.map(\.exchange)
+        skipped += parsed.count - served.count
+        var builder = RecordingBuilder(exchanges: served)
+        if inferringResources { builder.inferResources() }
+        let (configuration, resources, stubs, unnamed) = builder.build()
+        let summary = ProxyRecording.Summary(
+            exchanges: served.count, resources: resources, stubs: stubs, skipped: skipped + unnamed)
+        return Read(configuration: configuration, origin: origin, summary: summary)
+    }
+
+    /// The fields a HAR's decoded body makes untrue (its text is the body after decoding) or a replay
+    /// makes its own; HTTP/2's pseudo-fields (`:authority`) are no header fields at all.
+    static let droppedOnImport: Set<String> = ProxyRecording.unrecorded.union(["content-encoding"])
+
+    /// One entry as an exchange, with its origin; `nil` when it cannot be one.
+    static func exchange(of entry: JSON) -> (origin: String, exchange: ProxyRecording.Exchange)? {
+        guard let request = entry["request"], let response = entry["response"],
+            let method = request["method"]?.stringValue.flatMap({ HTTPRequest.Method($0.uppercased()) }),
+            let url = request["url"]?.stringValue, let components = URLComponents(string: url),
+            let scheme = components.scheme?.lowercased(), let host = components.host,
+            let status = response["status"]?.intValue
+        else { return nil }
+        let port = components.port.map { ":\($0)" } ?? ""
+        let origin = "\(scheme)://\(host)\(port)"
+        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        let requestHeaders = fields(request["headers"], dropping: [])
+        let postData = request["postData"]
+        let requestType = postData?["mimeType"]?.stringValue ?? requestHeaders.first { $0.name == .contentType }?.value
+        let requestBody = postData?["text"]?.stringValue.map { Array($0.utf8) } ?? []
+        var responseHeaders = fields(response["headers"], dropping: droppedOnImport)
+        let content = response["content"]
+        var body: [UInt8] = []
+        if let text = content?["text"]?.stringValue {
+            if content?["encoding"]?.stringValue?.lowercased() == "base64" {
+                guard let bytes = Base64.decode(text) else { return nil }
+                body = bytes
+            } else {
+                body = Array(text.utf8)
+            }
+        }
+        if !responseHeaders.contains(where: { $0.name == .contentType }), !body.isEmpty,
+            let type = content?["mimeType"]?.stringValue, !type.isEmpty
+        {
+            responseHeaders.append(HTTPField(name: .contentType, value: type))
+        }
+        var exchange = ProxyRecording.Exchange(
+            method: method, path: path, query: components.percentEncodedQuery, requestHeaders: requestHeaders,
+            requestContentType: requestType, requestBody: requestBody, status: status, responseHeaders: responseHeaders,
+            responseBody: body)
+        if let started = entry["startedDateTime"]?.stringValue, let date = ISO8601.date(started) { exchange.startedAt = date }
+        exchange.duration = (entry["time"]?.doubleValue ?? 0) / 1000
+        return (origin, exchange)
+    }
+
+    /// A HAR header list as fields: names that are not field names (`:authority`) are left out.
+    static func fields(_ list: JSON?, dropping dropped: Set<String>) -> [HTTPField] {
+        guard case .array(let elements)? = list else { return [] }
+        return elements.compactMap { element in
+            guard let name = element["name"]?.stringValue, let value = element["value"]?.stringValue,
+                !dropped.contains(name.lowercased()), let fieldName = HTTPField.Name(name)
+            else { return nil }
+            return HTTPField(name: fieldName, value: value)
+        }
+    }
+
+    /// A HAR 1.2 document of `exchanges`, their requests addressed to `host` (the mock's, as the app sent
+    /// them, so that reading the file back serves the same paths).
+    static func document(of exchanges: [ProxyRecording.Exchange], creatorVersion: String) -> JSON {
+        let entries = exchanges.map { exchange -> JSON in
+            let host = exchange.requestHeaders.first { $0.name.canonicalName.lowercased() == "host" }?.value ?? "localhost"
+            let url = "http://\(host)\(exchange.path)" + (exchange.query.map { "?" + $0 } ?? "")
+            var request: JSONObject = [
+                "method": .string(exchange.method.rawValue), "url": .string(url), "httpVersion": "HTTP/1.1",
+                "cookies": [], "headers": headerList(exchange.requestHeaders), "queryString": queryList(exchange.query),
+                "headersSize": -1, "bodySize": .integer(exchange.requestBody.count),
+            ]
+            if !exchange.requestBody.isEmpty {
+                var post: JSONObject = ["mimeType": .string(exchange.requestContentType ?? "")]
+                if let text = String(validating: exchange.requestBody, as: UTF8.self) {
+                    post["text"] = .string(text)
+                } else {
+                    // HAR's postData has no encoding; the underscore marks a field of this writer's own.
+                    post["text"] = .string(Base64.encode(exchange.requestBody))
+                    post["_encoding"] = "base64"
+                }
+                request["postData"] = .object(post)
+            }
+            let type = exchange.responseHeaders.first { $0.name == .contentType }?.value ?? ""
+            var content: JSONObject = ["size": .integer(exchange.responseBody.count), "mimeType": .string(type)]
+            if !exchange.responseBody.isEmpty {
+                if let text = String(validating: exchange.responseBody, as: UTF8.self) {
+                    content["text"] = .string(text)
+                } else {
+                    content["text"] = .string(Base64.encode(exchange.responseBody))
+                    content["encoding"] = "base64"
+                }
+            }
+            let status = HTTPResponse.Status(code: exchange.status)
+            let response: JSONObject = [
+                "status": .integer(exchange.status), "statusText": .string(status.reasonPhrase), "httpVersion": "HTTP/1.1",
+                "cookies": [], "headers": headerList(exchange.responseHeaders), "content": .object(content),
+                "redirectURL": .string(exchange.responseHeaders.first { $0.name == .location }?.value ?? ""),
+                "headersSize": -1, "bodySize": .integer(exchange.responseBody.count),
+            ]
+            let milliseconds = (exchange.duration * 1000 * 1000).rounded() / 1000
+            return [
+                "startedDateTime": .string(ISO8601.string(exchange.startedAt)), "time": .double(milliseconds),
+                "request": .object(request), "response": .object(response), "cache": [:],
+                "timings": ["send": 0, "wait": .double(milliseconds), "receive": 0],
+            ]
+        }
+        return [
+            "log": [
+                "version": "1.2", "creator": ["name": "hammock", "version": .string(creatorVersion)],
+                "entries": .array(entries),
+            ]
+        ]
+    }
+
+    static func headerList(_ fields: [HTTPField]) -> JSON {
+        .array(fields.map { ["name": .string($0.name.canonicalName), "value": .string($0.value)] })
+    }
+
+    /// The query's items, decoded, as HAR lists them beside the URL.
+    static func queryList(_ query: String?) -> JSON {
+        guard let query, !query.isEmpty else { return [] }
+        return .array(
+            query.split(separator: "&").map { item -> JSON in
+                let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let name = String(parts[0]).removingPercentEncoding ?? String(parts[0])
+                let value = parts.count == 2 ? String(parts[1]).removingPercentEncoding ?? String(parts[1]) : ""
+                return ["name": .string(name), "value": .string(value)]
+            })
+    }
+}
+
+/// RFC 3339 times with milliseconds, as HAR writes them.
+enum ISO8601 {
+    static func string(_ date: Date) -> String {
+        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+    }
+
+    static func date(_ text: String) -> Date? {
+        if let date = try? Date(text, strategy: .iso8601.year().month().day().time(includingFractionalSeconds: true)) {
+            return date
+        }
+        return try? Date(text, strategy: .iso8601)
+    }
+}
