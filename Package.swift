@@ -155,7 +155,7 @@ let package = Package(
         // XCTest, the launch environment of a UI test's app. Reaches the server in process or on loopback.
         .target(
             name: "HammockServerTesting",
-            dependencies: ["HammockServer", "HammockHTTPServer", "HammockURLSession", "HammockJSON"],
+            dependencies: ["HammockServer", "HammockHTTPServer", "HammockURLSession", "HammockJSON", "HammockProxy"],
             swiftSettings: swiftSettings),
 
         // What a store is, apart from any server, as fluent-kit stands apart from its drivers: resources
@@ -342,7 +342,7 @@ let package = Package(
         .testTarget(
             name: "HammockProxyTests",
             dependencies: [
-                "HammockProxy", "HammockServer", "HammockHTTPServer", "HammockTestSupport", "HammockJSON",
+                "HammockProxy", "HammockServer", "HammockHTTPServer", "HammockTestSupport", "HammockJSON", "HammockServerTesting",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: swiftSettings

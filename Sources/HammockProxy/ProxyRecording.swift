@@ -214,7 +214,14 @@ public final class ProxyRecording: Sendable {
     public func write(toFile path: String, inferringResources: Bool = true) throws(WriteError) -> Summary {
         let (configuration, summary) =
             path.lowercased().hasSuffix(".har") ? archive() : self.configuration(inferringResources: inferringResources)
-        var bytes = configuration.serialized(options: .prettyPrinted)
+        try Self.writePrivately(configuration, toFile: path)
+        return summary
+    }
+
+    /// Writes `value` pretty-printed to `path`, readable by its owner only, replacing the file whole (a
+    /// reader sees the old file or the new one, never half of one).
+    static func writePrivately(_ value: JSON, toFile path: String) throws(WriteError) {
+        var bytes = value.serialized(options: .prettyPrinted)
         bytes.append(UInt8(ascii: "\n"))
         let url = URL(fileURLWithPath: path)
         let temporary = url.deletingLastPathComponent().appendingPathComponent(
@@ -226,16 +233,17 @@ public final class ProxyRecording: Sendable {
             let handle = try FileHandle(forWritingTo: temporary)
             try handle.write(contentsOf: Data(bytes))
             try handle.close()
-            if FileManager.default.fileExists(atPath: url.path) {
-                _ = try FileManager.default.replaceItemAt(url, withItemAt: temporary)
-            } else {
-                try FileManager.default.moveItem(at: temporary, to: url)
+            // rename(2) replaces the old file in one step (FileManager's replaceItemAt fails on Linux).
+            guard rename(temporary.path, url.path) == 0 else {
+                throw WriteError(description: "cannot write \(path): cannot rename \(temporary.lastPathComponent) onto it")
             }
+        } catch let error as WriteError {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
         } catch {
             try? FileManager.default.removeItem(at: temporary)
             throw WriteError(description: "cannot write \(path): \(error.localizedDescription)")
         }
-        return summary
     }
 
     /// An exchange with every secret replaced in its path, query, header values and text bodies.
