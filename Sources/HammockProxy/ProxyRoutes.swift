@@ -4,6 +4,7 @@ import HTTPTypes
 public import HammockServer
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 
 /// Forwards what no resource, stub or route of the mock answers to a real backend, and streams its answer
 /// back: the half of an API that exists is reached through the mock that stands in for the rest.
@@ -46,22 +47,42 @@ public struct ProxyRoutes: MockRoutes {
     /// `host:port` as `Forwarded` and `Via` do not say it, but the upstream's `Host` does.
     let authority: String
 
-    /// A process-wide client, as `HTTPClient.shared` is (never shut down, so never one per server), but
-    /// one that follows no redirect and decompresses nothing: a proxy hands the client what it got.
-    static let client: HTTPClient = {
+    /// Process-wide clients, as `HTTPClient.shared` is (never shut down, so never one per server), one per
+    /// event loop of the group the server answers on, each following no redirect and decompressing
+    /// nothing: a proxy hands the client what it got. A request goes out on the loop that received it:
+    /// with one client for the whole group, half the answers came back on the other loop's thread, and a
+    /// proxied request cost 148 µs of CPU where it costs 92 on one loop (docs/benchmarks.md).
+    static let clients: [(loop: any EventLoop, client: HTTPClient)] = MultiThreadedEventLoopGroup.singleton.makeIterator()
+        .map { loop in (loop, makeClient(on: loop)) }
+
+    static func makeClient(on loop: any EventLoop) -> HTTPClient {
         var pool = HTTPClient.Configuration.ConnectionPool()
         // A kept connection lives at most 1 s unused: gunicorn closes its side after 2 s (its keepalive
         // default), and a request sent on a connection the server is closing fails (a CI run's 502).
         pool.idleTimeout = .seconds(1)
         return HTTPClient(
-            eventLoopGroupProvider: .singleton,
+            eventLoopGroupProvider: .shared(loop),
             configuration: HTTPClient.Configuration(
                 redirectConfiguration: .disallow,
                 // A backend beside the mock connects in milliseconds; a refused one is reported in 3 s, not
                 // after the 10 s the client would otherwise keep trying.
                 timeout: HTTPClient.Configuration.Timeout(connect: .seconds(3)), connectionPool: pool,
                 decompression: .disabled))
-    }()
+    }
+
+    /// The client of the event loop this runs on; the first one elsewhere (in process, a test's task).
+    static var client: HTTPClient {
+        if let current = MultiThreadedEventLoopGroup.currentEventLoop,
+            let match = clients.first(where: { $0.loop === current })
+        {
+            return match.client
+        }
+        return clients[0].client
+    }
+
+    /// The largest answer read whole before it is passed on (with a `Content-Length`): 64 KiB, most API
+    /// answers; larger ones, and those without a length, stream through.
+    static let readWhole = 64 << 10
 
     /// The methods a failed attempt may be sent again for (RFC 9110 §9.2.2): sending them twice does what
     /// sending them once does.
@@ -192,6 +213,20 @@ public struct ProxyRoutes: MockRoutes {
         }
         let body = response.body
         let recording = self.recording
+        // A small answer of known length is read whole and answered as any mock answer is: streaming it
+        // cost more than the rest of the hop (docs/benchmarks.md). One cut short is then a 502, not a cut.
+        if let length, length <= Self.readWhole {
+            let bytes: [UInt8]
+            do {
+                bytes = Array(try await body.collect(upTo: length).readableBytesView)
+            } catch {
+                throw HTTPProblem(
+                    .badGateway, detail: "The upstream \(origin) broke off its answer: \(String(describing: error).prefix(300))",
+                    extensions: ["upstream": .string(origin)])
+            }
+            recording?.add(request: request, status: status, fields: fields, body: bytes)
+            return MockResponse(status: status, headerFields: fields, body: bytes)
+        }
         let answered = fields
         let stream = StreamingBody(length: length) { writer in
             // A copy for the recording, up to its limit: a larger answer streams on and is counted as left out.
