@@ -41,6 +41,8 @@ public struct ProxyRoutes: MockRoutes {
     public let timeout: Duration
     /// Where the exchanges passed on are kept, if they are recorded.
     public let recording: ProxyRecording?
+    /// The requests forwarded: every one, or those a configuration's rule names (path, methods).
+    public let rule: ProxyRule
     /// `scheme://host:port` and the path prefix, without a trailing `/`.
     let origin: String
     let prefix: String
@@ -95,6 +97,14 @@ public struct ProxyRoutes: MockRoutes {
     /// each exchange whose answer ended whole in `recording`, if given.
     /// - Throws: ``ConfigurationError`` for another scheme, no host, or a query or fragment in the URL.
     public init(upstream: URL, timeout: Duration = .seconds(30), recording: ProxyRecording? = nil) throws(ConfigurationError) {
+        try self.init(ProxyRule(upstream: upstream), timeout: timeout, recording: recording)
+    }
+
+    /// A proxy that forwards what `rule` names (its path and methods) to its upstream.
+    /// - Throws: ``ConfigurationError`` for an upstream that is not an http(s) URL with a host.
+    public init(_ rule: ProxyRule, timeout: Duration = .seconds(30), recording: ProxyRecording? = nil) throws(ConfigurationError)
+    {
+        let upstream = rule.upstream
         guard let scheme = upstream.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw ConfigurationError(
                 description: "the upstream '\(upstream.absoluteString.prefix(200))' is not an http:// or https:// URL")
@@ -111,6 +121,7 @@ public struct ProxyRoutes: MockRoutes {
         self.upstream = upstream
         self.timeout = timeout
         self.recording = recording
+        self.rule = rule
         let bracketed = host.contains(":") ? "[\(host)]" : host
         let port = upstream.port.map { ":\($0)" } ?? ""
         authority = bracketed + port
@@ -121,12 +132,20 @@ public struct ProxyRoutes: MockRoutes {
     }
 
     public func endpoint(for request: MockRequest) throws -> MockEndpoint? {
-        MockEndpoint(methods: Self.methods, route: MatchedRoute(kind: .custom, pattern: "/**")) { request in
+        // A path the rule does not name is left to the families after this one.
+        if let path = rule.path, path.match(request.path) == nil { return nil }
+        return MockEndpoint(methods: forwardedMethods, route: MatchedRoute(kind: .custom, pattern: pattern)) { request in
             try await forward(request)
         }
     }
 
-    public var routeTable: [RouteTableEntry] { [RouteTableEntry(methods: Self.methods, pattern: "/**")] }
+    /// The methods forwarded, in the order routes list them.
+    var forwardedMethods: [HTTPRequest.Method] { Self.methods.filter { rule.methods?.contains($0) ?? true } }
+
+    /// The rule's path, or `/**`.
+    var pattern: String { rule.path?.description ?? "/**" }
+
+    public var routeTable: [RouteTableEntry] { [RouteTableEntry(methods: forwardedMethods, pattern: pattern)] }
 
     /// The header fields no proxy passes on (RFC 9110 §7.6.1), lowercased.
     static let hopByHop: Set<String> = [

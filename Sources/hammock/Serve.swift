@@ -118,6 +118,12 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
+            "A host the configuration file's proxy rules may forward to besides this machine's loopback (a file from someone else must not send the app's credentials elsewhere unasked); repeatable.",
+            valueName: "host"))
+    var allowUpstream: [String] = []
+
+    @Option(
+        help: ArgumentHelp(
             "With --proxy: write what passed through it, redacted, as a configuration to this file when the server stops (collections as resources, the rest as stubs), or as HAR 1.2 when its name ends in .har (docs/proxy.md).",
             valueName: "file"))
     var record: String?
@@ -174,10 +180,12 @@ struct Serve: AsyncParsableCommand {
                 openAPI = nil
             }
             try applyFlags(to: &configuration)
-            if proxy == nil,
+            if proxy == nil, configuration.proxies.isEmpty,
                 let flag = [record.map { _ in "--record" }, recordStubs ? "--record-stubs" : nil].compactMap({ $0 }).first
             {
-                throw ConfigurationError(file: flag, keyPath: "", message: "records what --proxy passes on; give --proxy URL")
+                throw ConfigurationError(
+                    file: flag, keyPath: "",
+                    message: "records what --proxy (or the file's proxy rules) passes on; give --proxy URL")
             }
             if record == nil, recordStubs {
                 throw ConfigurationError(
@@ -188,19 +196,38 @@ struct Serve: AsyncParsableCommand {
             throw ExitCode(2)
         }
         // A wrong upstream is a wrong command line (exit 2), found before the store is opened.
-        var proxyRoutes: ProxyRoutes?
-        var recording: ProxyRecording?
+        var proxyRoutes: [ProxyRoutes] = []
+        let recording =
+            record == nil ? nil : ProxyRecording(redaction: RecordingRedaction(headers: redactHeader, members: redactMember))
+        var allowedUpstreams = Set(allowUpstream.map { $0.lowercased() })
         if let proxy {
             do {
                 guard let url = URL(string: proxy) else {
                     throw ProxyRoutes.ConfigurationError(description: "'\(proxy.prefix(200))' is not a URL")
                 }
-                if record != nil {
-                    recording = ProxyRecording(redaction: RecordingRedaction(headers: redactHeader, members: redactMember))
-                }
-                proxyRoutes = try ProxyRoutes(upstream: url, recording: recording)
+                // The file's rules come first (narrower); the command line's catches the rest.
+                let routes = try ProxyRoutes(upstream: url, recording: recording)
+                if let host = url.host { allowedUpstreams.insert(host.lowercased()) }
+                proxyRoutes.append(routes)
             } catch {
                 Self.printError("hammock: --proxy: \(error)")
+                throw ExitCode(2)
+            }
+        }
+        for (index, rule) in configuration.proxies.enumerated().reversed() {
+            // A file from someone else must not send the app's credentials off this machine unasked.
+            let host = rule.upstream.host ?? ""
+            guard ProxyRule.isLoopback(host) || allowedUpstreams.contains(host.lowercased()) else {
+                Self.printError(
+                    "\(config): proxy[\(index)].to: \(host.prefix(200)) is not this machine; a configuration file forwards requests "
+                        + "(and the app's credentials with them) off the machine only to a host the command line allows: --allow-upstream \(host.prefix(200))"
+                )
+                throw ExitCode(2)
+            }
+            do {
+                proxyRoutes.insert(try ProxyRoutes(rule, recording: recording), at: 0)
+            } catch {
+                Self.printError("\(config): proxy[\(index)].to: \(error)")
                 throw ExitCode(2)
             }
         }
@@ -268,7 +295,7 @@ struct Serve: AsyncParsableCommand {
             }
             server.serveConsole()
             // Asked last: only what the mock does not answer goes to the backend.
-            if let proxyRoutes { server.addRoutes(proxyRoutes, first: false) }
+            for routes in proxyRoutes { server.addRoutes(routes, first: false) }
             server.serveOpenAPIDocument(
                 title: openAPI.map { $0.title.isEmpty ? Self.documentTitle(for: config) : $0.title }
                     ?? Self.documentTitle(for: config))
@@ -296,7 +323,7 @@ struct Serve: AsyncParsableCommand {
         let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
         printBanner(
             server: server, url: Self.url(host: host, port: port), store: location, reports: reports, generated: generated,
-            openAPI: openAPI)
+            openAPI: openAPI, proxyRules: configuration.proxies)
         if let archive {
             let summary = archive.summary
             var line = "har: \(summary.exchanges) entr\(summary.exchanges == 1 ? "y" : "ies") of \(archive.origin ?? "no origin")"
@@ -485,12 +512,17 @@ struct Serve: AsyncParsableCommand {
 
     func printBanner(
         server: MockServer, url: String, store: StoreLocation, reports: [(resource: String, report: LoadReport)],
-        generated: (seed: UInt64, reports: [(resource: String, report: LoadReport)])?, openAPI: OpenAPIImport?
+        generated: (seed: UInt64, reports: [(resource: String, report: LoadReport)])?, openAPI: OpenAPIImport?,
+        proxyRules: [ProxyRule] = []
     ) {
         Self.printLine("Hammock is serving \(config ?? "nothing of its own") at \(url)")
         if let openAPI { Self.printOpenAPISummary(openAPI) }
         if let checks = server.requestChecks { Self.printRequestChecks(checks) }
         Self.printLine("store: \(store)")
+        for rule in proxyRules {
+            let methods = rule.methods.map { $0.map(\.rawValue).sorted().joined(separator: ", ") + " " } ?? ""
+            Self.printLine("proxy: \(methods)\(rule.path?.description ?? "/**") goes to \(rule.upstream.absoluteString)")
+        }
         if let proxy { Self.printLine("proxy: what the mock does not answer goes to \(proxy)") }
         if let record { Self.printLine("record: what the proxy passes on is written to \(record) when the server stops") }
         Self.printLine("version: \(MockServer.version)")

@@ -101,4 +101,33 @@ struct ProxyCommandTests {
         process.interrupt()
         _ = await process.exitStatus()
     }
+
+    @Test("A file's proxy rules forward on this machine; another host needs --allow-upstream, or serve exits 2")
+    func fileRules() async throws {
+        try await withHTTPBin { upstream in
+            let file = TemporaryFiles.path("proxied", extension: "json")
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            let local =
+                #"{"resources": [{"name": "people", "fields": {"name": "string"}}], "proxy": [{"path": "/anything/**", "to": "\#(upstream.absoluteString)"}]}"#
+            try Data(local.utf8).write(to: URL(fileURLWithPath: file))
+            let (process, url) = try await serving.serve([file, "--store", "memory"])
+            #expect(await process.firstLine { $0.hasPrefix("proxy: /anything/** goes to") } != nil)
+            #expect(
+                try await serving.send("GET", url + "/anything/x").json?["url"]?.stringValue?.hasSuffix("/anything/x") == true)
+            #expect(try await serving.send("GET", url + "/people").status == 200)
+            process.interrupt()
+            _ = await process.exitStatus()
+        }
+        let file = TemporaryFiles.path("remote", extension: "json")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try Data(#"{"proxy": [{"to": "http://upstream.test:9/api"}]}"#.utf8).write(to: URL(fileURLWithPath: file))
+        let refused = try HammockProcess(["serve", file, "--port", "0"])
+        #expect(await refused.exitStatus() == 2)
+        #expect(refused.errorOutput.withLock { $0 }.contains("--allow-upstream upstream.test"))
+        // Allowed, it starts; the host does not exist, so its requests are 502s naming it.
+        let (allowed, url) = try await serving.serve([file, "--allow-upstream", "upstream.test"])
+        #expect(try await serving.send("GET", url + "/x").status == 502)
+        allowed.interrupt()
+        _ = await allowed.exitStatus()
+    }
 }

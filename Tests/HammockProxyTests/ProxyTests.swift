@@ -161,4 +161,46 @@ struct ProxyTests {
         let prefixed = try ProxyRoutes(upstream: try #require(URL(string: "https://api.example.com:8443/v2/")))
         #expect(prefixed.routeTable.first?.pattern == "/**")
     }
+
+    @Test("A rule forwards only the paths and methods it names; the rest is the mock's 404 or 405")
+    func rules() async throws {
+        try await withHTTPBin { upstream in
+            let server = try await MockServer(resources: [MockResource("people", fields: ["name": .string])])
+            let rule = ProxyRule(path: try PathPattern("/anything/**"), methods: [.get, .post], upstream: upstream)
+            server.addRoutes(try ProxyRoutes(rule), first: false)
+            let got = await server.respond(to: MockRequest(.get, "/anything/deep/path?q=1"))
+            #expect(got.status == .ok)
+            #expect(try await Self.json(got)["url"]?.stringValue?.hasSuffix("/anything/deep/path?q=1") == true)
+            #expect(await server.respond(to: MockRequest(.post, "/anything/x", json: ["a": 1])).status == .ok)
+            #expect(await server.respond(to: MockRequest(.delete, "/anything/x")).status == .methodNotAllowed)
+            #expect(await server.respond(to: MockRequest(.get, "/get")).status == .notFound)
+            #expect(server.routeTable.contains { $0.pattern == "/anything/**" && $0.methods == [.get, .post] })
+        }
+    }
+
+    @Test("A configuration's proxy rules are read with their paths, methods and upstreams; mistakes name the key")
+    func configurationRules() throws {
+        let good =
+            #"{"proxy": [{"path": "/invoices/**", "to": "http://127.0.0.1:8080/api"}, {"methods": ["post"], "to": "https://api.example.test"}]}"#
+        let configuration = try ServerConfiguration(parsing: Array(good.utf8), file: "c.json")
+        #expect(configuration.proxies.count == 2)
+        #expect(configuration.proxies[0].forwards(.delete, "/invoices/7") && !configuration.proxies[0].forwards(.get, "/people"))
+        #expect(configuration.proxies[1].forwards(.post, "/x") && !configuration.proxies[1].forwards(.get, "/x"))
+        for (text, key) in [
+            (#"{"proxy": [{"path": "/x"}]}"#, "proxy[0].to"),
+            (#"{"proxy": [{"to": "ftp://h"}]}"#, "proxy[0].to"),
+            (#"{"proxy": [{"to": "http://h/?q=1"}]}"#, "proxy[0].to"),
+            (#"{"proxy": [{"to": "http://h", "path": "x"}]}"#, "proxy[0].path"),
+            (#"{"proxy": [{"to": "http://h", "methods": []}]}"#, "proxy[0].methods"),
+            (#"{"proxy": [{"to": "http://h", "host": "y"}]}"#, "proxy[0].host"),
+            (#"{"proxy": {"to": "http://h"}}"#, "proxy"),
+        ] {
+            let error = #expect(throws: ConfigurationError.self) {
+                try ServerConfiguration(parsing: Array(text.utf8), file: "c.json")
+            }
+            #expect(error?.keyPath == key, "\(text)")
+        }
+        #expect(ProxyRule.isLoopback("127.0.0.1") && ProxyRule.isLoopback("[::1]") && ProxyRule.isLoopback("LOCALHOST"))
+        #expect(!ProxyRule.isLoopback("128.0.0.1") && !ProxyRule.isLoopback("api.example.test"))
+    }
 }

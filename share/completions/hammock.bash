@@ -187,7 +187,7 @@ _hammock() {
 _hammock_serve() {
     repeating_flags=()
     non_repeating_flags=(--strict --no-validation --record-stubs --watch --quiet --version -h --help)
-    repeating_options=(--fault --allow-host --redact-header --redact-member)
+    repeating_options=(--fault --allow-host --redact-header --allow-upstream --redact-member)
     non_repeating_options=(--host --port --store --namespace --latency --base-path --idle-timeout --request-timeout --seed --admin-path --admin-token --journal-size --proxy --record)
     __hammock_offer_flags_options 1
 
@@ -239,6 +239,9 @@ _hammock_serve() {
         return
         ;;
     '--proxy')
+        return
+        ;;
+    '--allow-upstream')
         return
         ;;
     '--record')

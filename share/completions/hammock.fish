@@ -23,7 +23,7 @@ function __hammock_parse_tokens -S
         __hammock_parse_subcommand 0 'version' 'h/help'
         switch $unparsed_tokens[1]
         case 'serve'
-            __hammock_parse_subcommand 1 'host=' 'port=' 'store=' 'namespace=' 'latency=' 'base-path=' 'idle-timeout=' 'request-timeout=' 'seed=' 'admin-path=' 'admin-token=' 'journal-size=' 'strict' 'fault=+' 'allow-host=+' 'redact-header=+' 'no-validation' 'proxy=' 'record=' 'record-stubs' 'redact-member=+' 'watch' 'quiet' 'version' 'h/help'
+            __hammock_parse_subcommand 1 'host=' 'port=' 'store=' 'namespace=' 'latency=' 'base-path=' 'idle-timeout=' 'request-timeout=' 'seed=' 'admin-path=' 'admin-token=' 'journal-size=' 'strict' 'fault=+' 'allow-host=+' 'redact-header=+' 'no-validation' 'proxy=' 'allow-upstream=+' 'record=' 'record-stubs' 'redact-member=+' 'watch' 'quiet' 'version' 'h/help'
         case 'record'
             __hammock_parse_subcommand 2 'host=' 'port=' 'stubs' 'redact-header=+' 'redact-member=+' 'quiet' 'version' 'h/help'
         case 'routes'
@@ -123,6 +123,7 @@ complete -c 'hammock' -n '__hammock_should_offer_completions_for_flags_or_option
 complete -c 'hammock' -n '__hammock_should_offer_completions_for_flags_or_options "hammock serve"' -l 'redact-header' -d 'A header field whose values the admin API hides in the journal, besides Authorization, Cookie and the usual credentials; repeatable.' -rfka ''
 complete -c 'hammock' -n '__hammock_should_offer_completions_for_flags_or_options "hammock serve" no-validation' -l 'no-validation' -d 'Answer requests an OpenAPI document describes without checking them against it (parameters 400, media type 415, body 422).'
 complete -c 'hammock' -n '__hammock_should_offer_completions_for_flags_or_options "hammock serve" proxy' -l 'proxy' -d 'A real backend (http:// or https://, with a path prefix if it has one) that what no resource, stub or route answers is forwarded to (docs/proxy.md).' -rfka ''
+complete -c 'hammock' -n '__hammock_should_offer_completions_for_flags_or_options "hammock serve"' -l 'allow-upstream' -d 'A host the configuration file\'s proxy rules may forward to besides this machine\'s loopback (a file from someone else must not send the app\'s credentials elsewhere unasked); repeatable.' -rfka ''
 complete -c 'hammock' -n '__hammock_should_offer_completions_for_flags_or_options "hammock serve" record' -l 'record' -d 'With --proxy: write what passed through it, redacted, as a configuration to this file when the server stops (collections as resources, the rest as stubs), or as HAR 1.2 when its name ends in .har (docs/proxy.md).' -rfka ''
 complete -c 'hammock' -n '__hammock_should_offer_completions_for_flags_or_options "hammock serve" record-stubs' -l 'record-stubs' -d 'With --record: write every exchange as a stub (a replay answers exactly what was recorded, in order), no resources.'
 complete -c 'hammock' -n '__hammock_should_offer_completions_for_flags_or_options "hammock serve"' -l 'redact-member' -d 'A JSON member, form field or query item whose values --record redacts, besides passwords, tokens and secrets by their usual names; repeatable. --redact-header names header fields.' -rfka ''

@@ -56,6 +56,9 @@ public struct ServerConfiguration: Sendable {
     /// Header fields the admin API hides in the journal besides the usual credentials (`redactHeaders`;
     /// see ``MockServer/Options/redactedHeaders``).
     public var redactedHeaders: [String] = []
+    /// Requests the mock does not answer that go to a real backend (`proxy`), tried in order after
+    /// everything else; carried out by `HammockProxy`.
+    public var proxies: [ProxyRule] = []
     /// The API document's checks of requests (`validation`, which an imported OpenAPI document writes);
     /// `nil` to check nothing.
     public var requestChecks: RequestChecks?
@@ -63,7 +66,7 @@ public struct ServerConfiguration: Sendable {
     static let topLevelKeys = [
         "host", "port", "store", "latency", "maximumBodySize", "cors", "idleTimeout", "requestTimeout", "resources", "data",
         "routes", "basePath", "generate", "adminPath", "journalSize", "strict", "faults", "allowedHosts", "redactHeaders",
-        "validation",
+        "validation", "proxy",
     ]
     static let resourceKeys = [
         "name", "fields", "primaryKey", "keyFormat", "actions", "parents", "omitNulls", "queryNames", "made", "statuses",
@@ -165,9 +168,13 @@ public struct ServerConfiguration: Sendable {
                 throw fail("routes[\(index)].requires.\(parameter)", "no resource is named '\(resource.prefix(100))'")
             }
         }
-        if resources.isEmpty && routes.isEmpty {
+        // Proxy rules are something to serve too; a `proxy` that is not an array is reported below.
+        let hasProxy = object["proxy"].map { !$0.isNull && !($0.arrayValue?.isEmpty ?? false) } ?? false
+        if resources.isEmpty && routes.isEmpty && !hasProxy {
             let found = object["resources"] == nil ? "missing" : "empty"
-            throw fail("resources", "\(found); list at least one resource, or give routes (a file of routes alone is fine)")
+            throw fail(
+                "resources",
+                "\(found); list at least one resource, or give routes or proxy rules (a file of routes alone is fine)")
         }
         generate = try reader.generate(object["generate"], resources: resources)
         if let text = try reader.string(object["basePath"], at: "basePath") {
@@ -203,6 +210,7 @@ public struct ServerConfiguration: Sendable {
         if let value = object["validation"], !value.isNull {
             requestChecks = try RequestChecks(json: value, at: "validation", fail: fail)
         }
+        proxies = try ProxyRule.rules(object["proxy"], fail: fail)
         try checkAdminPath(file: file)
     }
 
