@@ -254,8 +254,10 @@ struct RecordingBuilder {
         var index: [String: Int] = [:]
         var unnamed = 0
         for (position, exchange) in exchanges.enumerated() where !absorbed.contains(position) {
-            // A status a stub cannot give (a configuration takes 200 to 599).
-            guard (200...599).contains(exchange.status), var path = Self.relative(exchange.path, to: basePath),
+            // A status a stub cannot give (a configuration takes 200 to 599), or a path under the admin API's
+            // prefix, which its own routes answer (a browser's HAR of the console holds those).
+            guard (200...599).contains(exchange.status), !Self.isAdmin(exchange.path),
+                var path = Self.relative(exchange.path, to: basePath),
                 let pattern = Self.pattern(of: path)
             else {
                 unnamed += 1
@@ -290,6 +292,10 @@ struct RecordingBuilder {
         }
         return (routes, unnamed)
     }
+
+    /// Whether `path` lies under `/__hammock`, the admin API's prefix in the configuration written (which
+    /// names no other), where a stub could never be reached.
+    static func isAdmin(_ path: String) -> Bool { path == "/__hammock" || path.hasPrefix("/__hammock/") }
 
     static func conditions(_ match: JSONObject) -> Int {
         match.values.reduce(0) { $0 + ($1.objectValue?.count ?? 0) }

@@ -6,6 +6,9 @@ sees the next request fail, switches it off, deletes; checks the page's accessib
 and phone widths and with an admin token; saves screenshots. First, a page on another origin and a page
 under a re-pointed name (DNS rebinding) try to drive and read the admin API, and are refused.
 
+Last, a HAR assembled from chromium's DevTools protocol events (Network.*, as its own export holds them)
+of the console's session is served by `hammock serve FILE.har`, and answers each API request as recorded.
+
 Usage: python3 Tests/Console/console_test.py HAMMOCK-BINARY SCREENSHOT-DIRECTORY
 """
 import atexit
@@ -19,6 +22,7 @@ import tempfile
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 from selenium import webdriver
@@ -56,22 +60,27 @@ def serve(*arguments, config="Examples/people.json"):
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     started.append(process)
     deadline = time.time() + 20
+    seen = []
     while time.time() < deadline:
         line = process.stdout.readline()
+        seen.append(line)
         match = re.match(r"Hammock is serving .* at (http://\S+)$", line.strip())
         if match:
             return process, match.group(1)
+        if not line and process.poll() is not None:
+            break
     process.kill()
-    raise AssertionError("hammock serve did not start")
+    raise AssertionError("hammock serve did not start: " + "".join(seen)[-2000:])
 
 
-def browser(width, height, *extra):
+def browser(width, height, *extra, network=False):
     options = Options()
     for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", f"--window-size={width},{height}",
                      "--disable-gpu", "--lang=en-US", *extra]:
         options.add_argument(argument)
     options.binary_location = "/usr/bin/chromium"
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    # `performance` carries the DevTools protocol's Network events, what a HAR export is made from.
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", **({"performance": "ALL"} if network else {})})
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 
 
@@ -223,6 +232,104 @@ def check_hostile_pages():
         attacker.shutdown()
         server.terminate()
         server.wait(10)
+
+
+def devtools_har(driver):
+    """A HAR 1.2 document of what the page sent and received, from chromium's DevTools protocol events
+    (Network.requestWillBeSent, responseReceived, loadingFinished) and Network.getResponseBody, the way
+    DevTools' own "Save all as HAR" assembles it. Streams still open (the live log) are left out."""
+    requests, responses, finished = {}, {}, set()
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        params = message.get("params", {})
+        if message["method"] == "Network.requestWillBeSent":
+            requests[params["requestId"]] = (params["request"], params["wallTime"])
+        elif message["method"] == "Network.responseReceived":
+            responses[params["requestId"]] = params["response"]
+        elif message["method"] == "Network.loadingFinished":
+            finished.add(params["requestId"])
+    entries = []
+    for request_id, (request, wall_time) in requests.items():
+        response = responses.get(request_id)
+        if response is None or request_id not in finished or request["url"].startswith("data:"):
+            continue
+        try:
+            body = driver.execute_cdp_cmd("Network.getResponseBody", {"requestId": request_id})
+        except Exception:  # noqa: BLE001 (a body the browser no longer holds: DevTools exports it without)
+            body = {"body": "", "base64Encoded": False}
+        content = {"size": len(body["body"]), "mimeType": response.get("mimeType", ""), "text": body["body"]}
+        if body["base64Encoded"]:
+            content["encoding"] = "base64"
+        har_request = {
+            "method": request["method"], "url": request["url"], "httpVersion": "HTTP/1.1", "cookies": [],
+            "headers": [{"name": k, "value": v} for k, v in request.get("headers", {}).items()],
+            "queryString": [], "headersSize": -1, "bodySize": len(request.get("postData", "")),
+        }
+        if "postData" in request:
+            har_request["postData"] = {"mimeType": request["headers"].get("Content-Type", ""), "text": request["postData"]}
+        entries.append({
+            "startedDateTime": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(wall_time)), "time": 0,
+            "request": har_request,
+            "response": {
+                "status": response["status"], "statusText": response.get("statusText", ""),
+                "httpVersion": response.get("protocol", "http/1.1").upper(), "cookies": [],
+                "headers": [{"name": k, "value": v} for k, v in response.get("headers", {}).items()],
+                "content": content, "redirectURL": "", "headersSize": -1, "bodySize": -1,
+            },
+            "cache": {}, "timings": {"send": 0, "wait": 0, "receive": 0},
+        })
+    return {"log": {"version": "1.2", "creator": {"name": "chromium DevTools protocol", "version": "1"},
+                    "pages": [], "entries": entries}}
+
+
+def check_devtools_har():
+    """The console's session in chromium, exported as DevTools would, served back by `hammock serve`."""
+    server, url = serve("--quiet")
+    driver = browser(1400, 1000, network=True)
+    try:
+        driver.execute_cdp_cmd("Network.enable", {})
+        driver.get(url + "/__hammock/")
+        wait_for(driver, lambda: "(5 records)" in text(driver, "page-status"), "the people to load (HAR)")
+        driver.find_element(By.ID, "field-name").send_keys("Ada Lovelace")
+        driver.find_element(By.ID, "save").click()
+        wait_for(driver, lambda: text(driver, "data-status") == "Created people 6.", "the create (HAR)")
+        time.sleep(0.5)
+        har = devtools_har(driver)
+    finally:
+        driver.quit()
+        server.terminate()
+        server.wait(10)
+    api = [e for e in har["log"]["entries"] if "/__hammock" not in e["request"]["url"]]
+    expect(any(e["request"]["method"] == "POST" for e in api), "the HAR has the console's POST /people")
+    expect(any(e["request"]["method"] == "GET" and "/people" in e["request"]["url"] for e in api),
+           "the HAR has the console's GET of people")
+    folder = tempfile.mkdtemp()
+    path = os.path.join(folder, "console.har")
+    with open(path, "w") as file:
+        json.dump(har, file)
+    replay, replay_url = serve("--quiet", config=path)
+    try:
+        for entry in api:
+            request = entry["request"]
+            parts = urllib.parse.urlsplit(request["url"])
+            target = replay_url + parts.path + ("?" + parts.query if parts.query else "")
+            data = request.get("postData", {}).get("text")
+            call = urllib.request.Request(target, method=request["method"],
+                                          data=data.encode() if data is not None else None,
+                                          headers={"Content-Type": "application/json"} if data is not None else {})
+            try:
+                with urllib.request.urlopen(call) as answer:
+                    status, body = answer.status, answer.read()
+            except urllib.error.HTTPError as error:
+                status, body = error.code, error.read()
+            recorded = entry["response"]
+            expect(status == recorded["status"], f"{request['method']} {target}: {status}, recorded {recorded['status']}")
+            if recorded["content"].get("mimeType") == "application/json" and recorded["content"]["text"]:
+                expect(json.loads(body) == json.loads(recorded["content"]["text"]),
+                       f"{request['method']} {target} answers what chromium recorded")
+    finally:
+        replay.terminate()
+        replay.wait(10)
 
 
 def main():
@@ -386,6 +493,7 @@ def main():
         driver.quit()
         shop.terminate()
         shop.wait(10)
+    check_devtools_har()
     print(f"check-console: ok: {checked} checks in chromium; screenshots in {SHOTS}")
 
 
