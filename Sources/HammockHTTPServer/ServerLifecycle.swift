@@ -3,6 +3,7 @@ import NIOCore
 import NIOExtras
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import Synchronization
 
 #if canImport(Glibc)
@@ -23,24 +24,28 @@ actor ServerLifecycle: MockServerListener {
     enum State {
         case idle
         case starting
-        case running(host: String, port: Int, channel: any Channel, quiescing: ServerQuiescingHelper)
+        case running(host: String, port: Int, channel: any Channel, quiescing: ServerQuiescingHelper, isTLS: Bool)
         case stopping
     }
 
     private var state = State.idle
 
     var port: Int? {
-        if case .running(_, let port, _, _) = state { return port }
+        if case .running(_, let port, _, _, _) = state { return port }
         return nil
     }
 
-    /// The host it listens on and its port, while running.
-    var address: (host: String, port: Int)? {
-        if case .running(let host, let port, _, _) = state { return (host, port) }
+    /// The host it listens on, its port, and whether it speaks TLS, while running.
+    var address: (host: String, port: Int, isTLS: Bool)? {
+        if case .running(let host, let port, _, _, let isTLS) = state { return (host, port, isTLS) }
         return nil
     }
 
-    func start(_ server: MockServer, host: String, port: Int, limits: ConnectionLimits) async throws -> Int {
+    func start(
+        _ server: MockServer, host: String, port: Int, limits: ConnectionLimits, tls: TLSIdentity? = nil
+    ) async throws
+        -> Int
+    {
         guard case .idle = state else { throw MockServerError.alreadyRunning }
         let limits = limits.effective
         state = .starting
@@ -68,6 +73,8 @@ actor ServerLifecycle: MockServerListener {
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    // TLS first: every byte after it is the HTTP the rest of the pipeline reads as before.
+                    if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.context)) }
                     try Self.configure(channel.pipeline.syncOperations, server: server, limits: limits)
                 }
             }
@@ -79,12 +86,12 @@ actor ServerLifecycle: MockServerListener {
             throw MockServerError.cannotListen(host: host, port: port, reason: Self.reason(error))
         }
         let bound = channel.localAddress?.port ?? port
-        state = .running(host: host, port: bound, channel: channel, quiescing: quiescing)
+        state = .running(host: host, port: bound, channel: channel, quiescing: quiescing, isTLS: tls != nil)
         return bound
     }
 
     func stop() async {
-        guard case .running(_, _, _, let quiescing) = state else { return }
+        guard case .running(_, _, _, let quiescing, _) = state else { return }
         state = .stopping
         let done = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: Void.self)
         quiescing.initiateShutdown(promise: done)
@@ -161,6 +168,19 @@ extension MockServer {
         try await lifecycle.start(self, host: host, port: port, limits: limits)
     }
 
+    /// Starts serving HTTPS with `tls` (TLS 1.2 or later, HTTP/1.1): the same server, behind TLS.
+    ///
+    /// ```swift
+    /// let identity = try LocalCertificateAuthority.loadOrCreate().issue(for: ["localhost", "127.0.0.1"])
+    /// let port = try await server.start(port: 0, tls: identity)   // https://127.0.0.1:PORT
+    /// ```
+    @discardableResult
+    public func start(
+        host: String = "127.0.0.1", port: Int = 8443, limits: ConnectionLimits = ConnectionLimits(), tls: TLSIdentity
+    ) async throws -> Int {
+        try await lifecycle.start(self, host: host, port: port, limits: limits, tls: tls)
+    }
+
     /// The port the server listens on, while it runs.
     public var port: Int? {
         get async {
@@ -181,11 +201,11 @@ extension MockServer {
     public var baseURL: URL? {
         get async {
             guard let lifecycle = listener.withLock({ $0 }) as? ServerLifecycle,
-                let (host, port) = await lifecycle.address
+                let (host, port, isTLS) = await lifecycle.address
             else { return nil }
             let reachable = host == "0.0.0.0" ? "127.0.0.1" : (host == "::" ? "::1" : host)
             let authority = reachable.contains(":") ? "[\(reachable)]:\(port)" : "\(reachable):\(port)"
-            return URL(string: "http://\(authority)\(options.basePath ?? "")")
+            return URL(string: "\(isTLS ? "https" : "http")://\(authority)\(options.basePath ?? "")")
         }
     }
 

@@ -5,6 +5,8 @@ public import HammockServer
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
+import Synchronization
 
 /// Forwards what no resource, stub or route of the mock answers to a real backend, and streams its answer
 /// back: the half of an API that exists is reached through the mock that stands in for the rest.
@@ -43,6 +45,9 @@ public struct ProxyRoutes: MockRoutes {
     public let recording: ProxyRecording?
     /// The requests forwarded: every one, or those a configuration's rule names (path, methods).
     public let rule: ProxyRule
+    /// Roots an `https` upstream's certificate may chain to besides the system's, PEM (`nil`: the system's).
+    public let upstreamRootsPEM: String?
+    let upstreamRoots: [NIOSSLCertificate]?
     /// `scheme://host:port` and the path prefix, without a trailing `/`.
     let origin: String
     let prefix: String
@@ -54,32 +59,54 @@ public struct ProxyRoutes: MockRoutes {
     /// nothing: a proxy hands the client what it got. A request goes out on the loop that received it:
     /// with one client for the whole group, half the answers came back on the other loop's thread, and a
     /// proxied request cost 148 µs of CPU where it costs 92 on one loop (docs/benchmarks.md).
-    static let clients: [(loop: any EventLoop, client: HTTPClient)] = MultiThreadedEventLoopGroup.singleton.makeIterator()
-        .map { loop in (loop, makeClient(on: loop)) }
+    static let clients: [(loop: any EventLoop, client: HTTPClient)] = makeClients(trusting: [])
 
-    static func makeClient(on loop: any EventLoop) -> HTTPClient {
+    /// The clients that also trust extra roots, by the roots' PEM text: made once per set of roots and kept
+    /// for the process (a client must be shut down before it goes, and these never go).
+    static let trustingClients = Mutex<[String: [(loop: any EventLoop, client: HTTPClient)]]>([:])
+
+    static func makeClients(trusting roots: [NIOSSLCertificate]) -> [(loop: any EventLoop, client: HTTPClient)] {
+        MultiThreadedEventLoopGroup.singleton.makeIterator().map { loop in (loop, makeClient(on: loop, trusting: roots)) }
+    }
+
+    static func makeClient(on loop: any EventLoop, trusting roots: [NIOSSLCertificate]) -> HTTPClient {
         var pool = HTTPClient.Configuration.ConnectionPool()
         // A kept connection lives at most 1 s unused: gunicorn closes its side after 2 s (its keepalive
         // default), and a request sent on a connection the server is closing fails (a CI run's 502).
         pool.idleTimeout = .seconds(1)
-        return HTTPClient(
-            eventLoopGroupProvider: .shared(loop),
-            configuration: HTTPClient.Configuration(
-                redirectConfiguration: .disallow,
-                // A backend beside the mock connects in milliseconds; a refused one is reported in 3 s, not
-                // after the 10 s the client would otherwise keep trying.
-                timeout: HTTPClient.Configuration.Timeout(connect: .seconds(3)), connectionPool: pool,
-                decompression: .disabled))
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            // A backend beside the mock connects in milliseconds; a refused one is reported in 3 s, not
+            // after the 10 s the client would otherwise keep trying.
+            timeout: HTTPClient.Configuration.Timeout(connect: .seconds(3)), connectionPool: pool,
+            decompression: .disabled)
+        if !roots.isEmpty {
+            // Beside the system's roots, not instead: a staging backend's own CA, a corporate one.
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.additionalTrustRoots = [.certificates(roots)]
+            configuration.tlsConfiguration = tls
+        }
+        return HTTPClient(eventLoopGroupProvider: .shared(loop), configuration: configuration)
     }
 
-    /// The client of the event loop this runs on; the first one elsewhere (in process, a test's task).
-    static var client: HTTPClient {
-        if let current = MultiThreadedEventLoopGroup.currentEventLoop,
-            let match = clients.first(where: { $0.loop === current })
-        {
+    /// The client of the event loop this runs on (the first one elsewhere: in process, a test's task),
+    /// among those that trust the system's roots and `upstreamRootsPEM`.
+    var client: HTTPClient {
+        let set: [(loop: any EventLoop, client: HTTPClient)]
+        if let upstreamRoots, !upstreamRoots.isEmpty {
+            set = Self.trustingClients.withLock { sets in
+                if let existing = sets[upstreamRootsPEM ?? ""] { return existing }
+                let made = Self.makeClients(trusting: upstreamRoots)
+                sets[upstreamRootsPEM ?? ""] = made
+                return made
+            }
+        } else {
+            set = Self.clients
+        }
+        if let current = MultiThreadedEventLoopGroup.currentEventLoop, let match = set.first(where: { $0.loop === current }) {
             return match.client
         }
-        return clients[0].client
+        return set[0].client
     }
 
     /// The largest answer read whole before it is passed on (with a `Content-Length`): 64 KiB, most API
@@ -96,14 +123,19 @@ public struct ProxyRoutes: MockRoutes {
     /// A proxy to `upstream` (`http://` or `https://`, a host, optionally a port and a path) that keeps
     /// each exchange whose answer ended whole in `recording`, if given.
     /// - Throws: ``ConfigurationError`` for another scheme, no host, or a query or fragment in the URL.
-    public init(upstream: URL, timeout: Duration = .seconds(30), recording: ProxyRecording? = nil) throws(ConfigurationError) {
-        try self.init(ProxyRule(upstream: upstream), timeout: timeout, recording: recording)
+    public init(
+        upstream: URL, timeout: Duration = .seconds(30), recording: ProxyRecording? = nil, upstreamRootsPEM: String? = nil
+    ) throws(ConfigurationError) {
+        try self.init(ProxyRule(upstream: upstream), timeout: timeout, recording: recording, upstreamRootsPEM: upstreamRootsPEM)
     }
 
-    /// A proxy that forwards what `rule` names (its path and methods) to its upstream.
-    /// - Throws: ``ConfigurationError`` for an upstream that is not an http(s) URL with a host.
-    public init(_ rule: ProxyRule, timeout: Duration = .seconds(30), recording: ProxyRecording? = nil) throws(ConfigurationError)
-    {
+    /// A proxy that forwards what `rule` names (its path and methods) to its upstream; an `https` upstream's
+    /// certificate may chain to `upstreamRootsPEM`'s certificates as well as the system's roots.
+    /// - Throws: ``ConfigurationError`` for an upstream that is not an http(s) URL with a host, or roots
+    ///   that are not PEM certificates.
+    public init(
+        _ rule: ProxyRule, timeout: Duration = .seconds(30), recording: ProxyRecording? = nil, upstreamRootsPEM: String? = nil
+    ) throws(ConfigurationError) {
         let upstream = rule.upstream
         guard let scheme = upstream.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw ConfigurationError(
@@ -122,6 +154,19 @@ public struct ProxyRoutes: MockRoutes {
         self.timeout = timeout
         self.recording = recording
         self.rule = rule
+        self.upstreamRootsPEM = upstreamRootsPEM
+        if let upstreamRootsPEM {
+            do {
+                upstreamRoots = try NIOSSLCertificate.fromPEMBytes(Array(upstreamRootsPEM.utf8))
+            } catch {
+                throw ConfigurationError(description: "the upstream's roots cannot be read as PEM certificates: \(error)")
+            }
+            guard !(upstreamRoots?.isEmpty ?? true) else {
+                throw ConfigurationError(description: "the upstream's roots hold no certificate")
+            }
+        } else {
+            upstreamRoots = nil
+        }
         let bracketed = host.contains(":") ? "[\(host)]" : host
         let port = upstream.port.map { ":\($0)" } ?? ""
         authority = bracketed + port
@@ -195,13 +240,13 @@ public struct ProxyRoutes: MockRoutes {
         let response: HTTPClientResponse
         do {
             do {
-                response = try await Self.client.execute(outgoing, timeout: Self.timeAmount(timeout))
+                response = try await client.execute(outgoing, timeout: Self.timeAmount(timeout))
             } catch let error as HTTPClientError
                 where Self.idempotent.contains(request.method) && error == .remoteConnectionClosed
             {
                 // Once more on a fresh connection: a kept one may have been closed by the upstream between
                 // requests, before this one reached it.
-                response = try await Self.client.execute(outgoing, timeout: Self.timeAmount(timeout))
+                response = try await client.execute(outgoing, timeout: Self.timeAmount(timeout))
             }
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
             throw HTTPProblem(

@@ -15,13 +15,17 @@ public final class HTTPBinServer: Sendable {
     public let port: Int
     private let exited: AsyncStream<Int32>
 
-    /// `http://127.0.0.1:PORT`.
-    public var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    /// Whether it serves HTTPS.
+    public let isTLS: Bool
 
-    private init(process: Process, port: Int, exited: AsyncStream<Int32>) {
+    /// `http://127.0.0.1:PORT` (`https` over TLS).
+    public var baseURL: URL { URL(string: "\(isTLS ? "https" : "http")://127.0.0.1:\(port)")! }
+
+    private init(process: Process, port: Int, exited: AsyncStream<Int32>, isTLS: Bool) {
         self.process = process
         self.port = port
         self.exited = exited
+        self.isTLS = isTLS
     }
 
     /// httpbin did not start (not installed, or it failed): what it printed.
@@ -29,14 +33,18 @@ public final class HTTPBinServer: Sendable {
         public var description: String
     }
 
-    /// Starts httpbin on a free port of 127.0.0.1 and returns once it listens.
-    public static func start() async throws -> HTTPBinServer {
+    /// Starts httpbin on a free port of 127.0.0.1 and returns once it listens; over TLS (gunicorn's, with
+    /// Python's ssl module) when given a certificate file and its key file (PEM).
+    public static func start(certificateFile: String? = nil, keyFile: String? = nil) async throws -> HTTPBinServer {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            ProjectPython.executable, "-m", "gunicorn", "-k", "gthread", "--threads", "8", "--no-control-socket",
-            "--graceful-timeout", "1", "-b", "127.0.0.1:0", "httpbin:app",
-        ]
+        var tls: [String] = []
+        if let certificateFile, let keyFile { tls = ["--certfile", certificateFile, "--keyfile", keyFile] }
+        process.arguments =
+            [
+                ProjectPython.executable, "-m", "gunicorn", "-k", "gthread", "--threads", "8", "--no-control-socket",
+                "--graceful-timeout", "1", "-b", "127.0.0.1:0",
+            ] + tls + ["httpbin:app"]
         let errors = Pipe()
         // Keep the pipe out of processes other tests spawn at the same moment (see HammockProcess).
         for handle in [errors.fileHandleForReading, errors.fileHandleForWriting] {
@@ -47,21 +55,27 @@ public final class HTTPBinServer: Sendable {
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int?.self)
         let (exited, exitContinuation) = AsyncStream.makeStream(of: Int32.self)
         let output = Mutex("")
-        errors.fileHandleForReading.readabilityHandler = { handle in
-            let chunk = handle.availableData
-            if chunk.isEmpty {
-                handle.readabilityHandler = nil
-                portContinuation.yield(nil)
-                return
-            }
-            let text = output.withLock { text -> String in
-                text += String(decoding: chunk, as: UTF8.self)
-                return text
-            }
-            if let range = text.range(of: #"Listening at: http://127\.0\.0\.1:(\d+)"#, options: .regularExpression),
-                let port = Int(text[range].split(separator: ":").last ?? "")
-            {
-                portContinuation.yield(port)
+        // Read on a thread of its own with blocking reads, not with a readabilityHandler: that handler is a
+        // dispatch source, and a pipe closed while its cancellation was still on libdispatch's manager
+        // thread crashed the test process (SIGSEGV in _dispatch_event_loop_drain) once another test's
+        // process reused the descriptor: 4 runs in 14 of the HTTPS suite.
+        let reading = errors.fileHandleForReading
+        Thread.detachNewThread {
+            while true {
+                let chunk = reading.availableData
+                if chunk.isEmpty {
+                    portContinuation.yield(nil)
+                    return
+                }
+                let text = output.withLock { text -> String in
+                    text += String(decoding: chunk, as: UTF8.self)
+                    return text
+                }
+                if let range = text.range(of: #"Listening at: https?://127\.0\.0\.1:(\d+)"#, options: .regularExpression),
+                    let port = Int(text[range].split(separator: ":").last ?? "")
+                {
+                    portContinuation.yield(port)
+                }
             }
         }
         process.terminationHandler = { process in
@@ -72,7 +86,7 @@ public final class HTTPBinServer: Sendable {
         try process.run()
         for await port in ports {
             guard let port else { break }
-            return HTTPBinServer(process: process, port: port, exited: exited)
+            return HTTPBinServer(process: process, port: port, exited: exited, isTLS: !tls.isEmpty)
         }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         throw StartFailure(description: "httpbin did not start (run scripts/setup --tests): \(output.withLock { $0 })")
@@ -105,9 +119,11 @@ extension HTTPBinServer {
     }
 }
 
-/// Runs `body` with httpbin running, and always stops it.
-public func withHTTPBin<T>(_ body: (URL) async throws -> T) async throws -> T {
-    let server = try await HTTPBinServer.start()
+/// Runs `body` with httpbin running (over TLS with a certificate file and its key), and always stops it.
+public func withHTTPBin<T>(
+    certificateFile: String? = nil, keyFile: String? = nil, _ body: (URL) async throws -> T
+) async throws -> T {
+    let server = try await HTTPBinServer.start(certificateFile: certificateFile, keyFile: keyFile)
     do {
         let result = try await body(server.baseURL)
         await server.stop()

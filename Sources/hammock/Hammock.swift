@@ -8,6 +8,6 @@ struct Hammock: AsyncParsableCommand {
         commandName: "hammock",
         abstract: "A REST toolkit: serve a mock REST API described in a JSON or YAML file, or an OpenAPI document.",
         version: MockServer.version,
-        subcommands: [Serve.self, Record.self, Routes.self, OpenAPI.self, Generate.self, Init.self, Doctor.self]
+        subcommands: [Serve.self, Record.self, Trust.self, Routes.self, OpenAPI.self, Generate.self, Init.self, Doctor.self]
     )
 }

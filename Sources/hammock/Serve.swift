@@ -118,6 +118,12 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
+            "Certificates (PEM) an https backend's may chain to besides the system's roots: a staging backend's own CA, a corporate one.",
+            valueName: "file"))
+    var upstreamCa: String?
+
+    @Option(
+        help: ArgumentHelp(
             "A host the configuration file's proxy rules may forward to besides this machine's loopback (a file from someone else must not send the app's credentials elsewhere unasked); repeatable.",
             valueName: "host"))
     var allowUpstream: [String] = []
@@ -138,6 +144,27 @@ struct Serve: AsyncParsableCommand {
             "A JSON member, form field or query item whose values --record redacts, besides passwords, tokens and secrets by their usual names; repeatable. --redact-header names header fields.",
             valueName: "name"))
     var redactMember: [String] = []
+
+    @Flag(
+        help:
+            "Serve HTTPS with a certificate from this machine's own certificate authority, made on first use in the user's configuration folder (hammock trust shows how to trust it; docs/https.md)."
+    )
+    var https = false
+
+    @Option(
+        help: ArgumentHelp(
+            "With --https: a name the certificate covers besides localhost, 127.0.0.1, ::1 and the host bound; repeatable.",
+            valueName: "name"))
+    var httpsName: [String] = []
+
+    @Option(
+        help: ArgumentHelp(
+            "Serve HTTPS with this certificate (PEM, the chain after it) instead of the local authority's; with --key.",
+            valueName: "file"))
+    var cert: String?
+
+    @Option(help: ArgumentHelp("The private key of --cert (PEM, unencrypted).", valueName: "file"))
+    var key: String?
 
     @Flag(help: "Watch the configuration file and put changes in force without a restart.")
     var watch = false
@@ -200,13 +227,22 @@ struct Serve: AsyncParsableCommand {
         let recording =
             record == nil ? nil : ProxyRecording(redaction: RecordingRedaction(headers: redactHeader, members: redactMember))
         var allowedUpstreams = Set(allowUpstream.map { $0.lowercased() })
+        var upstreamRoots: String?
+        if let upstreamCa {
+            do {
+                upstreamRoots = try String(contentsOfFile: upstreamCa, encoding: .utf8)
+            } catch {
+                Self.printError("hammock: --upstream-ca: \(error.localizedDescription)")
+                throw ExitCode(2)
+            }
+        }
         if let proxy {
             do {
                 guard let url = URL(string: proxy) else {
                     throw ProxyRoutes.ConfigurationError(description: "'\(proxy.prefix(200))' is not a URL")
                 }
                 // The file's rules come first (narrower); the command line's catches the rest.
-                let routes = try ProxyRoutes(upstream: url, recording: recording)
+                let routes = try ProxyRoutes(upstream: url, recording: recording, upstreamRootsPEM: upstreamRoots)
                 if let host = url.host { allowedUpstreams.insert(host.lowercased()) }
                 proxyRoutes.append(routes)
             } catch {
@@ -225,7 +261,7 @@ struct Serve: AsyncParsableCommand {
                 throw ExitCode(2)
             }
             do {
-                proxyRoutes.insert(try ProxyRoutes(rule, recording: recording), at: 0)
+                proxyRoutes.insert(try ProxyRoutes(rule, recording: recording, upstreamRootsPEM: upstreamRoots), at: 0)
             } catch {
                 Self.printError("\(config): proxy[\(index)].to: \(error)")
                 throw ExitCode(2)
@@ -238,6 +274,14 @@ struct Serve: AsyncParsableCommand {
                 Self.printError("hammock: --record: cannot write into \(folder)")
                 throw ExitCode(2)
             }
+        }
+        // TLS is settled before anything is opened: a certificate that cannot be read is a wrong command line.
+        var tls: (identity: TLSIdentity, authority: String?)?
+        do {
+            tls = try makeTLS(host: configuration.host ?? "127.0.0.1")
+        } catch {
+            Self.printError("hammock: \(error)")
+            throw ExitCode(2)
         }
         let token: String?
         do {
@@ -308,8 +352,14 @@ struct Serve: AsyncParsableCommand {
                 generated = (seed, try await server.generateData(generation, seed: seed))
             }
             do {
-                port = try await server.start(
-                    host: host, port: configuration.port ?? 8888, limits: configuration.connectionLimits)
+                if let tls {
+                    port = try await server.start(
+                        host: host, port: configuration.port ?? 8443, limits: configuration.connectionLimits,
+                        tls: tls.identity)
+                } else {
+                    port = try await server.start(
+                        host: host, port: configuration.port ?? 8888, limits: configuration.connectionLimits)
+                }
             } catch {
                 Self.printError("hammock: \(error)")
                 throw ExitCode(1)
@@ -322,8 +372,15 @@ struct Serve: AsyncParsableCommand {
         // as soon as it reads the banner gets a clean stop.
         let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
         printBanner(
-            server: server, url: Self.url(host: host, port: port), store: location, reports: reports, generated: generated,
-            openAPI: openAPI, proxyRules: configuration.proxies)
+            server: server, url: Self.url(host: host, port: port, secure: tls != nil), store: location, reports: reports,
+            generated: generated, openAPI: openAPI, proxyRules: configuration.proxies)
+        if let tls {
+            if let authority = tls.authority {
+                Self.printLine("https: a certificate from the local authority \(authority) (hammock trust shows how to trust it)")
+            } else {
+                Self.printLine("https: the certificate in \(cert ?? "")")
+            }
+        }
         if let archive {
             let summary = archive.summary
             var line = "har: \(summary.exchanges) entr\(summary.exchanges == 1 ? "y" : "ies") of \(archive.origin ?? "no origin")"
@@ -373,9 +430,43 @@ struct Serve: AsyncParsableCommand {
         await logOutput.flush()
     }
 
-    /// `http://127.0.0.1:8888`, or `http://[::1]:8888` for an IPv6 address.
-    static func url(host: String, port: Int) -> String {
-        host.contains(":") ? "http://[\(host)]:\(port)" : "http://\(host):\(port)"
+    /// `http://127.0.0.1:8888`, or `http://[::1]:8888` for an IPv6 address (`https` when `secure`).
+    static func url(host: String, port: Int, secure: Bool = false) -> String {
+        let scheme = secure ? "https" : "http"
+        return host.contains(":") ? "\(scheme)://[\(host)]:\(port)" : "\(scheme)://\(host):\(port)"
+    }
+
+    /// The identity `--https` or `--cert`/`--key` ask for, and the local authority's certificate file when
+    /// it issued it; `nil` for plain HTTP.
+    func makeTLS(host: String) throws -> (identity: TLSIdentity, authority: String?)? {
+        if cert != nil || key != nil {
+            guard let cert, let key else { throw TLSIdentity.Failure(description: "--cert and --key go together") }
+            guard !https else {
+                throw TLSIdentity.Failure(description: "--https makes a certificate; --cert brings one: give one of them")
+            }
+            let chain: String
+            let privateKey: String
+            do {
+                chain = try String(contentsOfFile: cert, encoding: .utf8)
+                privateKey = try String(contentsOfFile: key, encoding: .utf8)
+            } catch {
+                throw TLSIdentity.Failure(description: "--cert/--key: \(error.localizedDescription)")
+            }
+            return (try TLSIdentity(certificateChainPEM: chain, privateKeyPEM: privateKey), nil)
+        }
+        guard https else {
+            if !httpsName.isEmpty {
+                throw TLSIdentity.Failure(description: "--https-name names what --https covers; give --https")
+            }
+            return nil
+        }
+        let folder = LocalCertificateAuthority.defaultFolder()
+        let authority = try LocalCertificateAuthority.loadOrCreate(in: folder)
+        // Every name the mock is reached by on this machine, the address bound (unless every one), and the ones given.
+        var names = ["localhost", "127.0.0.1", "::1"]
+        let bound = host == "0.0.0.0" || host == "::" ? [] : [host]
+        for name in bound + httpsName where !names.contains(name) { names.append(name) }
+        return (try authority.issue(for: names), folder + "/" + LocalCertificateAuthority.certificateFile)
     }
 
     static func isLoopback(_ host: String) -> Bool {

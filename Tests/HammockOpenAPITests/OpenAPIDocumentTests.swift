@@ -30,36 +30,6 @@ func validate(_ document: JSON, as format: String) async throws -> String {
     return output.split(separator: "\n").last.map(String.init) ?? "no output (exit \(status))"
 }
 
-/// Runs a program to its end on a thread of its own, never on the concurrency pool (two threads on a
-/// 2-core machine: a validator waited for there stalled every other test), and returns its output.
-func runToEnd(_ arguments: [String]) async throws -> (output: String, status: Int32) {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = arguments
-            let output = Pipe()
-            // Out of processes other tests spawn meanwhile: a PostgreSQL cluster started at that moment
-            // inherited the write end and held it for the whole run, so this read never saw its end (a CI
-            // run hung 17 minutes on a validator that had exited). The child's own copies (dup2) keep it.
-            for handle in [output.fileHandleForReading, output.fileHandleForWriting] {
-                _ = fcntl(handle.fileDescriptor, F_SETFD, FD_CLOEXEC)
-            }
-            process.standardOutput = output
-            process.standardError = output
-            do {
-                try process.run()
-            } catch {
-                continuation.resume(throwing: error)
-                return
-            }
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            continuation.resume(returning: (String(decoding: data, as: UTF8.self), process.terminationStatus))
-        }
-    }
-}
-
 @Suite("The mock's OpenAPI document", .timeLimit(.minutes(3)))
 struct OpenAPIDocumentTests {
     static let examples = ["people.json", "shop.json", "generated.json", "people.yaml"]

@@ -173,22 +173,22 @@ _hammock() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    serve|record|routes|openapi|generate|init|doctor|help)
+    serve|record|trust|routes|openapi|generate|init|doctor|help)
         # Offer subcommand argument completions
         "_hammock_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'serve record routes openapi generate init doctor help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'serve record trust routes openapi generate init doctor help' -- "${cur}"))
         ;;
     esac
 }
 
 _hammock_serve() {
     repeating_flags=()
-    non_repeating_flags=(--strict --no-validation --record-stubs --watch --quiet --version -h --help)
-    repeating_options=(--fault --allow-host --redact-header --allow-upstream --redact-member)
-    non_repeating_options=(--host --port --store --namespace --latency --base-path --idle-timeout --request-timeout --seed --admin-path --admin-token --journal-size --proxy --record)
+    non_repeating_flags=(--strict --no-validation --record-stubs --https --watch --quiet --version -h --help)
+    repeating_options=(--fault --allow-host --redact-header --allow-upstream --redact-member --https-name)
+    non_repeating_options=(--host --port --store --namespace --latency --base-path --idle-timeout --request-timeout --seed --admin-path --admin-token --journal-size --proxy --upstream-ca --record --cert --key)
     __hammock_offer_flags_options 1
 
     # Offer option value completions
@@ -241,6 +241,9 @@ _hammock_serve() {
     '--proxy')
         return
         ;;
+    '--upstream-ca')
+        return
+        ;;
     '--allow-upstream')
         return
         ;;
@@ -248,6 +251,15 @@ _hammock_serve() {
         return
         ;;
     '--redact-member')
+        return
+        ;;
+    '--https-name')
+        return
+        ;;
+    '--cert')
+        return
+        ;;
+    '--key')
         return
         ;;
     esac
@@ -275,6 +287,14 @@ _hammock_record() {
         return
         ;;
     esac
+}
+
+_hammock_trust() {
+    repeating_flags=()
+    non_repeating_flags=(--install --version -h --help)
+    repeating_options=()
+    non_repeating_options=()
+    __hammock_offer_flags_options 0
 }
 
 _hammock_routes() {

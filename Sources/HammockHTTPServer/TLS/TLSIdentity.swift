@@ -1,0 +1,55 @@
+import NIOSSL
+
+/// What the server proves itself with over TLS: a certificate chain (the server's own first) and its
+/// private key, both PEM. ``LocalCertificateAuthority/issue(for:now:)`` makes one for this machine's names;
+/// a team's own comes from its files (`hammock serve --cert FILE --key FILE`).
+///
+/// ```swift
+/// let authority = try LocalCertificateAuthority.loadOrCreate()
+/// try await server.start(port: 8443, tls: try authority.issue(for: ["localhost", "127.0.0.1", "::1"]))
+/// ```
+public struct TLSIdentity: Sendable {
+    /// Why a certificate or key cannot be served with.
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        /// What is wrong.
+        public var description: String
+
+        /// A failure saying `description`.
+        public init(description: String) { self.description = description }
+    }
+
+    /// The certificates, the server's first, as PEM.
+    public let certificateChainPEM: String
+    /// The context connections are served with.
+    let context: NIOSSLContext
+
+    /// An identity from PEM text: one or more certificates, and the first one's private key.
+    /// - Throws: ``Failure`` when either cannot be read, or the key is not the certificate's.
+    public init(certificateChainPEM: String, privateKeyPEM: String) throws(Failure) {
+        let chain: [NIOSSLCertificate]
+        let key: NIOSSLPrivateKey
+        do {
+            chain = try NIOSSLCertificate.fromPEMBytes(Array(certificateChainPEM.utf8))
+        } catch {
+            throw Failure(description: "the certificate cannot be read as PEM: \(error)")
+        }
+        guard !chain.isEmpty else { throw Failure(description: "the certificate file holds no certificate") }
+        do {
+            key = try NIOSSLPrivateKey(bytes: Array(privateKeyPEM.utf8), format: .pem)
+        } catch {
+            throw Failure(description: "the private key cannot be read as PEM (unencrypted PKCS#8, SEC1 or PKCS#1): \(error)")
+        }
+        var configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+        // TLS 1.2 at least (what App Transport Security requires); HTTP/1.1 named so a client's ALPN agrees.
+        configuration.minimumTLSVersion = .tlsv12
+        configuration.applicationProtocols = ["http/1.1"]
+        do {
+            context = try NIOSSLContext(configuration: configuration)
+        } catch {
+            throw Failure(
+                description: "the certificate and key cannot be served together (is the key the certificate's?): \(error)")
+        }
+        self.certificateChainPEM = certificateChainPEM
+    }
+}
