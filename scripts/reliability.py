@@ -15,6 +15,7 @@ import resource
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -31,6 +32,25 @@ CONFIG = {
 }
 
 
+# Over TLS (`--tls`): every server is started with `--https` (its certificate authority in a folder of the
+# run's own), and every connection of every check is wrapped in TLS trusting that authority. None otherwise.
+TLS = None
+HTTPS = False
+CA_DIRECTORY = None
+
+
+def open_connection(port, timeout=None):
+    """A connection to the server, in TLS when the run is over TLS (the handshake done here)."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    return TLS.wrap_socket(sock, server_hostname="127.0.0.1") if TLS else sock
+
+
+def http_connection(port, timeout):
+    if TLS:
+        return http.client.HTTPSConnection("127.0.0.1", port, timeout=timeout, context=TLS)
+    return http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+
+
 class Server:
     """A `hammock serve` process on a free port."""
 
@@ -39,14 +59,15 @@ class Server:
         with open(self.config, "w") as file:
             json.dump(CONFIG, file)
         arguments = [binary, "serve", self.config, "--store", store, "--port", "0", "--quiet",
-                     "--request-timeout", "2", "--idle-timeout", "5", *extra]
+                     "--request-timeout", "2", "--idle-timeout", "5", *(["--https"] if HTTPS else []), *extra]
 
         def limit():
             if limit_descriptors:
                 resource.setrlimit(resource.RLIMIT_NOFILE, (limit_descriptors, limit_descriptors))
 
+        environment = dict(os.environ, **({"HAMMOCK_CA_DIR": CA_DIRECTORY} if CA_DIRECTORY else {}))
         self.process = subprocess.Popen(arguments, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                        preexec_fn=limit)
+                                        preexec_fn=limit, env=environment)
         self.port = None
         deadline = time.time() + 60
         while time.time() < deadline:
@@ -94,7 +115,7 @@ class Server:
 
 
 def request(port, method, path, body=None, headers=None, timeout=10):
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    connection = http_connection(port, timeout)
     try:
         payload = json.dumps(body).encode() if isinstance(body, (dict, list)) else body
         all_headers = {"Content-Type": "application/json"} if payload is not None else {}
@@ -115,7 +136,7 @@ def raw_exchange(port, data, half_close=False, timeout=10, responses=None):
     """Sends raw bytes and reads until the server closes, stays silent for `timeout`, or has sent
     `responses` complete responses (if given: a kept-alive connection would otherwise hold the check
     until the idle timeout)."""
-    sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    sock = open_connection(port, timeout=timeout)
     received = b""
     try:
         try:
@@ -347,7 +368,7 @@ def check_concurrent_creates(checks, binary, directory, store, total):
         ids, errors, lock = [], [], threading.Lock()
 
         def worker(count):
-            connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+            connection = http_connection(server.port, 30)
             for index in range(count):
                 try:
                     connection.request("POST", "/people", body=json.dumps({"name": f"p{index}"}),
@@ -362,7 +383,7 @@ def check_concurrent_creates(checks, binary, directory, store, total):
                 except Exception as error:  # noqa: BLE001 - any failure is a finding
                     with lock:
                         errors.append(repr(error))
-                    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+                    connection = http_connection(server.port, 30)
             connection.close()
 
         threads = [threading.Thread(target=worker, args=(total // 50,)) for _ in range(50)]
@@ -399,7 +420,7 @@ def check_sigkill(checks, binary, directory, rounds):
         def writer(seed):
             nonlocal highest_seen
             generator = random.Random(seed)
-            connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+            connection = http_connection(server.port, 5)
             mine = [key for key, name in expected.items() if name is not None and key % 8 == seed % 8]
             index = 0
             while not stop.is_set():
@@ -554,7 +575,7 @@ def check_hostile_memory(checks, binary, directory, store, limit_mib):
             return (peak[0] - baseline) / 1024
 
         def never_reads():
-            sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+            sock = open_connection(server.port, timeout=10)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
             sock.sendall(b"".join(http_request("GET", "/people") for _ in range(100)))
             time.sleep(3)
@@ -562,7 +583,7 @@ def check_hostile_memory(checks, binary, directory, store, limit_mib):
 
         def flood_after(head):
             def action():
-                sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+                sock = open_connection(server.port, timeout=10)
                 chunk = b"y" * (1 << 20)
                 try:
                     sock.sendall(head)
@@ -597,7 +618,7 @@ def check_soak(checks, binary, directory, store, seconds):
 
         def worker(seed):
             generator = random.Random(seed)
-            connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+            connection = http_connection(server.port, 10)
             mine = []
             while not stop.is_set():
                 choice = generator.random()
@@ -628,7 +649,7 @@ def check_soak(checks, binary, directory, store, seconds):
                 except Exception as error:  # noqa: BLE001
                     with lock:
                         errors.append(repr(error))
-                    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+                    connection = http_connection(server.port, 10)
 
         threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(8)]
         for thread in threads:
@@ -658,7 +679,7 @@ def check_slowloris(checks, binary, directory, store, connections):
         baseline = server.descriptors()
         slow = []
         for _ in range(connections):
-            sock = socket.create_connection(("127.0.0.1", server.port))
+            sock = open_connection(server.port)
             sock.sendall(b"GET /people HTTP/1.1\r\nHost: x\r\n")
             slow.append(sock)
         latencies, errors = [], []
@@ -707,7 +728,7 @@ def check_descriptor_exhaustion(checks, binary, directory, store):
         held = []
         for _ in range(100):
             try:
-                sock = socket.create_connection(("127.0.0.1", server.port), timeout=2)
+                sock = open_connection(server.port, timeout=2)
                 held.append(sock)
             except OSError:
                 break
@@ -735,12 +756,21 @@ def main():
     parser.add_argument("--binary", required=True)
     parser.add_argument("--quick", action="store_true", help="the short version CI runs")
     parser.add_argument("--table", help="also write the results as a Markdown table to this file")
+    parser.add_argument("--tls", action="store_true", help="every check over TLS: servers with --https, clients "
+                        "trusting the run's own certificate authority")
     parser.add_argument("--only", help="run only the checks whose names contain this (bad-input, creates, "
                         "sigkill, integrity, memory, soak, slowloris, descriptors)")
     options = parser.parse_args()
     random.seed(11)
     checks = Checks()
     directory = tempfile.mkdtemp(prefix="hammock-reliability-")
+    if options.tls:
+        global TLS, HTTPS, CA_DIRECTORY
+        HTTPS = True
+        CA_DIRECTORY = os.path.join(directory, "ca")
+        # The first server makes the authority; a throwaway start here, so the context can trust it.
+        Server(options.binary, directory, "memory").stop()
+        TLS = ssl.create_default_context(cafile=os.path.join(CA_DIRECTORY, "hammock-ca.pem"))
     soak = 10 if options.quick else 60
     creates = 300 if options.quick else 1000
     rounds = 2 if options.quick else 5

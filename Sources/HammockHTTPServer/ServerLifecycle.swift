@@ -74,7 +74,10 @@ actor ServerLifecycle: MockServerListener {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     // TLS first: every byte after it is the HTTP the rest of the pipeline reads as before.
-                    if let tls { try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.context)) }
+                    if let tls {
+                        try channel.pipeline.syncOperations.addHandler(PlainHTTPRefusal())
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.context))
+                    }
                     try Self.configure(channel.pipeline.syncOperations, server: server, limits: limits)
                 }
             }

@@ -216,6 +216,11 @@ struct RecordingBuilder {
         if fields[collection.key] != nil {
             // A key of strings (or another member than `id`) is the records' own.
             declaration["primaryKey"] = .string(collection.key)
+            // UUIDs the backend made: the mock makes them too, so a create without one works as there.
+            let keys = records.compactMap { $0[collection.key]?.stringValue }
+            if !keys.isEmpty, keys.count == records.count, keys.allSatisfy({ UUID(uuidString: $0) != nil }) {
+                declaration["keyFormat"] = "uuid"
+            }
         }
         // A record the backend answered without a member should not gain a `null` for it.
         if missing { declaration["omitNulls"] = true }

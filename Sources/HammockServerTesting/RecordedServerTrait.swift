@@ -35,7 +35,12 @@ public struct RecordedServerTrait: TestTrait, TestScoping {
             try await TestMock.$current.withValue(mock) { try await function() }
         } catch {
             await mock.stop()
-            try Self.finish(backend)
+            // The test's own error is the one to see; a recording that could not be written is an issue beside it.
+            do {
+                try Self.finish(backend)
+            } catch let failure {
+                Issue.record(failure)
+            }
             throw error
         }
         await mock.stop()

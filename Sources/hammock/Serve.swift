@@ -469,9 +469,7 @@ struct Serve: AsyncParsableCommand {
         return (try authority.issue(for: names), folder + "/" + LocalCertificateAuthority.certificateFile)
     }
 
-    static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
-    }
+    static func isLoopback(_ host: String) -> Bool { ProxyRule.isLoopback(host) }
 
     func applyFlags(to configuration: inout ServerConfiguration) throws {
         if noValidation { configuration.requestChecks = nil }

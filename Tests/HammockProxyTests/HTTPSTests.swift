@@ -66,6 +66,10 @@ struct HTTPSTests {
             #expect(status == 0 && body.contains("\"Ada\""))
             let (_, refused) = try await runToEnd(["curl", "-s", "https://127.0.0.1:\(port)/people/1"])
             #expect(refused == 60)  // curl: the peer's certificate cannot be authenticated
+            // Plain HTTP to the HTTPS port: a 400 that says so, not a reset to guess at.
+            let (plain, plainStatus) = try await runToEnd(["curl", "-s", "-i", "http://127.0.0.1:\(port)/people/1"])
+            #expect(plainStatus == 0 && plain.hasPrefix("HTTP/1.1 400"))
+            #expect(plain.contains("This port speaks HTTPS"))
             await server.stop()
         } catch {
             await server.stop()

@@ -202,5 +202,8 @@ struct ProxyTests {
         }
         #expect(ProxyRule.isLoopback("127.0.0.1") && ProxyRule.isLoopback("[::1]") && ProxyRule.isLoopback("LOCALHOST"))
         #expect(!ProxyRule.isLoopback("128.0.0.1") && !ProxyRule.isLoopback("api.example.test"))
+        // Names that start like a loopback address are names, resolved anywhere.
+        #expect(!ProxyRule.isLoopback("127.0.0.1.example.test") && !ProxyRule.isLoopback("127.example.test"))
+        #expect(!ProxyRule.isLoopback("127.0.0.256") && ProxyRule.isLoopback("127.1.2.3"))
     }
 }

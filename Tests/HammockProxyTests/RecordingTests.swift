@@ -169,6 +169,38 @@ struct RecordingTests {
         }
     }
 
+    @Test("A collection keyed by UUIDs the backend made keeps them, and the recording's mock makes new ones")
+    func uuidKeys() async throws {
+        var notes = MockResource(
+            "notes", fields: [MockResource.Field("id", .string), MockResource.Field("text", .string)], primaryKey: "id")
+        notes.keyFormat = .uuid
+        let backend = try await MockServer(resources: [notes])
+        let port = try await backend.start(host: "127.0.0.1", port: 0)
+        do {
+            let recording = ProxyRecording()
+            let proxy = try await MockServer(resources: [])
+            proxy.addRoutes(
+                try ProxyRoutes(upstream: try #require(URL(string: "http://127.0.0.1:\(port)")), recording: recording),
+                first: false)
+            let made = try await Seen(proxy.respond(to: MockRequest(.post, "/notes", json: ["text": "a"])))
+            let key = try #require(made.json?["id"]?.stringValue)
+            #expect(try await Seen(proxy.respond(to: MockRequest(.get, "/notes/\(key)"))).status == 200)
+            let (configuration, summary) = recording.configuration()
+            #expect(summary.resources == ["notes"])
+            #expect(
+                configuration["resources"]?[0]?["keyFormat"] == "uuid" && configuration["resources"]?[0]?["primaryKey"] == "id")
+            let replay = try await MockServer.inMemory(
+                try ServerConfiguration(parsing: configuration.serialized(), file: "r.json"))
+            #expect(try await Seen(replay.respond(to: MockRequest(.get, "/notes/\(key)"))).json?["text"] == "a")
+            let another = try await Seen(replay.respond(to: MockRequest(.post, "/notes", json: ["text": "b"])))
+            #expect(another.status == 201 && UUID(uuidString: another.json?["id"]?.stringValue ?? "") != nil)
+            await backend.stop()
+        } catch {
+            await backend.stop()
+            throw error
+        }
+    }
+
     @Test("Redaction keeps what a value was (scheme, cookie names, attributes) and never the value")
     func redaction() {
         let redaction = RecordingRedaction(headers: ["X-Tenant"], members: ["ssn"])

@@ -31,10 +31,14 @@ public struct ProxyRule: Sendable, Hashable {
         (methods?.contains(method) ?? true) && (self.path.map { $0.match(path) != nil } ?? true)
     }
 
-    /// Whether `host` is this machine's loopback (`localhost`, `127.x.x.x`, `::1`): a file may proxy there.
+    /// Whether `host` is this machine's loopback (`localhost`, an IPv4 address `127.x.x.x`, `::1`): a file
+    /// may proxy there. A name that only starts like one (`127.0.0.1.example.test`) is not.
     public static func isLoopback(_ host: String) -> Bool {
         let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")).lowercased()
-        return bare == "localhost" || bare == "::1" || bare.hasPrefix("127.")
+        if bare == "localhost" || bare == "::1" { return true }
+        let parts = bare.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127"
+            && parts.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCII) && UInt8($0) != nil }
     }
 
     static let keys = ["path", "methods", "to"]
