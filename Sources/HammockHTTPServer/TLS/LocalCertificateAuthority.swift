@@ -199,10 +199,12 @@ public struct LocalCertificateAuthority: Sendable {
     /// An IPv4 or IPv6 address's bytes (brackets allowed around IPv6); `nil` for anything else.
     static func addressBytes(_ text: String) -> [UInt8]? {
         let bare = text.hasPrefix("[") && text.hasSuffix("]") ? String(text.dropFirst().dropLast()) : text
-        var v4 = in_addr()
-        if inet_pton(AF_INET, bare, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
-        var v6 = in6_addr()
-        if inet_pton(AF_INET6, bare, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
+        // Into plain bytes: 4 for IPv4, 16 for IPv6, as inet_pton(3) writes them (network order).
+        for (family, size) in [(AF_INET, 4), (AF_INET6, 16)] {
+            var bytes = [UInt8](repeating: 0, count: 16)
+            let parsed = bytes.withUnsafeMutableBytes { inet_pton(family, bare, $0.baseAddress) }
+            if parsed == 1 { return Array(bytes.prefix(size)) }
+        }
         return nil
     }
 
