@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 public import HammockJSON
+import HammockServer
 import HammockStore
 
 /// HTTP Archive 1.2, the format browsers' developer tools, mitmproxy and Charles export: a recording
@@ -31,17 +32,20 @@ public enum HTTPArchive {
 
     /// The most entries read: a browser session of a few hours has a few thousand.
     static let maximumEntries = 100_000
+    /// The largest file read: 512 MiB, a long session with its images.
+    static let maximumFileSize = 512 << 20
 
     /// Reads the HAR at `path`.
     /// - Throws: ``ReadError`` when the file cannot be read or is not HAR.
     public static func read(contentsOfFile path: String, inferringResources: Bool = false) throws(ReadError) -> Read {
-        let data: Data
+        let bytes: [UInt8]
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            // As a configuration is read: a FIFO put in the file's place is refused, not waited on for good.
+            bytes = try FileContents.read(path, limit: maximumFileSize)
         } catch {
-            throw ReadError(description: "\(path): cannot read the file: \(error.localizedDescription)")
+            throw ReadError(description: "\(path): cannot read the file: \(error.reason)")
         }
-        return try read([UInt8](data), file: path, inferringResources: inferringResources)
+        return try read(bytes, file: path, inferringResources: inferringResources)
     }
 
     /// Reads HAR bytes; `file` names them in errors. With `inferringResources`, collections become

@@ -185,10 +185,7 @@ public final class ProxyRecording: Sendable {
     /// exchanges that look like a collection unless `inferringResources` is false (then every exchange
     /// is a stub: a replay answers exactly what was recorded, in order).
     public func configuration(inferringResources: Bool = true) -> (configuration: JSON, summary: Summary) {
-        let (exchanges, skipped, secrets) = state.withLock { ($0.exchanges, $0.skipped, $0.secrets) }
-        // Longest first: a token that holds a shorter secret is replaced whole.
-        let sorted = secrets.sorted { $0.count != $1.count ? $0.count > $1.count : $0 < $1 }
-        let scrubbed = exchanges.map { Self.scrub($0, sorted) }
+        let (scrubbed, skipped) = scrubbedExchanges()
         var builder = RecordingBuilder(exchanges: scrubbed)
         if inferringResources { builder.inferResources() }
         let (configuration, resources, stubs, unnamed) = builder.build()
@@ -200,10 +197,17 @@ public final class ProxyRecording: Sendable {
     /// The recording as an HTTP Archive 1.2 document (``HTTPArchive``), redacted as the configuration is;
     /// its requests are addressed to the mock, as the app sent them.
     public func archive() -> (archive: JSON, summary: Summary) {
+        let (scrubbed, skipped) = scrubbedExchanges()
+        let document = HTTPArchive.document(of: scrubbed, creatorVersion: MockServer.version)
+        return (document, Summary(exchanges: scrubbed.count, resources: [], stubs: 0, skipped: skipped))
+    }
+
+    /// The exchanges with every secret redacted so far replaced wherever it appears, and the count left out.
+    func scrubbedExchanges() -> (exchanges: [Exchange], skipped: Int) {
         let (exchanges, skipped, secrets) = state.withLock { ($0.exchanges, $0.skipped, $0.secrets) }
+        // Longest first: a token that holds a shorter secret is replaced whole.
         let sorted = secrets.sorted { $0.count != $1.count ? $0.count > $1.count : $0 < $1 }
-        let document = HTTPArchive.document(of: exchanges.map { Self.scrub($0, sorted) }, creatorVersion: MockServer.version)
-        return (document, Summary(exchanges: exchanges.count, resources: [], stubs: 0, skipped: skipped))
+        return (exchanges.map { Self.scrub($0, sorted) }, skipped)
     }
 
     /// Writes ``configuration(inferringResources:)`` to `path` (or ``archive()`` when `path` ends in

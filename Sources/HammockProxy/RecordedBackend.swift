@@ -78,7 +78,9 @@ public final class RecordedBackend: Sendable {
         var existing: JSON?
         if exists, mode != .all {
             do {
-                existing = try JSON(parsing: Array(try Data(contentsOf: URL(fileURLWithPath: file))))
+                existing = try JSON(parsing: try FileContents.read(file))
+            } catch let error as FileContents.ReadError {
+                throw Failure(description: "cannot read the recording \(file): \(error.reason)")
             } catch {
                 throw Failure(description: "cannot read the recording \(file): \(error)")
             }

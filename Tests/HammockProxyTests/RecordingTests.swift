@@ -125,10 +125,9 @@ struct RecordingTests {
             ],
             for: "people")
         _ = try await backend.addData([["name": "Beetle", "person_id": 4]], for: "cars")
-        let port = try await backend.start(host: "127.0.0.1", port: 0)
         let file = Self.temporaryFile("resources")
         defer { try? FileManager.default.removeItem(atPath: file) }
-        do {
+        try await backend.whileServing { port in
             let recording = ProxyRecording()
             let proxy = try await MockServer(resources: [])
             proxy.addRoutes(
@@ -150,7 +149,6 @@ struct RecordingTests {
             // The backend's state now is the oracle for what the recording holds.
             let backendPeople = try await Seen(backend.respond(to: MockRequest(.get, "/people"))).json
             let backendCars = try await Seen(backend.respond(to: MockRequest(.get, "/cars"))).json
-            await backend.stop()
 
             let replay = try await MockServer.inMemory(try ServerConfiguration(contentsOfFile: file))
             #expect(try await Seen(replay.respond(to: MockRequest(.get, "/people"))).json == backendPeople)
@@ -163,9 +161,6 @@ struct RecordingTests {
             #expect(await replay.respond(to: MockRequest(.delete, "/people/1")).status == .noContent)
             #expect(await replay.respond(to: MockRequest(.get, "/people/1")).status == .notFound)
             #expect(try await Seen(replay.respond(to: MockRequest(.get, "/cars/1"))).json?["person_id"] == 4)
-        } catch {
-            await backend.stop()
-            throw error
         }
     }
 
@@ -175,8 +170,7 @@ struct RecordingTests {
             "notes", fields: [MockResource.Field("id", .string), MockResource.Field("text", .string)], primaryKey: "id")
         notes.keyFormat = .uuid
         let backend = try await MockServer(resources: [notes])
-        let port = try await backend.start(host: "127.0.0.1", port: 0)
-        do {
+        try await backend.whileServing { port in
             let recording = ProxyRecording()
             let proxy = try await MockServer(resources: [])
             proxy.addRoutes(
@@ -194,10 +188,6 @@ struct RecordingTests {
             #expect(try await Seen(replay.respond(to: MockRequest(.get, "/notes/\(key)"))).json?["text"] == "a")
             let another = try await Seen(replay.respond(to: MockRequest(.post, "/notes", json: ["text": "b"])))
             #expect(another.status == 201 && UUID(uuidString: another.json?["id"]?.stringValue ?? "") != nil)
-            await backend.stop()
-        } catch {
-            await backend.stop()
-            throw error
         }
     }
 
@@ -329,6 +319,25 @@ struct RecordingTests {
         for (index, request) in requests.enumerated() {
             #expect(try await Seen(replay.respond(to: request)) == first[index], "\(request.method) \(request.path)")
         }
+    }
+
+    @Test("A recorded page from a third party's HAR is sandboxed: its scripts run in an opaque origin, away from the admin API")
+    func sandboxedPages() async throws {
+        let har =
+            #"{"log": {"entries": ["#
+            + #"{"request": {"method": "GET", "url": "http://evil.test/"}, "response": {"status": 200, "headers": [{"name": "Content-Type", "value": "text/html"}], "content": {"mimeType": "text/html", "text": "<script>fetch('/__hammock/requests')</script>"}}},"#
+            + #"{"request": {"method": "GET", "url": "http://evil.test/data"}, "response": {"status": 200, "headers": [{"name": "Content-Type", "value": "application/json"}], "content": {"mimeType": "application/json", "text": "[1]"}}}]}}"#
+        let read = try HTTPArchive.read(Array(har.utf8), file: "evil.har")
+        let server = try await MockServer.inMemory(try ServerConfiguration(root: read.configuration, file: "evil.har"))
+        let page = await server.respond(to: MockRequest(.get, "/"))
+        #expect(page.headerFields[HTTPField.Name("Content-Security-Policy")!] == "sandbox allow-scripts allow-forms allow-popups")
+        let data = await server.respond(to: MockRequest(.get, "/data"))
+        #expect(data.headerFields[HTTPField.Name("Content-Security-Policy")!] == nil)
+        // A FIFO in the file's place is refused, not waited on.
+        let fifo = TemporaryFiles.path("fifo", extension: "har")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let error = #expect(throws: HTTPArchive.ReadError.self) { try HTTPArchive.read(contentsOfFile: fifo) }
+        #expect(error?.description.contains("not a regular file") == true)
     }
 
     @Test("A file that is not HAR, or holds no entry a stub can answer, is refused with what is wrong")

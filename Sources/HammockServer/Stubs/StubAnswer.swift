@@ -108,8 +108,20 @@ public struct StubAnswer: Sendable {
         guard verbatim || !headers.contains(where: { StubTemplate.mayHavePlaceholder($0.value) }) else { return nil }
         var fields = HTTPFields()
         for header in headers { fields.append(HTTPField(name: header.name, value: header.value)) }
+        if verbatim, let type = fields[.contentType]?.lowercased(), activeTypes.contains(where: type.hasPrefix) {
+            // A recorded page (a browser's HAR holds other sites' pages) runs on the mock's origin, where the
+            // admin API answers its own origin: sandboxed, its scripts run in an opaque origin (`Origin:
+            // null`, which the admin API refuses) and cannot drive or read the mock.
+            fields[Self.policyField] = "sandbox allow-scripts allow-forms allow-popups"
+        }
         return fields
     }
+
+    /// A literal valid field name: the unwrap cannot fail.
+    static let policyField = HTTPField.Name("Content-Security-Policy")!
+
+    /// Types a browser runs scripts in.
+    static let activeTypes = ["text/html", "application/xhtml+xml", "image/svg+xml", "text/xml", "application/xml"]
 
     static func fixedBytes(_ body: Body?, verbatim: Bool) -> [UInt8]? {
         switch body {
