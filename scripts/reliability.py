@@ -3,7 +3,8 @@
 
 Run it through `scripts/reliability`, which builds the release binary first. Every check runs over
 loopback against a real server process, on the stores it names, and prints one row of a table; the
-exit status is 1 if any check failed. Standard library only.
+exit status is 1 if any check failed. Standard library only, but for `--http2`
+(reliability_http2.py), which needs the h2 package that `scripts/setup --tests` installs into .venv.
 """
 
 import argparse
@@ -758,13 +759,15 @@ def main():
     parser.add_argument("--table", help="also write the results as a Markdown table to this file")
     parser.add_argument("--tls", action="store_true", help="every check over TLS: servers with --https, clients "
                         "trusting the run's own certificate authority")
+    parser.add_argument("--http2", action="store_true", help="the HTTP/2 checks instead (hostile frames, slow "
+                        "clients, floods), over TLS with h2 agreed by ALPN; needs the h2 package (.venv)")
     parser.add_argument("--only", help="run only the checks whose names contain this (bad-input, creates, "
                         "sigkill, integrity, memory, soak, slowloris, descriptors)")
     options = parser.parse_args()
     random.seed(11)
     checks = Checks()
     directory = tempfile.mkdtemp(prefix="hammock-reliability-")
-    if options.tls:
+    if options.tls or options.http2:
         global TLS, HTTPS, CA_DIRECTORY
         HTTPS = True
         CA_DIRECTORY = os.path.join(directory, "ca")
@@ -787,6 +790,11 @@ def main():
             checks.rows[-1] = (checks.rows[-1][0], store.split(":")[0], *checks.rows[-1][2:])
 
     try:
+        if options.http2:
+            import reliability_http2
+            reliability_http2.run(checks, Server, options.binary, directory, os.path.join(CA_DIRECTORY, "hammock-ca.pem"),
+                                  snapshot, options.quick, wanted)
+            return finish(checks, options, started)
         if wanted("bad-input"):
             on_both_stores("corpus", check_bad_input)
         if wanted("creates"):
@@ -805,6 +813,10 @@ def main():
             check_descriptor_exhaustion(checks, options.binary, directory, "memory")
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+    return finish(checks, options, started)
+
+
+def finish(checks, options, started):
     print()
     print(checks.table())
     print(f"\n{len(checks.rows)} checks in {time.time() - started:.0f} s: {'FAILED' if checks.failed else 'all passed'}")

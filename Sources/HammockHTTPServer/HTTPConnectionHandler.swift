@@ -3,16 +3,10 @@ import NIOCore
 import NIOHTTP1
 import Synchronization
 
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
-/// Serves one HTTP/1.1 connection: turns decoded request parts into ``MockRequest``s, answers them in
-/// order through `MockServer.respond(to:)`, and enforces ``ConnectionLimits``.
+/// Serves one HTTP/1.1 connection, or one HTTP/2 stream: turns decoded request parts into
+/// ``MockRequest``s, answers them in order through `MockServer.respond(to:)`, and enforces
+/// ``ConnectionLimits``. `Wire` says how answers are encoded (``HTTP1Wire``, ``HTTP2Wire``); the rules
+/// are the same for both.
 ///
 /// This is the I/O shell: what the connection is doing lives in ``HTTPConnectionStateMachine``, whose
 /// transitions say what to do next (answer, write, read, close); this handler only carries that out
@@ -20,11 +14,11 @@ import Musl
 /// decoder rejects gets a problem response, then the connection lingers (output closed, input read and
 /// discarded) until the client closes or the linger timeout passes. A request that takes too long to
 /// arrive gets 408 the same way; an idle connection is closed after the idle timeout.
-final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
+final class HTTPConnectionHandler<Wire: ConnectionWire>: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundIn = ByteBuffer
-    /// Responses leave as bytes this handler writes itself (see `write`), not as parts for NIO's encoder.
-    typealias OutboundOut = ByteBuffer
+    typealias OutboundIn = Wire.Output
+    /// Responses leave as the wire encodes them: bytes this server writes itself for HTTP/1.1.
+    typealias OutboundOut = Wire.Output
     typealias Work = HTTPConnectionStateMachine.Work
 
     let server: MockServer
@@ -105,9 +99,9 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         let now = NIODeadline.now()
         if head.method == .CONNECT {
             // A tunnel: what follows the head is not HTTP, so the connection ends after the answer.
-            return state.refuse(Self.connectRefused, request: nil, version: head.version, now: now, isWritable: isWritable)
+            return state.refuse(.connectRefused, request: nil, version: head.version, now: now, isWritable: isWritable)
         }
-        switch Self.makeRequest(from: head) {
+        switch head.mockRequest() {
         case .failure(let problem):
             return state.refuse(problem, request: nil, version: head.version, now: now, isWritable: isWritable)
         case .success(var request):
@@ -132,7 +126,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             perform(state.inputClosed(now: .now()), context: context)
             return
         case let parserError as HTTPParserError:
-            problem = Self.problem(for: parserError)
+            problem = parserError.problem
         case is ByteToMessageDecoderError.PayloadTooLargeError:
             problem = HTTPProblem(.requestHeaderFieldsTooLarge, detail: "The request's head is too large")
         default:
@@ -169,7 +163,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         case .close:
             context.close(promise: nil)
         case .idle(let sendContinue, let resumeReading):
-            if let sendContinue { writeContinue(version: sendContinue, context: context) }
+            if let sendContinue { Wire.writeContinue(version: sendContinue, context: context) }
             if resumeReading { context.read() }
         case .stopBody:
             // The producer's next write throws `CancellationError`; the body ends as sent so far (an
@@ -221,10 +215,10 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             context.close(promise: nil)
         case .linger(let resumeReading):
             write(response, version: work.version, keepAlive: false, context: context)
-            // Closing at once could reset the connection before the client reads the error.
+            guard Wire.stopInput(context: context) else { return }
+            // The linger timeout starts now.
             cancelTimer()
             scheduleTimer(context: context)
-            context.close(mode: .output, promise: nil)
             if resumeReading { context.read() }
         case .stream(let keepAlive):
             var isHead = false
@@ -233,30 +227,13 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         case .hold:
             break  // a timeout fault: the client waits until it gives up or the server stops
         case .abort(let fault):
-            abort(fault, context: context)
+            Wire.abort(fault, context: context)
         }
     }
 
-    /// Fails the connection as a connection fault says.
-    func abort(_ fault: ConnectionFault, context: ChannelHandlerContext) {
-        switch fault {
-        case .reset:
-            // SO_LINGER with a zero timeout makes close() send RST instead of FIN.
-            guard let socket = context.channel as? any SocketOptionProvider else {
-                context.close(promise: nil)
-                return
-            }
-            socket.setSoLinger(linger(l_onoff: 1, l_linger: 0)).hop(to: context.eventLoop).assumeIsolated().whenComplete { _ in
-                context.close(promise: nil)
-            }
-        case .malformed:
-            var buffer = context.channel.allocator.buffer(capacity: ConnectionFault.malformedBytes.count)
-            buffer.writeBytes(ConnectionFault.malformedBytes)
-            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
-            context.close(promise: nil)
-        case .drop, .empty, .timeout, .truncate:
-            context.close(promise: nil)
-        }
+    /// Writes and flushes a whole answer.
+    func write(_ response: MockResponse, version: HTTPVersion, keepAlive: Bool, context: ChannelHandlerContext) {
+        Wire.writeAnswer(response, version: version, keepAlive: keepAlive, headOnly: false, context: context)
     }
 
     // MARK: Streamed bodies
@@ -272,8 +249,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
         // A HEAD answer keeps the Content-Length the engine gave it, and sends no body.
         let hasBody = MockResponse.allowsBody(response.status) && !isHead
         let length = hasBody ? transmission.length : nil
-        // HTTP/1.0 has no chunked encoding: a body of unknown length ends where the connection does.
-        let chunked = hasBody && length == nil && version != .http1_0
+        let chunked = hasBody && length == nil && Wire.chunksBodies(version: version)
         var head = response
         head.body = []
         if let length {
@@ -282,7 +258,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
             head.headerFields[.contentLength] = nil
             if chunked { head.headerFields[.transferEncoding] = "chunked" }
         }
-        write(head, version: version, keepAlive: keepAlive, bodyLength: nil, context: context)
+        Wire.writeAnswer(head, version: version, keepAlive: keepAlive, headOnly: true, context: context)
         guard hasBody else {
             perform(
                 state.bodyEnded(complete: !transmission.isTruncated, now: .now(), isWritable: context.channel.isWritable),
@@ -306,14 +282,7 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     func writeChunk(_ bytes: [UInt8], chunked: Bool, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
         guard context.channel.isActive else { return context.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel) }
-        var buffer = context.channel.allocator.buffer(capacity: bytes.count + 16)
-        if chunked {
-            buffer.writeString(String(bytes.count, radix: 16))
-            buffer.writeStaticString("\r\n")
-        }
-        buffer.writeBytes(bytes)
-        if chunked { buffer.writeStaticString("\r\n") }
-        return context.writeAndFlush(wrapOutboundOut(buffer))
+        return Wire.writeChunk(bytes, chunked: chunked, context: context)
     }
 
     /// The streamed body has ended: its last chunk if it is complete, then what the state machine says
@@ -321,108 +290,10 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
     func finishStreaming(chunked: Bool, complete: Bool, context: ChannelHandlerContext) {
         streaming = nil
         guard context.channel.isActive else { return }
-        if chunked, complete {
-            var buffer = context.channel.allocator.buffer(capacity: 5)
-            buffer.writeStaticString("0\r\n\r\n")
-            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
-        }
+        Wire.finishBody(chunked: chunked, complete: complete, context: context)
         let next = state.bodyEnded(complete: complete, now: .now(), isWritable: context.channel.isWritable)
         if case .close = next { context.flush() }
         perform(next, context: context)
-    }
-
-    /// Writes a response as one buffer: status line, header fields, framing headers, body; one write
-    /// and one flush. HTTPTypes has already made every name a token and every value free of CR, LF and
-    /// NUL, so the fields are written as they are.
-    func write(_ response: MockResponse, version: HTTPVersion, keepAlive: Bool, context: ChannelHandlerContext) {
-        write(response, version: version, keepAlive: keepAlive, bodyLength: -1, context: context)
-    }
-
-    /// - Parameter bodyLength: `nil` for a streamed body (no `Content-Length`); else the body is written.
-    func write(
-        _ response: MockResponse, version: HTTPVersion, keepAlive: Bool, bodyLength: Int?, context: ChannelHandlerContext
-    ) {
-        // One decision for the engine and the wire (MockResponse.framing): the engine already takes the
-        // body off the statuses that forbid one; a body written here would be read as the next response.
-        let framing = MockResponse.framing(for: response.status)
-        let body = framing == .body ? response.body : []
-        // A 204's or 205's own Content-Length is not written: the framing says what it must be.
-        let keepsLength = framing == .body || framing == .representationLength
-        var size = 64 + body.count
-        for field in response.headerFields { size += field.name.rawName.utf8.count + field.value.utf8.count + 4 }
-        var buffer = context.channel.allocator.buffer(capacity: size)
-        Self.writeStatusLine(version: version, status: response.status, into: &buffer)
-        for field in response.headerFields where field.name != .connection && (keepsLength || field.name != .contentLength) {
-            buffer.writeString(field.name.rawName)
-            buffer.writeStaticString(": ")
-            buffer.writeString(field.value)
-            buffer.writeStaticString("\r\n")
-        }
-        switch framing {
-        case .body where bodyLength != nil && response.headerFields[.contentLength] == nil:
-            buffer.writeStaticString("Content-Length: ")
-            buffer.writeString(String(body.count))
-            buffer.writeStaticString("\r\n")
-        case .empty:
-            buffer.writeStaticString("Content-Length: 0\r\n")
-        case .body, .none, .representationLength:
-            break
-        }
-        if !keepAlive {
-            buffer.writeStaticString("Connection: close\r\n")
-        } else if version == .http1_0 {
-            buffer.writeStaticString("Connection: keep-alive\r\n")
-        }
-        buffer.writeStaticString("\r\n")
-        buffer.writeBytes(body)
-        context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
-    }
-
-    /// `HTTP/1.1 200 OK`: the request's version (1.0 or 1.1; the decoder accepts no other), the code and
-    /// its reason phrase.
-    static func writeStatusLine(version: HTTPVersion, status: HTTPResponse.Status, into buffer: inout ByteBuffer) {
-        let isOneZero = version.major == 1 && version.minor == 0
-        if status.code == 200 && status.reasonPhrase == "OK" {
-            buffer.writeStaticString(isOneZero ? "HTTP/1.0 200 OK\r\n" : "HTTP/1.1 200 OK\r\n")
-            return
-        }
-        if isOneZero {
-            buffer.writeStaticString("HTTP/1.0 ")
-        } else {
-            buffer.writeStaticString("HTTP/1.1 ")
-        }
-        buffer.writeString(String(status.code))
-        buffer.writeStaticString(" ")
-        // A status made from its code alone (a stub's 202, `Prefer: status=418`) has no phrase of its own.
-        buffer.writeString(status.reasonPhrase.isEmpty ? Self.standardReasonPhrases[status.code] ?? "" : status.reasonPhrase)
-        buffer.writeStaticString("\r\n")
-    }
-
-    /// The phrases of RFC 9110 (and 6585's, 7538's, 8297's, 8470's, 2518/4918's that clients meet).
-    static let standardReasonPhrases: [Int: String] = [
-        100: "Continue", 101: "Switching Protocols", 103: "Early Hints",
-        200: "OK", 201: "Created", 202: "Accepted", 203: "Non-Authoritative Information", 204: "No Content",
-        205: "Reset Content", 206: "Partial Content", 207: "Multi-Status",
-        300: "Multiple Choices", 301: "Moved Permanently", 302: "Found", 303: "See Other", 304: "Not Modified",
-        307: "Temporary Redirect", 308: "Permanent Redirect",
-        400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found",
-        405: "Method Not Allowed", 406: "Not Acceptable", 407: "Proxy Authentication Required", 408: "Request Timeout",
-        409: "Conflict", 410: "Gone", 411: "Length Required", 412: "Precondition Failed", 413: "Content Too Large",
-        414: "URI Too Long", 415: "Unsupported Media Type", 416: "Range Not Satisfiable", 417: "Expectation Failed",
-        418: "I'm a teapot", 421: "Misdirected Request", 422: "Unprocessable Content", 423: "Locked", 425: "Too Early",
-        426: "Upgrade Required", 428: "Precondition Required", 429: "Too Many Requests",
-        431: "Request Header Fields Too Large", 451: "Unavailable For Legal Reasons",
-        500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway", 503: "Service Unavailable",
-        504: "Gateway Timeout", 505: "HTTP Version Not Supported", 507: "Insufficient Storage",
-        511: "Network Authentication Required",
-    ]
-
-    /// `100 Continue`.
-    func writeContinue(version: HTTPVersion, context: ChannelHandlerContext) {
-        var buffer = context.channel.allocator.buffer(capacity: 32)
-        Self.writeStatusLine(version: version, status: .continue, into: &buffer)
-        buffer.writeStaticString("\r\n")
-        context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
     }
 
     // MARK: Timeouts
@@ -450,9 +321,9 @@ final class HTTPConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler
 enum StreamedBody {
     /// Sends `body` to the connection: at most `limit` bytes. Complete unless the producer threw (the
     /// server's stop, which cancels it, counts as an end) or the client went away.
-    static func send(
+    static func send<Wire: ConnectionWire>(
         _ body: StreamingBody, upTo limit: Int?, chunked: Bool, loop: any EventLoop,
-        bound: NIOLoopBound<(handler: HTTPConnectionHandler, context: ChannelHandlerContext)>
+        bound: NIOLoopBound<(handler: HTTPConnectionHandler<Wire>, context: ChannelHandlerContext)>
     ) async -> Sent {
         let counter = ByteCounter(limit: limit)
         do {

@@ -4,6 +4,7 @@ import NIOExtras
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import NIOTLS
 import Synchronization
 
 #if canImport(Glibc)
@@ -73,12 +74,24 @@ actor ServerLifecycle: MockServerListener {
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    // TLS first: every byte after it is the HTTP the rest of the pipeline reads as before.
-                    if let tls {
-                        try channel.pipeline.syncOperations.addHandler(PlainHTTPRefusal())
-                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.context))
+                    guard let tls else {
+                        try Self.configure(channel.pipeline.syncOperations, server: server, limits: limits)
+                        return
                     }
-                    try Self.configure(channel.pipeline.syncOperations, server: server, limits: limits)
+                    // TLS first; then the protocol the handshake agreed on (ALPN): HTTP/2 if the client
+                    // offered it and the identity does, else HTTP/1.1 as on a plain connection.
+                    try channel.pipeline.syncOperations.addHandler(PlainHTTPRefusal())
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.context))
+                    try channel.pipeline.syncOperations.addHandler(
+                        ApplicationProtocolNegotiationHandler { result, channel in
+                            channel.eventLoop.makeCompletedFuture {
+                                if case .negotiated("h2") = result {
+                                    try HTTP2Connection.configure(channel, server: server, limits: limits)
+                                } else {
+                                    try Self.configure(channel.pipeline.syncOperations, server: server, limits: limits)
+                                }
+                            }
+                        })
                 }
             }
         let channel: any Channel
@@ -117,7 +130,7 @@ actor ServerLifecycle: MockServerListener {
         let decoder = RequestDecoder(limits: decoderLimits, activity: activity)
         try pipeline.addHandler(
             ByteToMessageHandler(decoder, maximumBufferSize: 2 * limits.maximumHeaderBytes + (64 << 10)))
-        try pipeline.addHandler(HTTPConnectionHandler(server: server, limits: limits, activity: activity))
+        try pipeline.addHandler(HTTPConnectionHandler<HTTP1Wire>(server: server, limits: limits, activity: activity))
     }
 
     /// The system's words for a failure to bind (`Address already in use`), without the call that failed.
@@ -171,7 +184,8 @@ extension MockServer {
         try await lifecycle.start(self, host: host, port: port, limits: limits)
     }
 
-    /// Starts serving HTTPS with `tls` (TLS 1.2 or later, HTTP/1.1): the same server, behind TLS.
+    /// Starts serving HTTPS with `tls` (TLS 1.2 or later): the same server, behind TLS, speaking HTTP/2 to
+    /// clients that offer it (ALPN) unless `tls.offersHTTP2` is off, and HTTP/1.1 to the others.
     ///
     /// ```swift
     /// let identity = try LocalCertificateAuthority.loadOrCreate().issue(for: ["localhost", "127.0.0.1"])

@@ -166,6 +166,11 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The private key of --cert (PEM, unencrypted).", valueName: "file"))
     var key: String?
 
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Over HTTPS, speak HTTP/2 to clients that offer it (ALPN) besides HTTP/1.1; --no-http2 for HTTP/1.1 only.")
+    var http2 = true
+
     @Flag(help: "Watch the configuration file and put changes in force without a restart.")
     var watch = false
 
@@ -375,10 +380,13 @@ struct Serve: AsyncParsableCommand {
             server: server, url: Self.url(host: host, port: port, secure: tls != nil), store: location, reports: reports,
             generated: generated, openAPI: openAPI, proxyRules: configuration.proxies)
         if let tls {
+            let protocols = tls.identity.offersHTTP2 ? "HTTP/2 and HTTP/1.1" : "HTTP/1.1"
             if let authority = tls.authority {
-                Self.printLine("https: a certificate from the local authority \(authority) (hammock trust shows how to trust it)")
+                Self.printLine(
+                    "https: \(protocols), a certificate from the local authority \(authority) (hammock trust shows how to trust it)"
+                )
             } else {
-                Self.printLine("https: the certificate in \(cert ?? "")")
+                Self.printLine("https: \(protocols), the certificate in \(cert ?? "")")
             }
         }
         if let archive {
@@ -439,6 +447,15 @@ struct Serve: AsyncParsableCommand {
     /// The identity `--https` or `--cert`/`--key` ask for, and the local authority's certificate file when
     /// it issued it; `nil` for plain HTTP.
     func makeTLS(host: String) throws -> (identity: TLSIdentity, authority: String?)? {
+        guard var made = try makeIdentity(host: host) else {
+            if !http2 { throw TLSIdentity.Failure(description: "--no-http2 is about HTTPS; give --https or --cert/--key") }
+            return nil
+        }
+        made.identity.offersHTTP2 = http2
+        return made
+    }
+
+    func makeIdentity(host: String) throws -> (identity: TLSIdentity, authority: String?)? {
         if cert != nil || key != nil {
             guard let cert, let key else { throw TLSIdentity.Failure(description: "--cert and --key go together") }
             guard !https else {

@@ -21,9 +21,19 @@ struct HTTPSCommandTests {
         let (process, url) = try await Self.serve(["--https", "--https-name", "mock.test"], folder: folder)
         #expect(url.hasPrefix("https://127.0.0.1:"))
         let root = folder + "/hammock-ca.pem"
-        #expect(await process.firstLine { $0.hasPrefix("https: a certificate from the local authority \(root)") } != nil)
+        #expect(
+            await process.firstLine {
+                $0.hasPrefix("https: HTTP/2 and HTTP/1.1, a certificate from the local authority \(root)")
+            } != nil)
         let (body, status) = try await runToEnd(["curl", "-s", "--cacert", root, url + "/people/1"])
         #expect(status == 0 && body.contains("Amy Lee"))
+        // curl offers h2 and gets it; asked for HTTP/1.1, it gets that.
+        for (flag, version) in [("--http2", "2"), ("--http1.1", "1.1")] {
+            let (agreed, _) = try await runToEnd([
+                "curl", "-s", flag, "--cacert", root, "-o", "/dev/null", "-w", "%{http_version}", url + "/people/1",
+            ])
+            #expect(agreed == version)
+        }
         // The certificate covers the names asked for: mock.test, resolved here to the server's address.
         let port = url.split(separator: ":").last.map(String.init) ?? ""
         let (named, namedStatus) = try await runToEnd(
@@ -58,6 +68,17 @@ struct HTTPSCommandTests {
         #expect(status == 0 && body.contains("Amy Lee"))
         process.interrupt()
         _ = await process.exitStatus()
+        // --no-http2: curl asks for h2 and gets HTTP/1.1.
+        let (http1, http1URL) = try await Self.serve(
+            ["--cert", folder + "cert.pem", "--key", folder + "key.pem", "--no-http2"], folder: folder + "ca")
+        #expect(await http1.firstLine { $0.hasPrefix("https: HTTP/1.1, the certificate in") } != nil)
+        let (agreed, _) = try await runToEnd([
+            "curl", "-s", "--http2", "--cacert", folder + "cert.pem", "-o", "/dev/null", "-w", "%{http_version}",
+            http1URL + "/people/1",
+        ])
+        #expect(agreed == "1.1")
+        http1.interrupt()
+        _ = await http1.exitStatus()
         // Nothing was made in the authority's folder: the team brought its own.
         #expect(!FileManager.default.fileExists(atPath: folder + "ca"))
         try Data("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".utf8).write(
@@ -67,6 +88,7 @@ struct HTTPSCommandTests {
             (["--cert", folder + "cert.pem", "--key", folder + "bad.pem"], "private key"),
             (["--https-name", "x.test"], "--https-name"),
             (["--https", "--cert", folder + "cert.pem", "--key", folder + "key.pem"], "give one of them"),
+            (["--no-http2"], "--no-http2 is about HTTPS"),
         ] {
             let refused = try HammockProcess(
                 ["serve", "Examples/people.json", "--store", "memory", "--port", "0"] + arguments,

@@ -9,7 +9,7 @@ import Testing
 struct StatusLineTests {
     func line(_ status: HTTPResponse.Status, version: HTTPVersion = .http1_1) -> String {
         var buffer = ByteBuffer()
-        HTTPConnectionHandler.writeStatusLine(version: version, status: status, into: &buffer)
+        HTTP1Wire.writeStatusLine(version: version, status: status, into: &buffer)
         return String(buffer: buffer)
     }
 

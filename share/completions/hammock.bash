@@ -186,7 +186,7 @@ _hammock() {
 
 _hammock_serve() {
     repeating_flags=()
-    non_repeating_flags=(--strict --no-validation --record-stubs --https --watch --quiet --version -h --help)
+    non_repeating_flags=(--strict --no-validation --record-stubs --https --http2 --no-http2 --watch --quiet --version -h --help)
     repeating_options=(--fault --allow-host --redact-header --allow-upstream --redact-member --https-name)
     non_repeating_options=(--host --port --store --namespace --latency --base-path --idle-timeout --request-timeout --seed --admin-path --admin-token --journal-size --proxy --upstream-ca --record --cert --key)
     __hammock_offer_flags_options 1

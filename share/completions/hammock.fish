@@ -23,7 +23,7 @@ function __hammock_parse_tokens -S
         __hammock_parse_subcommand 0 'version' 'h/help'
         switch $unparsed_tokens[1]
         case 'serve'
-            __hammock_parse_subcommand 1 'host=' 'port=' 'store=' 'namespace=' 'latency=' 'base-path=' 'idle-timeout=' 'request-timeout=' 'seed=' 'admin-path=' 'admin-token=' 'journal-size=' 'strict' 'fault=+' 'allow-host=+' 'redact-header=+' 'no-validation' 'proxy=' 'upstream-ca=' 'allow-upstream=+' 'record=' 'record-stubs' 'redact-member=+' 'https' 'https-name=+' 'cert=' 'key=' 'watch' 'quiet' 'version' 'h/help'
+            __hammock_parse_subcommand 1 'host=' 'port=' 'store=' 'namespace=' 'latency=' 'base-path=' 'idle-timeout=' 'request-timeout=' 'seed=' 'admin-path=' 'admin-token=' 'journal-size=' 'strict' 'fault=+' 'allow-host=+' 'redact-header=+' 'no-validation' 'proxy=' 'upstream-ca=' 'allow-upstream=+' 'record=' 'record-stubs' 'redact-member=+' 'https' 'https-name=+' 'cert=' 'key=' 'http2' 'no-http2' 'watch' 'quiet' 'version' 'h/help'
         case 'record'
             __hammock_parse_subcommand 2 'host=' 'port=' 'stubs' 'redact-header=+' 'redact-member=+' 'quiet' 'version' 'h/help'
         case 'trust'
@@ -135,6 +135,8 @@ complete -c 'hammock' -n '__hammock_should_offer_completions_for_flags_or_option
 complete -c 'hammock' -n '__hammock_should_offer_completions_for_flags_or_options "hammock serve"' -l 'https-name' -d 'With --https: a name the certificate covers besides localhost, 127.0.0.1, ::1 and the host bound; repeatable.' -rfka ''
 complete -c 'hammock' -n '__hammock_should_offer_completions_for_flags_or_options "hammock serve" cert' -l 'cert' -d 'Serve HTTPS with this certificate (PEM, the chain after it) instead of the local authority\'s; with --key.' -rfka ''
 complete -c 'hammock' -n '__hammock_should_offer_completions_for_flags_or_options "hammock serve" key' -l 'key' -d 'The private key of --cert (PEM, unencrypted).' -rfka ''
+complete -c 'hammock' -n '__hammock_should_offer_completions_for_flags_or_options "hammock serve" http2' -l 'http2' -d 'Over HTTPS, speak HTTP/2 to clients that offer it (ALPN) besides HTTP/1.1; --no-http2 for HTTP/1.1 only.'
+complete -c 'hammock' -n '__hammock_should_offer_completions_for_flags_or_options "hammock serve" no-http2' -l 'no-http2' -d 'Over HTTPS, speak HTTP/2 to clients that offer it (ALPN) besides HTTP/1.1; --no-http2 for HTTP/1.1 only.'
 complete -c 'hammock' -n '__hammock_should_offer_completions_for_flags_or_options "hammock serve" watch' -l 'watch' -d 'Watch the configuration file and put changes in force without a restart.'
 complete -c 'hammock' -n '__hammock_should_offer_completions_for_flags_or_options "hammock serve" quiet' -l 'quiet' -d 'Do not log each request.'
 complete -c 'hammock' -n '__hammock_should_offer_completions_for_flags_or_options "hammock serve" version' -l 'version' -d 'Show the version.'

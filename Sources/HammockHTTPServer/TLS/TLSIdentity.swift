@@ -20,8 +20,14 @@ public struct TLSIdentity: Sendable {
 
     /// The certificates, the server's first, as PEM.
     public let certificateChainPEM: String
-    /// The context connections are served with.
-    let context: NIOSSLContext
+    /// Whether clients may choose HTTP/2 (by ALPN, as browsers, curl, URLSession and AsyncHTTPClient do)
+    /// besides HTTP/1.1. On by default; off, every client speaks HTTP/1.1.
+    public var offersHTTP2 = true
+    /// The contexts connections are served with: one offering `h2` and `http/1.1`, one `http/1.1` alone.
+    private let contexts: (http2: NIOSSLContext, http1: NIOSSLContext)
+
+    /// The context for ``offersHTTP2``.
+    var context: NIOSSLContext { offersHTTP2 ? contexts.http2 : contexts.http1 }
 
     /// An identity from PEM text: one or more certificates, and the first one's private key.
     /// - Throws: ``Failure`` when either cannot be read, or the key is not the certificate's.
@@ -41,11 +47,14 @@ public struct TLSIdentity: Sendable {
         }
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
-        // TLS 1.2 at least (what App Transport Security requires); HTTP/1.1 named so a client's ALPN agrees.
+        // TLS 1.2 at least (what App Transport Security requires). The protocols in the server's order of
+        // preference: a client that offers both gets HTTP/2.
         configuration.minimumTLSVersion = .tlsv12
-        configuration.applicationProtocols = ["http/1.1"]
+        var http1 = configuration
+        configuration.applicationProtocols = ["h2", "http/1.1"]
+        http1.applicationProtocols = ["http/1.1"]
         do {
-            context = try NIOSSLContext(configuration: configuration)
+            contexts = (try NIOSSLContext(configuration: configuration), try NIOSSLContext(configuration: http1))
         } catch {
             throw Failure(
                 description: "the certificate and key cannot be served together (is the key the certificate's?): \(error)")

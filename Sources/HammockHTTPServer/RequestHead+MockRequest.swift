@@ -1,16 +1,17 @@
 import HTTPTypes
 import NIOHTTP1
 
-extension HTTPConnectionHandler {
-    /// The engine's request for a decoded head, or the 400 that explains why there is none.
-    static func makeRequest(from head: HTTPRequestHead) -> Result<MockRequest, HTTPProblem> {
-        guard let method = method(of: head.method) else {
-            return .failure(.badRequest("'\(head.method.rawValue)' is not a method token"))
+extension HTTPRequestHead {
+    /// The engine's request for a decoded head (HTTP/1.x, or HTTP/2 through NIO's codec, which turns
+    /// `:authority` into `Host`), or the 400 that explains why there is none.
+    func mockRequest() -> Result<MockRequest, HTTPProblem> {
+        guard let method = Self.method(of: method) else {
+            return .failure(.badRequest("'\(method.rawValue)' is not a method token"))
         }
-        // The body comes later, with its own Content-Length or chunks: none is supplied here.
+        // The body comes later, with its own Content-Length, chunks or DATA frames: none is supplied here.
         let request = MockRequest.arriving(
-            method, target: head.uri, fields: head.headers.lazy.map { (name: $0.name, value: $0.value) }, body: nil,
-            requiringOneHost: head.version == .http1_1)
+            method, target: uri, fields: headers.lazy.map { (name: $0.name, value: $0.value) }, body: nil,
+            requiringOneHost: version == .http1_1)
         if let rejection = request.rejection { return .failure(rejection.problem) }
         return .success(request)
     }
@@ -29,14 +30,20 @@ extension HTTPConnectionHandler {
         }
     }
 
+}
+
+extension HTTPProblem {
     /// `CONNECT` asks for a tunnel, which a mock REST server is not.
     static let connectRefused = HTTPProblem(
         .methodNotAllowed, detail: "CONNECT is not supported: this server answers requests, it is no proxy",
         headerFields: [.allow: "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"])
 
+}
+
+extension HTTPParserError {
     /// What to answer a request the decoder rejected: 431 for header limits, 400 for the rest.
-    static func problem(for error: HTTPParserError) -> HTTPProblem {
-        switch error {
+    var problem: HTTPProblem {
+        switch self {
         case .headerOverflow:
             return HTTPProblem(
                 .requestHeaderFieldsTooLarge,

@@ -1,0 +1,203 @@
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+
+/// An HTTP/2 connection's pipeline, after TLS agreed on `h2`: NIO's HTTP/2 handler with its stream
+/// multiplexer, NIO's connection manager (idle timeout and graceful shutdown with GOAWAY), and on each
+/// stream NIO's HTTP/2-to-HTTP/1 codec and the same ``HTTPConnectionHandler`` as an HTTP/1.1 connection,
+/// encoding through ``HTTP2Wire``. Every rule (limits, timeouts, faults, streamed and throttled bodies,
+/// the server's stop) is the HTTP/1.1 connection's, applied to one stream.
+enum HTTP2Connection {
+    /// Streams one client may have open at once (`SETTINGS_MAX_CONCURRENT_STREAMS`): what browsers and
+    /// NIO use by default, and more than the 6 connections a browser opens per origin over HTTP/1.1.
+    static let maximumConcurrentStreams = 100
+
+    static func configure(_ channel: any Channel, server: MockServer, limits: ConnectionLimits) throws {
+        let pipeline = channel.pipeline.syncOperations
+        // A stop sends GOAWAY and lets open streams finish (NIO's manager); the idle timeout and the
+        // rest of the connection's end are ConnectionEnd's.
+        let manager = NIOHTTP2ServerConnectionManagementHandler(
+            eventLoop: channel.eventLoop,
+            configuration: .init(maxIdleTime: nil, maxAge: nil, maxGraceTime: nil, keepalive: nil))
+        var connection = NIOHTTP2Handler.ConnectionConfiguration()
+        connection.initialSettings = [
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: maximumConcurrentStreams),
+            // The header budget of an HTTP/1.1 head, for the decoded header list (RFC 9113 §6.5.2).
+            HTTP2Setting(parameter: .maxHeaderListSize, value: limits.maximumHeaderBytes),
+        ]
+        let end = ConnectionEnd(idleTimeout: limits.idleTimeout, backstop: limits.requestTimeout + limits.lingerTimeout)
+        let streams = Streams(manager: manager.http2StreamDelegate, end: NIOLoopBound(end, eventLoop: channel.eventLoop))
+        _ = try pipeline.configureHTTP2Pipeline(
+            mode: .server, connectionConfiguration: connection, streamConfiguration: .init(), streamDelegate: streams
+        ) { stream in
+            stream.eventLoop.makeCompletedFuture {
+                // A stream exists once its HEADERS frame has arrived: the request is already being read.
+                let activity = ConnectionActivity(now: .now())
+                activity.enter(.reading)
+                try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+                try stream.pipeline.syncOperations.addHandler(
+                    HTTPConnectionHandler<HTTP2Wire>(server: server, limits: limits, activity: activity))
+            }
+        }
+        try pipeline.addHandler(manager)
+        try pipeline.addHandler(end)
+    }
+
+    /// Ends the connection when nothing more can happen on it, which NIO's handlers leave to the peer:
+    ///
+    /// - no stream has been open for the idle timeout, as an HTTP/1.1 connection with no request in
+    ///   progress: GOAWAY, then close. (NIO's manager has an idle timer too, but it starts on
+    ///   `channelActive`, which a pipeline set up after the TLS handshake never sees: a client that
+    ///   connected and opened no stream kept its connection for ever.)
+    /// - the client closed its side (AsyncHTTPClient's shutdown closes the socket; the server allows
+    ///   half-closed connections for HTTP/1.1's sake, so NIO keeps it open) or said GOAWAY: once its open
+    ///   streams have been answered, the server closes too (RFC 9113 §6.8);
+    /// - the server is stopping: NIO's manager closes once the client has acknowledged its GOAWAY (a PING
+    ///   round trip) and the streams have ended, and a client that never answers the PING would keep
+    ///   `MockServer.stop()` waiting for ever. Streams end on their own within the request timeout (a stop
+    ///   ends streamed bodies and held answers at once), so after that and the linger timeout the
+    ///   connection is closed whatever the client does;
+    /// - a connection error (below).
+    ///
+    /// It learns of streams through ``Streams``, the multiplexer's delegate: with NIO's inline
+    /// multiplexer, stream events do not travel down the connection's pipeline.
+    final class ConnectionEnd: ChannelDuplexHandler {
+        typealias InboundIn = HTTP2Frame
+        typealias OutboundIn = HTTP2Frame
+        typealias OutboundOut = HTTP2Frame
+
+        let idleTimeout: Duration
+        let backstop: Duration
+        private var openStreams = Set<HTTP2StreamID>()
+        private var lastStream = HTTP2StreamID.rootStream
+        private var peerIsDone = false
+        private var isStopping = false
+        private var idleTimer: Scheduled<Void>?
+        private var stopTimer: Scheduled<Void>?
+        private var context: ChannelHandlerContext?
+
+        init(idleTimeout: Duration, backstop: Duration) {
+            self.idleTimeout = idleTimeout
+            self.backstop = backstop
+        }
+
+        func handlerAdded(context: ChannelHandlerContext) {
+            self.context = context
+            startIdleTimer()
+        }
+
+        func handlerRemoved(context: ChannelHandlerContext) {
+            cancelTimers()
+            self.context = nil
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            if case .goAway = unwrapInboundIn(data).payload { peerFinished() }
+            context.fireChannelRead(data)
+        }
+
+        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+            if let event = event as? ChannelEvent, event == .inputClosed {
+                peerFinished()
+            } else if event is ChannelShouldQuiesceEvent, !isStopping {
+                isStopping = true
+                idleTimer?.cancel()
+                stopTimer = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(backstop)) {
+                    context.close(promise: nil)
+                }
+            }
+            context.fireUserInboundEventTriggered(event)
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            cancelTimers()
+            context.fireChannelInactive()
+        }
+
+        /// A connection error (a frame that breaks HTTP/2, a flood NIO's heuristics stopped, TLS failing):
+        /// NIO has written GOAWAY and will write nothing more, so streams still open would wait for ever.
+        /// Closed on the next turn, once that GOAWAY is flushed.
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            context.eventLoop.execute { bound.value.close(promise: nil) }
+        }
+
+        /// Notes a stream; `false` if it was already open.
+        func streamOpened(_ id: HTTP2StreamID) -> Bool {
+            guard openStreams.insert(id).inserted else { return false }
+            lastStream = max(lastStream, id)
+            idleTimer?.cancel()
+            idleTimer = nil
+            return true
+        }
+
+        /// Notes a stream's end; `false` if it was not open (NIO reports the end of a stream it refused
+        /// at its first frame, a CONNECT without `:path`, without having reported it open).
+        func streamClosed(_ id: HTTP2StreamID) -> Bool {
+            guard openStreams.remove(id) != nil else { return false }
+            guard openStreams.isEmpty, let context else { return true }
+            if peerIsDone {
+                // On the next turn: the frame that ended the stream is written but not yet flushed.
+                let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+                context.eventLoop.execute { bound.value.close(promise: nil) }
+            } else {
+                startIdleTimer()
+            }
+            return true
+        }
+
+        private func peerFinished() {
+            peerIsDone = true
+            if openStreams.isEmpty { context?.close(promise: nil) }
+        }
+
+        private func startIdleTimer() {
+            guard let context, !isStopping, context.channel.isActive else { return }
+            idleTimer?.cancel()
+            idleTimer = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(idleTimeout)) {
+                self.idleTimer = nil
+                guard self.openStreams.isEmpty else { return }
+                let goAway = HTTP2Frame(
+                    streamID: .rootStream,
+                    payload: .goAway(lastStreamID: self.lastStream, errorCode: .noError, opaqueData: nil))
+                context.writeAndFlush(self.wrapOutboundOut(goAway)).assumeIsolated().whenComplete { _ in
+                    context.close(promise: nil)
+                }
+            }
+        }
+
+        private func cancelTimers() {
+            idleTimer?.cancel()
+            idleTimer = nil
+            stopTimer?.cancel()
+            stopTimer = nil
+        }
+    }
+
+    /// The multiplexer's delegate: tells ``ConnectionEnd`` and NIO's manager (for its graceful close) of
+    /// each stream. NIO calls it on the connection's event loop.
+    struct Streams: NIOHTTP2StreamDelegate {
+        let manager: NIOHTTP2ServerConnectionManagementHandler.HTTP2StreamDelegate
+        let end: NIOLoopBound<ConnectionEnd>
+
+        func streamCreated(_ id: HTTP2StreamID, channel: any Channel) {
+            let manager = self.manager
+            onLoop { if $0.streamOpened(id) { manager.streamCreated(id, channel: channel) } }
+        }
+
+        /// Only a stream the manager was told of: it asserts on any other (a debug build stopped there).
+        func streamClosed(_ id: HTTP2StreamID, channel: any Channel) {
+            let manager = self.manager
+            onLoop { if $0.streamClosed(id) { manager.streamClosed(id, channel: channel) } }
+        }
+
+        private func onLoop(_ body: @escaping @Sendable (ConnectionEnd) -> Void) {
+            if end.eventLoop.inEventLoop {
+                body(end.value)
+            } else {
+                let end = self.end
+                end.eventLoop.execute { body(end.value) }
+            }
+        }
+    }
+}
