@@ -52,13 +52,15 @@ extension MockServer {
         MockRequestContext(id: requestNumbers.add(1, ordering: .relaxed).newValue, arrival: arrival, peer: peer)
     }
 
-    /// Stops whatever serves the server on a socket, if anything does, and releases every response held
-    /// back by simulated latency; returns when the transport has closed every connection. Calling it on
-    /// a stopped server does nothing.
+    /// Stops whatever serves the server on a socket, if anything does, releases every response held back
+    /// by simulated latency, and cancels webhook deliveries not yet made; returns when the transport has
+    /// closed every connection. Calling it on a stopped server does nothing.
     public func stop() async {
         stopSignal.raise()
         let listener = self.listener.withLock { $0 }
         await listener?.stop()
+        // Webhooks still waiting (a delay, a backoff) are not sent after the server stopped.
+        await webhookDispatcher.cancelAll()
         stopSignal.lower()
     }
 }

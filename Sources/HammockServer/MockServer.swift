@@ -124,6 +124,8 @@ public final class MockServer: Sendable {
     let runtimeCell = RuntimeCell()
     /// Every request and its answer, for tests to query and wait on.
     public let journal: RequestJournal
+    /// Sends the webhooks that follow answers.
+    let webhookDispatcher: WebhookDispatcher
     /// The admin API's family of routes, when ``Options/adminPath`` is set.
     let admin: AdminRoutes?
     /// The data to go back to on ``reset()``; taken before the first request is answered.
@@ -202,9 +204,13 @@ public final class MockServer: Sendable {
         self.router = router
         let journal = RequestJournal(limits: options.journal, clock: clock, now: now)
         self.journal = journal
+        let webhookDispatcher = WebhookDispatcher(journal: journal)
+        self.webhookDispatcher = webhookDispatcher
         let assemble: @Sendable (Latency?) -> Pipelines = { latency in
-            // One list of steps, outermost first; each says which kinds of route take it.
-            var steps: [Pipelines.Step] = journal.isEnabled ? [.api(JournalMiddleware(journal: journal))] : []
+            // One list of steps, outermost first; each says which kinds of route take it. Webhooks outside
+            // the journal: the answer they follow is journaled before their first attempt.
+            var steps: [Pipelines.Step] = [.api(WebhookStep(dispatcher: webhookDispatcher))]
+            if journal.isEnabled { steps.append(.api(JournalMiddleware(journal: journal))) }
             steps += outerMiddleware.map(Pipelines.Step.api) + [.both(LogMiddleware(logger: logger))]
             if let latency {
                 steps.append(.api(LatencyMiddleware(latency: latency, timer: timer, random: random, stopSignal: stopSignal)))

@@ -124,7 +124,7 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "A host the configuration file's proxy rules may forward to besides this machine's loopback (a file from someone else must not send the app's credentials elsewhere unasked); repeatable.",
+            "A host the configuration file's proxy rules and webhooks may send to besides this machine's loopback (a file from someone else must not send the app's credentials elsewhere unasked); repeatable.",
             valueName: "host"))
     var allowUpstream: [String] = []
 
@@ -345,6 +345,15 @@ struct Serve: AsyncParsableCommand {
             server.serveConsole()
             // Asked last: only what the mock does not answer goes to the backend.
             for routes in proxyRoutes { server.addRoutes(routes, first: false) }
+            // Webhooks go to this machine, and off it only to the hosts the command line allows (as the
+            // file's proxy rules do), trusting --upstream-ca's roots beside the system's.
+            do {
+                server.setWebhookTransport(try WebhookClient(trustedRootsPEM: upstreamRoots))
+            } catch {
+                Self.printError("hammock: --upstream-ca: \(error)")
+                throw ExitCode(2)
+            }
+            server.allowWebhookHosts(allowedUpstreams)
             server.serveOpenAPIDocument(
                 title: openAPI.map { $0.title.isEmpty ? Self.documentTitle(for: config) : $0.title }
                     ?? Self.documentTitle(for: config))

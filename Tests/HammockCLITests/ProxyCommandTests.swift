@@ -130,4 +130,32 @@ struct ProxyCommandTests {
         allowed.interrupt()
         _ = await allowed.exitStatus()
     }
+
+    @Test("A file's webhooks are sent by hammock serve to another mock on this machine, and listed in its journal")
+    func webhooks() async throws {
+        let receiverFile = TemporaryFiles.path("receiver", extension: "json")
+        try Data(#"{"routes": [{"method": "POST", "path": "/hooks/:id", "status": 202}]}"#.utf8).write(
+            to: URL(fileURLWithPath: receiverFile))
+        let (receiver, receiverURL) = try await serving.serve([receiverFile])
+        let senderFile = TemporaryFiles.path("sender", extension: "json")
+        let sender =
+            #"{"resources": [{"name": "people", "fields": {"name": "string"}}], "webhooks": [{"name": "created", "on": "POST /people", "url": "\#(receiverURL)/hooks/{{response.body.id}}", "body": {"name": "{{request.body.name}}"}}]}"#
+        try Data(sender.utf8).write(to: URL(fileURLWithPath: senderFile))
+        let (process, url) = try await serving.serve([senderFile, "--store", "memory"])
+        #expect(try await serving.send("POST", url + "/people", json: ["name": "Ada"]).status == 201)
+        var received: JSON?
+        for _ in 0..<200 {
+            let listing = try await serving.send("GET", receiverURL + "/__hammock/requests")
+            received = listing.json?.arrayValue?.first { $0["request"]?["path"] == "/hooks/1" }
+            if received != nil { break }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        #expect(received?["request"]?["body"] == ["name": "Ada"])
+        let attempts = try await serving.send("GET", url + "/__hammock/requests").json?.arrayValue ?? []
+        #expect(attempts.contains { $0["webhook"]?["name"] == "created" && $0["response"]?["status"] == 202 })
+        process.interrupt()
+        _ = await process.exitStatus()
+        receiver.interrupt()
+        _ = await receiver.exitStatus()
+    }
 }

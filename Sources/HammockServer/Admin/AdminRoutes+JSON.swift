@@ -99,7 +99,8 @@ extension AdminRoutes {
     /// and a client that left is noticed.
     static let heartbeat = Duration.seconds(15)
 
-    /// `GET <prefix>/events`: each new journal entry as a Server-Sent Event (`id`, `event: request`,
+    /// `GET <prefix>/events`: each new journal entry as a Server-Sent Event (`id`, `event: request`, or
+    /// `event: webhook` for an attempt to deliver one,
     /// `data` the entry's JSON), filtered as `requests` is; with `Last-Event-ID` (a reconnecting
     /// browser sends it) the kept entries after that one first. Ends when the client leaves or the
     /// server stops; a client that stops reading is sent `event: dropped` with the reason once it falls
@@ -177,7 +178,10 @@ extension AdminRoutes {
     }
 
     static func event(_ entry: JournalEntry, redacting redaction: Redaction?) -> [UInt8] {
-        ServerSentEvent(event: "request", data: JournalJSON.entry(entry, redacting: redaction), id: String(entry.id)).encoded
+        ServerSentEvent(
+            event: entry.webhook == nil ? "request" : "webhook", data: JournalJSON.entry(entry, redacting: redaction),
+            id: String(entry.id)
+        ).encoded
     }
 
     /// `GET <prefix>/resources`: each resource's definition and how many records it has.
@@ -369,6 +373,12 @@ enum JournalJSON {
             "peer": entry.peer.map(JSON.string) ?? .null, "refused": .bool(entry.isRefused), "route": route,
             "fault": entry.fault.map(JSON.string) ?? .null,
             "request": .object(request), "response": .object(response),
+            "webhook": entry.webhook.map { attempt in
+                [
+                    "name": .string(attempt.name), "attempt": .integer(attempt.attempt), "url": .string(attempt.url),
+                    "error": attempt.error.map(JSON.string) ?? .null,
+                ]
+            } ?? .null,
         ]
     }
 

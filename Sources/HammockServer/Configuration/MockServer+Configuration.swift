@@ -38,6 +38,7 @@ extension MockServer {
         let ids = addStubs(configuration.routes)
         setFaults(configuration.faults)
         setRequestChecks(configuration.requestChecks)
+        runtimeCell.change { $0.webhooks = configuration.webhooks }
         loaded.withLock {
             $0 = LoadedConfiguration(
                 configuration: configuration, routeIDs: ids, latency: configuration.latency, faults: configuration.faults)

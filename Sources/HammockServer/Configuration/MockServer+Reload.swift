@@ -110,6 +110,7 @@ extension MockServer {
             if report.latencyChanged { settings.latency = configuration.latency }
             if report.faultsChanged { settings.faults = Interventions.named(configuration.faults) }
             settings.requestChecks = configuration.requestChecks
+            settings.webhooks = configuration.webhooks
         }
         if let old = previous.configuration { report.needsRestart = Self.restartSettings(from: old, to: configuration) }
         loaded.withLock {

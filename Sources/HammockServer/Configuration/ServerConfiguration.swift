@@ -50,6 +50,8 @@ public struct ServerConfiguration: Sendable {
     public var strict: Bool?
     /// Failures injected on purpose (`faults`), tried in order.
     public var faults: [Fault] = []
+    /// Requests the mock makes of its own after answering (`webhooks`).
+    public var webhooks: [Webhook] = []
     /// Host names the admin API answers besides localhost and IP addresses (`allowedHosts`; see
     /// ``MockServer/Options/adminHosts``).
     public var allowedHosts: [String] = []
@@ -66,7 +68,7 @@ public struct ServerConfiguration: Sendable {
     static let topLevelKeys = [
         "host", "port", "store", "latency", "maximumBodySize", "cors", "idleTimeout", "requestTimeout", "resources", "data",
         "routes", "basePath", "generate", "adminPath", "journalSize", "strict", "faults", "allowedHosts", "redactHeaders",
-        "validation", "proxy",
+        "validation", "proxy", "webhooks",
     ]
     static let resourceKeys = [
         "name", "fields", "primaryKey", "keyFormat", "actions", "parents", "omitNulls", "queryNames", "made", "statuses",
@@ -202,6 +204,20 @@ public struct ServerConfiguration: Sendable {
                     faults.append(fault)
                 } catch {
                     throw fail(error.key.map { "faults[\(index)].\($0)" } ?? "faults[\(index)]", error.message)
+                }
+            }
+        }
+        if let value = object["webhooks"], !value.isNull {
+            guard case .array(let elements) = value else { throw fail("webhooks", "expected an array of webhooks") }
+            for (index, element) in elements.enumerated() {
+                do throws(WebhookError) {
+                    let webhook = try Webhook(json: element)
+                    if webhooks.contains(where: { $0.name == webhook.name }) {
+                        throw WebhookError("'\(webhook.name)' names an earlier webhook too; names are unique", key: "name")
+                    }
+                    webhooks.append(webhook)
+                } catch {
+                    throw fail(error.key.map { "webhooks[\(index)].\($0)" } ?? "webhooks[\(index)]", error.message)
                 }
             }
         }

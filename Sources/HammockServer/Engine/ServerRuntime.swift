@@ -19,6 +19,8 @@ final class ServerRuntime: Sendable {
         var routes: [(id: Int, entry: CustomRoutes.Entry)] = []
         /// The API document's checks of requests, if the server has one.
         var requestChecks: RequestChecks?
+        /// The webhooks that follow answers.
+        var webhooks: [Webhook] = []
     }
 
     let settings: Settings

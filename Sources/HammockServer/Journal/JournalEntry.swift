@@ -48,13 +48,16 @@ public final class JournalEntry: Sendable, Identifiable {
     public let isRefused: Bool
     /// The fault injected into the answer (``Fault``, in its compact form), if any.
     public let fault: String?
+    /// For an attempt to deliver a ``Webhook`` (a request the mock made, not one it answered): which one,
+    /// the how-manyeth try, and what went wrong. `nil` for a request the server answered.
+    public let webhook: WebhookAttempt?
     /// What the entry costs the journal's byte budget: its body, header fields and target, plus a fixed
     /// part for the rest. Counted once.
     let weight: Int
 
     package init(
         id: UInt64, time: Date, duration: Duration, request: MockRequest, response: MockResponse, route: MatchedRoute?,
-        isRefused: Bool
+        isRefused: Bool, webhook: WebhookAttempt? = nil, peer: String? = nil
     ) {
         self.id = id
         self.time = time
@@ -68,8 +71,9 @@ public final class JournalEntry: Sendable, Identifiable {
         responseHeaderFields = response.headerFields
         responseBodySize = response.body.count
         self.route = route
-        peer = request.context?.peer
+        self.peer = peer ?? request.context?.peer
         fault = request.context?.fault
+        self.webhook = webhook
         self.isRefused = isRefused
         // The client's fields are counted byte by byte (a hostile client sends 64 KiB heads); the
         // answer's are the server's own, estimated: iterating fields copies each one, which cost more

@@ -219,8 +219,21 @@ public final class RequestJournal: Sendable {
     /// How many ``updates(buffer:)`` streams and other subscribers are open.
     package var subscriberCount: Int { state.withLock { $0.subscribers.count } }
 
+    /// Records an attempt to deliver a webhook: `request` as sent, `answer` as received (status 0 when none
+    /// came). Subscribers get it; waiters do not (a ``RequestPattern`` is about requests the server answered).
+    func recordWebhook(request: MockRequest, answer: WebhookAnswer?, attempt: WebhookAttempt) {
+        let response = MockResponse(
+            status: answer?.status ?? Interventions.noAnswer, headerFields: answer?.headerFields ?? [:],
+            body: answer?.body ?? [])
+        let peer = URL(string: attempt.url).flatMap { url in url.host.map { host in url.port.map { "\(host):\($0)" } ?? host } }
+        record(request: request, response: response, arrival: nil, route: nil, webhook: attempt, peer: peer)
+    }
+
     /// Records an answered request: subscribers get it, and waiters whose pattern it matches are resumed.
-    func record(request: MockRequest, response: MockResponse, arrival: ContinuousClock.Instant?, route: MatchedRoute?) {
+    func record(
+        request: MockRequest, response: MockResponse, arrival: ContinuousClock.Instant?, route: MatchedRoute?,
+        webhook: WebhookAttempt? = nil, peer: String? = nil
+    ) {
         guard isEnabled else { return }
         // One clock read: the wall-clock time follows from the monotonic one (a second read cost 8% of
         // the journal's time under perf).
@@ -232,7 +245,7 @@ public final class RequestJournal: Sendable {
             state.lastID += 1
             let entry = JournalEntry(
                 id: state.lastID, time: time, duration: duration, request: request, response: response, route: route,
-                isRefused: request.rejection != nil)
+                isRefused: request.rejection != nil, webhook: webhook, peer: peer)
             state.append(entry, limits: limits)
             var woken: [CheckedContinuation<JournalEntry?, Never>] = []
             if !state.waiters.isEmpty {

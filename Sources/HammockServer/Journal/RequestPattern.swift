@@ -66,6 +66,13 @@ public struct RequestPattern: Sendable, CustomStringConvertible {
             found.append(text)
             return stoppingAtFirst
         }
+        // A pattern with a condition is about requests the server answered: a webhook it sent to the same
+        // path is not one. The pattern with none (`any`) takes every entry, the journal's listing.
+        let hasCondition =
+            method != nil || parsedPath != nil || !query.isEmpty || !headers.isEmpty || !body.isEmpty || status != nil
+        if hasCondition, entry.webhook != nil, differ("a webhook the server sent, not a request it answered") {
+            return found
+        }
         if let method, entry.method != method, differ("method is \(entry.method.rawValue), not \(method.rawValue)") {
             return found
         }

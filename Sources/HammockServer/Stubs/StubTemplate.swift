@@ -36,6 +36,18 @@ struct StubTemplate {
         case fake(DataGeneration.TextKind)
         /// How many times the stub has answered, this time included.
         case counter
+        /// The answer a webhook follows: its status, a header field, its JSON body at a path.
+        case responseStatus
+        case responseHeader(String)
+        /// The answer's JSON body at a path, or whole (`{{response.body}}`) when `nil`.
+        case responseBody(JSONPath?)
+    }
+
+    /// The answer a webhook's templates read (`{{response.body.id}}`).
+    struct Answer {
+        var status: Int
+        var headers: HTTPFields
+        var body: JSON?
     }
 
     /// How `{{now}}` is written.
@@ -76,6 +88,8 @@ struct StubTemplate {
         var counter = 0
         /// The answer's random numbers (set where the answer has placeholders; a fresh generator else).
         var draws: Draws?
+        /// The answer, for a webhook's templates; `nil` in a stub's, where `response.` reads nothing.
+        var response: Answer?
 
         var drawing: Draws { draws ?? Draws(seed: UInt64.random(in: 0...UInt64.max)) }
 
@@ -112,6 +126,13 @@ struct StubTemplate {
                         return text
                     })
             case .counter: return .integer(counter)
+            case .responseStatus: return response.map { .integer($0.status) } ?? .null
+            case .responseHeader(let name):
+                guard let field = HTTPField.Name(name), let value = response?.headers[field] else { return .null }
+                return .string(value)
+            case .responseBody(let path):
+                guard let body = response?.body else { return .null }
+                return path.map { body[$0] ?? .null } ?? body
             }
         }
     }
@@ -217,6 +238,18 @@ struct StubTemplate {
             throw StubError("the placeholder '{{\(expression)}}' reads the request and takes no arguments")
         }
         var text = Substring(expression.trimmingCharacters(in: .whitespaces))
+        if text == "response.status" { return .responseStatus }
+        if text.hasPrefix("response.headers."), text.count > "response.headers.".count {
+            return .responseHeader(String(text.dropFirst("response.headers.".count)))
+        }
+        if text == "response.body" { return .responseBody(nil) }
+        if text.hasPrefix("response.body.") {
+            do {
+                return .responseBody(try JSONPath(parsing: String(text.dropFirst("response.body.".count))))
+            } catch {
+                throw StubError("the placeholder '{{\(expression)}}' has a bad JSON path: \(error)")
+            }
+        }
         if text.hasPrefix("request.") { text = text.dropFirst("request.".count) }
         guard let dot = text.firstIndex(of: "."), text.index(after: dot) < text.endIndex else {
             throw StubError(
