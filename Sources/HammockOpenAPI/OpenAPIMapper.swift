@@ -161,6 +161,8 @@ struct OpenAPIMapper {
         if !generate.isEmpty { output["generate"] = .object(generate) }
         if !routes.isEmpty { output["routes"] = .array(routes) }
         if let validation = validation(for: operations) { output["validation"] = validation }
+        let webhooks = webhooks(for: operations)
+        if !webhooks.isEmpty { output["webhooks"] = .array(webhooks) }
         configuration = .object(output)
     }
 
@@ -252,16 +254,120 @@ struct OpenAPIMapper {
 
     mutating func noteWhatIsNotMocked(_ root: JSONObject, operations: [Operation]) {
         for (name, _) in root["webhooks"]?.objectValue ?? JSONObject() {
-            notes.append(.init(place: "webhooks.\(name)", message: "not sent: the mock makes no requests of its own"))
+            notes.append(
+                .init(
+                    place: "webhooks.\(name)",
+                    message: "not sent: the document names no URL to send it to; a configuration's webhooks can"))
         }
+    }
+
+    // MARK: Callbacks
+
+    /// An operation's callbacks as the configuration's webhooks: each (URL expression, method) of each
+    /// callback follows the operation's 2xx answer, to the URL its runtime expression reads (`{$request.body#/callbackUrl}`
+    /// becomes `{{request.body./callbackUrl}}`), with its body's example. A callback whose expression the
+    /// mock cannot read (`$url`, `$method`) is noted instead.
+    mutating func webhooks(for operations: [Operation]) -> [JSON] {
+        var made: [JSON] = []
+        var names = Set<String>()
         for operation in operations {
-            for (name, _) in operation.object["callbacks"]?.objectValue ?? JSONObject() {
-                notes.append(
-                    .init(
-                        place: "\(operation.place) callbacks.\(name)",
-                        message: "not called: the mock makes no requests of its own"))
+            let route =
+                operation.method + " /"
+                + operation.segments.map { segment in
+                    switch segment {
+                    case .literal(let text): text
+                    case .parameter(let name): ":" + name
+                    case .partial: "*"
+                    }
+                }.joined(separator: "/")
+            for (callback, value) in (operation.object["callbacks"]?.objectValue ?? JSONObject()).sorted(by: { $0.key < $1.key })
+            {
+                let place = "\(operation.place) callbacks.\(callback)"
+                guard case .object(let expressions)? = schemas.resolve(value) else { continue }
+                for (expression, item) in expressions.sorted(by: { $0.key < $1.key }) {
+                    guard let url = Self.template(ofRuntimeExpression: expression) else {
+                        notes.append(
+                            .init(
+                                place: place,
+                                message:
+                                    "not sent: the URL '\(expression.prefix(120))' reads what the mock cannot ($url, $method)"))
+                        continue
+                    }
+                    guard case .object(let pathItem)? = schemas.resolve(item) else { continue }
+                    for method in ["post", "put", "patch", "get", "delete"] {
+                        guard case .object(let callOperation)? = pathItem[method] else { continue }
+                        let base = Self.webhookName(operation.object["operationId"]?.stringValue ?? operation.place, callback)
+                        var name = base
+                        var number = 2
+                        while !names.insert(name).inserted {
+                            name = String(base.prefix(60)) + "-\(number)"
+                            number += 1
+                        }
+                        var webhook: JSONObject = [
+                            "name": .string(name), "on": .string(route), "method": .string(method.uppercased()),
+                            "url": .string(url),
+                        ]
+                        let call = Operation(method: method.uppercased(), path: expression, segments: [], object: callOperation)
+                        if let schema = requestSchema(of: call) { webhook["body"] = schemas.example(for: schema) }
+                        if (try? Webhook(json: .object(webhook))) == nil, webhook["body"] != nil {
+                            // An example with `{{` in it would read as placeholders.
+                            webhook["body"] = nil
+                            if (try? Webhook(json: .object(webhook))) != nil {
+                                notes.append(
+                                    .init(place: place, message: "sent without its example body, which reads as placeholders"))
+                            }
+                        }
+                        guard (try? Webhook(json: .object(webhook))) != nil else {
+                            notes.append(.init(place: place, message: "not sent: '\(expression.prefix(120))' makes no webhook"))
+                            continue
+                        }
+                        made.append(.object(webhook))
+                    }
+                }
             }
         }
+        return made
+    }
+
+    /// `{$request.body#/callbackUrl}?id={$request.query.id}` as a template; `nil` when it reads what the
+    /// mock cannot. OpenAPI's runtime expressions: `$request.body#/…`, `$request.query.…`, `$request.header.…`,
+    /// `$request.path.…`, `$response.body#/…`, `$response.header.…`, `$statusCode`.
+    static func template(ofRuntimeExpression expression: String) -> String? {
+        var output = ""
+        var rest = Substring(expression)
+        while let open = rest.firstIndex(of: "{") {
+            output += rest[..<open]
+            guard let close = rest[open...].firstIndex(of: "}") else { return nil }
+            let inner = rest[rest.index(after: open)..<close]
+            rest = rest[rest.index(after: close)...]
+            let placeholder: String
+            if inner == "$statusCode" {
+                placeholder = "response.status"
+            } else if inner.hasPrefix("$request.body#") {
+                placeholder = "request.body." + inner.dropFirst("$request.body#".count)
+            } else if inner.hasPrefix("$response.body#") {
+                placeholder = "response.body." + inner.dropFirst("$response.body#".count)
+            } else if inner.hasPrefix("$request.query.") {
+                placeholder = "request.query." + inner.dropFirst("$request.query.".count)
+            } else if inner.hasPrefix("$request.header.") {
+                placeholder = "request.headers." + inner.dropFirst("$request.header.".count)
+            } else if inner.hasPrefix("$request.path.") {
+                placeholder = "path." + inner.dropFirst("$request.path.".count)
+            } else if inner.hasPrefix("$response.header.") {
+                placeholder = "response.headers." + inner.dropFirst("$response.header.".count)
+            } else {
+                return nil
+            }
+            output += "{{" + placeholder + "}}"
+        }
+        return output + rest
+    }
+
+    /// `createTask-taskDue`: the operation's id (or place) and the callback's name, as a webhook may be named.
+    static func webhookName(_ operation: String, _ callback: String) -> String {
+        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+        let name = (operation + "-" + callback).map { allowed.contains($0) ? $0 : "-" }
+        return String(String(name).prefix(64))
     }
 
     // MARK: Resources

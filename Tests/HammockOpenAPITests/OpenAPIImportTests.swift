@@ -1,10 +1,12 @@
 import Foundation
 import HTTPTypes
 import HammockJSON
-import HammockOpenAPI
 import HammockServer
 import HammockTestSupport
+import Synchronization
 import Testing
+
+@testable import HammockOpenAPI
 
 /// A mock from an OpenAPI document, loaded as `hammock serve` loads it, in memory.
 func mock(fromDocument name: String) async throws -> (server: MockServer, openAPI: OpenAPIImport) {
@@ -108,6 +110,48 @@ struct OpenAPIImportTests {
         #expect(photo.body.isEmpty)
     }
 
+    /// Keeps what it is asked to send; answers 200.
+    final class KeptWebhooks: WebhookTransport {
+        let sent = Mutex<[WebhookRequest]>([])
+
+        func send(_ request: WebhookRequest) async throws -> WebhookAnswer {
+            sent.withLock { $0.append(request) }
+            return WebhookAnswer(status: .ok)
+        }
+    }
+
+    @Test("A documented callback is sent after its operation's 2xx, to the URL the request names, with its body's example")
+    func callbacks() async throws {
+        let (server, openAPI) = try await mock(fromDocument: "tasks.yaml")
+        let webhook = try #require(openAPI.configuration["webhooks"]?[0])
+        #expect(webhook["name"] == "createTask-taskDue" && webhook["on"] == "POST /projects/:projectId/tasks")
+        #expect(webhook["url"] == "{{request.body./callbackUrl}}" && webhook["method"] == "POST")
+        #expect(server.webhooks.map(\.name) == ["createTask-taskDue"])
+        let kept = KeptWebhooks()
+        server.setWebhookTransport(kept)
+        let launch = "6f1d2c3b-8a7e-4d5c-9b0a-112233445566"
+        let created = await server.send(
+            MockRequest(
+                .post, "/v3/projects/\(launch)/tasks", json: ["title": "Ship", "callbackUrl": "http://127.0.0.1:9/due"]))
+        #expect(created.status == .created)
+        while server.journal.entries.filter({ $0.webhook != nil }).isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        let sent = try #require(kept.sent.withLock { $0.first })
+        #expect(sent.url.absoluteString == "http://127.0.0.1:9/due")
+        // The body is the example of the callback's schema (a Task), not the record.
+        let body = try JSON(parsing: sent.body)
+        #expect(body["title"]?.stringValue != nil)
+        // A 422 (no title) is no 2xx: nothing more is sent.
+        _ = await server.send(MockRequest(.post, "/v3/projects/\(launch)/tasks", json: ["callbackUrl": "http://127.0.0.1:9/x"]))
+        #expect(server.pendingWebhookDeliveries == 0)
+        #expect(kept.sent.withLock { $0.count } == 1)
+        // Runtime expressions the mock reads, and one it cannot.
+        #expect(
+            OpenAPIMapper.template(
+                ofRuntimeExpression: "http://hooks.test/{$request.path.id}?s={$statusCode}&e={$response.body#/email}")
+                == "http://hooks.test/{{path.id}}?s={{response.status}}&e={{response.body./email}}")
+        #expect(OpenAPIMapper.template(ofRuntimeExpression: "{$url}/done") == nil)
+    }
+
     @Test("A real API's document (3.1, YAML): UUID keys, a nested collection, actions, an envelope, text and CSV")
     func realAPI() async throws {
         let (server, openAPI) = try await mock(fromDocument: "tasks.yaml")
@@ -120,7 +164,7 @@ struct OpenAPIImportTests {
         // Everything it does not do as documented is listed, each once, where it is.
         #expect(
             openAPI.notes.map(\.place) == [
-                "servers", "webhooks.taskCompleted", "POST /projects/{projectId}/tasks callbacks.taskDue", "GET /projects",
+                "servers", "webhooks.taskCompleted", "GET /projects",
                 "GET /tasks/{taskId}/comments", "POST /tasks/{taskId}/complete", "GET /reports/{year}/{month}.csv",
             ])
         // The teams' list answers its envelope, its records in `data`, the example's `nextCursor` beside them.

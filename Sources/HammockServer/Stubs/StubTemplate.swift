@@ -41,6 +41,9 @@ struct StubTemplate {
         case responseHeader(String)
         /// The answer's JSON body at a path, or whole (`{{response.body}}`) when `nil`.
         case responseBody(JSONPath?)
+        /// The answer's JSON body at a JSON pointer (`{{response.body./id}}`, what OpenAPI's
+        /// `$response.body#/id` reads).
+        case responseBodyPointer([String])
     }
 
     /// The answer a webhook's templates read (`{{response.body.id}}`).
@@ -130,6 +133,8 @@ struct StubTemplate {
             case .responseHeader(let name):
                 guard let field = HTTPField.Name(name), let value = response?.headers[field] else { return .null }
                 return .string(value)
+            case .responseBodyPointer(let pointer):
+                return response?.body.flatMap { JSONPointer.value(at: pointer[...], in: $0) } ?? .null
             case .responseBody(let path):
                 guard let body = response?.body else { return .null }
                 return path.map { body[$0] ?? .null } ?? body
@@ -243,6 +248,12 @@ struct StubTemplate {
             return .responseHeader(String(text.dropFirst("response.headers.".count)))
         }
         if text == "response.body" { return .responseBody(nil) }
+        if text.hasPrefix("response.body./") {
+            guard let pointer = JSONPointer.tokens(of: String(text.dropFirst("response.body.".count))) else {
+                throw StubError("'{{\(expression)}}' has a bad JSON pointer")
+            }
+            return .responseBodyPointer(pointer)
+        }
         if text.hasPrefix("response.body.") {
             do {
                 return .responseBody(try JSONPath(parsing: String(text.dropFirst("response.body.".count))))
