@@ -44,6 +44,7 @@ public struct WebhookClient: WebhookTransport {
         }
     }
 
+    /// Sends `request`; throws when no answer came within ``timeout``.
     public func send(_ request: WebhookRequest) async throws -> WebhookAnswer {
         // The proxy's clients, kept for the process: one that trusts the system's roots, or one per set
         // of extra roots.

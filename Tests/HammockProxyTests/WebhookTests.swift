@@ -169,6 +169,56 @@ struct WebhookTests {
         #expect(all.contains { $0.webhook?.error == "'not a url' is not an http or https URL" })
     }
 
+    @Test("Deliveries waiting at once are bounded: past the bound an attempt is journaled as not sent")
+    func bounded() async throws {
+        let clock = ManualClock()
+        let server = try await Self.people(clock: clock)
+        server.setWebhookTransport(ScriptedTransport())
+        try server.setWebhooks([try Webhook("later", on: "POST /people", url: "http://127.0.0.1:9/h", delay: .seconds(60))])
+        for index in 0..<1_010 { _ = await Self.create(server, "P\(index)") }
+        #expect(server.pendingWebhookDeliveries == 1_000)
+        let refused = server.journal.entries.filter { $0.webhook != nil }
+        #expect(refused.count == 10)
+        #expect(refused.allSatisfy { $0.webhook?.error == "not sent: 1000 deliveries are already waiting" })
+        await server.stop()
+        #expect(server.pendingWebhookDeliveries == 0)
+    }
+
+    @Test("The admin API lists, adds, replaces and removes webhooks, with problem+json for a bad one and a name in force")
+    func adminAPI() async throws {
+        let server = try await Self.people()
+        let transport = ScriptedTransport()
+        server.setWebhookTransport(transport)
+        func call(_ method: HTTPRequest.Method, _ path: String, _ body: JSON? = nil) async -> MockResponse {
+            await server.respond(
+                to: body.map { MockRequest(method, "/__hammock" + path, json: $0) } ?? MockRequest(method, "/__hammock" + path))
+        }
+        let hook: JSON = ["name": "created", "on": "POST /people", "url": "http://127.0.0.1:9/h", "retries": 2]
+        let added = await call(.post, "/webhooks", hook)
+        #expect(added.status == .created && added.headerFields[.location] == "/__hammock/webhooks/created")
+        #expect(try added.json()["retries"] == 2)
+        #expect(try added.json()["statuses"] == [200, 299])
+        // The same name again: 409; a bad one: 400 naming the key.
+        #expect(await call(.post, "/webhooks", hook).status == .conflict)
+        let bad = await call(.post, "/webhooks", ["name": "x", "on": "POST /people", "url": "gopher://h/"])
+        #expect(bad.status == .badRequest && bad.headerFields[.contentType] == "application/problem+json")
+        #expect(try bad.json()["detail"]?.stringValue?.hasPrefix("url:") == true)
+        // It follows answers at once.
+        _ = await Self.create(server, "Ada")
+        #expect(await Self.attempts(server, count: 1).count == 1)
+        // PUT by name replaces (200) or adds (201); GET reads; DELETE removes, then 404.
+        let replaced = await call(.put, "/webhooks/created", ["on": "DELETE /people/:id", "url": "http://127.0.0.1:9/gone"])
+        #expect(try replaced.status == .ok && replaced.json()["on"] == "DELETE /people/:id")
+        #expect(await call(.put, "/webhooks/other", ["on": "*", "url": "http://127.0.0.1:9/o"]).status == .created)
+        let listed = try await call(.get, "/webhooks").json().arrayValue?.compactMap { $0["name"]?.stringValue }
+        #expect(listed == ["created", "other"])
+        #expect(await call(.delete, "/webhooks/other").status == .noContent)
+        #expect(await call(.get, "/webhooks/other").status == .notFound)
+        #expect(await call(.delete, "/webhooks/other").status == .notFound)
+        #expect(await call(.delete, "/webhooks").status == .ok)
+        #expect(server.webhooks.isEmpty)
+    }
+
     @Test("Stopping the server cancels deliveries still waiting: nothing is sent after it")
     func stopCancels() async throws {
         let clock = ManualClock()

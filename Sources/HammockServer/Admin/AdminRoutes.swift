@@ -266,6 +266,8 @@ final class AdminRoutes: MockRoutes {
             return MockResponse(json: .array(server.faultsInForce.map(\.json)))
         },
         Row(pattern: ["faults", ":name"], methods: [.get, .put, .delete]) { call in try AdminRoutes.fault(call) },
+        Row(pattern: ["webhooks"], methods: [.get, .post, .put, .delete]) { call in try AdminRoutes.webhooks(call) },
+        Row(pattern: ["webhooks", ":name"], methods: [.get, .put, .delete]) { call in try AdminRoutes.webhook(call) },
     ]
 
     /// `<prefix>/snapshots/{name}`.

@@ -53,8 +53,9 @@ public struct Webhook: Sendable, Hashable {
 
     /// The most retries a webhook may ask for.
     public static let mostRetries = 10
-    /// The longest delay before a delivery, and the longest wait between tries: ten minutes, a minute.
+    /// The longest delay before a delivery: ten minutes.
     public static let longestDelay = Duration.seconds(600)
+    /// The longest wait between tries: a minute.
     public static let longestBackoff = Duration.seconds(60)
 
     /// A webhook `name` that follows `route` (`"POST /orders"`, `"/people/:id"`, `"*"`).
@@ -133,15 +134,18 @@ public struct Webhook: Sendable, Hashable {
 
 /// Why a webhook cannot be made, and the key of its configuration that says so.
 public struct WebhookError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What is wrong.
     public var message: String
     /// The member of the webhook's configuration object at fault (`url`, `retries`, …).
     public var key: String?
 
+    /// An error saying `message` about `key`.
     public init(_ message: String, key: String? = nil) {
         self.message = message
         self.key = key
     }
 
+    /// `url: 'ftp://x' is not an http or https URL`.
     public var description: String { key.map { "\($0): \(message)" } ?? message }
 }
 
@@ -155,11 +159,16 @@ public protocol WebhookTransport: Sendable {
 
 /// A webhook's request, rendered.
 public struct WebhookRequest: Sendable, Hashable {
+    /// The method.
     public var method: HTTPRequest.Method
+    /// Where it goes: an `http` or `https` URL of a host the server may send to.
     public var url: URL
+    /// Its header fields, `User-Agent` and (for a JSON body) `Content-Type` included.
     public var headerFields: HTTPFields
+    /// Its body.
     public var body: [UInt8]
 
+    /// A request.
     public init(method: HTTPRequest.Method, url: URL, headerFields: HTTPFields, body: [UInt8]) {
         self.method = method
         self.url = url
@@ -170,10 +179,14 @@ public struct WebhookRequest: Sendable, Hashable {
 
 /// What the receiver of a webhook answered.
 public struct WebhookAnswer: Sendable, Hashable {
+    /// The status.
     public var status: HTTPResponse.Status
+    /// Its header fields.
     public var headerFields: HTTPFields
+    /// Its body, up to the transport's bound.
     public var body: [UInt8]
 
+    /// An answer.
     public init(status: HTTPResponse.Status, headerFields: HTTPFields = [:], body: [UInt8] = []) {
         self.status = status
         self.headerFields = headerFields
@@ -193,6 +206,7 @@ public struct WebhookAttempt: Sendable, Hashable {
     /// the receiver answered 2xx to 4xx but 429.
     public var error: String?
 
+    /// An attempt's description.
     public init(name: String, attempt: Int, url: String, error: String? = nil) {
         self.name = name
         self.attempt = attempt

@@ -41,7 +41,8 @@ final class WebhookDispatcher: Sendable {
         guard !following.isEmpty else { return }
         let context = Self.context(of: request, response: response, route: route)
         for webhook in following {
-            state.withLock { current in
+            let started = state.withLock { current -> Bool in
+                guard current.deliveries.count < Self.mostPending else { return false }
                 let id = current.nextDelivery
                 current.nextDelivery += 1
                 // Registered under the lock before the task can finish and remove itself.
@@ -49,9 +50,23 @@ final class WebhookDispatcher: Sendable {
                     await deliver(webhook, context: context)
                     _ = state.withLock { $0.deliveries.removeValue(forKey: id) }
                 }
+                return true
+            }
+            if !started {
+                let rendered = Self.render(webhook, context: context)
+                journal.recordWebhook(
+                    request: rendered.request, answer: nil,
+                    attempt: WebhookAttempt(
+                        name: webhook.name, attempt: 1, url: rendered.url,
+                        error: "not sent: \(Self.mostPending) deliveries are already waiting"))
             }
         }
     }
+
+    /// The most deliveries waiting at once (a delay, a retry, an answer): each holds the request and the
+    /// answer it follows, so a client sending requests faster than a slow receiver answers would otherwise
+    /// grow the server's memory without bound. Past it, an attempt is journaled as not sent.
+    static let mostPending = 1_000
 
     /// Cancels every delivery still waiting (a stop); returns once they have ended.
     func cancelAll() async {
