@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-public import Foundation
+import Foundation
 import HTTPTypes
 public import HammockServer
 import NIOCore
