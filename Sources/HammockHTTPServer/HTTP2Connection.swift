@@ -2,9 +2,10 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTP2
 
-/// An HTTP/2 connection's pipeline, after TLS agreed on `h2`: NIO's HTTP/2 handler with its stream
-/// multiplexer, NIO's connection manager (idle timeout and graceful shutdown with GOAWAY), and on each
-/// stream NIO's HTTP/2-to-HTTP/1 codec and the same ``HTTPConnectionHandler`` as an HTTP/1.1 connection,
+/// An HTTP/2 connection's pipeline, after TLS agreed on `h2`: a flush coalescer, NIO's HTTP/2 handler
+/// with its stream multiplexer, NIO's connection manager (graceful shutdown with GOAWAY), ``ConnectionEnd``
+/// (idle, client gone, connection errors, a bounded stop), and on each stream NIO's HTTP/2-to-HTTP/1 codec
+/// and the same ``HTTPConnectionHandler`` as an HTTP/1.1 connection,
 /// encoding through ``HTTP2Wire``. Every rule (limits, timeouts, faults, streamed and throttled bodies,
 /// the server's stop) is the HTTP/1.1 connection's, applied to one stream.
 enum HTTP2Connection {

@@ -260,6 +260,8 @@ final class HTTPConnectionHandler<Wire: ConnectionWire>: ChannelDuplexHandler, R
         }
         Wire.writeAnswer(head, version: version, keepAlive: keepAlive, headOnly: true, context: context)
         guard hasBody else {
+            // The head is the whole answer (HEAD, 204, 304): HTTP/1.1 has said all; HTTP/2 ends the stream.
+            Wire.finishBody(chunked: false, complete: !transmission.isTruncated, context: context)
             perform(
                 state.bodyEnded(complete: !transmission.isTruncated, now: .now(), isWritable: context.channel.isWritable),
                 context: context)

@@ -204,7 +204,7 @@ public final class MockServer: Sendable {
         self.router = router
         let journal = RequestJournal(limits: options.journal, clock: clock, now: now)
         self.journal = journal
-        let webhookDispatcher = WebhookDispatcher(journal: journal)
+        let webhookDispatcher = WebhookDispatcher(journal: journal, basePath: options.basePath)
         self.webhookDispatcher = webhookDispatcher
         let assemble: @Sendable (Latency?) -> Pipelines = { latency in
             // One list of steps, outermost first; each says which kinds of route take it. Webhooks outside

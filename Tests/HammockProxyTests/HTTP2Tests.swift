@@ -246,6 +246,12 @@ struct HTTP2Tests {
                 // About 2.4 KB at 20,000 B/s in slices of a twentieth of a second (1,000 bytes): several DATA frames.
                 #expect(pieces >= 2)
                 #expect(bytes == Int(response.headers.first(name: "content-length") ?? "") ?? -1)
+                // HEAD of a streamed answer: the head alone, and the stream ends (it once stayed open).
+                var head = HTTPClientRequest(url: "\(base)/people?_per_page=40")
+                head.method = .HEAD
+                let headAnswer = try await client.execute(head, timeout: .seconds(10))
+                #expect(headAnswer.version == .http2 && headAnswer.status == .ok)
+                #expect(try await headAnswer.body.collect(upTo: 1 << 16).readableBytes == 0)
 
                 let events = try await client.execute(
                     HTTPClientRequest(url: "\(base)/__hammock/events"), timeout: .seconds(30))

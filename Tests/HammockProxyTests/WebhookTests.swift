@@ -106,6 +106,23 @@ struct WebhookTests {
         #expect(Set(attempts.map { $0.webhook?.url }) == ["http://127.0.0.1:9/hooks", "http://127.0.0.1:9/gone/1"])
     }
 
+    @Test("Under a base path, a webhook's route is written as the router's: a literal in a parameter's place is one record")
+    func basePath() async throws {
+        let server = try await MockServer(
+            resources: [MockResource("people", fields: ["name": .string])], options: MockServer.Options(basePath: "/api"))
+        let transport = ScriptedTransport()
+        server.setWebhookTransport(transport)
+        try server.setWebhooks([try Webhook("second", on: "PATCH /people/2", url: "http://127.0.0.1:9/{{path.id}}")])
+        for name in ["Ada", "Eve"] {
+            _ = await server.respond(to: MockRequest(.post, "/api/people", json: ["name": .string(name)]))
+        }
+        #expect(await server.respond(to: MockRequest(.patch, "/api/people/1", json: ["name": "A"])).status == .ok)
+        #expect(server.pendingWebhookDeliveries == 0)
+        #expect(await server.respond(to: MockRequest(.patch, "/api/people/2", json: ["name": "E"])).status == .ok)
+        let attempt = try #require(await Self.attempts(server, count: 1).first)
+        #expect(attempt.webhook?.url == "http://127.0.0.1:9/2")
+    }
+
     @Test("A failed delivery is tried again after doubling waits on the server's clock, each attempt journaled")
     func retries() async throws {
         let clock = ManualClock()
@@ -219,6 +236,29 @@ struct WebhookTests {
         #expect(server.webhooks.isEmpty)
     }
 
+    @Test("A webhook to a route it follows, on the mock itself, is sent once: its own request fires none")
+    func noLoop() async throws {
+        let server = try await Self.people()
+        let port = try await server.start(port: 0)
+        do {
+            server.setWebhookTransport(try WebhookClient())
+            try server.setWebhooks([
+                try Webhook("echo", on: "POST /people", url: "http://127.0.0.1:\(port)/people", body: ["name": "echo"])
+            ])
+            _ = await Self.create(server, "Ada")
+            let attempt = try #require(await Self.attempts(server, count: 1).first)
+            #expect(attempt.status.code == 201)
+            while server.pendingWebhookDeliveries > 0 { try await Task.sleep(for: .milliseconds(5)) }
+            // Ada and the one echo: the echo's own POST fired nothing more.
+            #expect(server.journal.entries.filter { $0.webhook != nil }.count == 1)
+            #expect(try await server.respond(to: MockRequest(.get, "/people")).json().arrayValue?.count == 2)
+            await server.stop()
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
     @Test("Stopping the server cancels deliveries still waiting: nothing is sent after it")
     func stopCancels() async throws {
         let clock = ManualClock()
@@ -290,6 +330,7 @@ struct WebhookTests {
             let received = try await receiver.journal.next(matching: RequestPattern(.post, "/hooks"), timeout: .seconds(10))
             #expect(try received.request.json() == ["person": ["id": 1, "name": "Ada"]])
             #expect(received.headerFields[.userAgent] == "Hammock-Webhook/1")
+            #expect(received.headerFields[HTTPField.Name("X-Hammock-Webhook")!] == "created")
             let attempt = try #require(await Self.attempts(sender, count: 1).first)
             #expect(attempt.status.code == 202 && attempt.peer == "127.0.0.1:\(port)")
             let listing = await sender.respond(to: MockRequest(.get, "/__hammock/requests"))

@@ -157,7 +157,18 @@ struct SharedStoreTests {
             // (the same stall as in Fixtures.postgresConfiguration). Once the store knows the database is
             // gone, requests do not wait for it: the connect probe (2 s) answers 503, not this limit.
             database: "postgres", namespace: "outage", connectTimeout: .seconds(2), operationTimeout: .seconds(60))
-        let store = try await PostgresStore.open(configuration)
+        // The short connect limit is for the outage; opening a fresh cluster on a loaded machine can take
+        // longer (a CI run timed out here once, with the whole suite starting clusters at once): the
+        // opening is tried again, and what is under test starts after it.
+        var opened: PostgresStore?
+        for attempt in 1...5 where opened == nil {
+            do {
+                opened = try await PostgresStore.open(configuration)
+            } catch  where attempt < 5 {
+                try await Task.sleep(for: .milliseconds(500))
+            }
+        }
+        let store = try #require(opened)
         let server = try await MockServer(resources: Self.resources, store: store)
         _ = await server.send(.post, "/people", json: ["name": "ada"])
         try await server.whileServing { port in

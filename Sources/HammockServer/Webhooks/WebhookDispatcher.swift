@@ -18,9 +18,14 @@ final class WebhookDispatcher: Sendable {
     }
 
     let journal: RequestJournal
+    /// The server's base path, which routes (and so webhooks' `on`) are written without.
+    let basePath: String?
     let state = Mutex(State())
 
-    init(journal: RequestJournal) { self.journal = journal }
+    init(journal: RequestJournal, basePath: String?) {
+        self.journal = journal
+        self.basePath = basePath
+    }
 
     var transport: (any WebhookTransport)? {
         get { state.withLock { $0.transport } }
@@ -35,9 +40,17 @@ final class WebhookDispatcher: Sendable {
 
     /// Starts the deliveries of the webhooks among `webhooks` that follow `response` to `request`.
     func answered(_ request: MockRequest, with response: MockResponse, webhooks: [Webhook]) {
-        guard let route = request.context?.route else { return }
+        // A webhook's own request (this mock's, or another Hammock's) fires none: a webhook to a route
+        // it follows would otherwise call itself for ever.
+        guard let route = request.context?.route, request.headerFields[Self.marker] == nil else { return }
         let code = response.status.code
-        let following = webhooks.filter { $0.follows(request.method, route: route, path: request.path, status: code) }
+        // Matched as the router matched it: the path under the base path.
+        var path = request.path
+        if let basePath, path.hasPrefix(basePath) {
+            path = String(path.dropFirst(basePath.count))
+            if !path.hasPrefix("/") { path = "/" + path }
+        }
+        let following = webhooks.filter { $0.follows(request.method, route: route, path: path, status: code) }
         guard !following.isEmpty else { return }
         let context = Self.context(of: request, response: response, route: route)
         for webhook in following {
@@ -62,6 +75,9 @@ final class WebhookDispatcher: Sendable {
             }
         }
     }
+
+    /// `X-Hammock-Webhook: NAME`, on every webhook sent; a request that carries it fires no webhook.
+    static let marker = HTTPField.Name("X-Hammock-Webhook")!
 
     /// The most deliveries waiting at once (a delay, a retry, an answer): each holds the request and the
     /// answer it follows, so a client sending requests faster than a slow receiver answers would otherwise
@@ -182,6 +198,7 @@ final class WebhookDispatcher: Sendable {
             method: rendered.request.method, url: target, headerFields: rendered.request.headerFields,
             body: rendered.request.body)
         request.headerFields[.userAgent] = request.headerFields[.userAgent] ?? "Hammock-Webhook/1"
+        request.headerFields[Self.marker] = webhook.name
         do {
             let answer = try await transport.send(request)
             let code = answer.status.code
