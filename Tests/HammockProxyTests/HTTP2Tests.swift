@@ -15,8 +15,12 @@ import Testing
 /// HTTP/2 on the HTTPS port, negotiated by ALPN, checked by clients no one here wrote: AsyncHTTPClient
 /// (which multiplexes its requests on one connection) and curl (nghttp2). One connection handler serves
 /// both protocols, so the tests ask that HTTP/2 answers be HTTP/1.1's, and that what HTTP/1.1 says by
-/// closing a connection, HTTP/2 says by resetting one stream while the others carry on.
-@Suite("HTTP/2: negotiated on the HTTPS port, the same answers, one stream's fault is its own", .timeLimit(.minutes(2)))
+/// closing a connection, HTTP/2 says by resetting one stream while the others carry on. One test at a
+/// time: each makes TLS handshakes in a debug build of BoringSSL, and the whole suite at once added to
+/// the bursts in which a loaded run of the full suite stalls.
+@Suite(
+    "HTTP/2: negotiated on the HTTPS port, the same answers, one stream's fault is its own", .serialized,
+    .timeLimit(.minutes(2)))
 struct HTTP2Tests {
     /// A server with people over HTTPS, the authority's root in a file for curl, stopped after `body`.
     static func withServer(

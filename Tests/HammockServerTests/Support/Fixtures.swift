@@ -29,10 +29,12 @@ enum StoreKind: String, CaseIterable, Sendable, CustomStringConvertible {
         // gives (its two concurrency threads or event loops busy with other tests on a 2-core machine),
         // not a slow database; the limit is not what these tests test (SharedStoreTests' outage test
         // sets its own).
+        // The connect limit too (3 s by default): two clean-clone CI runs of 2026-11-29 had every test's
+        // connect time out at one instant while the process stalled, as above.
         return PostgresStore.Configuration(
             host: "127.0.0.1", port: cluster.port, username: cluster.username, password: cluster.password,
             database: "postgres", namespace: namespace ?? "test_" + UUID().uuidString.prefix(12).lowercased(),
-            operationTimeout: .seconds(60))
+            connectTimeout: .seconds(30), operationTimeout: .seconds(60))
     }
 }
 
