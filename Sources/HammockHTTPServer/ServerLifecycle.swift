@@ -82,6 +82,7 @@ actor ServerLifecycle: MockServerListener {
                     // offered it and the identity does, else HTTP/1.1 as on a plain connection.
                     try channel.pipeline.syncOperations.addHandler(PlainHTTPRefusal())
                     try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.context))
+                    try channel.pipeline.syncOperations.addHandler(HandshakeTimeout(limit: limits.idleTimeout))
                     try channel.pipeline.syncOperations.addHandler(
                         ApplicationProtocolNegotiationHandler { result, channel in
                             channel.eventLoop.makeCompletedFuture {

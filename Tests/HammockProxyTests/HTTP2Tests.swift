@@ -375,4 +375,16 @@ struct HTTP2Tests {
         await server.stop()
         try await channel.closeFuture.get()
     }
+
+    @Test("A TLS connection whose handshake never finishes is closed after the idle timeout")
+    func stalledHandshake() async throws {
+        try await Self.withServer(limits: ConnectionLimits(idleTimeout: .milliseconds(300))) { _, base, _, _ in
+            let port = try #require(URLComponents(string: base)?.port)
+            // The first byte of a handshake record (so it is not refused as plain HTTP), and nothing more.
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connect(host: "127.0.0.1", port: port).get()
+            try await channel.writeAndFlush(ByteBuffer(bytes: [0x16]))
+            try await channel.closeFuture.get()
+        }
+    }
 }
