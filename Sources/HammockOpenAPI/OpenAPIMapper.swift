@@ -340,28 +340,21 @@ struct OpenAPIMapper {
             guard let close = rest[open...].firstIndex(of: "}") else { return nil }
             let inner = rest[rest.index(after: open)..<close]
             rest = rest[rest.index(after: close)...]
-            let placeholder: String
-            if inner == "$statusCode" {
-                placeholder = "response.status"
-            } else if inner.hasPrefix("$request.body#") {
-                placeholder = "request.body." + inner.dropFirst("$request.body#".count)
-            } else if inner.hasPrefix("$response.body#") {
-                placeholder = "response.body." + inner.dropFirst("$response.body#".count)
-            } else if inner.hasPrefix("$request.query.") {
-                placeholder = "request.query." + inner.dropFirst("$request.query.".count)
-            } else if inner.hasPrefix("$request.header.") {
-                placeholder = "request.headers." + inner.dropFirst("$request.header.".count)
-            } else if inner.hasPrefix("$request.path.") {
-                placeholder = "path." + inner.dropFirst("$request.path.".count)
-            } else if inner.hasPrefix("$response.header.") {
-                placeholder = "response.headers." + inner.dropFirst("$response.header.".count)
-            } else {
+            guard let (prefix, replacement) = Self.runtimeExpressions.first(where: { inner.hasPrefix($0.0) }) else {
                 return nil
             }
+            let placeholder = replacement + inner.dropFirst(prefix.count)
             output += "{{" + placeholder + "}}"
         }
         return output + rest
     }
+
+    /// OpenAPI's runtime expressions the mock reads, and the placeholder each becomes (its rest kept).
+    static let runtimeExpressions: [(String, String)] = [
+        ("$statusCode", "response.status"), ("$request.body#", "request.body."), ("$response.body#", "response.body."),
+        ("$request.query.", "request.query."), ("$request.header.", "request.headers."), ("$request.path.", "path."),
+        ("$response.header.", "response.headers."),
+    ]
 
     /// `createTask-taskDue`: the operation's id (or place) and the callback's name, as a webhook may be named.
     static func webhookName(_ operation: String, _ callback: String) -> String {

@@ -44,23 +44,11 @@ struct HTTP2Tests {
         }
     }
 
-    /// An AsyncHTTPClient trusting `rootPEM`, speaking HTTP/2 where the server agrees unless `http1Only`.
+    /// An AsyncHTTPClient trusting `rootPEM` (``HTTPSTests/withClient(trusting:http1Only:_:)``).
     static func withClient<T>(
         trusting rootPEM: String, http1Only: Bool = false, _ body: (HTTPClient) async throws -> T
     ) async throws -> T {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMBytes(Array(rootPEM.utf8)))]
-        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
-        configuration.httpVersion = http1Only ? .http1Only : .automatic
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        do {
-            let result = try await body(client)
-            try await client.shutdown()
-            return result
-        } catch {
-            try await client.shutdown()
-            throw error
-        }
+        try await HTTPSTests.withClient(trusting: rootPEM, http1Only: http1Only, body)
     }
 
     /// What a test compares between the protocols: status, the fields both carry, the body.

@@ -21,13 +21,17 @@ struct HTTPSTests {
         return path
     }
 
-    /// An AsyncHTTPClient that trusts `rootPEM` (or only the system's roots), shut down after `body`.
-    static func withClient<T>(trusting rootPEM: String?, _ body: (HTTPClient) async throws -> T) async throws -> T {
+    /// An AsyncHTTPClient that trusts `rootPEM` (or only the system's roots), shut down after `body`;
+    /// it speaks HTTP/2 where the server agrees, unless `http1Only`.
+    static func withClient<T>(
+        trusting rootPEM: String?, http1Only: Bool = false, _ body: (HTTPClient) async throws -> T
+    ) async throws -> T {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let rootPEM { tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMBytes(Array(rootPEM.utf8)))] }
         // A refused handshake is retried until the connect timeout (10 s by default), and shutdown waits for it.
-        let configuration = HTTPClient.Configuration(
+        var configuration = HTTPClient.Configuration(
             tlsConfiguration: tls, timeout: HTTPClient.Configuration.Timeout(connect: .seconds(2)))
+        configuration.httpVersion = http1Only ? .http1Only : .automatic
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
             let result = try await body(client)

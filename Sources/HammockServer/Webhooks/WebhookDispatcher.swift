@@ -52,7 +52,7 @@ final class WebhookDispatcher: Sendable {
         }
         let following = webhooks.filter { $0.follows(request.method, route: route, path: path, status: code) }
         guard !following.isEmpty else { return }
-        let context = Self.context(of: request, response: response, route: route)
+        let context = Self.context(of: request, response: response, path: path, route: route)
         for webhook in following {
             let started = state.withLock { current -> Bool in
                 guard current.deliveries.count < Self.mostPending else { return false }
@@ -92,30 +92,21 @@ final class WebhookDispatcher: Sendable {
     }
 
     /// What a webhook's templates read: the request as a stub's do, and the answer.
-    static func context(of request: MockRequest, response: MockResponse, route: MatchedRoute) -> StubTemplate.Context {
+    static func context(
+        of request: MockRequest, response: MockResponse, path: String, route: MatchedRoute
+    ) -> StubTemplate.Context {
         var body: JSON?
         if !request.body.isEmpty { body = try? JSON(parsing: request.body) }
         var answer: JSON?
         if response.stream == nil, !response.body.isEmpty { answer = try? JSON(parsing: response.body) }
         let query = request.query.map { text in (try? ListQuery.items(of: text)) ?? [] } ?? []
         var context = StubTemplate.Context(
-            parameters: parameters(of: route.pattern, in: request.path), query: query, headers: request.headerFields,
+            // The route's `:name` parameters, as a stub's are read (`path` is under the base path).
+            parameters: (try? PathPattern(route.pattern))?.match(path) ?? [:], query: query, headers: request.headerFields,
             body: body)
         context.now = Date()
         context.response = StubTemplate.Answer(status: response.status.code, headers: response.headerFields, body: answer)
         return context
-    }
-
-    /// The route's `:name` parameters in `path`, read from its end (the base path, if any, comes before).
-    static func parameters(of pattern: String, in path: String) -> [String: String] {
-        let names = PathPattern.parts(of: pattern)
-        let values = PathPattern.parts(of: path)
-        guard !names.contains("**"), values.count >= names.count else { return [:] }
-        var parameters: [String: String] = [:]
-        for (name, value) in zip(names, values.suffix(names.count)) where name.hasPrefix(":") {
-            parameters[String(name.dropFirst())] = PercentEncoding.decode(value) ?? String(value)
-        }
-        return parameters
     }
 
     /// Sends one webhook, with its retries.
