@@ -141,7 +141,32 @@ struct ProxyCommandTests {
         let sender =
             #"{"resources": [{"name": "people", "fields": {"name": "string"}}], "webhooks": [{"name": "created", "on": "POST /people", "url": "\#(receiverURL)/hooks/{{response.body.id}}", "body": {"name": "{{request.body.name}}"}}]}"#
         try Data(sender.utf8).write(to: URL(fileURLWithPath: senderFile))
-        let (process, url) = try await serving.serve([senderFile, "--store", "memory"])
+        let process: HammockProcess
+        let url: String
+        do {
+            (process, url) = try await serving.serve([senderFile, "--store", "memory"])
+        } catch {
+            receiver.interrupt()
+            _ = await receiver.exitStatus()
+            throw error
+        }
+        // Both processes are stopped whatever the checks find.
+        func stopBoth() async {
+            process.interrupt()
+            _ = await process.exitStatus()
+            receiver.interrupt()
+            _ = await receiver.exitStatus()
+        }
+        do {
+            try await checkWebhook(url: url, receiverURL: receiverURL)
+        } catch {
+            await stopBoth()
+            throw error
+        }
+        await stopBoth()
+    }
+
+    func checkWebhook(url: String, receiverURL: String) async throws {
         #expect(try await serving.send("POST", url + "/people", json: ["name": "Ada"]).status == 201)
         var received: JSON?
         for _ in 0..<200 {
@@ -153,9 +178,5 @@ struct ProxyCommandTests {
         #expect(received?["request"]?["body"] == ["name": "Ada"])
         let attempts = try await serving.send("GET", url + "/__hammock/requests").json?.arrayValue ?? []
         #expect(attempts.contains { $0["webhook"]?["name"] == "created" && $0["response"]?["status"] == 202 })
-        process.interrupt()
-        _ = await process.exitStatus()
-        receiver.interrupt()
-        _ = await receiver.exitStatus()
     }
 }

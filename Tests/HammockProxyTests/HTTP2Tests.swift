@@ -355,7 +355,13 @@ struct HTTP2Tests {
         let server = try await MockServer(resources: [])
         let limits = ConnectionLimits(requestTimeout: .milliseconds(300), lingerTimeout: .milliseconds(100))
         let port = try await server.start(port: 0, limits: limits, tls: try authority.issue(for: ["127.0.0.1"]))
-        let (channel, _) = try await RawHTTP2Client.connect(port: port, trusting: authority.certificatePEM)
+        let channel: any Channel
+        do {
+            (channel, _) = try await RawHTTP2Client.connect(port: port, trusting: authority.certificatePEM)
+        } catch {
+            await server.stop()
+            throw error
+        }
         try? await channel.writeAndFlush(ByteBuffer(bytes: RawHTTP2Client.preface))
         // The client reads the GOAWAY and the PING and answers nothing; stop returns once the backstop
         // (request timeout and linger timeout) has closed the connection and TLS has waited its 5 s for
