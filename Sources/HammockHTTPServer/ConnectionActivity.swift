@@ -26,6 +26,8 @@ final class ConnectionActivity {
     var isInputDone = false
     /// A request after which llhttp stops parsing (an upgrade) has ended: the decoder is replaced.
     var decoderStopped = false
+    /// The connection now speaks WebSocket: the request decoder passes what it holds on as bytes.
+    var switchedProtocols = false
     /// When the unfinished head still in the decoder's buffer started to arrive, if there is one.
     private(set) var partialHeadSince: NIODeadline?
 

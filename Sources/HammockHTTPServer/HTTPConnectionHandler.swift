@@ -23,6 +23,8 @@ final class HTTPConnectionHandler<Wire: ConnectionWire>: ChannelDuplexHandler, R
 
     let server: MockServer
     let limits: ConnectionLimits
+    /// What this connection's decoder and handler tell each other.
+    let activity: ConnectionActivity
     private var state: HTTPConnectionStateMachine
     private var timer: Scheduled<Void>?
     /// The client's address and port, for each request's context.
@@ -35,6 +37,7 @@ final class HTTPConnectionHandler<Wire: ConnectionWire>: ChannelDuplexHandler, R
     init(server: MockServer, limits: ConnectionLimits, activity: ConnectionActivity) {
         self.server = server
         self.limits = limits
+        self.activity = activity
         state = HTTPConnectionStateMachine(maximumBodySize: server.options.maximumBodySize, activity: activity)
     }
 
@@ -204,6 +207,23 @@ final class HTTPConnectionHandler<Wire: ConnectionWire>: ChannelDuplexHandler, R
 
     /// Writes the engine's answer to `work`, then does what the state machine says follows it.
     func write(_ response: MockResponse, for work: Work, context: ChannelHandlerContext) {
+        var response = response
+        if let session = response.webSocket, response.status == .switchingProtocols, case .request(let request, _, _) = work,
+            case .normal = response.delivery
+        {
+            // The connection is the WebSocket's from here: this handler and the request decoder leave it.
+            cancelTimer()
+            if Wire.switchToWebSocket(
+                response, session: session, request: request, server: server, limits: limits, activity: activity,
+                context: context)
+            {
+                return
+            }
+            response =
+                HTTPProblem(
+                    .notImplemented, detail: "WebSocket over HTTP/2 (RFC 8441) is not served here; connect over HTTP/1.1"
+                ).response
+        }
         let writing = state.answered(response, now: .now())
         switch writing {
         case .keepOpen:

@@ -32,6 +32,13 @@ struct RequestDecoder: ByteToMessageDecoder {
     mutating func decoderRemoved(context: ChannelHandlerContext) { decoder.decoderRemoved(context: context) }
 
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        if activity.switchedProtocols {
+            // WebSocket frames, for the frame decoder after this one (the HTTP handler has left).
+            if let bytes = buffer.readSlice(length: buffer.readableBytes), bytes.readableBytes > 0 {
+                context.fireChannelRead(NIOAny(bytes))
+            }
+            return .needMoreData
+        }
         guard !activity.isInputDone else {
             buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
             return .needMoreData
@@ -55,6 +62,7 @@ struct RequestDecoder: ByteToMessageDecoder {
     }
 
     mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+        if activity.switchedProtocols { return try decode(context: context, buffer: &buffer) }
         guard !activity.isInputDone else {
             buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
             return .needMoreData

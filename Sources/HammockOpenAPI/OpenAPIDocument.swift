@@ -632,6 +632,9 @@ struct Builder {
             content[declared ?? "application/octet-stream"] = ["schema": ["type": "string"]]
         case .events?:
             content["text/event-stream"] = ["schema": ["type": "string"]]
+        case .webSocket?:
+            // OpenAPI has no words for a WebSocket: the operation says what opening one looks like.
+            response["description"] = "A WebSocket: open it with 'Upgrade: websocket' (101 Switching Protocols)"
         case nil:
             break
         }

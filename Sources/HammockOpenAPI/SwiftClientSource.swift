@@ -566,7 +566,7 @@ private struct Writer {
                     switch stub.answers.first?.body {
                     case .json?: result = "JSON"
                     case .text?, .bytes?, .file?, .events?: result = "Data"
-                    case nil: result = nil
+                    case .webSocket?, nil: result = nil
                     }
                 }
             }

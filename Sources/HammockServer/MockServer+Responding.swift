@@ -61,6 +61,7 @@ extension MockServer {
         await listener?.stop()
         // Webhooks still waiting (a delay, a backoff) are not sent after the server stopped.
         await webhookDispatcher.cancelAll()
+        await inProcessSockets.stopAll()
         stopSignal.lower()
     }
 }

@@ -124,6 +124,10 @@ public final class MockServer: Sendable {
     let runtimeCell = RuntimeCell()
     /// Every request and its answer, for tests to query and wait on.
     public let journal: RequestJournal
+    /// Where writes are announced to WebSocket routes' live feeds.
+    let changes: ResourceChanges
+    /// The sessions of WebSockets opened in process, ended by ``stop()``.
+    let inProcessSockets = InProcessSockets()
     /// Sends the webhooks that follow answers.
     let webhookDispatcher: WebhookDispatcher
     /// The admin API's family of routes, when ``Options/adminPath`` is set.
@@ -180,17 +184,22 @@ public final class MockServer: Sendable {
         self.defaultSerializer = serializer
         self.options = options
         self.logger = logger
+        // Routes write through a store that tells the live feeds (WebSocket routes) what changed.
+        let changes = ResourceChanges()
+        self.changes = changes
+        let routedStore = ChangePublishingStore(base: store, changes: changes)
         let resourceRoutes = ResourceRoutes(
-            store: store, controller: controller, serializer: serializer, maximumBodySize: options.maximumBodySize,
-            modifications: ModificationDates(store: store, now: now))
+            store: routedStore, controller: controller, serializer: serializer, maximumBodySize: options.maximumBodySize,
+            modifications: ModificationDates(store: routedStore, now: now))
         self.resources = resourceRoutes
         let records = RouteRecords(
-            store: store, schema: { name in resourceRoutes.registry.withLock { $0.schemas[name] } },
+            store: routedStore, schema: { name in resourceRoutes.registry.withLock { $0.schemas[name] } },
             second: { resourceRoutes.modifications.second() })
         // One timer for every hold: latency, stubs' latency, `_delay` and delay faults.
         let timer = LatencyTimer(clock: clock)
         let customRoutes = CustomRoutes(
-            records: records, timer: timer, random: random, now: now, allowsAsking: options.allowsOverrides, runtime: runtimeCell)
+            records: records, timer: timer, random: random, now: now, allowsAsking: options.allowsOverrides, runtime: runtimeCell,
+            changes: changes)
         self.customRoutes = customRoutes
         let stopSignal = StopSignal()
         self.stopSignal = stopSignal

@@ -170,7 +170,7 @@ struct ScenarioTests {
             (#"[{"method": "GET", "path": "/a", "whenState": "x"}]"#, "routes[0].whenState: belongs to a scenario"),
             (
                 #"[{"method": "GET", "path": "/a", "text": "a", "body": 1}]"#,
-                "routes[0].text: give one of body, text, base64, file and events"
+                "routes[0].text: give one of body, text, base64, file, events and websocket"
             ),
             (#"[{"method": "GET", "path": "/a", "base64": "***"}]"#, "routes[0].base64: not base64"),
             (#"[{"method": "GET", "path": "/a", "file": "missing.bin"}]"#, "routes[0].file: cannot read"),

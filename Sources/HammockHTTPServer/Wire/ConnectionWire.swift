@@ -1,3 +1,4 @@
+import HammockServer
 import NIOCore
 import NIOHTTP1
 
@@ -37,4 +38,12 @@ protocol ConnectionWire {
     /// the linger timeout (HTTP/1.1, so the client reads the answer instead of a reset), or nothing more is
     /// needed (HTTP/2 resets the stream: its framing cannot fall out of step).
     static func stopInput(context: ChannelHandlerContext) -> Bool
+
+    /// After a `101 Switching Protocols` that carries a WebSocket session: writes it and hands the
+    /// connection over to the session. Returns `false`, writing nothing, where the protocol has no upgrade
+    /// (an HTTP/2 stream: RFC 8441's WebSocket over HTTP/2 is not served).
+    static func switchToWebSocket(
+        _ response: MockResponse, session: WebSocketSession, request: MockRequest, server: MockServer,
+        limits: ConnectionLimits, activity: ConnectionActivity, context: ChannelHandlerContext
+    ) -> Bool
 }

@@ -1,6 +1,8 @@
 import HTTPTypes
+import HammockServer
 import NIOCore
 import NIOHTTP1
+import NIOWebSocket
 
 #if canImport(Darwin)
 import Darwin
@@ -105,6 +107,43 @@ enum HTTP1Wire: ConnectionWire {
         case .drop, .empty, .timeout, .truncate:
             context.close(promise: nil)
         }
+    }
+
+    /// Writes the `101` (with `Connection: Upgrade`, which ``writeAnswer`` leaves to the framing), then
+    /// puts NIO's WebSocket frame decoder and encoder and a ``WebSocketHandler`` in place of the HTTP
+    /// handlers. Bytes that arrive meanwhile (a client that did not wait for the `101`) pass through the
+    /// request decoder untouched to the frame decoder.
+    static func switchToWebSocket(
+        _ response: MockResponse, session: WebSocketSession, request: MockRequest, server: MockServer,
+        limits: ConnectionLimits, activity: ConnectionActivity, context: ChannelHandlerContext
+    ) -> Bool {
+        var buffer = context.channel.allocator.buffer(capacity: 256)
+        writeStatusLine(version: .http1_1, status: response.status, into: &buffer)
+        for field in response.headerFields where field.name != .connection && field.name != .contentLength {
+            buffer.writeString(field.name.rawName)
+            buffer.writeStaticString(": ")
+            buffer.writeString(field.value)
+            buffer.writeStaticString("\r\n")
+        }
+        buffer.writeStaticString("Connection: Upgrade\r\n\r\n")
+        context.writeAndFlush(NIOAny(buffer), promise: nil)
+        activity.switchedProtocols = true
+        let pipeline = context.pipeline.syncOperations
+        let size = server.options.maximumBodySize
+        do {
+            try pipeline.addHandlers(
+                [
+                    WebSocketFrameEncoder(), ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: size)),
+                    WebSocketHandler(
+                        session: session, request: request, maximumMessageSize: size, lingerTimeout: limits.lingerTimeout),
+                ], position: .after(context.handler))
+            let decoder = try pipeline.context(handlerType: ByteToMessageHandler<RequestDecoder>.self)
+            pipeline.removeHandler(context: context, promise: nil)
+            pipeline.removeHandler(context: decoder, promise: nil)
+        } catch {
+            context.close(promise: nil)
+        }
+        return true
     }
 
     /// Closing at once could reset the connection before the client reads the error: the output is

@@ -84,4 +84,9 @@ enum HTTP2Wire: ConnectionWire {
         context.close(promise: nil)
         return false
     }
+
+    static func switchToWebSocket(
+        _ response: MockResponse, session: WebSocketSession, request: MockRequest, server: MockServer,
+        limits: ConnectionLimits, activity: ConnectionActivity, context: ChannelHandlerContext
+    ) -> Bool { false }
 }

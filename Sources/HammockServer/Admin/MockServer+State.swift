@@ -151,6 +151,7 @@ extension MockServer {
         try await store.restore(snapshot, schemas: schemas)
         // Every list and record may have changed: validators move on.
         for schema in schemas { try await resources.modifications.record(schema) }
+        changes.publish(schemas.map { ResourceChange(.invalidated, resource: $0.name) })
     }
 
     static func checkSnapshotName(_ name: String) throws(HTTPProblem) {

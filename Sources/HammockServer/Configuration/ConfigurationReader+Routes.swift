@@ -3,8 +3,12 @@ import HammockJSON
 import HammockStore
 
 extension ConfigurationReader {
-    static let answerKeys = ["status", "reason", "headers", "body", "text", "base64", "file", "events", "repeat", "verbatim"]
+    static let answerKeys = [
+        "status", "reason", "headers", "body", "text", "base64", "file", "events", "repeat", "verbatim", "websocket",
+    ]
     static let eventKeys = ["data", "event", "id", "retry", "delay"]
+    static let webSocketKeys = ["messages", "repeat", "echo", "feed", "protocols"]
+    static let webSocketStepKeys = ["text", "json", "base64", "close", "reason", "drop", "delay"]
     static let routeKeys =
         [
             "method", "path", "match", "priority", "latency", "responses", "afterLast", "order", "scenario", "whenState",
@@ -31,7 +35,9 @@ extension ConfigurationReader {
         for key in object.keys where !Self.routeKeys.contains(key) {
             throw fail("\(path).\(key)", "unknown key; expected one of \(Self.routeKeys.joined(separator: ", "))")
         }
-        guard let methodName = try string(object["method"], at: "\(path).method") else {
+        // A WebSocket is opened with GET: the method may go unsaid.
+        let isSocket = object["websocket"] != nil && object["websocket"] != .null
+        guard let methodName = try string(object["method"], at: "\(path).method") ?? (isSocket ? "GET" : nil) else {
             throw fail("\(path).method", "missing; name the HTTP method, such as \"GET\" or \"POST\"")
         }
         guard let method = HTTPRequest.Method(methodName.uppercased()) else {
@@ -217,8 +223,12 @@ extension ConfigurationReader {
             }
             if let problem { throw fail("\(path).headers.\(header.name)", problem.message) }
         }
-        let bodyKeys = ["body", "text", "base64", "file", "events"].filter { object[$0] != nil && object[$0] != .null }
-        if bodyKeys.count > 1 { throw fail("\(path).\(bodyKeys[1])", "give one of body, text, base64, file and events") }
+        let bodyKeys = ["body", "text", "base64", "file", "events", "websocket"].filter {
+            object[$0] != nil && object[$0] != .null
+        }
+        if bodyKeys.count > 1 {
+            throw fail("\(path).\(bodyKeys[1])", "give one of body, text, base64, file, events and websocket")
+        }
         if object["repeat"] != nil, bodyKeys.first != "events" { throw fail("\(path).repeat", "belongs to events") }
         var body: StubAnswer.Body?
         switch bodyKeys.first {
@@ -240,6 +250,11 @@ extension ConfigurationReader {
             body = .file(full)
         case "events":
             body = try events(object["events"], repeats: object["repeat"], at: path)
+        case "websocket":
+            if let key = ["status", "reason"].first(where: { object[$0] != nil }) {
+                throw fail("\(path).\(key)", "a WebSocket route answers 101 Switching Protocols; leave out \(key)")
+            }
+            body = .webSocket(try webSocket(object["websocket"], at: "\(path).websocket"))
         default: break
         }
         do {
@@ -278,6 +293,104 @@ extension ConfigurationReader {
             repeating = flag
         }
         return .events(events, repeats: repeating)
+    }
+
+    /// `websocket`: `{"echo": true}`, `{"feed": ["people"]}`, `{"messages": [{"json": {...}, "delay": 500},
+    /// {"close": 1000, "reason": "bye"}], "repeat": true}`, any together, and `protocols`.
+    func webSocket(_ value: JSON?, at path: String) throws(ConfigurationError) -> WebSocketScript {
+        guard case .object(let object)? = value else {
+            throw fail(path, "expected {\"echo\": true}, {\"feed\": [\"people\"]} or {\"messages\": [...]}")
+        }
+        for key in object.keys where !Self.webSocketKeys.contains(key) {
+            throw fail("\(path).\(key)", "unknown key; expected one of \(Self.webSocketKeys.joined(separator: ", "))")
+        }
+        var steps: [WebSocketScript.Step] = []
+        if let messages = object["messages"], !messages.isNull {
+            guard case .array(let list) = messages, !list.isEmpty else {
+                throw fail("\(path).messages", "expected a non-empty array: [{\"text\": \"hello\", \"delay\": 100}]")
+            }
+            for (index, element) in list.enumerated() {
+                steps.append(try webSocketStep(element, at: "\(path).messages[\(index)]"))
+            }
+        }
+        let feed: [String]
+        switch object["feed"] {
+        case nil, .null?: feed = []
+        case .string(let name)?: feed = [name]
+        case .array(let names)?:
+            feed = try names.enumerated().map { (index, name) throws(ConfigurationError) in
+                guard case .string(let text) = name else { throw fail("\(path).feed[\(index)]", "expected a resource's name") }
+                return text
+            }
+        default: throw fail("\(path).feed", "expected a resource's name, an array of them, or \"*\"")
+        }
+        // Each name is checked against the resources once the file is read (ServerConfiguration).
+        var protocols: [String] = []
+        if case .array(let list)? = object["protocols"] {
+            for (index, element) in list.enumerated() {
+                guard case .string(let name) = element, !name.isEmpty,
+                    name.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: ",") })
+                else { throw fail("\(path).protocols[\(index)]", "expected a subprotocol's name (a token, such as graphql-ws)") }
+                protocols.append(name)
+            }
+        } else if let other = object["protocols"], !other.isNull {
+            throw fail("\(path).protocols", "expected an array of names")
+        }
+        let repeats = try bool(object["repeat"], at: "\(path).repeat") ?? false
+        let echo = try bool(object["echo"], at: "\(path).echo") ?? false
+        do {
+            return try WebSocketScript(steps: steps, repeats: repeats, echo: echo, feed: feed, protocols: protocols)
+        } catch {
+            throw fail(path, error.message)
+        }
+    }
+
+    /// One step of a WebSocket script: a message (`text`, `json` or `base64`), a `close` (a code, with
+    /// `reason`) or `"drop": true`, each with a `delay` in milliseconds.
+    func webSocketStep(_ value: JSON, at path: String) throws(ConfigurationError) -> WebSocketScript.Step {
+        guard case .object(let object) = value else {
+            throw fail(path, "expected a step: {\"text\": \"hello\"}, {\"json\": {...}}, {\"close\": 1000} or {\"drop\": true}")
+        }
+        for key in object.keys where !Self.webSocketStepKeys.contains(key) {
+            throw fail("\(path).\(key)", "unknown key; expected one of \(Self.webSocketStepKeys.joined(separator: ", "))")
+        }
+        let delay = Duration.milliseconds(try integer(object["delay"], at: "\(path).delay", in: 0...600_000) ?? 0)
+        let kinds = ["text", "json", "base64", "close", "drop"].filter { object[$0] != nil && object[$0] != .null }
+        guard kinds.count == 1 else {
+            throw fail(
+                path,
+                kinds.isEmpty
+                    ? "give one of text, json, base64, close and drop" : "give only one of \(kinds.joined(separator: ", "))")
+        }
+        if object["reason"] != nil, kinds[0] != "close" { throw fail("\(path).reason", "belongs to close") }
+        switch kinds[0] {
+        case "text": return .send(.text(try string(object["text"], at: "\(path).text") ?? ""), delay: delay)
+        case "json":
+            let json = object["json"] ?? .null
+            do {
+                try StubTemplate.validate(json)
+            } catch {
+                throw fail("\(path).json", error.message)
+            }
+            return .send(.json(json), delay: delay)
+        case "base64":
+            guard let text = try string(object["base64"], at: "\(path).base64"), let bytes = Base64.decode(text) else {
+                throw fail("\(path).base64", "not base64")
+            }
+            return .send(.binary(bytes), delay: delay)
+        case "close":
+            let code = try integer(object["close"], at: "\(path).close", in: 1000...4999) ?? 1000
+            guard WebSocketClose.isSendable(code) else {
+                throw fail(
+                    "\(path).close", "\(code) is not a close code a server sends: 1000 to 1003, 1007 to 1014, or 3000 to 4999")
+            }
+            let reason = try string(object["reason"], at: "\(path).reason") ?? ""
+            guard reason.utf8.count <= 123 else { throw fail("\(path).reason", "a close reason is at most 123 bytes") }
+            return .close(WebSocketClose(code: UInt16(code), reason: reason), delay: delay)
+        default:
+            guard try bool(object["drop"], at: "\(path).drop") == true else { throw fail("\(path).drop", "expected true") }
+            return .drop(delay: delay)
+        }
     }
 
     /// A string naming one case of `type`.

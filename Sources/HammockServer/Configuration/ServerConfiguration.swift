@@ -169,6 +169,13 @@ public struct ServerConfiguration: Sendable {
             where !resources.contains(where: { $0.name == resource }) {
                 throw fail("routes[\(index)].requires.\(parameter)", "no resource is named '\(resource.prefix(100))'")
             }
+            for (position, answer) in route.answers.enumerated() {
+                guard case .webSocket(let script)? = answer.body else { continue }
+                for name in script.feed where name != "*" && !resources.contains(where: { $0.name == name }) {
+                    let at = route.answers.count == 1 ? "routes[\(index)]" : "routes[\(index)].responses[\(position)]"
+                    throw fail("\(at).websocket.feed", "no resource is named '\(name.prefix(100))'")
+                }
+            }
         }
         // Proxy rules are something to serve too; a `proxy` that is not an array is reported below.
         let hasProxy = object["proxy"].map { !$0.isNull && !($0.arrayValue?.isEmpty ?? false) } ?? false

@@ -91,6 +91,8 @@ public struct MockResponse: Sendable {
     public var stream: StreamingBody?
     /// How a transport sends the answer: as it is, throttled, or failing on purpose (faults set it).
     public var delivery = Delivery.normal
+    /// The WebSocket session a `101` starts (``webSocket``), boxed: other answers pay one word for it.
+    var upgrade: UpgradeBox?
 
     /// How a transport sends an answer.
     public enum Delivery: Sendable, Hashable {

@@ -1,14 +1,15 @@
 import HTTPTypes
 
 /// Every answer leaves the engine as a final one, framed as its status says, whatever a route or a
-/// middleware built: a 1xx becomes a 500 problem (it is no final answer, and a client would wait for
+/// middleware built: a 1xx (but a WebSocket's 101) becomes a 500 problem (it is no final answer, and a client would wait for
 /// one that never comes), and a status that forbids a body (204, 205, 304) loses the body it was
 /// given. Over HTTP/1.1 such a body has no frame: the client reads it as the start of the next
 /// response, and every answer after it on the connection is out of step.
 struct FinalAnswerStep: OutcomeStep {
     func finish(_ outcome: Result<MockResponse, any Error>, for request: MockRequest) -> Result<MockResponse, any Error> {
         guard case .success(var response) = outcome else { return outcome }
-        if response.status.kind == .informational {
+        // A 101 that carries a WebSocket session is final for HTTP: the connection speaks WebSocket after it.
+        if response.status.kind == .informational, !(response.status == .switchingProtocols && response.webSocket != nil) {
             return .failure(
                 HTTPProblem(
                     .internalServerError,

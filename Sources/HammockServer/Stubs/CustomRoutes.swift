@@ -156,11 +156,14 @@ final class CustomRoutes: MockRoutes {
     let now: @Sendable () -> Date
     /// Whether a request may ask for an alternative answer (`--strict` says no).
     let allowsAsking: Bool
+    /// Where WebSocket routes' live feeds listen.
+    let changes: ResourceChanges
 
     init(
         records: RouteRecords, timer: LatencyTimer, random: @escaping @Sendable () -> Double,
-        now: @escaping @Sendable () -> Date, allowsAsking: Bool = true, runtime: RuntimeCell
+        now: @escaping @Sendable () -> Date, allowsAsking: Bool = true, runtime: RuntimeCell, changes: ResourceChanges
     ) {
+        self.changes = changes
         self.allowsAsking = allowsAsking
         self.runtime = runtime
         self.records = records
@@ -283,6 +286,7 @@ final class CustomRoutes: MockRoutes {
                 let accepted = helped
                 let records = self.records
                 let eventTimer = self.timer
+                let changes = self.changes
                 return MockEndpoint(methods: methods, route: entry.matchedRoute) { _ in
                     if let (latency, wait) = latency { await wait(latency.delay(forUnit: random())) }
                     try await records.requireRecords(stub.requiredRecords, named: accepted.parameters)
@@ -290,6 +294,10 @@ final class CustomRoutes: MockRoutes {
                     for creation in stub.creates {
                         guard case .object(let values) = StubTemplate.render(.object(creation.values), context) else { continue }
                         context.created = .object(try await records.create(creation.resource, values))
+                    }
+                    if case .webSocket(let script)? = answer.body {
+                        return answer.webSocketResponse(
+                            script, request: request, context: context, timer: eventTimer, changes: changes)
                     }
                     var response = try answer.response(in: context, timer: eventTimer)
                     if let preferred {

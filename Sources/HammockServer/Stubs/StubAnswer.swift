@@ -22,6 +22,9 @@ public struct StubAnswer: Sendable {
         /// Server-Sent Events (`text/event-stream`), each sent after its delay; then the stream ends, or
         /// with `repeats` starts over until the client goes away or the server stops.
         case events([ServerSentEvent], repeats: Bool = false)
+        /// A WebSocket: the request's upgrade is answered `101 Switching Protocols` and the script runs on
+        /// the socket; a request that is no upgrade gets `426 Upgrade Required`. Only on `GET` routes.
+        case webSocket(WebSocketScript)
     }
 
     /// The status.
@@ -85,6 +88,10 @@ public struct StubAnswer: Sendable {
                     "a repeating event stream needs a delay on at least one event, or it sends as fast as it can for ever")
             }
             for event in events { try StubTemplate.validate(event.data) }
+        case .webSocket?:
+            guard status == 200, reasonPhrase == nil else {
+                throw StubError("a WebSocket route answers 101 Switching Protocols; leave out status and reason")
+            }
         case .bytes?, .file?, nil: break
         }
         if !verbatim {
@@ -97,7 +104,7 @@ public struct StubAnswer: Sendable {
     /// Whether the headers or the body hold placeholders (events always may).
     var hasPlaceholders: Bool {
         switch body {
-        case .events?: return true
+        case .events?, .webSocket?: return true
         case .json?, .text?: if fixedBody == nil { return true }
         case .bytes?, .file?, nil: break
         }
@@ -128,7 +135,7 @@ public struct StubAnswer: Sendable {
         case .json(let json)?: !verbatim && StubTemplate.hasPlaceholder(json) ? nil : json.serialized()
         case .text(let text)?: !verbatim && StubTemplate.mayHavePlaceholder(text) ? nil : Array(text.utf8)
         case .bytes(let bytes)?: bytes
-        case .file?, .events?, nil: nil
+        case .file?, .events?, .webSocket?, nil: nil
         }
     }
 
@@ -187,6 +194,9 @@ public struct StubAnswer: Sendable {
                 } while repeats
             }
             return MockResponse(status: status, headerFields: fields, stream: stream)
+        case .webSocket:
+            // Answered by `webSocketResponse`, which has the request; a 426 for a caller that got here.
+            return HTTPProblem(.upgradeRequired, detail: "This route speaks WebSocket").response
         case .json, .text, .bytes:
             break
         }
@@ -202,11 +212,32 @@ public struct StubAnswer: Sendable {
         case .bytes(let raw):
             bytes = raw
             type = Self.bytesContentType
-        case .file, .events:
+        case .file, .events, .webSocket:
             return MockResponse(status: status, headerFields: fields)  // answered above
         }
         // A verbatim answer has the fields written and no other: a recorded answer without a type stays so.
         if fields[.contentType] == nil, !isVerbatim { fields.append(type) }
         return MockResponse(status: status, headerFields: fields, body: bytes)
+    }
+
+    /// The answer to a request for this WebSocket route: the `101` that runs `script` on the socket (its
+    /// feed subscribed now, so no change after the handshake is missed), or the handshake's refusal. The
+    /// route's headers go on the `101`.
+    func webSocketResponse(
+        _ script: WebSocketScript, request: MockRequest, context: StubTemplate.Context, timer: LatencyTimer,
+        changes: ResourceChanges
+    ) -> MockResponse {
+        var response = MockResponse.webSocket(answering: request, protocols: script.protocols) { _ in }
+        guard response.webSocket != nil else { return response }
+        for header in headers {
+            response.headerFields.append(HTTPField(name: header.name, value: StubTemplate.renderText(header.value, context)))
+        }
+        let lease =
+            script.feed.isEmpty ? nil : FeedLease(changes.subscribe(to: script.feed.contains("*") ? nil : Set(script.feed)))
+        response.webSocket = WebSocketSession(subprotocol: response.webSocket?.subprotocol) { connection in
+            try await script.run(on: connection, context: context, timer: timer, feed: lease?.feed)
+            withExtendedLifetime(lease) {}
+        }
+        return response
     }
 }

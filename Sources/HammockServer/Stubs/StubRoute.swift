@@ -232,6 +232,9 @@ public struct StubRoute: Sendable {
             throw StubError(error.description)
         }
         guard !answers.isEmpty else { throw StubError("a stub needs at least one answer") }
+        if method != .get, answers.contains(where: { if case .webSocket? = $0.body { true } else { false } }) {
+            throw StubError("a WebSocket route is opened with GET, not \(method.rawValue)")
+        }
         self.method = method
         self.match = match
         self.answers = answers

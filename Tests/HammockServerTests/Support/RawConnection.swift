@@ -141,6 +141,20 @@ final class RawConnection: @unchecked Sendable {
         }
     }
 
+    /// The bytes of one read: what has arrived, waiting at most `timeout` for something; empty when the
+    /// peer closed or nothing came.
+    func readSome(timeout: Duration = .seconds(60)) async -> [UInt8] {
+        let descriptor = self.descriptor
+        let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        return await run {
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, milliseconds) > 0 else { return [] }
+            let read = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            return read > 0 ? Array(buffer[0..<read]) : []
+        }
+    }
+
     /// Reads until `count` complete responses have arrived (heads and Content-Length bodies), the peer
     /// closes, or nothing arrives for `timeout`.
     func readResponses(_ count: Int, timeout: Duration = .seconds(60)) async -> [RawResponse] {

@@ -1,0 +1,335 @@
+import Foundation
+import HTTPTypes
+import HammockHTTPServer
+import HammockJSON
+import HammockStore
+import HammockWire
+import Testing
+
+@testable import HammockServer
+
+/// WebSocket routes: echo, scripted messages, live feeds of resources' changes, faults; in process
+/// (`connectWebSocket`) and over a socket with frames written by hand (`RawWebSocket`).
+@Suite("WebSocket routes")
+struct WebSocketTests {
+    static let configuration = """
+        {"resources": [{"name": "people", "fields": {"name": "string"}}, {"name": "notes", "fields": {"text": "string"}}],
+         "routes": [
+           {"path": "/ws/echo", "websocket": {"echo": true}},
+           {"path": "/ws/greet", "websocket": {"messages": [
+              {"text": "hello {{query.name}}"}, {"json": {"room": "{{query.room}}", "n": 1}, "delay": 5},
+              {"base64": "AAEC"}]}},
+           {"path": "/ws/bye", "websocket": {"messages": [{"text": "one"}, {"close": 4001, "reason": "session over"}]}},
+           {"path": "/ws/lost", "websocket": {"messages": [{"text": "one"}, {"drop": true}]}},
+           {"path": "/ws/people", "websocket": {"feed": "people", "protocols": ["hammock.v1"]}},
+           {"path": "/ws/all", "websocket": {"feed": "*"}}
+         ]}
+        """
+
+    func server(_ text: String = configuration, clock: some Clock<Duration> = ContinuousClock()) async throws -> MockServer {
+        let configuration = try ServerConfiguration(parsing: Array(text.utf8), file: "mock.json")
+        return try await MockServer(configuration: configuration, store: MemoryStore(), clock: clock)
+    }
+
+    func collect(_ socket: InProcessWebSocket, _ count: Int) async -> [WebSocketMessage] {
+        var received: [WebSocketMessage] = []
+        for await message in socket.messages {
+            received.append(message)
+            if received.count == count { break }
+        }
+        return received
+    }
+
+    // MARK: In process
+
+    @Test("An echo route sends back each text and binary message, and answers the client's close with its code")
+    func echoInProcess() async throws {
+        let server = try await server()
+        let socket = try await server.connectWebSocket("/ws/echo")
+        #expect(socket.response.status == .switchingProtocols)
+        try await socket.send(.text("hello"))
+        try await socket.send(.binary([0, 1, 255]))
+        #expect(await collect(socket, 2) == [.text("hello"), .binary([0, 1, 255])])
+        socket.close(WebSocketClose(code: 4000, reason: "done"))
+        for await _ in socket.messages {}
+        #expect(socket.closedWith?.code == 4000)
+        await #expect(throws: WebSocketClosedError.self) { try await socket.send(.text("late")) }
+    }
+
+    @Test("A scripted route sends its messages in order with the request's placeholders, then closes with 1000")
+    func scriptedMessages() async throws {
+        let server = try await server()
+        let socket = try await server.connectWebSocket("/ws/greet?name=Ada&room=7")
+        var received: [WebSocketMessage] = []
+        for await message in socket.messages { received.append(message) }
+        #expect(received.count == 3)
+        #expect(received.first == .text("hello Ada"))
+        if case .text(let text) = received[1] { #expect(try JSON(parsing: Array(text.utf8)) == ["room": "7", "n": 1]) }
+        #expect(received.last == .binary([0, 1, 2]))
+        #expect(socket.closedWith == .normal)
+        #expect(!socket.wasDropped)
+    }
+
+    @Test("A close step closes with its code and reason; a drop step ends with no close frame")
+    func closeAndDropSteps() async throws {
+        let server = try await server()
+        let closing = try await server.connectWebSocket("/ws/bye")
+        #expect(await collect(closing, 5) == [.text("one")])
+        #expect(closing.closedWith == WebSocketClose(code: 4001, reason: "session over"))
+        let dropping = try await server.connectWebSocket("/ws/lost")
+        #expect(await collect(dropping, 5) == [.text("one")])
+        #expect(dropping.wasDropped)
+        #expect(dropping.closedWith == nil)
+    }
+
+    @Test("A live feed sends each created, updated and deleted record of its resource as it happens, and nothing of another")
+    func liveFeedInProcess() async throws {
+        let server = try await server()
+        let socket = try await server.connectWebSocket("/ws/people")
+        _ = await server.send(.post, "/notes", json: ["text": "not this one"])
+        let (created, body) = await server.send(.post, "/people", json: ["name": "Ada"])
+        #expect(created.status == .created)
+        let id = try #require(body?["id"])
+        _ = await server.send(.patch, "/people/\(id.intValue ?? 0)", json: ["name": "Ada L."])
+        _ = await server.send(.delete, "/people/\(id.intValue ?? 0)")
+        let changes = try await collect(socket, 3).map { message -> JSON in
+            guard case .text(let text) = message else { return .null }
+            return try JSON(parsing: Array(text.utf8))
+        }
+        #expect(changes.map { $0["type"] } == ["created", "updated", "deleted"])
+        #expect(changes.allSatisfy { $0["resource"] == "people" })
+        #expect(changes[0]["record"]?["name"] == "Ada")
+        #expect(changes[1]["record"]?["name"] == "Ada L.")
+        #expect(changes[2]["record"]?["id"] == id)
+        socket.close()
+    }
+
+    @Test("A feed of every resource says 'invalidated' for each when the data is reset")
+    func feedOfEveryResourceOnReset() async throws {
+        let server = try await server()
+        _ = await server.send(.post, "/people", json: ["name": "Ada"])
+        let socket = try await server.connectWebSocket("/ws/all")
+        try await server.reset()
+        let changes = await collect(socket, 2)
+        #expect(
+            Set(changes) == [
+                .text(#"{"type":"invalidated","resource":"people"}"#), .text(#"{"type":"invalidated","resource":"notes"}"#),
+            ])
+        socket.close()
+    }
+
+    @Test("The handshake refuses a plain GET with 426 and Upgrade: websocket, another version with 426, and a bad key with 400")
+    func handshakeRefusals() async throws {
+        let server = try await server()
+        let plain = await server.respond(to: MockRequest(.get, "/ws/echo"))
+        #expect(plain.status == .upgradeRequired)
+        #expect(plain.headerFields[.upgrade] == "websocket")
+        #expect(plain.headerFields[.contentType] == "application/problem+json")
+        var fields: HTTPFields = [.upgrade: "websocket", .connection: "keep-alive, Upgrade", .secWebSocketVersion: "8"]
+        fields[.secWebSocketKey] = "dGhlIHNhbXBsZSBub25jZQ=="
+        let version = await server.respond(to: MockRequest(.get, "/ws/echo", headerFields: fields))
+        #expect(version.status == .upgradeRequired)
+        #expect(version.headerFields[.secWebSocketVersion] == "13")
+        fields[.secWebSocketVersion] = "13"
+        fields[.secWebSocketKey] = "short"
+        let key = await server.respond(to: MockRequest(.get, "/ws/echo", headerFields: fields))
+        #expect(key.status == .badRequest)
+        let error = await #expect(throws: WebSocketHandshakeError.self) { try await server.connectWebSocket("/nowhere") }
+        #expect(error?.response.status == .notFound)
+    }
+
+    @Test("The accept value is RFC 6455's for its sample key, and a subprotocol is agreed only when the route speaks it")
+    func acceptAndSubprotocol() async throws {
+        #expect(WebSocketHandshake.accept(forKey: "dGhlIHNhbXBsZSBub25jZQ==") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
+        #expect(WebSocketHandshake.isValidKey("dGhlIHNhbXBsZSBub25jZQ=="))
+        #expect(!WebSocketHandshake.isValidKey("dGhlIHNhbXBsZSBub25jZR=="))  // R carries bits past the 16th byte
+        let server = try await server()
+        let agreed = try await server.connectWebSocket("/ws/people", headers: [.secWebSocketProtocol: "other, hammock.v1"])
+        #expect(agreed.subprotocol == "hammock.v1")
+        #expect(agreed.response.headerFields[.secWebSocketProtocol] == "hammock.v1")
+        let none = try await server.connectWebSocket("/ws/people", headers: [.secWebSocketProtocol: "other"])
+        #expect(none.subprotocol == nil)
+        #expect(none.response.headerFields[.secWebSocketProtocol] == nil)
+        agreed.close()
+        none.close()
+    }
+
+    @Test("Faults apply to the handshake: a status fault answers instead, a drop fault is a lost connection")
+    func faultsOnTheHandshake() async throws {
+        let server = try await server()
+        server.setFaults([try Fault("GET /ws/echo", effect: .status(503))])
+        let refused = await #expect(throws: WebSocketHandshakeError.self) { try await server.connectWebSocket("/ws/echo") }
+        #expect(refused?.response.status == .serviceUnavailable)
+        server.setFaults([try Fault("GET /ws/echo", effect: .connection(.drop))])
+        await #expect(throws: ConnectionFaultError.self) { try await server.connectWebSocket("/ws/echo") }
+        let entries = server.journal.entries
+        #expect(entries.map(\.status.code) == [503, 101])  // a drop runs the route: its answer is what was lost
+    }
+
+    @Test("The server's stop closes an open WebSocket with 1001, in process")
+    func stopClosesInProcess() async throws {
+        let server = try await server()
+        let socket = try await server.connectWebSocket("/ws/echo")
+        await server.stop()
+        for await _ in socket.messages {}
+        #expect(socket.closedWith?.code == 1001)
+    }
+
+    @Test("A Swift route answers a WebSocket of its own with MockResponse.webSocket")
+    func swiftRoute() async throws {
+        let server = try await MockServer()
+        try server.route(.get, "/ws/upper") { request in
+            MockResponse.webSocket(answering: request.request) { connection in
+                for await message in connection.inbound {
+                    guard case .text(let text) = message else { continue }
+                    try await connection.send(text: text.uppercased())
+                }
+            }
+        }
+        let socket = try await server.connectWebSocket("/ws/upper")
+        try await socket.send(.text("quiet"))
+        #expect(await collect(socket, 1) == [.text("QUIET")])
+        socket.close()
+    }
+
+    @Test("A configuration's WebSocket mistakes are refused with the key that holds them")
+    func configurationMistakes() throws {
+        let cases: [(String, String)] = [
+            (#"{"method": "POST", "path": "/ws", "websocket": {"echo": true}}"#, "routes[0].path"),
+            (#"{"path": "/ws", "websocket": {"feed": "nobody"}}"#, "routes[0].websocket.feed"),
+            (#"{"path": "/ws", "websocket": {"messages": [{"close": 1006}]}}"#, "routes[0].websocket.messages[0].close"),
+            (#"{"path": "/ws", "status": 201, "websocket": {"echo": true}}"#, "routes[0].status"),
+            (#"{"path": "/ws", "websocket": {}}"#, "routes[0].websocket"),
+            (#"{"path": "/ws", "websocket": {"messages": [{"text": "a"}], "repeat": true}}"#, "routes[0].websocket"),
+            (#"{"path": "/ws", "websocket": {"messages": [{"text": "a", "json": 1}]}}"#, "routes[0].websocket.messages[0]"),
+            (#"{"path": "/ws", "websocket": {"echo": true, "shout": true}}"#, "routes[0].websocket.shout"),
+        ]
+        for (route, key) in cases {
+            let text = #"{"resources": [{"name": "people", "fields": {"name": "string"}}], "routes": [\#(route)]}"#
+            let error = #expect(throws: ConfigurationError.self) {
+                _ = try ServerConfiguration(parsing: Array(text.utf8), file: "mock.json")
+            }
+            #expect(error?.keyPath == key, "\(route): \(error?.description ?? "no error")")
+        }
+    }
+
+    // MARK: Over a socket
+
+    @Test(
+        "Over a socket: the 101 carries RFC 6455's accept value, an echo returns a masked message unmasked, and a client's close is echoed"
+    )
+    func echoOverSocket() async throws {
+        let server = try await server()
+        let port = try await server.start(host: "127.0.0.1", port: 0)
+        do {
+            let socket = try RawWebSocket(port: port)
+            let head = await socket.handshake("/ws/echo")
+            #expect(head.hasPrefix("HTTP/1.1 101 Switching Protocols\r\n"))
+            #expect(head.contains("Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"))
+            #expect(head.contains("Connection: Upgrade\r\n"))
+            #expect(!head.lowercased().contains("content-length"))
+            await socket.send(text: "hello")
+            #expect(await socket.nextFrame() == RawWebSocket.Frame(opcode: 1, fin: true, payload: Array("hello".utf8)))
+            // A fragmented message, a ping between its fragments (control frames may interleave).
+            await socket.send(opcode: 2, [1, 2], fin: false)
+            await socket.send(opcode: 9, Array("are you there".utf8))
+            await socket.send(opcode: 0, [3], fin: true)
+            #expect(await socket.nextFrame() == RawWebSocket.Frame(opcode: 10, fin: true, payload: Array("are you there".utf8)))
+            #expect(await socket.nextFrame() == RawWebSocket.Frame(opcode: 2, fin: true, payload: [1, 2, 3]))
+            await socket.sendClose(4002, reason: "bye")
+            let close = await socket.nextFrame()
+            #expect(close?.closeCode == 4002)
+            #expect(await socket.connection.readToEnd(timeout: .seconds(30)).end == .closed)
+            let entry = try #require(server.journal.entries.last)
+            #expect(entry.status.code == 101)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    @Test("Over a socket, a client that breaks the protocol gets the close code that says how, then the end of the connection")
+    func protocolErrorsOverSocket() async throws {
+        var configuration = try ServerConfiguration(parsing: Array(Self.configuration.utf8), file: "mock.json")
+        configuration.maximumBodySize = 1024
+        let server = try await MockServer(configuration: configuration, store: MemoryStore())
+        let port = try await server.start(host: "127.0.0.1", port: 0)
+        let cases: [(name: String, misbehave: @Sendable (RawWebSocket) async -> Void, code: Int)] = [
+            ("unmasked", { await $0.send(opcode: 1, Array("hi".utf8), masked: false) }, 1002),
+            ("not UTF-8", { await $0.send(opcode: 1, [0xC3, 0x28]) }, 1007),
+            ("too large", { await $0.send(opcode: 2, [UInt8](repeating: 7, count: 1025)) }, 1009),
+            (
+                "too large in fragments",
+                { socket in
+                    await socket.send(opcode: 2, [UInt8](repeating: 7, count: 600), fin: false)
+                    await socket.send(opcode: 0, [UInt8](repeating: 7, count: 600), fin: true)
+                }, 1009
+            ),
+            ("a reserved bit", { await $0.send(opcode: 1, Array("hi".utf8), rsv: 4) }, 1002),
+            ("a reserved opcode", { await $0.send(opcode: 3, [1]) }, 1002),
+            ("a continuation with nothing to continue", { await $0.send(opcode: 0, [1]) }, 1002),
+            ("a close code no peer sends", { await $0.sendClose(1005) }, 1002),
+        ]
+        do {
+            for (name, misbehave, code) in cases {
+                let socket = try RawWebSocket(port: port)
+                #expect(await socket.handshake("/ws/echo").hasPrefix("HTTP/1.1 101"))
+                await misbehave(socket)
+                let frames = await socket.framesUntilClose(timeout: Duration.seconds(30))
+                #expect(frames.last?.closeCode == code, "\(name): \(frames)")
+                let end = await socket.connection.readToEnd(timeout: .seconds(30)).end
+                #expect(end != RawConnection.End.silent, "\(name)")
+            }
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    @Test("Over a socket, a live feed sends a record another connection creates, and the server's stop closes it with 1001")
+    func feedOverSocketAndStop() async throws {
+        let server = try await server()
+        let port = try await server.start(host: "127.0.0.1", port: 0)
+        let socket = try RawWebSocket(port: port)
+        let head = await socket.handshake("/ws/people", extra: "Sec-WebSocket-Protocol: hammock.v1\r\n")
+        #expect(head.contains("Sec-WebSocket-Protocol: hammock.v1\r\n"))
+        let writer = try RawConnection(port: port)
+        let body = #"{"name":"Grace"}"#
+        await writer.send(
+            "POST /people HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        )
+        #expect(await writer.readResponses(1).first?.status == 201)
+        let change = try #require(await socket.nextFrame())
+        let json = try JSON(parsing: change.payload)
+        #expect(json["type"] == "created")
+        #expect(json["record"]?["name"] == "Grace")
+        let stopped = Task { await server.stop() }
+        let close = await socket.nextFrame()
+        #expect(close?.closeCode == 1001)
+        await socket.sendClose(1001)
+        await stopped.value
+        #expect(await socket.connection.readToEnd(timeout: .seconds(30)).end != .silent)
+    }
+
+    @Test("Over a socket, a client that never answers the server's close is disconnected after the linger timeout")
+    func unansweredCloseOverSocket() async throws {
+        let server = try await server()
+        let port = try await server.start(host: "127.0.0.1", port: 0, limits: ConnectionLimits(lingerTimeout: .milliseconds(200)))
+        do {
+            let socket = try RawWebSocket(port: port)
+            #expect(await socket.handshake("/ws/bye").hasPrefix("HTTP/1.1 101"))
+            let frames = await socket.framesUntilClose()
+            #expect(frames.map(\.opcode) == [1, 8])
+            #expect(frames.last?.closeCode == 4001)
+            #expect(frames.last?.closeReason == "session over")
+            // No answer to the close: the server ends the connection on its own.
+            #expect(await socket.connection.readToEnd(timeout: .seconds(30)).end == .closed)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+}
