@@ -166,6 +166,49 @@ struct WebSocketTests {
         #expect(entries.map(\.status.code) == [503, 101])  // a drop runs the route: its answer is what was lost
     }
 
+    @Test("A WebSocket fault closes with its code after the session's third message, or drops the connection at once")
+    func webSocketFaults() async throws {
+        let server = try await server()
+        let closing = try Fault(parsing: "GET /ws/echo ws-close=1011 after=3")
+        #expect(closing.effect == .webSocket(WebSocketFault(.close(WebSocketClose(code: 1011)), afterMessages: 3)))
+        #expect(try Fault(json: closing.json) == closing)
+        #expect(closing.description == "GET /ws/echo ws-close=1011 after=3")
+        server.setFaults([closing])
+        let socket = try await server.connectWebSocket("/ws/echo")
+        for word in ["a", "b", "c", "d"] { try? await socket.send(.text(word)) }
+        var echoed: [WebSocketMessage] = []
+        for await message in socket.messages { echoed.append(message) }
+        #expect(echoed == [.text("a"), .text("b"), .text("c")])
+        #expect(socket.closedWith?.code == 1011)
+        #expect(server.journal.entries.last?.fault?.hasPrefix("GET /ws/echo ws-close=1011") == true)
+
+        let dropping = try Fault(json: ["route": "/ws/greet", "webSocket": ["drop": true]])
+        server.setFaults([dropping])
+        let dropped = try await server.connectWebSocket("/ws/greet")
+        for await _ in dropped.messages {}
+        #expect(dropped.wasDropped)
+        // A plain route meets a WebSocket fault and answers as always.
+        server.setFaults([try Fault(parsing: "* ws-drop")])
+        #expect(await server.respond(to: MockRequest(.get, "/people")).status == .ok)
+    }
+
+    @Test("WebSocket faults refuse what cannot be sent, naming the key")
+    func webSocketFaultMistakes() {
+        let json: [(JSON, String)] = [
+            (["route": "*", "webSocket": ["close": 1005]], "webSocket"),
+            (["route": "*", "webSocket": ["drop": true, "reason": "x"]], "webSocket.reason"),
+            (["route": "*", "webSocket": ["close": 1000, "drop": true]], "webSocket"),
+            (["route": "*", "webSocket": ["close": 1000, "afterMessages": -1]], "webSocket.afterMessages"),
+            (["route": "*", "webSocket": ["close": 1000], "status": 503], "webSocket"),
+        ]
+        for (value, key) in json {
+            let error = #expect(throws: FaultError.self) { try Fault(json: value) }
+            #expect(error?.key == key, "\(value): \(error?.description ?? "")")
+        }
+        #expect(throws: FaultError.self) { try Fault(parsing: "* 503 after=2") }
+        #expect(throws: FaultError.self) { try Fault(parsing: "* ws-close=1011 ws-drop") }
+    }
+
     @Test("The server's stop closes an open WebSocket with 1001, in process")
     func stopClosesInProcess() async throws {
         let server = try await server()

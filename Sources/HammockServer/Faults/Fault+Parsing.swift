@@ -2,8 +2,8 @@ import Foundation
 public import HammockJSON
 
 extension Fault {
-    static let keys = ["name", "route", "rate", "status", "body", "retryAfter", "delay", "bandwidth", "kind"]
-    static let effectKeys = ["status", "delay", "bandwidth", "kind"]
+    static let keys = ["name", "route", "rate", "status", "body", "retryAfter", "delay", "bandwidth", "kind", "webSocket"]
+    static let effectKeys = ["status", "delay", "bandwidth", "kind", "webSocket"]
 
     /// A fault from JSON, the shape of a configuration file's `faults` and of `/__hammock/faults`:
     ///
@@ -12,6 +12,8 @@ extension Fault {
     /// {"route": "*", "delay": {"distribution": "lognormal", "median": 100, "p99": 800}}
     /// {"route": "GET /photos/*", "bandwidth": "3g"}
     /// {"route": "POST /orders", "rate": 0.1, "kind": "drop"}
+    /// {"route": "GET /ws/prices", "webSocket": {"close": 1011, "reason": "overloaded", "afterMessages": 3}}
+    /// {"route": "GET /ws/prices", "webSocket": {"drop": true, "afterMessages": 1}}
     /// ```
     /// Delays are milliseconds: a number, or `{"distribution": "uniform", "min": 50, "max": 400}`.
     /// A bandwidth is bytes per second or a preset (``Bandwidth/presets``); a kind is a ``ConnectionFault``.
@@ -32,7 +34,9 @@ extension Fault {
             rate = number
         }
         let given = Self.effectKeys.filter { object[$0] != nil }
-        guard let effectKey = given.first else { throw FaultError("give one effect: status, delay, bandwidth or kind") }
+        guard let effectKey = given.first else {
+            throw FaultError("give one effect: status, delay, bandwidth, kind or webSocket")
+        }
         guard given.count == 1 else {
             throw FaultError(key: given[1], "give one effect per fault, not \(given[0]) and \(given[1])")
         }
@@ -53,6 +57,8 @@ extension Fault {
             effect = .delay(try Self.delay(json: object["delay"] ?? .null))
         case "bandwidth":
             effect = .bandwidth(try Self.bandwidth(json: object["bandwidth"] ?? .null))
+        case "webSocket":
+            effect = .webSocket(try Self.webSocketFault(json: object["webSocket"] ?? .null))
         default:
             guard case .string(let name)? = object["kind"], let kind = ConnectionFault(rawValue: name.lowercased()) else {
                 throw FaultError(key: "kind", "expected one of \(Self.kindNames)")
@@ -70,6 +76,42 @@ extension Fault {
     }
 
     static let kindNames = ConnectionFault.allCases.map(\.rawValue).joined(separator: ", ")
+
+    /// `{"close": 1011, "reason": "…", "afterMessages": 3}` or `{"drop": true, "afterMessages": 3}`.
+    static func webSocketFault(json: JSON) throws(FaultError) -> WebSocketFault {
+        guard case .object(let object) = json else {
+            throw FaultError(key: "webSocket", "expected {\"close\": 1011, \"afterMessages\": 3} or {\"drop\": true}")
+        }
+        for key in object.keys where !["close", "reason", "drop", "afterMessages"].contains(key) {
+            throw FaultError(key: "webSocket.\(key)", "unknown key; expected close, reason, drop and afterMessages")
+        }
+        var after = 0
+        if let value = object["afterMessages"] {
+            guard let count = value.intValue, count >= 0 else {
+                throw FaultError(key: "webSocket.afterMessages", "expected a count of messages, 0 or more")
+            }
+            after = count
+        }
+        switch (object["close"], object["drop"]) {
+        case (let code?, nil):
+            guard let number = code.intValue, (0...65_535).contains(number) else {
+                throw FaultError(key: "webSocket.close", "expected a close code such as 1011")
+            }
+            var reason = ""
+            if let value = object["reason"] {
+                guard case .string(let text) = value, text.utf8.count <= 123 else {
+                    throw FaultError(key: "webSocket.reason", "expected a reason of at most 123 bytes")
+                }
+                reason = text
+            }
+            return WebSocketFault(.close(WebSocketClose(code: UInt16(number), reason: reason)), afterMessages: after)
+        case (nil, .bool(true)?):
+            if object["reason"] != nil { throw FaultError(key: "webSocket.reason", "belongs to close") }
+            return WebSocketFault(.drop, afterMessages: after)
+        default:
+            throw FaultError(key: "webSocket", "give one of close (a code) and \"drop\": true")
+        }
+    }
 
     static func bandwidth(json: JSON) throws(FaultError) -> Int {
         if case .string(let name) = json {
@@ -130,6 +172,16 @@ extension Fault {
             object["bandwidth"] = Int(name) == nil ? .string(name) : .integer(rate)
         case .connection(let kind):
             object["kind"] = .string(kind.rawValue)
+        case .webSocket(let fault):
+            var details: JSONObject = [:]
+            switch fault.action {
+            case .close(let close):
+                details["close"] = .integer(Int(close.code))
+                if !close.reason.isEmpty { details["reason"] = .string(close.reason) }
+            case .drop: details["drop"] = true
+            }
+            if fault.afterMessages > 0 { details["afterMessages"] = .integer(fault.afterMessages) }
+            object["webSocket"] = .object(details)
         }
         return .object(object)
     }
@@ -146,6 +198,7 @@ extension Fault {
     /// POST /orders drop 10%              a tenth of the orders made, their answers lost
     /// * reset                            every connection reset (also empty, timeout, truncate, malformed)
     /// POST /login 503 name=login-down    named, to remove or replace it alone later
+    /// GET /ws/feed ws-close=1011 after=3 a WebSocket closed with 1011 after 3 messages (or ws-drop)
     /// ```
     /// - Throws: ``FaultError`` saying which part is wrong.
     public init(parsing text: String) throws(FaultError) {
@@ -161,8 +214,24 @@ extension Fault {
         var delay: Delay?
         var other: Effect?
         var name: String?
+        var after: Int?
         for word in words {
-            if word.hasPrefix("name=") {
+            if word.hasPrefix("after=") {
+                guard let count = Int(word.dropFirst("after=".count)), count >= 0 else {
+                    throw FaultError("'\(word)' is not after=MESSAGES")
+                }
+                after = count
+            } else if word.hasPrefix("ws-close=") || word == "ws-drop" {
+                guard other == nil else { throw FaultError("give one effect per fault") }
+                if word == "ws-drop" {
+                    other = .webSocket(WebSocketFault(.drop))
+                } else {
+                    guard let code = UInt16(word.dropFirst("ws-close=".count)) else {
+                        throw FaultError("'\(word)' is not ws-close=CODE")
+                    }
+                    other = .webSocket(WebSocketFault(.close(WebSocketClose(code: code))))
+                }
+            } else if word.hasPrefix("name=") {
                 name = String(word.dropFirst("name=".count))
             } else if word.hasSuffix("%") {
                 guard let percent = Double(word.dropLast()) else { throw FaultError("'\(word)' is not a rate such as 20%") }
@@ -184,7 +253,8 @@ extension Fault {
                 other = .connection(kind)
             } else {
                 throw FaultError(
-                    "'\(word)' is not a status, delay=MS, bandwidth=B/S, \(Self.kindNames), retry-after=S or a rate such as 20%")
+                    "'\(word)' is not a status, delay=MS, bandwidth=B/S, \(Self.kindNames), ws-close=CODE, ws-drop, retry-after=S, after=N or a rate such as 20%"
+                )
             }
         }
         let effects = [status.map { Effect.status($0, retryAfter: retryAfter) }, delay.map(Effect.delay), other].compactMap { $0 }
@@ -193,7 +263,13 @@ extension Fault {
         }
         guard effects.count == 1 else { throw FaultError("give one effect per fault") }
         if retryAfter != nil, status == nil { throw FaultError("retry-after belongs to a status fault") }
-        try self.init(route, rate: rate, effect: effect, name: name)
+        var chosen = effect
+        if let after {
+            guard case .webSocket(var fault) = chosen else { throw FaultError("after belongs to ws-close and ws-drop") }
+            fault.afterMessages = after
+            chosen = .webSocket(fault)
+        }
+        try self.init(route, rate: rate, effect: chosen, name: name)
     }
 
     static func compactDelay(_ text: String) throws(FaultError) -> Delay {

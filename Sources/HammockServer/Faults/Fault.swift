@@ -29,6 +29,8 @@ public struct Fault: Sendable, Hashable, CustomStringConvertible {
         case bandwidth(Int)
         /// Fails the exchange below HTTP: see ``ConnectionFault``.
         case connection(ConnectionFault)
+        /// Opens a WebSocket route's socket, then closes or drops it: see ``WebSocketFault``.
+        case webSocket(WebSocketFault)
     }
 
     /// How long a delay fault holds an answer.
@@ -111,6 +113,14 @@ public struct Fault: Sendable, Hashable, CustomStringConvertible {
             }
         case .connection:
             break
+        case .webSocket(let fault):
+            if case .close(let close) = fault.action, !WebSocketClose.isSendable(Int(close.code)) {
+                throw FaultError(
+                    "\(close.code) is not a close code a server sends: 1000 to 1003, 1007 to 1014, or 3000 to 4999", key: "webSocket")
+            }
+            guard (0...1_000_000).contains(fault.afterMessages) else {
+                throw FaultError("afterMessages must be from 0 to 1000000", key: "webSocket")
+            }
         }
         self.effect = effect
     }
@@ -184,6 +194,7 @@ public struct Fault: Sendable, Hashable, CustomStringConvertible {
         case .delay(let delay): parts.append("delay=\(delay)")
         case .bandwidth(let rate): parts.append("bandwidth=\(Bandwidth.describe(rate))")
         case .connection(let fault): parts.append(fault.rawValue)
+        case .webSocket(let fault): parts.append(fault.description)
         }
         if rate < 1 { parts.append("\(Self.percent(rate))%") }
         return parts.joined(separator: " ")

@@ -23,6 +23,8 @@ struct Intervention: Sendable {
     var answer: MockResponse?
     /// How the transport sends the answer, when not as it is.
     var delivery: MockResponse.Delivery?
+    /// What happens to a WebSocket the answer opens.
+    var webSocket: WebSocketFault?
 }
 
 /// The faults' and asks' shared machinery: the random numbers a rate or a delay draws (seeded by
@@ -82,6 +84,8 @@ final class Interventions: Sendable {
             // reports a network error; the journal keeps it with the fault's name.
             if !connectionFault.runsRoute { intervention.answer = MockResponse(status: Self.noAnswer) }
             intervention.delivery = .fault(connectionFault)
+        case .webSocket(let webSocketFault):
+            intervention.webSocket = webSocketFault
         }
         return intervention
     }
@@ -110,6 +114,9 @@ final class Interventions: Sendable {
                 response = try await handler(request)
             }
             if let delivery = intervention.delivery { response.delivery = delivery }
+            if let fault = intervention.webSocket, let session = response.webSocket {
+                response.webSocket = fault.applied(to: session)
+            }
             if let applied { response.headerFields[RequestOverrides.preferenceApplied] = applied }
             return response
         } catch var problem as HTTPProblem {
