@@ -246,7 +246,7 @@ struct FaultTests {
         #expect(
             error(#"[{"route": "*", "status": 503, "rate": -1}]"#)
                 == "m.json: faults[0].rate: the rate -1.0 is not between 0 and 1")
-        #expect(error(#"[{"route": "*"}]"#) == "m.json: faults[0]: give one effect: status, delay, bandwidth or kind")
+        #expect(error(#"[{"route": "*"}]"#) == "m.json: faults[0]: give one effect: status, delay, bandwidth, kind or webSocket")
         #expect(
             error(#"[{"route": "*", "status": 503, "kind": "drop"}]"#)
                 == "m.json: faults[0].kind: give one effect per fault, not status and kind")
