@@ -25,7 +25,9 @@ struct WebSocketCommandTests {
     }
 
     /// Runs the client against `hammock serve` with `arguments`; its reports by check.
-    static func run(_ arguments: [String], environment: [String: String] = [:], caFile: String? = nil) async throws
+    static func run(
+        _ arguments: [String], environment: [String: String] = [:], caFile: String? = nil
+    ) async throws
         -> [String: JSON]
     {
         let server = try HammockProcess(

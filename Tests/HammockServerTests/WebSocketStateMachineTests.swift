@@ -51,7 +51,9 @@ struct WebSocketStateMachineTests {
         }
         #expect(failure.code == 1009)
         var exact = Machine(maximumMessageSize: 10)
-        #expect(exact.received(frame(.binary, [UInt8](repeating: 0, count: 10))) == .deliver(.binary([UInt8](repeating: 0, count: 10))))
+        #expect(
+            exact.received(frame(.binary, [UInt8](repeating: 0, count: 10)))
+                == .deliver(.binary([UInt8](repeating: 0, count: 10))))
     }
 
     @Test("Unmasked frames, reserved bits, reserved opcodes and stray continuations fail with 1002")
@@ -76,7 +78,8 @@ struct WebSocketStateMachineTests {
         #expect(failure.code == 1002)
     }
 
-    @Test("A client's close is answered with its code; an empty close with 1000; a close reason that is not UTF-8 fails with 1007")
+    @Test(
+        "A client's close is answered with its code; an empty close with 1000; a close reason that is not UTF-8 fails with 1007")
     func clientCloses() {
         var machine = Machine(maximumMessageSize: 10)
         #expect(

@@ -209,6 +209,36 @@ struct WebSocketTests {
         #expect(throws: FaultError.self) { try Fault(parsing: "* ws-close=1011 ws-drop") }
     }
 
+    @Test(
+        "A client's messages and the socket's end are journaled under its handshake; a test waits for a message as for a request")
+    func journal() async throws {
+        let server = try await server()
+        let socket = try await server.connectWebSocket("/ws/echo?room=7", headers: [.authorization: "Bearer t-1"])
+        let cursor = server.journal.mark()
+        try await socket.send(.text(#"{"type": "join", "name": "Ada"}"#))
+        try await socket.send(.binary([1, 2]))
+        let join = try await server.journal.next(
+            matching: .webSocketMessage(
+                "/ws/echo", query: ["room": "7"], headers: ["Authorization": "Bearer t-1"], body: ["type": "join"]),
+            after: cursor, timeout: .seconds(30))
+        #expect(join.webSocket == WebSocketEvent(kind: .message))
+        #expect(try join.request.json()["name"] == "Ada")
+        socket.close(WebSocketClose(code: 4000, reason: "bye"))
+        for await _ in socket.messages {}
+        // The end is journaled before the session's close reaches the client.
+        let end = try #require(server.journal.entries.last)
+        #expect(
+            end.webSocket == WebSocketEvent(kind: .closed, close: WebSocketClose(code: 4000, reason: "bye"), closedByClient: true)
+        )
+        let kinds = server.journal.entries.map { $0.webSocket?.kind }
+        #expect(kinds == [nil, .message, .message, .closed])
+        // A pattern about requests does not take a message on the same path, and says why.
+        let requests = server.journal.entries(matching: RequestPattern(.get, "/ws/echo"))
+        #expect(requests.count == 1)
+        let message = try #require(server.journal.entries.last)
+        #expect(RequestPattern(.get, "/ws/echo").differences(from: message) == ["the end of a WebSocket, not a request"])
+    }
+
     @Test("The server's stop closes an open WebSocket with 1001, in process")
     func stopClosesInProcess() async throws {
         let server = try await server()

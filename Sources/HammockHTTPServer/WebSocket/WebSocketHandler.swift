@@ -35,7 +35,7 @@ final class WebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func handlerAdded(context: ChannelHandlerContext) {
         let loop = context.eventLoop
         let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
-        let inbound = WebSocketInbound {
+        let inbound = WebSocketInbound(tap: session.tap) {
             loop.execute {
                 let (handler, context) = bound.value
                 handler.resumeReading(context: context)

@@ -100,7 +100,7 @@ extension AdminRoutes {
     static let heartbeat = Duration.seconds(15)
 
     /// `GET <prefix>/events`: each new journal entry as a Server-Sent Event (`id`, `event: request`, or
-    /// `event: webhook` for an attempt to deliver one,
+    /// `event: webhook` for an attempt to deliver one, `event: websocket` for a WebSocket's message or end,
     /// `data` the entry's JSON), filtered as `requests` is; with `Last-Event-ID` (a reconnecting
     /// browser sends it) the kept entries after that one first. Ends when the client leaves or the
     /// server stops; a client that stops reading is sent `event: dropped` with the reason once it falls
@@ -179,7 +179,8 @@ extension AdminRoutes {
 
     static func event(_ entry: JournalEntry, redacting redaction: Redaction?) -> [UInt8] {
         ServerSentEvent(
-            event: entry.webhook == nil ? "request" : "webhook", data: JournalJSON.entry(entry, redacting: redaction),
+            event: entry.webhook != nil ? "webhook" : entry.webSocket != nil ? "websocket" : "request",
+            data: JournalJSON.entry(entry, redacting: redaction),
             id: String(entry.id)
         ).encoded
     }
@@ -379,6 +380,7 @@ enum JournalJSON {
                     "error": attempt.error.map(JSON.string) ?? .null,
                 ]
             } ?? .null,
+            "webSocket": entry.webSocket?.json ?? .null,
         ]
     }
 

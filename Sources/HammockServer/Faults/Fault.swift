@@ -116,7 +116,8 @@ public struct Fault: Sendable, Hashable, CustomStringConvertible {
         case .webSocket(let fault):
             if case .close(let close) = fault.action, !WebSocketClose.isSendable(Int(close.code)) {
                 throw FaultError(
-                    "\(close.code) is not a close code a server sends: 1000 to 1003, 1007 to 1014, or 3000 to 4999", key: "webSocket")
+                    "\(close.code) is not a close code a server sends: 1000 to 1003, 1007 to 1014, or 3000 to 4999",
+                    key: "webSocket")
             }
             guard (0...1_000_000).contains(fault.afterMessages) else {
                 throw FaultError("afterMessages must be from 0 to 1000000", key: "webSocket")

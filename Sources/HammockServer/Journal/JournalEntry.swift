@@ -51,13 +51,16 @@ public final class JournalEntry: Sendable, Identifiable {
     /// For an attempt to deliver a ``Webhook`` (a request the mock made, not one it answered): which one,
     /// the how-manyeth try, and what went wrong. `nil` for a request the server answered.
     public let webhook: WebhookAttempt?
+    /// For a message a client sent on a WebSocket, or the socket's end (``WebSocketEvent``): the request
+    /// is the handshake's, the body the message. `nil` for a request.
+    public let webSocket: WebSocketEvent?
     /// What the entry costs the journal's byte budget: its body, header fields and target, plus a fixed
     /// part for the rest. Counted once.
     let weight: Int
 
     package init(
         id: UInt64, time: Date, duration: Duration, request: MockRequest, response: MockResponse, route: MatchedRoute?,
-        isRefused: Bool, webhook: WebhookAttempt? = nil, peer: String? = nil
+        isRefused: Bool, webhook: WebhookAttempt? = nil, webSocket: WebSocketEvent? = nil, peer: String? = nil
     ) {
         self.id = id
         self.time = time
@@ -74,6 +77,7 @@ public final class JournalEntry: Sendable, Identifiable {
         self.peer = peer ?? request.context?.peer
         fault = request.context?.fault
         self.webhook = webhook
+        self.webSocket = webSocket
         self.isRefused = isRefused
         // The client's fields are counted byte by byte (a hostile client sends 64 KiB heads); the
         // answer's are the server's own, estimated: iterating fields copies each one, which cost more
@@ -93,6 +97,12 @@ public final class JournalEntry: Sendable, Identifiable {
     /// `#4 POST /orders?x=1 → 201`.
     public var summary: String {
         let target = query.map { "\(path)?\($0)" } ?? path
-        return "#\(id) \(method.rawValue) \(target.prefix(200)) → \(status.code)"
+        switch webSocket?.kind {
+        case .message?: return "#\(id) WebSocket \(target.prefix(200)) ← \(body.count) bytes"
+        case .closed?:
+            return
+                "#\(id) WebSocket \(target.prefix(200)) closed \(webSocket?.close.map { String($0.code) } ?? "without a close frame")"
+        case nil: return "#\(id) \(method.rawValue) \(target.prefix(200)) → \(status.code)"
+        }
     }
 }

@@ -8,8 +8,13 @@ struct JournalMiddleware: OutcomeStep {
         // answers it with this 500.
         let context = request.context
         switch outcome {
-        case .success(let response):
+        case .success(var response):
             journal.record(request: request, response: response, arrival: context?.arrival, route: context?.route)
+            // A WebSocket's messages and end are journaled under its handshake.
+            if let session = response.webSocket {
+                response.webSocket = session.journaled(in: journal, request: request, route: context?.route)
+                return .success(response)
+            }
         case .failure:
             let response = MockServer.unmappedFailure(outcome)
             journal.record(request: request, response: response, arrival: context?.arrival, route: context?.route)

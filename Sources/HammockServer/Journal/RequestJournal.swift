@@ -229,10 +229,19 @@ public final class RequestJournal: Sendable {
         record(request: request, response: response, arrival: nil, route: nil, webhook: attempt, peer: peer)
     }
 
+    /// Records a message a client sent on a WebSocket opened by `request`, or the socket's end.
+    func recordWebSocket(request: MockRequest, body: [UInt8], event: WebSocketEvent, route: MatchedRoute?, peer: String?) {
+        var message = request
+        message.body = body
+        record(
+            request: message, response: MockResponse(status: .switchingProtocols), arrival: nil, route: route,
+            webSocket: event, peer: peer)
+    }
+
     /// Records an answered request: subscribers get it, and waiters whose pattern it matches are resumed.
     func record(
         request: MockRequest, response: MockResponse, arrival: ContinuousClock.Instant?, route: MatchedRoute?,
-        webhook: WebhookAttempt? = nil, peer: String? = nil
+        webhook: WebhookAttempt? = nil, webSocket: WebSocketEvent? = nil, peer: String? = nil
     ) {
         guard isEnabled else { return }
         // One clock read: the wall-clock time follows from the monotonic one (a second read cost 8% of
@@ -245,7 +254,7 @@ public final class RequestJournal: Sendable {
             state.lastID += 1
             let entry = JournalEntry(
                 id: state.lastID, time: time, duration: duration, request: request, response: response, route: route,
-                isRefused: request.rejection != nil, webhook: webhook, peer: peer)
+                isRefused: request.rejection != nil, webhook: webhook, webSocket: webSocket, peer: peer)
             state.append(entry, limits: limits)
             var woken: [CheckedContinuation<JournalEntry?, Never>] = []
             if !state.waiters.isEmpty {

@@ -29,6 +29,9 @@ public struct RequestPattern: Sendable, CustomStringConvertible {
     public var body: [String: JSON]
     /// The status the server answered with.
     public var status: Int?
+    /// Whether the pattern is about messages clients sent on WebSockets (``WebSocketEvent``), matched by
+    /// the socket's path, query and header fields and the message as the body, instead of requests.
+    public var isWebSocketMessage = false
 
     private var parsedPath: Result<PathPattern, PathPatternError>?
 
@@ -48,6 +51,20 @@ public struct RequestPattern: Sendable, CustomStringConvertible {
 
     /// Every request.
     public static let any = RequestPattern()
+
+    /// A message a client sent on a WebSocket opened on `path`: its JSON `body` members, the handshake's
+    /// `query` and `headers`.
+    ///
+    /// ```swift
+    /// let join = try await server.journal.next(matching: .webSocketMessage("/ws/chat", body: ["type": "join"]))
+    /// ```
+    public static func webSocketMessage(
+        _ path: String? = nil, query: [String: String] = [:], headers: [String: String] = [:], body: [String: JSON] = [:]
+    ) -> RequestPattern {
+        var pattern = RequestPattern(nil, path, query: query, headers: headers, body: body)
+        pattern.isWebSocketMessage = true
+        return pattern
+    }
 
     private static func parse(_ path: String?) -> Result<PathPattern, PathPatternError>? {
         path.map { text in Result { () throws(PathPatternError) in try PathPattern(text) } }
@@ -72,6 +89,12 @@ public struct RequestPattern: Sendable, CustomStringConvertible {
             method != nil || parsedPath != nil || !query.isEmpty || !headers.isEmpty || !body.isEmpty || status != nil
         if hasCondition, entry.webhook != nil, differ("a webhook the server sent, not a request it answered") {
             return found
+        }
+        if isWebSocketMessage {
+            if entry.webSocket?.kind != .message, differ("not a message a client sent on a WebSocket") { return found }
+        } else if hasCondition, let event = entry.webSocket {
+            let what = event.kind == .message ? "a message on a WebSocket" : "the end of a WebSocket"
+            if differ("\(what), not a request") { return found }
         }
         if let method, entry.method != method, differ("method is \(entry.method.rawValue), not \(method.rawValue)") {
             return found
@@ -132,6 +155,7 @@ public struct RequestPattern: Sendable, CustomStringConvertible {
         for (name, value) in query.sorted(by: { $0.key < $1.key }) { conditions.append("query \(name)=\(value)") }
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { conditions.append("header \(name): \(value)") }
         for (key, value) in body.sorted(by: { $0.key < $1.key }) { conditions.append("body \(key) = \(Mismatch.short(value))") }
+        if isWebSocketMessage { head.insert("WebSocket message on", at: 0) }
         var text = head.isEmpty ? "any request" : head.joined(separator: " ")
         if !conditions.isEmpty { text += " {" + conditions.joined(separator: ", ") + "}" }
         return text

@@ -47,7 +47,7 @@ extension MockServer {
             if let body = exchanged.body { response.body = (try? await body.collect()) ?? [] }
             throw WebSocketHandshakeError(response: response)
         }
-        let socket = InProcessWebSocket(response: exchanged.head, subprotocol: session.subprotocol)
+        let socket = InProcessWebSocket(response: exchanged.head, subprotocol: session.subprotocol, tap: session.tap)
         let outbound = socket.serverSide
         let inbound = socket.sessionInbound
         inProcessSockets.start {
@@ -99,12 +99,12 @@ public final class InProcessWebSocket: Sendable {
     let sessionInbound: WebSocketInbound
     let serverSide: ServerSide
 
-    init(response: MockResponse, subprotocol: String?) {
+    init(response: MockResponse, subprotocol: String?, tap: (@Sendable (WebSocketMessage) -> Void)?) {
         self.response = response
         self.subprotocol = subprotocol
         let (stream, continuation) = AsyncStream.makeStream(of: WebSocketMessage.self)
         messages = stream
-        let inbound = WebSocketInbound()
+        let inbound = WebSocketInbound(tap: tap)
         sessionInbound = inbound
         serverSide = ServerSide(continuation: continuation, inbound: inbound)
     }

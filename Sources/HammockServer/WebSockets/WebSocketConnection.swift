@@ -65,6 +65,8 @@ public final class WebSocketInbound: AsyncSequence, Sendable {
         var closedWith: WebSocketClose?
         var paused = false
         var waiter: CheckedContinuation<WebSocketMessage?, Never>?
+        /// Sees each message as it arrives (the journal).
+        var tap: (@Sendable (WebSocketMessage) -> Void)?
 
         mutating func take() -> WebSocketMessage? {
             guard head < queue.count else { return nil }
@@ -87,22 +89,30 @@ public final class WebSocketInbound: AsyncSequence, Sendable {
 
     /// - Parameter resume: Called, outside any lock, when the transport may read again after
     ///   ``yield(_:)`` said to pause.
-    package init(highWater: Int = 16, resume: @escaping @Sendable () -> Void = {}) {
+    /// - Parameter tap: Sees each message as it arrives, before the session reads it (the session's
+    ///   ``WebSocketSession/tap``: the journal).
+    package init(
+        highWater: Int = 16, tap: (@Sendable (WebSocketMessage) -> Void)? = nil, resume: @escaping @Sendable () -> Void = {}
+    ) {
         self.highWater = highWater
         self.resume = resume
+        state.withLock { $0.tap = tap }
     }
 
     /// Hands the session a message the client sent. Returns whether the transport may go on reading:
     /// `false` once ``highWater`` messages wait (it then waits for `resume`).
     @discardableResult
     package func yield(_ message: WebSocketMessage) -> Bool {
-        let (waiter, keepReading): (CheckedContinuation<WebSocketMessage?, Never>?, Bool) = state.withLock { state in
-            guard !state.ended else { return (nil, true) }
-            if let waiter = state.waiter.take() { return (waiter, true) }
-            state.queue.append(message)
-            if state.waiting >= highWater { state.paused = true }
-            return (nil, !state.paused)
-        }
+        let (waiter, keepReading, tap):
+            (CheckedContinuation<WebSocketMessage?, Never>?, Bool, (@Sendable (WebSocketMessage) -> Void)?) = state.withLock {
+                state in
+                guard !state.ended else { return (nil, true, nil) }
+                if let waiter = state.waiter.take() { return (waiter, true, state.tap) }
+                state.queue.append(message)
+                if state.waiting >= highWater { state.paused = true }
+                return (nil, !state.paused, state.tap)
+            }
+        tap?(message)
         waiter?.resume(returning: message)
         return keepReading
     }
@@ -226,6 +236,9 @@ public struct WebSocketSession: Sendable {
     public let subprotocol: String?
     /// The session's work.
     public let run: @Sendable (WebSocketConnection) async throws -> Void
+    /// Sees each message a client sends as it arrives (the journal): a transport hands it to the
+    /// ``WebSocketInbound`` it makes, so no message slips past before the session starts.
+    package var tap: (@Sendable (WebSocketMessage) -> Void)?
 
     public init(subprotocol: String? = nil, run: @escaping @Sendable (WebSocketConnection) async throws -> Void) {
         self.subprotocol = subprotocol

@@ -41,7 +41,7 @@ public struct WebSocketFault: Sendable, Hashable, CustomStringConvertible {
     /// allowed one (the session's next send then finds the connection closed).
     func applied(to session: WebSocketSession) -> WebSocketSession {
         let fault = self
-        return WebSocketSession(subprotocol: session.subprotocol) { connection in
+        var faulty = WebSocketSession(subprotocol: session.subprotocol) { connection in
             let outbound = FaultyOutbound(base: connection.outbound, fault: fault)
             if fault.afterMessages == 0 {
                 await outbound.strike()
@@ -52,6 +52,8 @@ public struct WebSocketFault: Sendable, Hashable, CustomStringConvertible {
                     request: connection.request, subprotocol: connection.subprotocol, inbound: connection.inbound,
                     outbound: outbound))
         }
+        faulty.tap = session.tap
+        return faulty
     }
 }
 
