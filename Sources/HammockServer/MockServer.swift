@@ -128,6 +128,8 @@ public final class MockServer: Sendable {
     let changes: ResourceChanges
     /// The sessions of WebSockets opened in process, ended by ``stop()``.
     let inProcessSockets = InProcessSockets()
+    /// Every WebSocket open now, for ``sendToWebSockets(_:path:)`` and ``closeWebSockets(path:with:)``.
+    let openSocketList = OpenWebSockets()
     /// Sends the webhooks that follow answers.
     let webhookDispatcher: WebhookDispatcher
     /// The admin API's family of routes, when ``Options/adminPath`` is set.

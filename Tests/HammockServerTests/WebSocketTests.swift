@@ -239,6 +239,30 @@ struct WebSocketTests {
         #expect(RequestPattern(.get, "/ws/echo").differences(from: message) == ["the end of a WebSocket, not a request"])
     }
 
+    @Test("A test pushes a message to the open sockets of a path, lists them, and closes them with a code of its choosing")
+    func pushAndClose() async throws {
+        let server = try await server()
+        let first = try await server.connectWebSocket("/ws/people")
+        let second = try await server.connectWebSocket("/ws/people", headers: [.secWebSocketProtocol: "hammock.v1"])
+        let echo = try await server.connectWebSocket("/ws/echo?room=1")
+        // The sessions start on their own tasks: wait until the three are listed.
+        while server.openWebSockets.count < 3 { await Task.yield() }
+        #expect(server.openWebSockets.map(\.path) == ["/ws/people", "/ws/people", "/ws/echo"])
+        #expect(server.openWebSockets.map(\.subprotocol) == [nil, "hammock.v1", nil])
+        #expect(server.openWebSockets.last?.query == "room=1")
+        #expect(try await server.sendToWebSockets(.text("hi"), path: "/ws/people") == 2)
+        #expect(await collect(first, 1) == [.text("hi")])
+        #expect(await collect(second, 1) == [.text("hi")])
+        #expect(try await server.closeWebSockets(path: "/ws/*", with: WebSocketClose(code: 4003)) == 3)
+        for socket in [first, second, echo] {
+            for await _ in socket.messages {}
+            #expect(socket.closedWith?.code == 4003)
+        }
+        while !server.openWebSockets.isEmpty { await Task.yield() }
+        #expect(try await server.sendToWebSockets(.text("nobody")) == 0)
+        await #expect(throws: StubError.self) { try await server.sendToWebSockets(.text("x"), path: "no-slash") }
+    }
+
     @Test("The server's stop closes an open WebSocket with 1001, in process")
     func stopClosesInProcess() async throws {
         let server = try await server()
@@ -384,6 +408,69 @@ struct WebSocketTests {
         await socket.sendClose(1001)
         await stopped.value
         #expect(await socket.connection.readToEnd(timeout: .seconds(30)).end != .silent)
+    }
+
+    @Test("Over a socket, the admin API lists open sockets, pushes a message to those of a path, and closes them")
+    func adminOverSocket() async throws {
+        let server = try await server()
+        let port = try await server.start(host: "127.0.0.1", port: 0)
+        do {
+            let socket = try RawWebSocket(port: port)
+            #expect(await socket.handshake("/ws/echo").hasPrefix("HTTP/1.1 101"))
+            let admin = try RawConnection(port: port)
+            while server.openWebSockets.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+            await admin.send("GET /__hammock/websockets HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            let listed = try #require(await admin.readResponses(1).first)
+            #expect(try JSON(parsing: listed.body)[0]?["path"] == "/ws/echo")
+            let push = #"{"path": "/ws/echo", "json": {"type": "price", "value": 99.5}}"#
+            await admin.send(
+                "POST /__hammock/websockets/messages HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: \(push.utf8.count)\r\n\r\n\(push)"
+            )
+            let pushed = try #require(await admin.readResponses(1).first)
+            #expect(try JSON(parsing: pushed.body) == ["sent": 1])
+            let frame = try #require(await socket.nextFrame())
+            #expect(try JSON(parsing: frame.payload) == ["type": "price", "value": 99.5])
+            await admin.send("DELETE /__hammock/websockets HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            #expect(try JSON(parsing: try #require(await admin.readResponses(1).first).body) == ["closed": 1])
+            #expect(await socket.nextFrame()?.closeCode == 1001)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    @Test(
+        "Under load, 40 sockets echoing at once each get their own messages back in order, and the stop closes them all with 1001"
+    )
+    func loadedEchoAndStop() async throws {
+        let server = try await server()
+        let port = try await server.start(host: "127.0.0.1", port: 0)
+        let sockets = try (0..<40).map { _ in try RawWebSocket(port: port) }
+        let orderly = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for (index, socket) in sockets.enumerated() {
+                group.addTask {
+                    guard await socket.handshake("/ws/echo").hasPrefix("HTTP/1.1 101") else { return false }
+                    for message in 0..<20 { await socket.send(text: "\(index)-\(message)") }
+                    for message in 0..<20 {
+                        guard await socket.nextFrame()?.text == "\(index)-\(message)" else { return false }
+                    }
+                    return true
+                }
+            }
+            var all: [Bool] = []
+            for try await result in group { all.append(result) }
+            return all
+        }
+        #expect(orderly == Array(repeating: true, count: 40))
+        #expect(server.openWebSockets.count == 40)
+        let stopped = Task { await server.stop() }
+        for socket in sockets {
+            #expect(await socket.nextFrame()?.closeCode == 1001)
+        }
+        // No client answers the close: the stop still returns, after the linger timeout at most.
+        await stopped.value
+        #expect(server.openWebSockets.isEmpty)
     }
 
     @Test("Over a socket, a client that never answers the server's close is disconnected after the linger timeout")

@@ -13,6 +13,7 @@ final class WebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundOut = WebSocketFrame
 
     private var state: WebSocketStateMachine
+    private let server: MockServer
     private let session: WebSocketSession
     private let request: MockRequest
     private let lingerTimeout: Duration
@@ -23,7 +24,8 @@ final class WebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var readingPaused = false
     private var readPending = false
 
-    init(session: WebSocketSession, request: MockRequest, maximumMessageSize: Int, lingerTimeout: Duration) {
+    init(server: MockServer, session: WebSocketSession, request: MockRequest, maximumMessageSize: Int, lingerTimeout: Duration) {
+        self.server = server
         self.session = session
         self.request = request
         self.lingerTimeout = lingerTimeout
@@ -43,10 +45,9 @@ final class WebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         self.inbound = inbound
         let outbound = SocketOutbound(loop: loop, bound: bound)
-        let session = self.session
-        let request = self.request
+        let (server, session, request) = (self.server, self.session, self.request)
         task = Task(executorPreference: EventLoopTaskExecutor(loop)) {
-            await session.serve(request, inbound: inbound, outbound: outbound)
+            await server.serveWebSocket(session, request: request, inbound: inbound, outbound: outbound)
         }
     }
 

@@ -135,7 +135,8 @@ enum HTTP1Wire: ConnectionWire {
                 [
                     WebSocketFrameEncoder(), ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: size)),
                     WebSocketHandler(
-                        session: session, request: request, maximumMessageSize: size, lingerTimeout: limits.lingerTimeout),
+                        server: server, session: session, request: request, maximumMessageSize: size,
+                        lingerTimeout: limits.lingerTimeout),
                 ], position: .after(context.handler))
             let decoder = try pipeline.context(handlerType: ByteToMessageHandler<RequestDecoder>.self)
             pipeline.removeHandler(context: context, promise: nil)

@@ -268,6 +268,13 @@ final class AdminRoutes: MockRoutes {
         Row(pattern: ["faults", ":name"], methods: [.get, .put, .delete]) { call in try AdminRoutes.fault(call) },
         Row(pattern: ["webhooks"], methods: [.get, .post, .put, .delete]) { call in try AdminRoutes.webhooks(call) },
         Row(pattern: ["webhooks", ":name"], methods: [.get, .put, .delete]) { call in try AdminRoutes.webhook(call) },
+        Row(pattern: ["websockets"], methods: [.get, .delete]) { call in
+            if call.request.method == .delete {
+                return MockResponse(json: ["closed": .integer(try await call.server.closeWebSockets())])
+            }
+            return MockResponse(json: .array(call.server.openWebSockets.map(\.json)))
+        },
+        Row(pattern: ["websockets", "messages"], methods: [.post]) { call in try await AdminRoutes.pushWebSocketMessage(call) },
     ]
 
     /// `<prefix>/snapshots/{name}`.

@@ -50,8 +50,8 @@ extension MockServer {
         let socket = InProcessWebSocket(response: exchanged.head, subprotocol: session.subprotocol, tap: session.tap)
         let outbound = socket.serverSide
         let inbound = socket.sessionInbound
-        inProcessSockets.start {
-            await session.serve(request, inbound: inbound, outbound: outbound)
+        inProcessSockets.start { [self] in
+            await serveWebSocket(session, request: request, inbound: inbound, outbound: outbound)
             outbound.end()
         }
         return socket
