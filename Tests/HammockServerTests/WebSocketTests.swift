@@ -473,6 +473,64 @@ struct WebSocketTests {
         #expect(server.openWebSockets.isEmpty)
     }
 
+    @Test("A push skips a client that has stopped reading, and still reaches the one that reads")
+    func pushSkipsAStalledClient() async throws {
+        let server = try await server()
+        let port = try await server.start(host: "127.0.0.1", port: 0)
+        do {
+            let stalled = try RawWebSocket(port: port)
+            let reading = try RawWebSocket(port: port)
+            #expect(await stalled.handshake("/ws/echo").hasPrefix("HTTP/1.1 101"))
+            #expect(await reading.handshake("/ws/echo").hasPrefix("HTTP/1.1 101"))
+            while server.openWebSockets.count < 2 { try await Task.sleep(for: .milliseconds(5)) }
+            let pushes = 60
+            let reader = Task {
+                var count = 0
+                while count < pushes, let frame = await reading.nextFrame(timeout: .seconds(30)), frame.payload.count == 512 << 10
+                {
+                    count += 1
+                }
+                return count
+            }
+            var counts: [Int] = []
+            for _ in 0..<pushes {
+                counts.append(try await server.sendToWebSockets(.binary([UInt8](repeating: 1, count: 512 << 10))))
+                try await Task.sleep(for: .milliseconds(5))  // lets the reading client keep up
+            }
+            // 30 MB cannot all wait in loopback's buffers for a client that reads nothing: the stalled one
+            // stops being offered messages, the other gets every one.
+            #expect(counts.first == 2)
+            #expect(counts.contains(1), "\(counts)")
+            #expect(await reader.value == pushes)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    @Test("A live feed's listener that falls 10,000 changes behind is told why and let go, holding nothing")
+    func feedOverflow() async {
+        let changes = ResourceChanges()
+        let feed = changes.subscribe(to: ["people"])
+        for index in 0..<ChangeFeed.limit {
+            changes.publish([ResourceChange(.created, resource: "people", record: ["id": .integer(index)])])
+        }
+        changes.publish([ResourceChange(.created, resource: "notes")])  // not listened to: no effect
+        guard case .change(let first)? = await feed.next() else {
+            Issue.record("expected the first change")
+            return
+        }
+        #expect(first.record?["id"] == 0)
+        changes.publish([ResourceChange(.deleted, resource: "people"), ResourceChange(.deleted, resource: "people")])
+        guard case .overflowed(let reason)? = await feed.next() else {
+            Issue.record("expected the overflow")
+            return
+        }
+        #expect(reason == "the listener fell 10000 changes behind")
+        feed.cancel()
+    }
+
     @Test("Over a socket, a client that never answers the server's close is disconnected after the linger timeout")
     func unansweredCloseOverSocket() async throws {
         let server = try await server()

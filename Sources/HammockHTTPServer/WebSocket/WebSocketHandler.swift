@@ -167,6 +167,14 @@ final class WebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler {
         return promise.futureResult
     }
 
+    /// Sends a pushed message unless the connection is closing or its client is not reading (NIO's
+    /// write buffer is past its high-water mark, 64 KiB by default).
+    func offer(_ message: WebSocketMessage, context: ChannelHandlerContext) -> Bool {
+        guard state.isOpen, context.channel.isActive, context.channel.isWritable else { return false }
+        _ = send(message, context: context)
+        return true
+    }
+
     /// Starts the close handshake (once): the close frame now, and the connection ends when the client
     /// answers, or after the linger timeout.
     func close(_ close: WebSocketClose, context: ChannelHandlerContext) {
@@ -222,6 +230,15 @@ final class SocketOutbound: WebSocketOutbound {
         } catch {
             throw WebSocketClosedError()  // the connection closed under the write
         }
+    }
+
+    func offer(_ message: WebSocketMessage) async -> Bool {
+        let bound = self.bound
+        return
+            (try? await loop.submit {
+                let (handler, context) = bound.value
+                return handler.offer(message, context: context)
+            }.get()) ?? false
     }
 
     func close(_ close: WebSocketClose) async {

@@ -148,6 +148,12 @@ public final class InProcessWebSocket: Sendable {
             continuation.yield(message)
         }
 
+        func offer(_ message: WebSocketMessage) async -> Bool {
+            guard isOpen else { return false }
+            continuation.yield(message)
+            return true
+        }
+
         func close(_ close: WebSocketClose) async {
             // A client that closed first gets its own code back, as over a socket.
             let answer = inbound.closedWith.map { WebSocketClose(code: $0.code) } ?? close

@@ -71,7 +71,9 @@ extension MockServer {
 
     /// Sends `message` on every open WebSocket whose path matches `path` (a pattern: `/ws/rooms/*`; every
     /// socket when `nil`), beside what their sessions send: the push a test makes when it chooses.
-    /// Returns how many took it (a socket closing meanwhile does not count).
+    /// Returns how many took it: a socket closing meanwhile, or whose client has stopped reading (64 KiB
+    /// wait to be written to it), is skipped, so that one stalled client holds up neither the others
+    /// nor the caller.
     ///
     /// ```swift
     /// try await server.sendToWebSockets(.text(#"{"type": "price", "value": 99.5}"#), path: "/ws/prices")
@@ -80,13 +82,8 @@ extension MockServer {
     @discardableResult
     public func sendToWebSockets(_ message: WebSocketMessage, path: String? = nil) async throws(StubError) -> Int {
         var sent = 0
-        for (_, outbound) in openSocketList.matching(try Self.socketPattern(path)) {
-            do {
-                try await outbound.send(message)
-                sent += 1
-            } catch {
-                continue  // closing: it does not count
-            }
+        for (_, outbound) in openSocketList.matching(try Self.socketPattern(path)) where await outbound.offer(message) {
+            sent += 1
         }
         return sent
     }

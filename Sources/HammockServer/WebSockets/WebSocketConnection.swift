@@ -178,6 +178,11 @@ package protocol WebSocketOutbound: Sendable {
     /// Sends one message; returns once it is written. Throws ``WebSocketClosedError`` once the connection
     /// is closing or gone.
     func send(_ message: WebSocketMessage) async throws
+    /// Sends one message without waiting for it to be written, unless the connection is closing or its
+    /// client has stopped reading (what waits to be written is past the transport's bound): then it is
+    /// not sent, and the answer is `false`. What a push from outside the session uses, so that one
+    /// client that does not read holds up neither the others nor the caller.
+    func offer(_ message: WebSocketMessage) async -> Bool
     /// Sends a close frame (once; later calls do nothing), then ends the connection when the client
     /// answers with its own, or after a short wait.
     func close(_ close: WebSocketClose) async

@@ -109,6 +109,7 @@ final class ClosingNote: WebSocketOutbound {
     var dropped: Bool { state.withLock { $0.dropped } }
 
     func send(_ message: WebSocketMessage) async throws { try await base.send(message) }
+    func offer(_ message: WebSocketMessage) async -> Bool { await base.offer(message) }
 
     func close(_ close: WebSocketClose) async {
         state.withLock { state in

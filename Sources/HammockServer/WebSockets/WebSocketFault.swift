@@ -92,6 +92,12 @@ final class FaultyOutbound: WebSocketOutbound {
         }
     }
 
+    /// A push from outside the session: not counted, and refused once the fault has struck.
+    func offer(_ message: WebSocketMessage) async -> Bool {
+        guard sent.withLock({ $0 }) != nil else { return false }
+        return await base.offer(message)
+    }
+
     func close(_ close: WebSocketClose) async { await base.close(close) }
     func drop() async { await base.drop() }
 }
