@@ -531,6 +531,36 @@ struct WebSocketTests {
         feed.cancel()
     }
 
+    @Test("Over a socket, a silent client is pinged after the idle timeout: one that answers stays, one that does not is cut off")
+    func idleSocketsArePinged() async throws {
+        let server = try await server()
+        let port = try await server.start(host: "127.0.0.1", port: 0, limits: ConnectionLimits(idleTimeout: .milliseconds(200)))
+        do {
+            let answering = try RawWebSocket(port: port)
+            let silent = try RawWebSocket(port: port)
+            #expect(await answering.handshake("/ws/echo").hasPrefix("HTTP/1.1 101"))
+            #expect(await silent.handshake("/ws/echo").hasPrefix("HTTP/1.1 101"))
+            for _ in 0..<3 {
+                let ping = await answering.nextFrame()
+                #expect(ping?.opcode == 9)
+                await answering.send(opcode: 10, ping?.payload ?? [])
+            }
+            await answering.send(text: "still here")
+            var frame = await answering.nextFrame()
+            while frame?.opcode == 9 {
+                await answering.send(opcode: 10, frame?.payload ?? [])
+                frame = await answering.nextFrame()
+            }
+            #expect(frame?.text == "still here")
+            #expect(await silent.nextFrame()?.opcode == 9)
+            #expect(await silent.connection.readToEnd(timeout: .seconds(30)).end == .closed)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
     @Test("Over a socket, a client that never answers the server's close is disconnected after the linger timeout")
     func unansweredCloseOverSocket() async throws {
         let server = try await server()

@@ -6,7 +6,9 @@ import NIOWebSocket
 /// through NIO's encoder. The rules are ``WebSocketStateMachine``'s; this handler carries its actions out,
 /// runs the route's ``WebSocketSession`` in a task on the connection's event loop, and ends the
 /// connection on every path: the close handshake, a protocol error, a drop, a client that never answers
-/// a close (after the linger timeout), and the server's stop (1001).
+/// a close (after the linger timeout), the server's stop (1001), and a client that has gone without a
+/// word: after the idle timeout with nothing received the server pings, and a client that sends nothing
+/// (not even the pong every WebSocket client sends by itself) for another idle timeout is cut off.
 final class WebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = WebSocketFrame
     typealias OutboundIn = WebSocketFrame
@@ -17,15 +19,24 @@ final class WebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let session: WebSocketSession
     private let request: MockRequest
     private let lingerTimeout: Duration
+    private let idleTimeout: Duration
     private var inbound: WebSocketInbound?
+    /// When a frame last arrived, and whether a ping waits for its answer.
+    private var lastHeard = NIODeadline.now()
+    private var pingSent = false
+    private var idleTimer: Scheduled<Void>?
     private var task: Task<Void, Never>?
     private var lingerTimer: Scheduled<Void>?
     /// The session has more messages waiting than it reads: reading the socket waits (TCP slows the client).
     private var readingPaused = false
     private var readPending = false
 
-    init(server: MockServer, session: WebSocketSession, request: MockRequest, maximumMessageSize: Int, lingerTimeout: Duration) {
+    init(
+        server: MockServer, session: WebSocketSession, request: MockRequest, maximumMessageSize: Int,
+        lingerTimeout: Duration, idleTimeout: Duration
+    ) {
         self.server = server
+        self.idleTimeout = idleTimeout
         self.session = session
         self.request = request
         self.lingerTimeout = lingerTimeout
@@ -49,6 +60,28 @@ final class WebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler {
         task = Task(executorPreference: EventLoopTaskExecutor(loop)) {
             await server.serveWebSocket(session, request: request, inbound: inbound, outbound: outbound)
         }
+        lastHeard = .now()
+        scheduleIdleCheck(context: context)
+    }
+
+    /// At the idle timeout after the last frame heard: a ping, or, if the last ping went unanswered, the end.
+    private func scheduleIdleCheck(context: ChannelHandlerContext) {
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: lastHeard + TimeAmount(idleTimeout)) {
+            self.idleTimer = nil
+            guard context.channel.isActive, self.state.state != .closed else { return }
+            if self.lastHeard + TimeAmount(self.idleTimeout) > .now() {
+                self.scheduleIdleCheck(context: context)  // heard since: wait from then
+            } else if self.pingSent {
+                self.state.connectionEnded()
+                context.close(promise: nil)
+            } else {
+                self.pingSent = true
+                self.lastHeard = .now()
+                self.write(opcode: .ping, Array("hammock".utf8), context: context, promise: nil)
+                context.flush()
+                self.scheduleIdleCheck(context: context)
+            }
+        }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -64,6 +97,8 @@ final class WebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func end() {
         lingerTimer?.cancel()
         lingerTimer = nil
+        idleTimer?.cancel()
+        idleTimer = nil
         inbound?.finish(closedWith: nil)
         task?.cancel()
         task = nil
@@ -89,6 +124,8 @@ final class WebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
+        lastHeard = .now()
+        pingSent = false
         let kind: WebSocketStateMachine.Frame.Kind =
             switch frame.opcode {
             case .text: .text

@@ -136,7 +136,7 @@ enum HTTP1Wire: ConnectionWire {
                     WebSocketFrameEncoder(), ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: size)),
                     WebSocketHandler(
                         server: server, session: session, request: request, maximumMessageSize: size,
-                        lingerTimeout: limits.lingerTimeout),
+                        lingerTimeout: limits.lingerTimeout, idleTimeout: limits.idleTimeout),
                 ], position: .after(context.handler))
             let decoder = try pipeline.context(handlerType: ByteToMessageHandler<RequestDecoder>.self)
             pipeline.removeHandler(context: context, promise: nil)
