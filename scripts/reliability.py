@@ -29,7 +29,8 @@ CONFIG = {
                                       "avatar": "blob", "born": "date", "extra": "json"}},
         {"name": "categories", "fields": {"slug": "string", "title": "string"}, "primaryKey": "slug"},
         {"name": "cars", "fields": {"name": "string"}, "parents": ["people"]},
-    ]
+    ],
+    "routes": [{"path": "/ws/echo", "websocket": {"echo": True}}],
 }
 
 
@@ -723,6 +724,140 @@ def check_slowloris(checks, binary, directory, store, connections):
         server.stop()
 
 
+def websocket(port, path="/ws/echo", timeout=10):
+    """A connection upgraded to a WebSocket on `path` (the 101 read), or raises."""
+    sock = open_connection(port, timeout=timeout)
+    sock.sendall(b"GET " + path.encode() + b" HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\n"
+                 b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                 b"Sec-WebSocket-Version: 13\r\n\r\n")
+    head = b""
+    while b"\r\n\r\n" not in head:
+        data = sock.recv(4096)
+        if not data:
+            raise RuntimeError("closed before the 101")
+        head += data
+    if not head.startswith(b"HTTP/1.1 101"):
+        raise RuntimeError(head.split(b"\r\n", 1)[0].decode(errors="replace"))
+    return sock
+
+
+def masked_frame(opcode, payload, fin=True):
+    """A client's frame: masked, as RFC 6455 requires."""
+    head = bytes([(0x80 if fin else 0) | opcode])
+    length = len(payload)
+    if length < 126:
+        head += bytes([0x80 | length])
+    elif length < 65536:
+        head += bytes([0x80 | 126]) + length.to_bytes(2, "big")
+    else:
+        head += bytes([0x80 | 127]) + length.to_bytes(8, "big")
+    key = b"\x37\xfa\x21\x3d"
+    return head + key + bytes(byte ^ key[index % 4] for index, byte in enumerate(payload))
+
+
+def close_code(sock, timeout=10):
+    """The code of the server's close frame, reading past its other frames; None if the connection ends first."""
+    sock.settimeout(timeout)
+    data = b""
+    try:
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return None
+            data += chunk
+            while len(data) >= 2:
+                length, at = data[1] & 0x7F, 2
+                if length == 126:
+                    length, at = int.from_bytes(data[2:4], "big"), 4
+                elif length == 127:
+                    length, at = int.from_bytes(data[2:10], "big"), 10
+                if len(data) < at + length:
+                    break
+                if data[0] & 0x0F == 8:
+                    return int.from_bytes(data[at:at + 2], "big") if length >= 2 else 1005
+                data = data[at + length:]
+    except OSError:
+        return None
+
+
+def check_websockets(checks, binary, directory, store):
+    """WebSocket clients a server must survive: one that floods an echo with 64 MiB and reads nothing (held
+    memory, bounded by backpressure), frames that break the protocol (a length of 2^63, an unmasked frame,
+    a reserved opcode: each closed with its code; random bytes: the connection ends), and 100 silent sockets at the stop (closed with 1001, and
+    the stop returns)."""
+    server = Server(binary, directory, store)
+    try:
+        for _ in range(5):  # warm the allocator with a few echoes
+            sock = websocket(server.port)
+            sock.sendall(masked_frame(2, b"w" * 65536))
+            sock.recv(65536)
+            sock.close()
+        baseline = server.rss_kib()
+        peak = [baseline]
+        flood = websocket(server.port)
+        flood.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        frame = masked_frame(2, b"f" * 65536)
+        sent = 0
+        flood.settimeout(5)
+        try:
+            for _ in range(1024):  # 64 MiB
+                flood.sendall(frame)
+                sent += len(frame)
+                if sent % (8 << 20) < len(frame):
+                    peak[0] = max(peak[0], server.rss_kib())
+        except OSError:
+            pass  # the server stopped reading: backpressure, as it should
+        time.sleep(1)
+        peak[0] = max(peak[0], server.rss_kib())
+        flood.close()
+        growth = (peak[0] - baseline) / 1024
+
+        codes = {}
+        for name, data in [("length 2^63", bytes([0x82, 0xFF]) + (1 << 63).to_bytes(8, "big") + b"\x00" * 4),
+                           ("unmasked", bytes([0x81, 0x02]) + b"hi"), ("reserved opcode", masked_frame(3, b"x"))]:
+            sock = websocket(server.port)
+            sock.sendall(data)
+            codes[name] = close_code(sock)
+            sock.close()
+        # Random bytes may announce a frame longer than what follows: the server waits for the rest, and
+        # the client's end of input (or else the idle timeout) ends the connection.
+        garbage_ended = 0
+        for _ in range(3):
+            sock = websocket(server.port)
+            sock.sendall(bytes(random.getrandbits(8) for _ in range(64)))
+            sock.shutdown(socket.SHUT_WR)
+            close_code(sock, timeout=15)
+            try:
+                sock.settimeout(1)
+                garbage_ended += sock.recv(1) == b""
+            except OSError:
+                garbage_ended += 1
+            sock.close()
+        codes["garbage, ended"] = f"{garbage_ended}/3"
+        protocol_ok = (codes["length 2^63"] in (1009, 1002) and codes["unmasked"] == 1002
+                       and codes["reserved opcode"] == 1002 and garbage_ended == 3)
+
+        idle = [websocket(server.port) for _ in range(100)]
+        alive = server.alive() and request(server.port, "GET", "/people")[0] == 200
+        began = time.time()
+        server.process.send_signal(signal.SIGINT)
+        going_away = sum(close_code(sock) == 1001 for sock in idle)
+        try:
+            server.process.wait(timeout=20)
+            stop_seconds = time.time() - began
+        except subprocess.TimeoutExpired:
+            stop_seconds = None
+        for sock in idle:
+            sock.close()
+        ok = growth < 16 and protocol_ok and alive and going_away == 100 and stop_seconds is not None
+        checks.record("WebSocket: flood, broken frames, the stop", store, ok,
+                      f"64 MiB flood read by no one: +{growth:.1f} MiB (sent {sent >> 20} MiB before backpressure); "
+                      f"close codes {codes}; stop: {going_away}/100 got 1001, exited in "
+                      f"{'never' if stop_seconds is None else f'{stop_seconds:.1f} s'}")
+    finally:
+        server.stop()
+
+
 def check_descriptor_exhaustion(checks, binary, directory, store):
     server = Server(binary, directory, store, limit_descriptors=64)
     try:
@@ -762,7 +897,7 @@ def main():
     parser.add_argument("--http2", action="store_true", help="the HTTP/2 checks instead (hostile frames, slow "
                         "clients, floods), over TLS with h2 agreed by ALPN; needs the h2 package (.venv)")
     parser.add_argument("--only", help="run only the checks whose names contain this (bad-input, creates, "
-                        "sigkill, integrity, memory, soak, slowloris, descriptors)")
+                        "sigkill, integrity, memory, soak, slowloris, descriptors, websocket)")
     options = parser.parse_args()
     random.seed(11)
     checks = Checks()
@@ -811,6 +946,8 @@ def main():
             check_slowloris(checks, options.binary, directory, "memory", slowloris)
         if wanted("descriptors"):
             check_descriptor_exhaustion(checks, options.binary, directory, "memory")
+        if wanted("websocket"):
+            check_websockets(checks, options.binary, directory, "memory")
     finally:
         shutil.rmtree(directory, ignore_errors=True)
     return finish(checks, options, started)
