@@ -1,3 +1,4 @@
+import NIOCore
 import Testing
 
 @testable import HammockHTTPServer
@@ -126,5 +127,33 @@ struct WebSocketStateMachineTests {
             return
         }
         #expect(other.code == 1002)
+    }
+
+    @Test("A silent client is pinged after the idle timeout and let go after another; any frame in between keeps it")
+    func idlePings() {
+        let start = NIODeadline.uptimeNanoseconds(1_000_000_000)
+        let idle = TimeAmount.seconds(60)
+        var machine = Machine(maximumMessageSize: 10, now: start)
+        #expect(machine.firstIdleCheck(idleTimeout: idle) == start + idle)
+        #expect(machine.idleCheck(now: start + idle, idleTimeout: idle) == .ping(thenCheckAt: start + idle + idle))
+        // The pong comes back a second later: the next check waits for a whole idle timeout after it.
+        _ = machine.received(frame(.pong, Array("hammock".utf8)), now: start + idle + .seconds(1))
+        #expect(
+            machine.idleCheck(now: start + idle + idle, idleTimeout: idle) == .wait(until: start + idle + .seconds(1) + idle))
+        #expect(
+            machine.idleCheck(now: start + idle + .seconds(1) + idle, idleTimeout: idle)
+                == .ping(thenCheckAt: start + idle + .seconds(1) + idle + idle))
+        // Nothing this time: the connection ends.
+        #expect(machine.idleCheck(now: start + idle + .seconds(1) + idle + idle, idleTimeout: idle) == .close)
+        #expect(machine.state == .closed)
+        // A socket that is closing has no idle timer.
+        var closing = Machine(maximumMessageSize: 10, now: start)
+        _ = closing.closing()
+        #expect(closing.idleCheck(now: start + idle, idleTimeout: idle) == .stop)
+        // A message counts as much as a pong.
+        var chatty = Machine(maximumMessageSize: 10, now: start)
+        _ = chatty.idleCheck(now: start + idle, idleTimeout: idle)
+        _ = chatty.received(frame(.text, [65]), now: start + idle + .seconds(59))
+        #expect(chatty.idleCheck(now: start + idle + idle, idleTimeout: idle) == .wait(until: start + idle + .seconds(59) + idle))
     }
 }

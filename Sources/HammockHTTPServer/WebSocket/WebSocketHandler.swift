@@ -21,9 +21,6 @@ final class WebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let lingerTimeout: Duration
     private let idleTimeout: Duration
     private var inbound: WebSocketInbound?
-    /// When a frame last arrived, and whether a ping waits for its answer.
-    private var lastHeard = NIODeadline.now()
-    private var pingSent = false
     private var idleTimer: Scheduled<Void>?
     private var task: Task<Void, Never>?
     private var lingerTimer: Scheduled<Void>?
@@ -60,26 +57,25 @@ final class WebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler {
         task = Task(executorPreference: EventLoopTaskExecutor(loop)) {
             await server.serveWebSocket(session, request: request, inbound: inbound, outbound: outbound)
         }
-        lastHeard = .now()
-        scheduleIdleCheck(context: context)
+        scheduleIdleCheck(at: state.firstIdleCheck(idleTimeout: TimeAmount(idleTimeout)), context: context)
     }
 
-    /// At the idle timeout after the last frame heard: a ping, or, if the last ping went unanswered, the end.
-    private func scheduleIdleCheck(context: ChannelHandlerContext) {
-        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: lastHeard + TimeAmount(idleTimeout)) {
+    /// The idle timer: what ``WebSocketStateMachine/idleCheck(now:idleTimeout:)`` says, carried out.
+    private func scheduleIdleCheck(at deadline: NIODeadline, context: ChannelHandlerContext) {
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
             self.idleTimer = nil
-            guard context.channel.isActive, self.state.state != .closed else { return }
-            if self.lastHeard + TimeAmount(self.idleTimeout) > .now() {
-                self.scheduleIdleCheck(context: context)  // heard since: wait from then
-            } else if self.pingSent {
-                self.state.connectionEnded()
-                context.close(promise: nil)
-            } else {
-                self.pingSent = true
-                self.lastHeard = .now()
+            guard context.channel.isActive else { return }
+            switch self.state.idleCheck(now: .now(), idleTimeout: TimeAmount(self.idleTimeout)) {
+            case .wait(let until):
+                self.scheduleIdleCheck(at: until, context: context)
+            case .ping(let next):
                 self.write(opcode: .ping, Array("hammock".utf8), context: context, promise: nil)
                 context.flush()
-                self.scheduleIdleCheck(context: context)
+                self.scheduleIdleCheck(at: next, context: context)
+            case .close:
+                context.close(promise: nil)
+            case .stop:
+                break
             }
         }
     }
@@ -124,8 +120,6 @@ final class WebSocketHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
-        lastHeard = .now()
-        pingSent = false
         let kind: WebSocketStateMachine.Frame.Kind =
             switch frame.opcode {
             case .text: .text

@@ -1,4 +1,5 @@
 import HammockServer
+import NIOCore
 
 /// What one WebSocket connection is doing, without a socket: frames in, actions out. The rules of RFC
 /// 6455 a server must keep live here, so that they are tested frame by frame (`WebSocketStateMachineTests`);
@@ -10,6 +11,8 @@ import HammockServer
 ///   be UTF-8 (else 1007).
 /// - The close handshake: a client's close is answered with the same code, then the connection ends; a
 ///   close the server starts waits for the client's (the handler bounds the wait).
+/// - A client gone without a word: after the idle timeout with no frame heard the server pings; with
+///   still nothing heard after another, the connection ends.
 struct WebSocketStateMachine {
     enum State: Equatable {
         /// Messages flow both ways.
@@ -47,16 +50,52 @@ struct WebSocketStateMachine {
     }
 
     private(set) var state = State.open
+    /// When a frame last arrived (or the socket opened, or a ping left), and whether that ping is unanswered.
+    private(set) var lastHeard: NIODeadline
+    private(set) var pingSent = false
     /// The message whose fragments are arriving: text or binary, and the bytes so far.
     private var fragments: (isText: Bool, bytes: [UInt8])?
     let maximumMessageSize: Int
 
-    init(maximumMessageSize: Int) { self.maximumMessageSize = maximumMessageSize }
+    init(maximumMessageSize: Int, now: NIODeadline = .now()) {
+        self.maximumMessageSize = maximumMessageSize
+        lastHeard = now
+    }
+
+    /// What the idle timer does when it fires.
+    enum IdleAction: Equatable {
+        /// Something was heard since: check again then.
+        case wait(until: NIODeadline)
+        /// Send a ping, and check again then.
+        case ping(thenCheckAt: NIODeadline)
+        /// Nothing heard for a whole idle timeout after a ping: end the connection.
+        case close
+        /// The socket is closing or closed: the timer stops.
+        case stop
+    }
+
+    /// When the idle timer should first fire.
+    func firstIdleCheck(idleTimeout: TimeAmount) -> NIODeadline { lastHeard + idleTimeout }
+
+    /// The idle timer fired at `now`.
+    mutating func idleCheck(now: NIODeadline, idleTimeout: TimeAmount) -> IdleAction {
+        guard state == .open else { return .stop }
+        if lastHeard + idleTimeout > now { return .wait(until: lastHeard + idleTimeout) }
+        if pingSent {
+            state = .closed
+            return .close
+        }
+        pingSent = true
+        lastHeard = now
+        return .ping(thenCheckAt: now + idleTimeout)
+    }
 
     /// Whether the session may still send.
     var isOpen: Bool { state == .open }
 
-    mutating func received(_ frame: Frame) -> Action {
+    mutating func received(_ frame: Frame, now: NIODeadline = .now()) -> Action {
+        lastHeard = now
+        pingSent = false
         guard state != .closed else { return .none }
         guard frame.isMasked else { return fail(1002, "a client's frames must be masked") }
         guard !frame.usesReservedBits else { return fail(1002, "reserved bits are set, and no extension was agreed") }
