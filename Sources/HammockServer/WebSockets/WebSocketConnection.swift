@@ -173,7 +173,7 @@ public final class WebSocketInbound: AsyncSequence, Sendable {
 }
 
 /// What a transport gives a WebSocket session to send with: frames on a socket (HammockHTTPServer), or
-/// messages handed to an in-process client (``MockServer/connectWebSocket(_:)``).
+/// messages handed to an in-process client (``MockServer/connectWebSocket(_:headers:)``).
 package protocol WebSocketOutbound: Sendable {
     /// Sends one message; returns once it is written. Throws ``WebSocketClosedError`` once the connection
     /// is closing or gone.
