@@ -186,13 +186,14 @@ public final class MockServer: Sendable {
         self.defaultSerializer = serializer
         self.options = options
         self.logger = logger
-        // Routes write through a store that tells the live feeds (WebSocket routes) what changed.
+        // Writes go through a store that tells the live feeds (WebSocket routes) what changed: a write
+        // request's (ResourceRoutes wraps its store), and the stubs' and Swift routes' (RouteRecords).
         let changes = ResourceChanges()
         self.changes = changes
         let routedStore = ChangePublishingStore(base: store, changes: changes)
         let resourceRoutes = ResourceRoutes(
-            store: routedStore, controller: controller, serializer: serializer, maximumBodySize: options.maximumBodySize,
-            modifications: ModificationDates(store: routedStore, now: now))
+            store: store, controller: controller, serializer: serializer, maximumBodySize: options.maximumBodySize,
+            modifications: ModificationDates(store: store, now: now), changes: changes)
         self.resources = resourceRoutes
         let records = RouteRecords(
             store: routedStore, schema: { name in resourceRoutes.registry.withLock { $0.schemas[name] } },

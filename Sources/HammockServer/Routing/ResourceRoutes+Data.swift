@@ -78,7 +78,11 @@ extension ResourceRoutes {
                 progress?(index + 1, objects.count)
             }
         }
-        if report.loaded > 0 { try await modifications.record(schema) }
+        if report.loaded > 0 {
+            try await modifications.record(schema)
+            // One word for a bulk load, not a change per record: a feed listening would overflow.
+            changes.publish([ResourceChange(.invalidated, resource: schema.name)])
+        }
         return report
     }
 
