@@ -190,7 +190,7 @@ public final class MockServer: Sendable {
         // request's (ResourceRoutes wraps its store), and the stubs' and Swift routes' (RouteRecords).
         let changes = ResourceChanges()
         self.changes = changes
-        let routedStore = ChangePublishingStore(base: store, changes: changes)
+        let routedStore = WriteScopedStore(base: store, second: nil, precondition: nil, changes: changes)
         let resourceRoutes = ResourceRoutes(
             store: store, controller: controller, serializer: serializer, maximumBodySize: options.maximumBodySize,
             modifications: ModificationDates(store: store, now: now), changes: changes)

@@ -389,25 +389,30 @@ struct WebSocketTests {
     func feedOverSocketAndStop() async throws {
         let server = try await server()
         let port = try await server.start(host: "127.0.0.1", port: 0)
-        let socket = try RawWebSocket(port: port)
-        let head = await socket.handshake("/ws/people", extra: "Sec-WebSocket-Protocol: hammock.v1\r\n")
-        #expect(head.contains("Sec-WebSocket-Protocol: hammock.v1\r\n"))
-        let writer = try RawConnection(port: port)
-        let body = #"{"name":"Grace"}"#
-        await writer.send(
-            "POST /people HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
-        )
-        #expect(await writer.readResponses(1).first?.status == 201)
-        let change = try #require(await socket.nextFrame())
-        let json = try JSON(parsing: change.payload)
-        #expect(json["type"] == "created")
-        #expect(json["record"]?["name"] == "Grace")
-        let stopped = Task { await server.stop() }
-        let close = await socket.nextFrame()
-        #expect(close?.closeCode == 1001)
-        await socket.sendClose(1001)
-        await stopped.value
-        #expect(await socket.connection.readToEnd(timeout: .seconds(30)).end != .silent)
+        do {
+            let socket = try RawWebSocket(port: port)
+            let head = await socket.handshake("/ws/people", extra: "Sec-WebSocket-Protocol: hammock.v1\r\n")
+            #expect(head.contains("Sec-WebSocket-Protocol: hammock.v1\r\n"))
+            let writer = try RawConnection(port: port)
+            let body = #"{"name":"Grace"}"#
+            await writer.send(
+                "POST /people HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            )
+            #expect(await writer.readResponses(1).first?.status == 201)
+            let change = try #require(await socket.nextFrame())
+            let json = try JSON(parsing: change.payload)
+            #expect(json["type"] == "created")
+            #expect(json["record"]?["name"] == "Grace")
+            let stopped = Task { await server.stop() }
+            let close = await socket.nextFrame()
+            #expect(close?.closeCode == 1001)
+            await socket.sendClose(1001)
+            await stopped.value
+            #expect(await socket.connection.readToEnd(timeout: .seconds(30)).end != .silent)
+        } catch {
+            await server.stop()
+            throw error
+        }
     }
 
     @Test("Over a socket, the admin API lists open sockets, pushes a message to those of a path, and closes them")
@@ -446,31 +451,36 @@ struct WebSocketTests {
     func loadedEchoAndStop() async throws {
         let server = try await server()
         let port = try await server.start(host: "127.0.0.1", port: 0)
-        let sockets = try (0..<40).map { _ in try RawWebSocket(port: port) }
-        let orderly = try await withThrowingTaskGroup(of: Bool.self) { group in
-            for (index, socket) in sockets.enumerated() {
-                group.addTask {
-                    guard await socket.handshake("/ws/echo").hasPrefix("HTTP/1.1 101") else { return false }
-                    for message in 0..<20 { await socket.send(text: "\(index)-\(message)") }
-                    for message in 0..<20 {
-                        guard await socket.nextFrame()?.text == "\(index)-\(message)" else { return false }
+        do {
+            let sockets = try (0..<40).map { _ in try RawWebSocket(port: port) }
+            let orderly = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for (index, socket) in sockets.enumerated() {
+                    group.addTask {
+                        guard await socket.handshake("/ws/echo").hasPrefix("HTTP/1.1 101") else { return false }
+                        for message in 0..<20 { await socket.send(text: "\(index)-\(message)") }
+                        for message in 0..<20 {
+                            guard await socket.nextFrame()?.text == "\(index)-\(message)" else { return false }
+                        }
+                        return true
                     }
-                    return true
                 }
+                var all: [Bool] = []
+                for try await result in group { all.append(result) }
+                return all
             }
-            var all: [Bool] = []
-            for try await result in group { all.append(result) }
-            return all
+            #expect(orderly == Array(repeating: true, count: 40))
+            #expect(server.openWebSockets.count == 40)
+            let stopped = Task { await server.stop() }
+            for socket in sockets {
+                #expect(await socket.nextFrame()?.closeCode == 1001)
+            }
+            // No client answers the close: the stop still returns, after the linger timeout at most.
+            await stopped.value
+            #expect(server.openWebSockets.isEmpty)
+        } catch {
+            await server.stop()
+            throw error
         }
-        #expect(orderly == Array(repeating: true, count: 40))
-        #expect(server.openWebSockets.count == 40)
-        let stopped = Task { await server.stop() }
-        for socket in sockets {
-            #expect(await socket.nextFrame()?.closeCode == 1001)
-        }
-        // No client answers the close: the stop still returns, after the linger timeout at most.
-        await stopped.value
-        #expect(server.openWebSockets.isEmpty)
     }
 
     @Test("A push skips a client that has stopped reading, and still reaches the one that reads")

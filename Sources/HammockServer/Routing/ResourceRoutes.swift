@@ -146,8 +146,7 @@ final class ResourceRoutes: MockRoutes {
                 precondition = (schema.name, key, condition)
             }
             store = WriteScopedStore(
-                base: ChangePublishingStore(base: store, changes: changes), second: modifications.second(),
-                precondition: precondition)
+                base: store, second: modifications.second(), precondition: precondition, changes: changes)
         }
         let actionRequest = ActionRequest(
             schema: route.schema, route: route, request: request, parameters: parameters, bodyEncoding: encoding,

@@ -5,17 +5,23 @@ import HammockStore
 /// performs carries the request's change date, and a write of the record the route names carries the
 /// request's preconditions (`If-Match`…). Both are then kept by the store in the write's own unit of
 /// work: the condition on the one read of the record, the date with the change. A controller of your
-/// own gets both whichever store call it makes; reads pass straight through.
+/// own gets both whichever store call it makes; reads pass straight through. Each write that happens
+/// is then announced to the live feeds (WebSocket routes) listening to ``changes``.
+///
+/// Stubs' and Swift routes' writes (``RouteRecords``) go through one too, with no date or condition of
+/// its own: they give their date with each write.
 struct WriteScopedStore: MockStore {
     let base: any MockStore
-    /// The second the request's writes note as their change date.
-    let second: Int
+    /// The second the request's writes note as their change date, when they give none.
+    let second: Int?
     /// The record the route names, and what must hold of it.
     let precondition: (schema: String, key: JSON, condition: StoreWrite.Condition)?
+    /// Where the writes that happen are announced.
+    let changes: ResourceChanges
 
     func perform(_ write: StoreWrite) async throws -> ConditionalWrite<WriteResult> {
         var write = write
-        if write.changedAt == nil { write.changedAt = second }
+        if write.changedAt == nil, let second { write.changedAt = second }
         if write.condition == nil, let precondition, write.schema.name == precondition.schema {
             switch write.action {
             case .update(let key, _), .delete(let key, _):
@@ -26,6 +32,7 @@ struct WriteScopedStore: MockStore {
         let outcome = try await base.perform(write)
         // A precondition's 412 is thrown as the problem it is, whichever call the controller made.
         if case .refused(let reason) = outcome { throw reason }
+        if case .written(let result) = outcome { changes.publish(ResourceChanges.changes(of: write, result: result)) }
         return outcome
     }
 

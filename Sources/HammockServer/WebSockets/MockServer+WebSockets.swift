@@ -156,26 +156,19 @@ public final class InProcessWebSocket: Sendable {
 
         func close(_ close: WebSocketClose) async {
             // A client that closed first gets its own code back, as over a socket.
-            let answer = inbound.closedWith.map { WebSocketClose(code: $0.code) } ?? close
-            let first = ending.withLock { ending -> Bool in
-                guard ending == nil else { return false }
-                ending = Ending(close: answer, dropped: false)
-                return true
-            }
-            guard first else { return }
-            continuation.finish()
-            inbound.finish(closedWith: nil)
+            end(with: Ending(close: inbound.closedWith.map { WebSocketClose(code: $0.code) } ?? close, dropped: false))
         }
 
-        func drop() async {
+        func drop() async { end(with: Ending(close: nil, dropped: true)) }
+
+        /// Notes how the session ended the connection (the first way only), then ends both directions.
+        private func end(with how: Ending) {
             let first = ending.withLock { ending -> Bool in
                 guard ending == nil else { return false }
-                ending = Ending(close: nil, dropped: true)
+                ending = how
                 return true
             }
-            guard first else { return }
-            continuation.finish()
-            inbound.finish(closedWith: nil)
+            if first { end() }
         }
 
         /// The session has returned: whatever it did, the connection is over.
