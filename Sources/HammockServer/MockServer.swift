@@ -227,7 +227,7 @@ public final class MockServer: Sendable {
             if let latency {
                 steps.append(.api(LatencyMiddleware(latency: latency, timer: timer, random: random, stopSignal: stopSignal)))
             }
-            if options.allowsCrossOrigin { steps.append(.api(CORSMiddleware())) }
+            steps.append(.api(options.allowsCrossOrigin ? CORSMiddleware() as any MockMiddleware : SameOriginWebSocketStep()))
             steps += [.both(ProblemMiddleware(logger: logger)), .both(FinalAnswerStep()), .both(HeadMiddleware())]
             if let admin { steps.append(.admin(AdminGuardMiddleware(admin: admin))) }
             steps += [.api(ConditionalRequestMiddleware(now: now))] + middleware.map(Pipelines.Step.api)

@@ -138,6 +138,39 @@ struct WebSocketTests {
         #expect(error?.response.status == .notFound)
     }
 
+    @Test(
+        "With cross-origin access off, a page of another origin is refused the WebSocket (403) before its feed starts; the same origin and a client with no Origin connect"
+    )
+    func foreignOriginRefusedWhenCORSIsOff() async throws {
+        let text = Self.configuration.replacingOccurrences(of: #"{"resources""#, with: #"{"cors": false, "resources""#)
+        let closed = try await server(text)
+        let foreign: HTTPFields = [.init("Origin")!: "http://evil.example", .init("Host")!: "localhost:8888"]
+        let refused = await #expect(throws: WebSocketHandshakeError.self) {
+            try await closed.connectWebSocket("/ws/people", headers: foreign)
+        }
+        #expect(refused?.response.status == .forbidden)
+        #expect(refused?.response.headerFields[.contentType] == "application/problem+json")
+        #expect(closed.openWebSockets.isEmpty)
+        // `null` (a sandboxed page, a file) and a lookalike port are other origins too.
+        for origin in ["null", "http://localhost:9999", "http://localhost.evil.example:8888"] {
+            let fields: HTTPFields = [.init("Origin")!: origin, .init("Host")!: "localhost:8888"]
+            await #expect(throws: WebSocketHandshakeError.self) { try await closed.connectWebSocket("/ws/echo", headers: fields) }
+        }
+        let same: HTTPFields = [.init("Origin")!: "http://LOCALHOST:8888", .init("Host")!: "localhost:8888"]
+        let page = try await closed.connectWebSocket("/ws/echo", headers: same)
+        let tool = try await closed.connectWebSocket("/ws/echo")
+        try await page.send(.text("one"))
+        try await tool.send(.text("two"))
+        #expect(await collect(page, 1) == [.text("one")])
+        #expect(await collect(tool, 1) == [.text("two")])
+        page.close()
+        tool.close()
+        // With CORS on (the default), any page may open it, as it may read the resources.
+        let open = try await server()
+        let socket = try await open.connectWebSocket("/ws/echo", headers: foreign)
+        socket.close()
+    }
+
     @Test("The accept value is RFC 6455's for its sample key, and a subprotocol is agreed only when the route speaks it")
     func acceptAndSubprotocol() async throws {
         #expect(WebSocketHandshake.accept(forKey: "dGhlIHNhbXBsZSBub25jZQ==") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
@@ -413,6 +446,24 @@ struct WebSocketTests {
             await server.stop()
             throw error
         }
+    }
+
+    @Test(
+        "Over a socket, with cross-origin access off, a handshake from another origin's page is answered 403 and no socket opens")
+    func foreignOriginOverSocket() async throws {
+        let text = Self.configuration.replacingOccurrences(of: #"{"resources""#, with: #"{"cors": false, "resources""#)
+        let closed = try await server(text)
+        let port = try await closed.start(host: "127.0.0.1", port: 0)
+        do {
+            let socket = try RawWebSocket(port: port)
+            let head = await socket.handshake("/ws/people", extra: "Origin: https://evil.example\r\n")
+            #expect(head.hasPrefix("HTTP/1.1 403"))
+            #expect(closed.openWebSockets.isEmpty)
+        } catch {
+            await closed.stop()
+            throw error
+        }
+        await closed.stop()
     }
 
     @Test("Over a socket, the admin API lists open sockets, pushes a message to those of a path, and closes them")
