@@ -56,6 +56,9 @@ let package = Package(
         // AsyncHTTPClient.
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+        // The mock's access tokens: JWTs signed and verified (ES256, RS256, HS256) and their JWKS. Its
+        // Crypto and X509 are already in the graph through swift-certificates.
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/pointfreeco/swift-macro-testing.git", from: "0.7.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
@@ -192,6 +195,9 @@ let package = Package(
                 "HammockWire",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                // RSA key generation for RS256 (JWTKit reads RSA keys but makes none).
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -407,6 +413,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                // Forges tokens for the hostile cases (HMAC keyed on the public key).
+                .product(name: "JWTKit", package: "jwt-kit"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -146,6 +146,9 @@ public final class MockServer: Sendable {
     let interventions: Interventions
     /// Raised while the server stops, to release responses held back by latency.
     let stopSignal: StopSignal
+    /// The time access tokens are issued and checked at: `now` when the server was made, moved on by its
+    /// clock since.
+    let tokenClock: @Sendable () -> Date
     /// The number of the latest request given a context.
     let requestNumbers = Atomic<UInt64>(0)
     /// What serves this server on a socket (HammockHTTPServer), told to stop by ``stop()``.
@@ -211,8 +214,12 @@ public final class MockServer: Sendable {
         self.interventions = interventions
         let admin = options.adminPath.map { AdminRoutes(path: $0, options: options) }
         self.admin = admin
+        // Token times start at `now()` and move with the server's clock, so a test clock moves them too.
+        let started = (clock.now, now())
+        self.tokenClock = { started.1.addingTimeInterval(RequestJournal.seconds(started.0.duration(to: clock.now))) }
         let router = MockRouter(
-            [customRoutes] + routes + [resourceRoutes], admin: admin, basePath: options.basePath, interventions: interventions)
+            [AuthRoutes(basePath: options.basePath), customRoutes] + routes + [resourceRoutes], admin: admin,
+            basePath: options.basePath, interventions: interventions)
         self.router = router
         let journal = RequestJournal(limits: options.journal, clock: clock, now: now)
         self.journal = journal

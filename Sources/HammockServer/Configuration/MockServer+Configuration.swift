@@ -39,6 +39,7 @@ extension MockServer {
         setFaults(configuration.faults)
         setRequestChecks(configuration.requestChecks)
         runtimeCell.change { $0.webhooks = configuration.webhooks }
+        try await setAuth(configuration.auth)
         loaded.withLock {
             $0 = LoadedConfiguration(
                 configuration: configuration, routeIDs: ids, latency: configuration.latency, faults: configuration.faults)

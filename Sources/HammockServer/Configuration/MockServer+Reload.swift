@@ -104,13 +104,21 @@ extension MockServer {
         report.routes = ids.count
         report.latencyChanged = configuration.latency != previous.latency
         report.faultsChanged = configuration.faults != previous.faults
-        runtimeCell.change { [report] settings in
+        // The login's keys are made before the step (a new key takes a moment); the same settings keep the
+        // authority in force, and so every token it handed out.
+        var authority = runtimeCell.runtime.settings.authority
+        if authority?.settings != configuration.auth {
+            authority = nil
+            if let auth = configuration.auth { authority = try await MockAuthority.make(auth, now: tokenClock) }
+        }
+        runtimeCell.change { [report, authority] settings in
             settings.routes.removeAll { replaced.contains($0.id) }
             settings.routes = CustomRoutes.ordered(settings.routes + fileRoutes)
             if report.latencyChanged { settings.latency = configuration.latency }
             if report.faultsChanged { settings.faults = Interventions.named(configuration.faults) }
             settings.requestChecks = configuration.requestChecks
             settings.webhooks = configuration.webhooks
+            settings.authority = authority
         }
         if let old = previous.configuration { report.needsRestart = Self.restartSettings(from: old, to: configuration) }
         loaded.withLock {

@@ -64,11 +64,13 @@ public struct ServerConfiguration: Sendable {
     /// The API document's checks of requests (`validation`, which an imported OpenAPI document writes);
     /// `nil` to check nothing.
     public var requestChecks: RequestChecks?
+    /// The mock's login (`auth`): users, clients, tokens and the routes they protect; `nil` for none.
+    public var auth: AuthSettings?
 
     static let topLevelKeys = [
         "host", "port", "store", "latency", "maximumBodySize", "cors", "idleTimeout", "requestTimeout", "resources", "data",
         "routes", "basePath", "generate", "adminPath", "journalSize", "strict", "faults", "allowedHosts", "redactHeaders",
-        "validation", "proxy", "webhooks",
+        "validation", "proxy", "webhooks", "auth",
     ]
     static let resourceKeys = [
         "name", "fields", "primaryKey", "keyFormat", "actions", "parents", "omitNulls", "queryNames", "made", "statuses",
@@ -234,6 +236,15 @@ public struct ServerConfiguration: Sendable {
             requestChecks = try RequestChecks(json: value, at: "validation", fail: fail)
         }
         proxies = try ProxyRule.rules(object["proxy"], fail: fail)
+        if let value = object["auth"], !value.isNull {
+            do throws(AuthSettingsError) {
+                let settings = try AuthSettings(json: value)
+                try MockServer.checkRules(of: settings, resources: resources.map(\.name))
+                auth = settings
+            } catch {
+                throw fail(error.key.map { "auth.\($0)" } ?? "auth", error.message)
+            }
+        }
         try checkAdminPath(file: file)
     }
 

@@ -59,6 +59,9 @@ public struct MatchedRoute: Sendable, Hashable {
         /// An endpoint of the admin API (`/__hammock/faults/:name`): no journal entry, latency, fault,
         /// override, CORS grant or middleware of yours; the admin guard instead.
         case admin
+        /// An endpoint of the mock's login (`POST /auth/token`, the JWKS, the discovery document): never
+        /// protected by the access rules; journal, latency and faults as for any route.
+        case auth
     }
 
     /// The kind of route.

@@ -21,6 +21,8 @@ final class ServerRuntime: Sendable {
         var requestChecks: RequestChecks?
         /// The webhooks that follow answers.
         var webhooks: [Webhook] = []
+        /// The login (the `auth` section): its endpoints answer and its rules protect routes while set.
+        var authority: MockAuthority?
     }
 
     let settings: Settings

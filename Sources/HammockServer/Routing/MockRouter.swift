@@ -131,8 +131,8 @@ final class MockRouter: Sendable {
         return try await answer(request, with: endpoint)
     }
 
-    /// `OPTIONS`, 405, then the endpoint's handler, through a fault or a request's own ask if one applies
-    /// (never to the admin API's routes).
+    /// `OPTIONS`, 405, the login's access rules, then the endpoint's handler, through a fault or a
+    /// request's own ask if one applies (never to the admin API's routes).
     func answer(_ request: MockRequest, with endpoint: MockEndpoint) async throws -> MockResponse {
         let route = endpoint.route ?? MatchedRoute(kind: .custom, pattern: request.path)
         request.context?.match(route)
@@ -143,6 +143,11 @@ final class MockRouter: Sendable {
         }
         guard endpoint.methods.contains(request.method) else {
             throw HTTPProblem.methodNotAllowed(request.method, allowed: endpoint.methods)
+        }
+        // The login's rules before faults: a client without a token meets the 401 a gateway would send
+        // before any backend (which faults play) is asked.
+        if route.kind != .admin, route.kind != .auth, let authority = request.runtime?.settings.authority {
+            try await authority.admit(request, route: route)
         }
         guard route.kind != .admin, let interventions, let intervention = try interventions.decide(for: request, route: route)
         else { return try await endpoint.handler(request) }

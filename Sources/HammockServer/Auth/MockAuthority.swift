@@ -1,0 +1,218 @@
+import Foundation
+import HTTPTypes
+import HammockJSON
+import Synchronization
+
+/// The mock's login at run time: its settings, its signing keys, the refresh tokens it has handed out.
+///
+/// One per server and settings: a reload that keeps the `auth` section keeps it (and so every token
+/// handed out); one that changes it makes a new one.
+final class MockAuthority: Sendable {
+    let settings: AuthSettings
+    let keys: TokenKeys
+    /// The server's wall clock: tokens' `iat` and `exp`, and the checks of both.
+    let now: @Sendable () -> Date
+    private let state = Mutex(State())
+
+    /// A refresh token's grant: whose it is and what it may renew.
+    struct RefreshGrant: Sendable {
+        var subject: String
+        var client: String?
+        var scope: String?
+        var expires: Date
+        /// Every token of a chain of rotations shares one: reusing a spent token ends the whole chain
+        /// (RFC 9700 §4.14.2, refresh token rotation's replay detection).
+        var family: String
+    }
+
+    struct State: Sendable {
+        /// The refresh tokens that may be used, by value.
+        var refreshTokens: [String: RefreshGrant] = [:]
+        /// Tokens already used, and the family each belonged to; bounded (see ``spentLimit``).
+        var spent: [String: String] = [:]
+        var spentOrder: [String] = []
+    }
+
+    /// How many used refresh tokens are remembered for replay detection: a test's run makes a few
+    /// hundred; a forgotten one is simply unknown (the same `invalid_grant`).
+    static let spentLimit = 10_000
+
+    private init(settings: AuthSettings, keys: TokenKeys, now: @escaping @Sendable () -> Date) {
+        self.settings = settings
+        self.keys = keys
+        self.now = now
+    }
+
+    static func make(_ settings: AuthSettings, now: @escaping @Sendable () -> Date) async throws -> MockAuthority {
+        MockAuthority(settings: settings, keys: try await TokenKeys.make(settings.algorithm), now: now)
+    }
+
+    // MARK: Issuing
+
+    /// What `POST /auth/token` answers: the tokens (RFC 6749 §5.1).
+    struct Issued: Sendable {
+        var accessToken: String
+        var refreshToken: String?
+        var scope: String?
+        var expiresIn: Int
+
+        var json: JSON {
+            var object: JSONObject = [
+                "access_token": .string(accessToken), "token_type": "Bearer", "expires_in": .integer(expiresIn),
+            ]
+            if let refreshToken { object["refresh_token"] = .string(refreshToken) }
+            if let scope { object["scope"] = .string(scope) }
+            return .object(object)
+        }
+    }
+
+    /// An access token for `subject` (a user's id, or a client's for its own), and a refresh token in
+    /// `family` when `refresh` (a new family when `nil`).
+    func issue(
+        subject: String, roles: [String], claims: JSONObject, client: String?, scope: String?, refresh: Bool,
+        family: String? = nil
+    ) async throws -> Issued {
+        let issuedAt = now()
+        let seconds = Int(settings.accessTokenLifetime.components.seconds)
+        var payload = claims
+        payload["iss"] = .string(settings.issuer)
+        payload["sub"] = .string(subject)
+        if let audience = settings.audience { payload["aud"] = .string(audience) }
+        let epoch = Int(issuedAt.timeIntervalSince1970)
+        payload["iat"] = .integer(epoch)
+        payload["nbf"] = .integer(epoch)
+        payload["exp"] = .integer(epoch + seconds)
+        payload["jti"] = .string(TokenKeys.randomID(bytes: 12))
+        payload["roles"] = .array(roles.map(JSON.string))
+        if let client { payload["client_id"] = .string(client) }
+        if let scope { payload["scope"] = .string(scope) }
+        let access = try await keys.sign(payload)
+        var refreshToken: String?
+        if refresh {
+            let token = TokenKeys.randomID(bytes: 32)
+            let grant = RefreshGrant(
+                subject: subject, client: client, scope: scope,
+                expires: issuedAt.addingTimeInterval(Double(settings.refreshTokenLifetime.components.seconds)),
+                family: family ?? TokenKeys.randomID(bytes: 8))
+            state.withLock { $0.refreshTokens[token] = grant }
+            refreshToken = token
+        }
+        return Issued(accessToken: access, refreshToken: refreshToken, scope: scope, expiresIn: seconds)
+    }
+
+    /// Spends a refresh token: its grant if it may be used now, once. Reusing a spent one ends every token
+    /// of its chain, as a stolen token's use would be detected.
+    func spendRefreshToken(_ token: String, client: String?) throws(TokenEndpointError) -> RefreshGrant {
+        let moment = now()
+        return try state.withLock { (state) throws(TokenEndpointError) -> RefreshGrant in
+            guard let grant = state.refreshTokens.removeValue(forKey: token) else {
+                if let family = state.spent[token] {
+                    state.refreshTokens = state.refreshTokens.filter { $0.value.family != family }
+                    throw TokenEndpointError(
+                        .invalidGrant, "The refresh token was already used; every token of its chain is revoked")
+                }
+                throw TokenEndpointError(.invalidGrant, "The refresh token is unknown or was revoked")
+            }
+            state.spent[token] = grant.family
+            state.spentOrder.append(token)
+            if state.spentOrder.count > Self.spentLimit {
+                state.spent[state.spentOrder.removeFirst()] = nil
+            }
+            guard grant.expires > moment else { throw TokenEndpointError(.invalidGrant, "The refresh token expired") }
+            guard grant.client == client else {
+                throw TokenEndpointError(.invalidGrant, "The refresh token was issued to another client")
+            }
+            return grant
+        }
+    }
+
+    /// The number of refresh tokens that may be used now.
+    var activeRefreshTokens: Int { state.withLock { $0.refreshTokens.count } }
+
+    // MARK: Checking
+
+    /// Who a valid token says the caller is.
+    struct Principal: Sendable, Hashable {
+        var subject: String
+        var roles: [String]
+        var claims: JSONObject
+    }
+
+    /// Lets `request` through to `route` when no rule covers it, or when its token is valid and holds the
+    /// roles every covering rule asks; throws the 401 or 403 otherwise.
+    func admit(_ request: MockRequest, route: MatchedRoute) async throws(HTTPProblem) {
+        let covering = settings.rules.filter { $0.covers(request.method, route: route) }
+        guard !covering.isEmpty else { return }
+        let token = try bearerToken(of: request)
+        let principal: Principal
+        do throws(TokenRejection) {
+            principal = try await check(token)
+        } catch {
+            throw Self.unauthorized(error.reason, error: "invalid_token")
+        }
+        for rule in covering where !rule.roles.isEmpty && !rule.roles.contains(where: principal.roles.contains) {
+            throw HTTPProblem(
+                .forbidden,
+                detail: "\(request.method) \(route.pattern) needs one of the roles \(rule.roles.joined(separator: ", ")); "
+                    + "the token of '\(principal.subject.prefix(100))' holds "
+                    + (principal.roles.isEmpty ? "none" : principal.roles.joined(separator: ", ")),
+                headerFields: [.wwwAuthenticate: "Bearer realm=\"hammock\", error=\"insufficient_scope\""])
+        }
+    }
+
+    /// The token a request carries: `Authorization: Bearer …`, or `?access_token=` where allowed.
+    func bearerToken(of request: MockRequest) throws(HTTPProblem) -> String {
+        if let value = request.headerFields[.authorization] {
+            let trimmed = value.trimmingCharacters(in: .whitespaces)
+            guard trimmed.count > 7, trimmed.prefix(7).lowercased() == "bearer " else {
+                throw Self.unauthorized("The Authorization header must be 'Bearer TOKEN'", error: "invalid_request")
+            }
+            return trimmed.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        }
+        if let query = request.query, let parameters = try? FormURLEncoded.decode(Array(query.utf8)),
+            case .string(let token)? = parameters["access_token"]
+        {
+            guard settings.allowsQueryToken else {
+                throw Self.unauthorized(
+                    "An access token in the query string is refused (RFC 6750 §2.3: it stays in logs and histories); "
+                        + "send 'Authorization: Bearer TOKEN'", error: "invalid_request")
+            }
+            return token
+        }
+        throw Self.unauthorized(nil, error: nil)
+    }
+
+    /// The principal of a token this server signed that is valid now.
+    func check(_ token: String) async throws(TokenRejection) -> Principal {
+        let claims = try await keys.verify(token)
+        let moment = Int(now().timeIntervalSince1970)
+        guard case .integer(let expires)? = claims["exp"] else { throw TokenRejection("The access token has no expiry (exp)") }
+        guard moment < expires else { throw TokenRejection("The access token expired") }
+        if case .integer(let notBefore)? = claims["nbf"], moment < notBefore {
+            throw TokenRejection("The access token is not valid yet (nbf)")
+        }
+        guard claims["iss"] == .string(settings.issuer) else {
+            throw TokenRejection("The access token was issued by someone else (iss)")
+        }
+        if let audience = settings.audience {
+            let given: [JSON] = claims["aud"].map { $0.arrayValue ?? [$0] } ?? []
+            guard given.contains(.string(audience)) else {
+                throw TokenRejection("The access token is for another audience (aud); this server is '\(audience)'")
+            }
+        }
+        guard case .string(let subject)? = claims["sub"] else { throw TokenRejection("The access token names no subject (sub)") }
+        let roles = claims["roles"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        return Principal(subject: subject, roles: roles, claims: claims)
+    }
+
+    /// A 401 with RFC 6750 §3's challenge: no error code for a request that sent no token, `error` and its
+    /// description otherwise.
+    static func unauthorized(_ reason: String?, error: String?) -> HTTPProblem {
+        var challenge = "Bearer realm=\"hammock\""
+        if let error { challenge += ", error=\"\(error)\"" }
+        if let reason { challenge += ", error_description=\"\(reason.replacingOccurrences(of: "\"", with: "'"))\"" }
+        return HTTPProblem(
+            .unauthorized, detail: reason ?? "This route needs an access token: 'Authorization: Bearer TOKEN'",
+            headerFields: [.wwwAuthenticate: challenge])
+    }
+}
