@@ -218,7 +218,8 @@ public final class MockServer: Sendable {
         let started = (clock.now, now())
         self.tokenClock = { started.1.addingTimeInterval(RequestJournal.seconds(started.0.duration(to: clock.now))) }
         let router = MockRouter(
-            [AuthRoutes(basePath: options.basePath), customRoutes] + routes + [resourceRoutes], admin: admin,
+            [AuthRoutes(basePath: options.basePath, runtime: runtimeCell), customRoutes] + routes + [resourceRoutes],
+            admin: admin,
             basePath: options.basePath, interventions: interventions)
         self.router = router
         let journal = RequestJournal(limits: options.journal, clock: clock, now: now)

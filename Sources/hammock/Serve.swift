@@ -646,6 +646,13 @@ struct Serve: AsyncParsableCommand {
             Self.printLine("admin: \(url)\(admin) (requests, reset, snapshots, latency, routes)")
         }
         for fault in server.faultsInForce { Self.printLine("fault: \(fault) (named \(fault.name ?? "-"))") }
+        if let auth = server.auth {
+            let users = auth.users.count == 1 ? "1 user" : "\(auth.users.count) users"
+            let clients = auth.clients.count == 1 ? "1 client" : "\(auth.clients.count) clients"
+            Self.printLine(
+                "auth: tokens at POST \(url)\(auth.tokenPath) (\(users), \(clients), \(auth.algorithm.name)); "
+                    + "\(auth.rules.count) access rule\(auth.rules.count == 1 ? "" : "s")")
+        }
         for (resource, report) in reports { Self.printLine("data: \(resource): \(report)") }
         if let generated, !generated.reports.isEmpty {
             let counts = generated.reports.map { "\($0.resource) \($0.report.loaded)" }.joined(separator: ", ")

@@ -125,6 +125,21 @@ struct AuthTests {
         #expect(afterReplay.status == .badRequest)
     }
 
+    @Test("Fifty refreshes racing with one refresh token: exactly one gets tokens, the rest invalid_grant")
+    func racingRefreshes() async throws {
+        let server = try await server()
+        let (_, login) = await form(server, "grant_type=password&username=ada&password=lovelace")
+        let refresh = try #require(login["refresh_token"]?.stringValue)
+        let statuses = await withTaskGroup(of: HTTPResponse.Status.self) { group in
+            for _ in 0..<50 {
+                group.addTask { await form(server, "grant_type=refresh_token&refresh_token=\(refresh)").0.status }
+            }
+            return await group.reduce(into: [HTTPResponse.Status]()) { $0.append($1) }
+        }
+        #expect(statuses.filter { $0 == .ok }.count == 1)
+        #expect(statuses.filter { $0 == .badRequest }.count == 49)
+    }
+
     @Test("A refresh token expires after its lifetime on the server's clock, with no sleep")
     func refreshExpiry() async throws {
         let clock = ManualClock()
@@ -216,6 +231,139 @@ struct AuthTests {
         #expect(
             expired.headerFields[.wwwAuthenticate]
                 == "Bearer realm=\"hammock\", error=\"invalid_token\", error_description=\"The access token expired\"")
+    }
+
+    // MARK: Switches
+
+    @Test("Expiring every access token refuses the ones issued so far as expired, noted in the journal; a refresh recovers")
+    func expireSwitch() async throws {
+        let server = try await server()
+        let (_, login) = await form(server, "grant_type=password&username=ada&password=lovelace")
+        let token = try #require(login["access_token"]?.stringValue)
+        try server.expireAccessTokens()
+        let refused = await get(server, "/people", token: token)
+        #expect(refused.status == .unauthorized)
+        #expect(refused.headerFields[.wwwAuthenticate]?.contains("The access token expired") == true)
+        #expect(server.journal.entries.last?.fault == "auth: token expired by expireAccessTokens")
+        let refresh = try #require(login["refresh_token"]?.stringValue)
+        let (_, renewed) = await form(server, "grant_type=refresh_token&refresh_token=\(refresh)")
+        #expect(await get(server, "/people", token: renewed["access_token"]?.stringValue).status == .ok)
+        // A token issued in the same second as the switch, after it, holds.
+        #expect(await get(server, "/people", token: try await server.accessToken(for: "ada")).status == .ok)
+    }
+
+    @Test("Rejecting the next refresh answers invalid_grant once and revokes that token; the next login refreshes again")
+    func rejectRefreshSwitch() async throws {
+        let server = try await server()
+        let (_, login) = await form(server, "grant_type=password&username=ada&password=lovelace")
+        let refresh = try #require(login["refresh_token"]?.stringValue)
+        try server.rejectNextRefreshes()
+        let (refused, error) = await form(server, "grant_type=refresh_token&refresh_token=\(refresh)")
+        #expect(refused.status == .badRequest)
+        #expect(error["error"] == "invalid_grant")
+        #expect(server.journal.entries.last?.fault == "auth: refresh refused (rejectNextRefreshes)")
+        let (again, _) = await form(server, "grant_type=refresh_token&refresh_token=\(refresh)")
+        #expect(again.status == .badRequest)
+        let (_, second) = await form(server, "grant_type=password&username=ada&password=lovelace")
+        let (renewed, _) = await form(
+            server, "grant_type=refresh_token&refresh_token=\(second["refresh_token"]?.stringValue ?? "")")
+        #expect(renewed.status == .ok)
+    }
+
+    @Test("Answering 401 to the next two protected requests refuses exactly two, whatever their token, and lets open routes be")
+    func forcedUnauthorizedSwitch() async throws {
+        let server = try await server()
+        let token = try await server.accessToken(for: "ada")
+        try server.answerUnauthorized(next: 2)
+        #expect(await get(server, "/notes", token: nil).status == .ok)
+        let statuses = [
+            await get(server, "/people", token: token).status, await get(server, "/people", token: token).status,
+            await get(server, "/people", token: token).status,
+        ]
+        #expect(statuses == [.unauthorized, .unauthorized, .ok])
+        #expect(
+            server.journal.entries.suffix(3).map(\.fault) == [
+                "auth: 401 forced (answerUnauthorized)", "auth: 401 forced (answerUnauthorized)", nil,
+            ])
+    }
+
+    @Test(
+        "Rotating the signing key keeps earlier tokens valid and lists both keys; without the previous, earlier tokens stop verifying"
+    )
+    func rotationSwitch() async throws {
+        let server = try await server()
+        let before = try await server.accessToken(for: "ada")
+        try await server.rotateSigningKey()
+        let after = try await server.accessToken(for: "ada")
+        #expect(server.jsonWebKeySet?["keys"]?.arrayValue?.count == 2)
+        let kids = try [before, after].map { token in
+            try JSON(parsing: try #require(TokenKeys.base64URLDecoded(token.split(separator: ".")[0])))["kid"]
+        }
+        #expect(kids[0] != kids[1])
+        #expect(await get(server, "/people", token: before).status == .ok)
+        #expect(await get(server, "/people", token: after).status == .ok)
+        try await server.rotateSigningKey(keepingPrevious: false)
+        #expect(server.jsonWebKeySet?["keys"]?.arrayValue?.count == 1)
+        let refused = await get(server, "/people", token: after)
+        #expect(refused.status == .unauthorized)
+        #expect(refused.headerFields[.wwwAuthenticate]?.contains("names no key") == true)
+        #expect(await get(server, "/people", token: try await server.accessToken(for: "ada")).status == .ok)
+    }
+
+    @Test("Revoking a user's sessions refuses their access tokens and refresh tokens, and no one else's")
+    func revokeSwitch() async throws {
+        let server = try await server()
+        let (_, ada) = await form(server, "grant_type=password&username=ada&password=lovelace")
+        let (_, bob) = await form(server, "grant_type=password&username=bob&password=builder")
+        #expect(try server.revokeSessions(of: "ada") == 1)
+        let refused = await get(server, "/people", token: ada["access_token"]?.stringValue)
+        #expect(refused.status == .unauthorized)
+        #expect(refused.headerFields[.wwwAuthenticate]?.contains("revoked") == true)
+        let (refresh, _) = await form(server, "grant_type=refresh_token&refresh_token=\(ada["refresh_token"]?.stringValue ?? "")")
+        #expect(refresh.status == .badRequest)
+        #expect(await get(server, "/people", token: bob["access_token"]?.stringValue).status == .ok)
+        let (bobRefresh, _) = await form(
+            server, "grant_type=refresh_token&refresh_token=\(bob["refresh_token"]?.stringValue ?? "")")
+        #expect(bobRefresh.status == .ok)
+        #expect(await get(server, "/people", token: try await server.accessToken(for: "ada")).status == .ok)
+        #expect(throws: AuthSettingsError.self) { try server.revokeSessions(of: "nobody") }
+    }
+
+    @Test("The admin API turns the switches on over HTTP and shows them; without a login its auth rows answer 404")
+    func adminSwitches() async throws {
+        let server = try await server()
+        func admin(_ method: HTTPRequest.Method, _ path: String, _ body: String = "") async -> (MockResponse, JSON?) {
+            var fields: HTTPFields = [:]
+            if !body.isEmpty { fields[.contentType] = "application/json" }
+            let response = await server.respond(
+                to: MockRequest(method, "/__hammock" + path, headerFields: fields, body: Array(body.utf8)))
+            return (response, try? JSON(parsing: response.body))
+        }
+        let (issued, token) = await admin(.post, "/auth/tokens", #"{"username": "ada"}"#)
+        #expect(issued.status == .ok)
+        let access = try #require(token?["access_token"]?.stringValue)
+        #expect(await get(server, "/people", token: access).status == .ok)
+        #expect(await admin(.post, "/auth/unauthorized", #"{"count": 1}"#).0.status == .noContent)
+        #expect(await admin(.post, "/auth/reject-refresh").0.status == .noContent)
+        let (_, state) = await admin(.get, "/auth")
+        #expect(state?["switches"]?["answerUnauthorized"] == 1)
+        #expect(state?["switches"]?["rejectNextRefreshes"] == 1)
+        #expect(state?["algorithm"] == "ES256")
+        #expect(await get(server, "/people", token: access).status == .unauthorized)
+        #expect(await admin(.post, "/auth/expire").0.status == .noContent)
+        #expect(await get(server, "/people", token: access).status == .unauthorized)
+        let (rotated, keys) = await admin(.post, "/auth/rotate", #"{"keepPrevious": false}"#)
+        #expect(rotated.status == .ok)
+        #expect(keys?["keys"]?.arrayValue?.count == 1)
+        let (revoked, count) = await admin(.post, "/auth/revoke", #"{"username": "ada"}"#)
+        #expect(revoked.status == .ok)
+        #expect(count?["refreshTokens"] == 0)
+        #expect(await admin(.post, "/auth/revoke", #"{"username": "nobody"}"#).0.status == .notFound)
+        #expect(await admin(.post, "/auth/unauthorized", #"{"count": -1}"#).0.status == .badRequest)
+        try await server.setAuth(nil)
+        let (missing, problem) = await admin(.post, "/auth/expire")
+        #expect(missing.status == .notFound)
+        #expect(problem?["detail"]?.stringValue?.contains("no login") == true)
     }
 
     // MARK: Hostile tokens

@@ -83,7 +83,7 @@ final class AdminRoutes: MockRoutes {
         self.path = path
         guardian = AdminGuard(allowedHosts: options.adminHosts, token: options.adminToken)
         redaction = Redaction(extraNames: options.redactedHeaders)
-        for row in Self.engineRows { _ = add(row) }
+        for row in Self.engineRows + Self.authRows { _ = add(row) }
     }
 
     /// Ties the handlers to the server, once it is made.

@@ -18,11 +18,14 @@ struct TokenEndpointError: Error, Sendable, Hashable {
     var description: String
     /// Whether the client tried `Authorization: Basic`, which a 401 then challenges (RFC 6749 §5.2).
     var challengesBasic = false
+    /// Whether a switch, not the request, made the error (the journal notes it).
+    var bySwitch = false
 
-    init(_ code: Code, _ description: String, challengesBasic: Bool = false) {
+    init(_ code: Code, _ description: String, challengesBasic: Bool = false, bySwitch: Bool = false) {
         self.code = code
         self.description = description
         self.challengesBasic = challengesBasic
+        self.bySwitch = bySwitch
     }
 
     var response: MockResponse {
@@ -41,6 +44,8 @@ struct TokenEndpointError: Error, Sendable, Hashable {
 struct AuthRoutes: MockRoutes {
     /// The server's base path, which the discovery document's addresses include.
     let basePath: String?
+    /// The runtime in force, for the route table (a request reads its own).
+    let runtime: RuntimeCell
 
     static let jwksPath = "/.well-known/jwks.json"
     static let discoveryPath = "/.well-known/openid-configuration"
@@ -65,9 +70,15 @@ struct AuthRoutes: MockRoutes {
         }
     }
 
-    /// Listed in the route table only while login is on; the table is read without a request, so it
-    /// shows the default paths.
-    var routeTable: [RouteTableEntry] { [] }
+    /// Listed in the route table while login is on.
+    var routeTable: [RouteTableEntry] {
+        guard let authority = runtime.runtime.settings.authority else { return [] }
+        return [
+            RouteTableEntry(methods: [.post], pattern: authority.settings.tokenPath),
+            RouteTableEntry(methods: [.get, .head], pattern: Self.jwksPath),
+            RouteTableEntry(methods: [.get, .head], pattern: Self.discoveryPath),
+        ]
+    }
 
     /// OpenID Connect Discovery's document, as much of it as a client library reads to find the token
     /// endpoint and the keys. Addresses are built from the request's `Host`.
@@ -138,6 +149,7 @@ struct AuthRoutes: MockRoutes {
             // RFC 6749 §5.1: tokens must not be cached.
             return MockResponse(headerFields: [.cacheControl: "no-store", .init("Pragma")!: "no-cache"], json: issued.json)
         } catch {
+            if error.bySwitch { request.context?.noteSwitch("auth: refresh refused (rejectNextRefreshes)") }
             return error.response
         }
     }

@@ -178,10 +178,13 @@ public struct AuthSettingsError: Error, Sendable, Hashable, CustomStringConverti
     public var message: String
     /// The key path inside the section (`users[0].password`).
     public var key: String?
+    /// Whether what was asked for is not there (the server has no login, no such user), not wrong.
+    public var isMissing: Bool
 
-    public init(_ message: String, key: String? = nil) {
+    public init(_ message: String, key: String? = nil, isMissing: Bool = false) {
         self.message = message
         self.key = key
+        self.isMissing = isMissing
     }
 
     public var description: String { key.map { "\($0): \(message)" } ?? message }

@@ -31,6 +31,24 @@ final class MockAuthority: Sendable {
         /// Tokens already used, and the family each belonged to; bounded (see ``spentLimit``).
         var spent: [String: String] = [:]
         var spentOrder: [String] = []
+        var switches = AuthSwitches()
+    }
+
+    /// What a test turned on: the hard cases of a login, played on demand.
+    ///
+    /// Access tokens carry the generation they were issued in (the first part of their `jti`, which a
+    /// client never reads); a switch that ends tokens raises the generation and ends those below it, so
+    /// a token issued in the same second after the switch still holds.
+    struct AuthSwitches: Sendable {
+        var generation = 0
+        /// Access tokens of a lower generation are expired.
+        var expiredBelow = 0
+        /// A subject's access tokens of a lower generation are revoked.
+        var revokedBelow: [String: Int] = [:]
+        /// How many of the next refresh-token grants answer `invalid_grant`.
+        var refusedRefreshes = 0
+        /// How many of the next protected requests answer 401, whatever their token.
+        var forcedUnauthorized = 0
     }
 
     /// How many used refresh tokens are remembered for replay detection: a test's run makes a few
@@ -82,7 +100,8 @@ final class MockAuthority: Sendable {
         payload["iat"] = .integer(epoch)
         payload["nbf"] = .integer(epoch)
         payload["exp"] = .integer(epoch + seconds)
-        payload["jti"] = .string(TokenKeys.randomID(bytes: 12))
+        let generation = state.withLock { $0.switches.generation }
+        payload["jti"] = .string("\(generation).\(TokenKeys.randomID(bytes: 12))")
         payload["roles"] = .array(roles.map(JSON.string))
         if let client { payload["client_id"] = .string(client) }
         if let scope { payload["scope"] = .string(scope) }
@@ -105,6 +124,13 @@ final class MockAuthority: Sendable {
     func spendRefreshToken(_ token: String, client: String?) throws(TokenEndpointError) -> RefreshGrant {
         let moment = now()
         return try state.withLock { (state) throws(TokenEndpointError) -> RefreshGrant in
+            if state.switches.refusedRefreshes > 0, state.refreshTokens[token] != nil {
+                state.switches.refusedRefreshes -= 1
+                state.refreshTokens[token] = nil
+                throw TokenEndpointError(
+                    .invalidGrant, "The refresh token was refused by a switch (rejectNextRefreshes), and is revoked",
+                    bySwitch: true)
+            }
             guard let grant = state.refreshTokens.removeValue(forKey: token) else {
                 if let family = state.spent[token] {
                     state.refreshTokens = state.refreshTokens.filter { $0.value.family != family }
@@ -129,6 +155,26 @@ final class MockAuthority: Sendable {
     /// The number of refresh tokens that may be used now.
     var activeRefreshTokens: Int { state.withLock { $0.refreshTokens.count } }
 
+    // MARK: Switches
+
+    /// Changes the switches in one step.
+    func changeSwitches(_ body: (inout AuthSwitches) -> Void) { state.withLock { body(&$0.switches) } }
+
+    /// Ends `subject`'s sessions: its refresh tokens go, its access tokens are refused. Returns how many
+    /// refresh tokens went.
+    func revokeSessions(of subject: String) -> Int {
+        state.withLock { state in
+            state.switches.generation += 1
+            state.switches.revokedBelow[subject] = state.switches.generation
+            let before = state.refreshTokens.count
+            state.refreshTokens = state.refreshTokens.filter { $0.value.subject != subject }
+            return before - state.refreshTokens.count
+        }
+    }
+
+    /// The switches and sessions now, for the admin API.
+    var snapshot: (switches: AuthSwitches, refreshTokens: Int) { state.withLock { ($0.switches, $0.refreshTokens.count) } }
+
     // MARK: Checking
 
     /// Who a valid token says the caller is.
@@ -143,11 +189,21 @@ final class MockAuthority: Sendable {
     func admit(_ request: MockRequest, route: MatchedRoute) async throws(HTTPProblem) {
         let covering = settings.rules.filter { $0.covers(request.method, route: route) }
         guard !covering.isEmpty else { return }
+        let forced = state.withLock { state in
+            guard state.switches.forcedUnauthorized > 0 else { return false }
+            state.switches.forcedUnauthorized -= 1
+            return true
+        }
+        if forced {
+            request.context?.noteSwitch("auth: 401 forced (answerUnauthorized)")
+            throw Self.unauthorized("The access token was refused by a switch (answerUnauthorized)", error: "invalid_token")
+        }
         let token = try bearerToken(of: request)
         let principal: Principal
         do throws(TokenRejection) {
             principal = try await check(token)
         } catch {
+            if let note = error.switchNote { request.context?.noteSwitch(note) }
             throw Self.unauthorized(error.reason, error: "invalid_token")
         }
         for rule in covering where !rule.roles.isEmpty && !rule.roles.contains(where: principal.roles.contains) {
@@ -201,6 +257,16 @@ final class MockAuthority: Sendable {
             }
         }
         guard case .string(let subject)? = claims["sub"] else { throw TokenRejection("The access token names no subject (sub)") }
+        let generation = claims["jti"]?.stringValue.flatMap { Int($0.prefix { $0 != "." }) } ?? 0
+        let switches = state.withLock { $0.switches }
+        if generation < switches.expiredBelow {
+            throw TokenRejection("The access token expired", switchNote: "auth: token expired by expireAccessTokens")
+        }
+        if generation < switches.revokedBelow[subject, default: 0] {
+            throw TokenRejection(
+                "The access token was revoked (the user's sessions were ended)",
+                switchNote: "auth: token revoked by revokeSessions")
+        }
         let roles = claims["roles"]?.arrayValue?.compactMap(\.stringValue) ?? []
         return Principal(subject: subject, roles: roles, claims: claims)
     }

@@ -32,15 +32,63 @@ extension MockServer {
     /// password: for a test that starts signed in.
     /// - Throws: ``AuthSettingsError`` when the server has no login or no such user.
     public func accessToken(for username: String, scope: String? = nil) async throws -> String {
-        guard let authority = runtimeCell.runtime.settings.authority else {
-            throw AuthSettingsError("The server has no login: give it an auth section or call setAuth(_:)")
-        }
+        let authority = try requireAuthority()
         guard let user = authority.settings.users.first(where: { $0.username == username }) else {
-            throw AuthSettingsError("No user is named '\(username.prefix(100))'", key: "users")
+            throw AuthSettingsError("No user is named '\(username.prefix(100))'", key: "username", isMissing: true)
         }
         return try await authority.issue(
             subject: user.id, roles: user.roles, claims: user.claims, client: nil, scope: scope, refresh: false
         ).accessToken
+    }
+
+    // MARK: Switches: the hard cases of a login, on demand
+
+    /// The login in force, or an error saying there is none.
+    func requireAuthority() throws(AuthSettingsError) -> MockAuthority {
+        guard let authority = runtimeCell.runtime.settings.authority else {
+            throw AuthSettingsError("The server has no login: give it an auth section or call setAuth(_:)", isMissing: true)
+        }
+        return authority
+    }
+
+    /// Every access token issued so far expires now (401 `invalid_token`, "The access token expired");
+    /// refresh tokens still work, so a client that refreshes recovers. Tokens issued after this call hold.
+    public func expireAccessTokens() throws(AuthSettingsError) {
+        try requireAuthority().changeSwitches { switches in
+            switches.generation += 1
+            switches.expiredBelow = switches.generation
+        }
+    }
+
+    /// The next `count` refresh-token grants answer `invalid_grant` and revoke the token they were given,
+    /// as a server that ended the session would: the path where a client must sign the user out.
+    public func rejectNextRefreshes(_ count: Int = 1) throws(AuthSettingsError) {
+        guard count >= 0 else { throw AuthSettingsError("expected a count of 0 or more", key: "count") }
+        try requireAuthority().changeSwitches { $0.refusedRefreshes = count }
+    }
+
+    /// The next `count` requests to protected routes answer 401 `invalid_token`, whatever token they carry.
+    public func answerUnauthorized(next count: Int) throws(AuthSettingsError) {
+        guard count >= 0 else { throw AuthSettingsError("expected a count of 0 or more", key: "count") }
+        try requireAuthority().changeSwitches { $0.forcedUnauthorized = count }
+    }
+
+    /// Signs with a new key from now on. With `keepingPrevious` (the default, as identity providers
+    /// rotate) tokens signed with the earlier keys still verify and the JWKS lists them all; without, they
+    /// stop verifying and leave the JWKS.
+    public func rotateSigningKey(keepingPrevious: Bool = true) async throws {
+        try await requireAuthority().keys.rotate(keepingPrevious: keepingPrevious)
+    }
+
+    /// Ends every session of the user named `username`: their refresh tokens go and their access tokens
+    /// are refused ("revoked"). Returns how many refresh tokens went.
+    @discardableResult
+    public func revokeSessions(of username: String) throws(AuthSettingsError) -> Int {
+        let authority = try requireAuthority()
+        guard let user = authority.settings.users.first(where: { $0.username == username }) else {
+            throw AuthSettingsError("No user is named '\(username.prefix(100))'", key: "username", isMissing: true)
+        }
+        return authority.revokeSessions(of: user.id)
     }
 
     /// The JWKS the server publishes at `/.well-known/jwks.json`; `nil` without a login.

@@ -30,7 +30,12 @@ struct AccessToken: JWTPayload {
 /// Why a token is refused: the `error_description` of a 401's `WWW-Authenticate`.
 struct TokenRejection: Error, Sendable, Hashable {
     var reason: String
-    init(_ reason: String) { self.reason = reason }
+    /// What the journal notes when a switch, not the token itself, ended it.
+    var switchNote: String?
+    init(_ reason: String, switchNote: String? = nil) {
+        self.reason = reason
+        self.switchNote = switchNote
+    }
 }
 
 /// The keys that sign the server's tokens and check them: the one in use and those it replaced (still
@@ -94,6 +99,19 @@ final class TokenKeys: Sendable {
         }
         published.withLock { $0.append((kid, jwk)) }
     }
+
+    /// Signs with a new key (``rotate()``) and, unless `keepingPrevious`, forgets the others: tokens
+    /// they signed stop verifying and leave the JWKS.
+    func rotate(keepingPrevious: Bool) async throws {
+        try await rotate()
+        guard !keepingPrevious else { return }
+        let current = currentKeyID
+        _ = await collection.removeAll(except: [JWKIdentifier(string: current)])
+        published.withLock { $0.removeAll { $0.kid != current } }
+    }
+
+    /// The ids of the keys that verify, the one in use last.
+    var keyIDs: [String] { published.withLock { $0.map(\.kid) } }
 
     /// The JWKS document (RFC 7517 §5): the public keys that verify the server's tokens, newest first.
     var jwks: JSON {

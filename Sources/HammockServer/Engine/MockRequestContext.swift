@@ -36,12 +36,16 @@ public final class MockRequestContext: Sendable {
     /// 404, a request the transport refused).
     public var route: MatchedRoute? { matched.withLock { $0.route } }
 
-    /// The fault injected into the answer, in its compact form (`GET /people/:id 503 20%`), if any.
+    /// The fault injected into the answer, in its compact form (`GET /people/:id 503 20%`), or the
+    /// login's switch that shaped it (`auth: 401 forced (answerUnauthorized)`), if any.
     public var fault: String? { matched.withLock { $0.fault } }
 
     func match(_ route: MatchedRoute?) { matched.withLock { $0.route = route } }
 
     func noteFault(_ fault: Fault) { matched.withLock { $0.fault = fault.description } }
+
+    /// Notes a switch a test turned on (the login's) as what shaped the answer, where a fault would be.
+    func noteSwitch(_ description: String) { matched.withLock { $0.fault = description } }
 }
 
 /// Which route answered a request: what a journal, a fault rule or a log line names it by.

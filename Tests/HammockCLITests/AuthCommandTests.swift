@@ -1,0 +1,65 @@
+import Foundation
+import HammockJSON
+import HammockTesting
+import Testing
+
+/// `hammock serve` with an `auth` section, met by implementations no one here wrote: PyJWT verifies the
+/// access tokens against the JWKS the mock serves, and a script written from RFC 6749's examples checks
+/// the token endpoint (Tests/Scripts/oauth_client.py).
+@Suite("Auth against PyJWT and RFC 6749's examples", .timeLimit(.minutes(2)))
+struct AuthCommandTests {
+    static func configuration(algorithm: String) throws -> String {
+        let text = """
+            {"resources": [{"name": "people", "fields": {"name": "string"}}],
+             "auth": {
+               "users": [{"username": "johndoe", "password": "A3ddj3w", "roles": ["reader"]}],
+               "clients": [{"id": "s6BhdRkqt3", "secret": "gX1fBat3bV", "roles": ["service"]}],
+               "protect": [{"resource": "people"}],
+               "audience": "people-api", "algorithm": "\(algorithm)"
+             }}
+            """
+        let path = TemporaryFiles.directory("auth") + "auth-\(algorithm).json"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    static func run(algorithm: String) async throws -> [String: JSON] {
+        let server = try HammockProcess(["serve", try configuration(algorithm: algorithm), "--port", "0"])
+        let banner = await server.firstLine { $0.hasPrefix("Hammock is serving") }
+        let line = try #require(banner, "no banner; stderr: \(server.errorOutput.withLock { $0 })")
+        let url = try #require(line.split(separator: " ").last.map(String.init))
+        let script = HammockProcess.packageRoot.appendingPathComponent("Tests/Scripts/oauth_client.py").path
+        let client = try HammockProcess([script, url, algorithm], executable: ProjectPython.executable)
+        var reports: [String: JSON] = [:]
+        for await output in client.lines {
+            guard let report = try? JSON(parsing: Array(output.utf8)), let check = report["check"]?.stringValue else { continue }
+            reports[check] = report
+        }
+        #expect(await client.exitStatus() == 0, "\(client.errorOutput.withLock { $0 })")
+        server.interrupt()
+        #expect(await server.exitStatus() == 0)
+        return reports
+    }
+
+    @Test(
+        "PyJWT verifies the mock's tokens against its JWKS (ES256 and RS256), its forgeries are refused, and the token endpoint passes RFC 6749's examples",
+        arguments: ["ES256", "RS256"])
+    func againstPyJWT(algorithm: String) async throws {
+        let reports = try await Self.run(algorithm: algorithm)
+        let pyjwt = try #require(reports["pyjwt"], "\(reports)")
+        #expect(pyjwt["status"] == 200)
+        #expect(pyjwt["subject"] == "johndoe")
+        #expect(pyjwt["roles"] == ["reader"])
+        #expect(pyjwt["jwks_uri"] == true)
+        #expect(pyjwt["token_endpoint"] == true)
+        #expect(pyjwt["unauthorized"] == 401)
+        #expect(pyjwt["challenge"] == "Bearer realm=\"hammock\"")
+        #expect(pyjwt["authorized"] == 200)
+        #expect(pyjwt["forgeries"] == [401, 401])
+        // A 10,000-byte token is within the server's header limits, and refused unread (over 8192 bytes).
+        #expect(pyjwt["huge"] == 401)
+        let conformance = try #require(reports["rfc6749"], "\(reports)")
+        #expect(conformance["failures"] == [], "\(conformance)")
+        #expect((conformance["passed"]?.intValue ?? 0) >= 30)
+    }
+}
