@@ -31,6 +31,7 @@ let package = Package(
         .library(name: "HammockOpenAPI", targets: ["HammockOpenAPI"]),
         .library(name: "HammockConsole", targets: ["HammockConsole"]),
         .library(name: "HammockProxy", targets: ["HammockProxy"]),
+        .library(name: "HammockJWT", targets: ["HammockJWT"]),
         .executable(name: "hammock", targets: ["hammock"]),
     ],
     dependencies: [
@@ -56,8 +57,8 @@ let package = Package(
         // AsyncHTTPClient.
         .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
-        // The mock's access tokens: JWTs signed and verified (ES256, RS256, HS256) and their JWKS. Its
-        // Crypto and X509 are already in the graph through swift-certificates.
+        // The mock's access tokens (HammockJWT): JWTs signed and verified (ES256, RS256, HS256) and their
+        // JWKS. Its Crypto and X509 are already in the graph through swift-certificates.
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/pointfreeco/swift-macro-testing.git", from: "0.7.0"),
@@ -170,7 +171,9 @@ let package = Package(
         // XCTest, the launch environment of a UI test's app. Reaches the server in process or on loopback.
         .target(
             name: "HammockServerTesting",
-            dependencies: ["HammockServer", "HammockHTTPServer", "HammockURLSession", "HammockJSON", "HammockProxy"],
+            dependencies: [
+                "HammockServer", "HammockHTTPServer", "HammockURLSession", "HammockJSON", "HammockProxy", "HammockJWT",
+            ],
             swiftSettings: swiftSettings),
 
         // What a store is, apart from any server, as fluent-kit stands apart from its drivers: resources
@@ -195,8 +198,18 @@ let package = Package(
                 "HammockWire",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // The mock's access tokens as JWTs (jwt-kit), for a server with a login: its own target, so that
+        // the engine and an app's in-process tests build no cryptography.
+        .target(
+            name: "HammockJWT",
+            dependencies: [
+                "HammockServer", "HammockJSON",
                 .product(name: "JWTKit", package: "jwt-kit"),
-                // RSA key generation for RS256 (JWTKit reads RSA keys but makes none).
+                // RSA key generation for RS256 (jwt-kit reads RSA keys but makes none).
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
@@ -288,6 +301,7 @@ let package = Package(
                 "HammockConsole",
                 "HammockJSON",
                 "HammockProxy",
+                "HammockJWT",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -413,6 +427,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                "HammockJWT",
                 // Forges tokens for the hostile cases (HMAC keyed on the public key).
                 .product(name: "JWTKit", package: "jwt-kit"),
             ],

@@ -63,15 +63,21 @@ public final class MockServer: Sendable {
         /// Header fields whose values the admin API hides when it serves the journal, besides
         /// `Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie`, `X-Api-Key` and `X-Auth-Token`.
         public var redactedHeaders: [String]
+        /// What signs and checks access tokens, for a login (``MockServer/setAuth(_:)``, a configuration's
+        /// `auth`): the HammockJWT product's `JWTAccessTokens()`. `nil` (the default) keeps the engine
+        /// free of cryptography, and a login is refused with a message saying what to pass.
+        public var tokenSigner: (any AccessTokenSigner)?
 
         /// Creates options.
         public init(
             latency: Latency? = nil, maximumBodySize: Int = 1 << 20, allowsCrossOrigin: Bool = true, basePath: String? = nil,
             journal: RequestJournal.Limits = RequestJournal.Limits(), adminPath: String? = "/__hammock",
-            adminToken: String? = nil, allowsOverrides: Bool = true, adminHosts: [String] = [], redactedHeaders: [String] = []
+            adminToken: String? = nil, allowsOverrides: Bool = true, adminHosts: [String] = [], redactedHeaders: [String] = [],
+            tokenSigner: (any AccessTokenSigner)? = nil
         ) {
             self.adminHosts = adminHosts
             self.redactedHeaders = redactedHeaders
+            self.tokenSigner = tokenSigner
             self.allowsOverrides = allowsOverrides
             self.latency = latency
             self.maximumBodySize = maximumBodySize

@@ -1,6 +1,7 @@
 public import Foundation
 import HammockHTTPServer
 public import HammockJSON
+import HammockJWT
 public import HammockServer
 import HammockURLSession
 
@@ -153,6 +154,9 @@ extension MockServer {
     static func seeded(
         resources: [MockResource], data: [(String, JSON)], options: MockServer.Options
     ) async throws -> MockServer {
+        var options = options
+        // A login works in a test as in `hammock serve`.
+        if options.tokenSigner == nil { options.tokenSigner = JWTAccessTokens() }
         let server = try await MockServer(resources: resources, options: options)
         for (resource, records) in data { try await server.addData(records, for: resource) }
         return server
@@ -160,6 +164,6 @@ extension MockServer {
 
     /// A server from a configuration file, in memory, its data loaded and generated.
     static func fromFile(_ path: String, seed: UInt64) async throws -> MockServer {
-        try await inMemory(ServerConfiguration(contentsOfFile: path), seed: seed)
+        try await inMemory(ServerConfiguration(contentsOfFile: path), seed: seed, tokenSigner: JWTAccessTokens())
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HammockConsole
 import HammockHTTPServer
+import HammockJWT
 import HammockOpenAPI
 import HammockPostgres
 import HammockProxy
@@ -337,7 +338,8 @@ struct Serve: AsyncParsableCommand {
                 let random: @Sendable () -> Double =
                     if let seed { MockServer.seededRandom(seed) } else { { Double.random(in: 0..<1) } }
                 server = try await MockServer(
-                    configuration: configuration, store: store, adminToken: token, random: random, logger: logger)
+                    configuration: configuration, store: store, adminToken: token, tokenSigner: JWTAccessTokens(), random: random,
+                    logger: logger)
             } catch {
                 Self.printError("\(config): \(error)")
                 throw ExitCode(2)
@@ -686,7 +688,8 @@ struct Serve: AsyncParsableCommand {
         do {
             return
                 try await withData
-                ? MockServer.inMemory(configuration) : MockServer(configuration: configuration, store: MemoryStore())
+                ? MockServer.inMemory(configuration, tokenSigner: JWTAccessTokens())
+                : MockServer(configuration: configuration, store: MemoryStore(), tokenSigner: JWTAccessTokens())
         } catch {
             printError("\(file): \(error)")
             throw ExitCode(2)

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HammockJSON
+import HammockJWT
 import HammockStore
 import HammockTestSupport
 import JWTKit
@@ -28,7 +29,8 @@ struct AuthTests {
 
     func server(_ text: String = configuration, clock: ManualClock = ManualClock()) async throws -> MockServer {
         let configuration = try ServerConfiguration(parsing: Array(text.utf8), file: "mock.json")
-        return try await MockServer(configuration: configuration, store: MemoryStore(), clock: clock)
+        return try await MockServer(
+            configuration: configuration, store: MemoryStore(), tokenSigner: JWTAccessTokens(), clock: clock)
     }
 
     func form(_ server: MockServer, _ body: String, headers: HTTPFields = [:]) async -> (MockResponse, JSON) {
@@ -47,7 +49,7 @@ struct AuthTests {
     /// The claims of a token, read without checking it.
     func claims(_ token: String) throws -> JSON {
         let part = try #require(token.split(separator: ".").dropFirst().first)
-        return try JSON(parsing: try #require(TokenKeys.base64URLDecoded(part)))
+        return try JSON(parsing: try #require(CompactToken.base64URLDecoded(part)))
     }
 
     // MARK: The token endpoint
@@ -297,7 +299,7 @@ struct AuthTests {
         let after = try await server.accessToken(for: "ada")
         #expect(server.jsonWebKeySet?["keys"]?.arrayValue?.count == 2)
         let kids = try [before, after].map { token in
-            try JSON(parsing: try #require(TokenKeys.base64URLDecoded(token.split(separator: ".")[0])))["kid"]
+            try JSON(parsing: try #require(CompactToken.base64URLDecoded(token.split(separator: ".")[0])))["kid"]
         }
         #expect(kids[0] != kids[1])
         #expect(await get(server, "/people", token: before).status == .ok)
@@ -370,8 +372,8 @@ struct AuthTests {
 
     /// A token with `header` and `claims`, signed with nothing or with `signature`.
     func forged(header: JSON, claims: JSON, signature: String = "") -> String {
-        TokenKeys.base64URL(Array(header.serializedString().utf8)) + "."
-            + TokenKeys.base64URL(Array(claims.serializedString().utf8))
+        CompactToken.base64URL(Array(header.serializedString().utf8)) + "."
+            + CompactToken.base64URL(Array(claims.serializedString().utf8))
             + "." + signature
     }
 
@@ -381,7 +383,7 @@ struct AuthTests {
     func hostileTokens() async throws {
         let server = try await server()
         let good = try await server.accessToken(for: "bob")
-        let kid = try #require(server.runtimeCell.runtime.settings.authority?.keys.currentKeyID)
+        let kid = try #require(server.signingKeyIDs.last)
         var claims = try self.claims(good)
         claims["roles"] = ["admin"]
         let jwks = try #require(server.jsonWebKeySet)
@@ -444,7 +446,7 @@ struct AuthTests {
 
     /// Some HMAC-looking signature keyed on the public key's text: the classic confusion attack's shape.
     func hmac(_ jwks: JSON) -> String {
-        TokenKeys.base64URL(Array(jwks.serializedString().utf8.prefix(32)))
+        CompactToken.base64URL(Array(jwks.serializedString().utf8.prefix(32)))
     }
 
     @Test(
@@ -513,7 +515,7 @@ struct AuthTests {
         #expect(key["alg"] == "ES256")
         #expect(key["d"] == nil)
         let token = try await server.accessToken(for: "ada")
-        let header = try JSON(parsing: try #require(TokenKeys.base64URLDecoded(token.split(separator: ".")[0])))
+        let header = try JSON(parsing: try #require(CompactToken.base64URLDecoded(token.split(separator: ".")[0])))
         #expect(header["kid"] == key["kid"])
         #expect(header["alg"] == "ES256")
         let discovery = await server.respond(
@@ -562,6 +564,19 @@ struct AuthTests {
             }
             #expect(error?.keyPath == key, "\(section)")
         }
+    }
+
+    @Test("A server with no token signer refuses a login with a message saying what to pass, and serves without one")
+    func noSigner() async throws {
+        let configuration = try ServerConfiguration(parsing: Array(Self.configuration.utf8), file: "mock.json")
+        let error = await #expect(throws: AuthSettingsError.self) {
+            try await MockServer(configuration: configuration, store: MemoryStore())
+        }
+        #expect(error?.message.contains("tokenSigner: JWTAccessTokens()") == true)
+        var open = configuration
+        open.auth = nil
+        let server = try await MockServer(configuration: open, store: MemoryStore())
+        #expect(await get(server, "/people", token: nil).status == .ok)
     }
 
     @Test("A reload that keeps the auth section keeps every token; one that changes it makes a new key")

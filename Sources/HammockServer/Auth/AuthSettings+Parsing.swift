@@ -131,9 +131,9 @@ extension AuthSettings {
         var claims = JSONObject()
         if let value = object["claims"], !value.isNull {
             guard case .object(let given) = value else { throw AuthSettingsError("expected an object", key: "\(at).claims") }
-            for key in given.keys where AccessToken.registeredClaims.contains(key) {
+            for key in given.keys where CompactToken.registeredClaims.contains(key) {
                 throw AuthSettingsError(
-                    "'\(key)' is set by the server (\(AccessToken.registeredClaims.sorted().joined(separator: ", ")))",
+                    "'\(key)' is set by the server (\(CompactToken.registeredClaims.sorted().joined(separator: ", ")))",
                     key: "\(at).claims.\(key)")
             }
             claims = given

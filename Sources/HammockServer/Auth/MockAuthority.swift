@@ -9,7 +9,7 @@ import Synchronization
 /// handed out); one that changes it makes a new one.
 final class MockAuthority: Sendable {
     let settings: AuthSettings
-    let keys: TokenKeys
+    let keys: any AccessTokenKeyring
     /// The server's wall clock: tokens' `iat` and `exp`, and the checks of both.
     let now: @Sendable () -> Date
     private let state = Mutex(State())
@@ -55,14 +55,16 @@ final class MockAuthority: Sendable {
     /// hundred; a forgotten one is simply unknown (the same `invalid_grant`).
     static let spentLimit = 10_000
 
-    private init(settings: AuthSettings, keys: TokenKeys, now: @escaping @Sendable () -> Date) {
+    private init(settings: AuthSettings, keys: any AccessTokenKeyring, now: @escaping @Sendable () -> Date) {
         self.settings = settings
         self.keys = keys
         self.now = now
     }
 
-    static func make(_ settings: AuthSettings, now: @escaping @Sendable () -> Date) async throws -> MockAuthority {
-        MockAuthority(settings: settings, keys: try await TokenKeys.make(settings.algorithm), now: now)
+    static func make(
+        _ settings: AuthSettings, signer: any AccessTokenSigner, now: @escaping @Sendable () -> Date
+    ) async throws -> MockAuthority {
+        MockAuthority(settings: settings, keys: try await signer.keyring(for: settings.algorithm), now: now)
     }
 
     // MARK: Issuing
@@ -101,18 +103,18 @@ final class MockAuthority: Sendable {
         payload["nbf"] = .integer(epoch)
         payload["exp"] = .integer(epoch + seconds)
         let generation = state.withLock { $0.switches.generation }
-        payload["jti"] = .string("\(generation).\(TokenKeys.randomID(bytes: 12))")
+        payload["jti"] = .string("\(generation).\(CompactToken.randomID(bytes: 12))")
         payload["roles"] = .array(roles.map(JSON.string))
         if let client { payload["client_id"] = .string(client) }
         if let scope { payload["scope"] = .string(scope) }
         let access = try await keys.sign(payload)
         var refreshToken: String?
         if refresh {
-            let token = TokenKeys.randomID(bytes: 32)
+            let token = CompactToken.randomID(bytes: 32)
             let grant = RefreshGrant(
                 subject: subject, client: client, scope: scope,
                 expires: issuedAt.addingTimeInterval(Double(settings.refreshTokenLifetime.components.seconds)),
-                family: family ?? TokenKeys.randomID(bytes: 8))
+                family: family ?? CompactToken.randomID(bytes: 8))
             state.withLock { $0.refreshTokens[token] = grant }
             refreshToken = token
         }
@@ -240,7 +242,13 @@ final class MockAuthority: Sendable {
 
     /// The principal of a token this server signed that is valid now.
     func check(_ token: String) async throws(TokenRejection) -> Principal {
-        let claims = try await keys.verify(token)
+        let keyID = try CompactToken.keyID(of: token, for: keys)
+        let claims: JSONObject
+        do {
+            claims = try await keys.verify(token, keyID: keyID)
+        } catch {
+            throw TokenRejection("The access token's signature does not verify")
+        }
         let moment = Int(now().timeIntervalSince1970)
         guard case .integer(let expires)? = claims["exp"] else { throw TokenRejection("The access token has no expiry (exp)") }
         guard moment < expires else { throw TokenRejection("The access token expired") }

@@ -8,7 +8,8 @@ extension MockServer {
     /// Puts `settings` in force from the next request on: its endpoints answer and its rules protect
     /// routes; `nil` opens every route again. The same settings as those in force keep the keys and
     /// every token handed out; other settings make a new key, and earlier tokens stop verifying.
-    /// - Throws: ``AuthSettingsError`` for a rule naming a resource the server does not serve.
+    /// - Throws: ``AuthSettingsError`` for a rule naming a resource the server does not serve, or when the
+    ///   server has no ``Options/tokenSigner``.
     public func setAuth(_ settings: AuthSettings?) async throws {
         guard let settings else {
             runtimeCell.change { $0.authority = nil }
@@ -16,8 +17,18 @@ extension MockServer {
         }
         try Self.checkRules(of: settings, resources: schemas.map(\.name))
         if runtimeCell.runtime.settings.authority?.settings == settings { return }
-        let authority = try await MockAuthority.make(settings, now: tokenClock)
+        let authority = try await MockAuthority.make(settings, signer: try requireSigner(), now: tokenClock)
         runtimeCell.change { $0.authority = authority }
+    }
+
+    /// The signer of access tokens, or an error saying how to give one.
+    func requireSigner() throws(AuthSettingsError) -> any AccessTokenSigner {
+        guard let signer = options.tokenSigner else {
+            throw AuthSettingsError(
+                "A login needs a token signer, and this server has none: add the HammockJWT product and pass "
+                    + "tokenSigner: JWTAccessTokens() (hammock serve and HammockServerTesting do)")
+        }
+        return signer
     }
 
     /// Refuses a rule that names no served resource: it would protect nothing, silently.
@@ -93,4 +104,7 @@ extension MockServer {
 
     /// The JWKS the server publishes at `/.well-known/jwks.json`; `nil` without a login.
     public var jsonWebKeySet: JSON? { runtimeCell.runtime.settings.authority?.keys.jwks }
+
+    /// The ids of the keys that verify the server's tokens, the one that signs last; empty without a login.
+    public var signingKeyIDs: [String] { runtimeCell.runtime.settings.authority?.keys.keyIDs ?? [] }
 }

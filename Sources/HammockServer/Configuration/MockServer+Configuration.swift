@@ -20,6 +20,7 @@ extension MockServer {
         routes: [any MockRoutes] = [],
         middleware: [any MockMiddleware] = [],
         adminToken: String? = nil,
+        tokenSigner: (any AccessTokenSigner)? = nil,
         random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
         clock: C = ContinuousClock(),
         logger: Logger = Logger(label: "Hammock", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -31,7 +32,7 @@ extension MockServer {
             journal: configuration.journalSize.map { RequestJournal.Limits(entries: $0) } ?? RequestJournal.Limits(),
             adminPath: configuration.effectiveAdminPath, adminToken: adminToken,
             allowsOverrides: !(configuration.strict ?? false), adminHosts: configuration.allowedHosts,
-            redactedHeaders: configuration.redactedHeaders)
+            redactedHeaders: configuration.redactedHeaders, tokenSigner: tokenSigner)
         try await self.init(
             resources: configuration.resources, store: store, controller: controller, serializer: serializer,
             options: options, routes: routes, middleware: middleware, clock: clock, random: random, logger: logger)
@@ -48,8 +49,11 @@ extension MockServer {
 
     /// A server for `configuration` in memory, its `data` loaded and its `generate` section generated with
     /// `seed`: the same records on every call (what `hammock openapi` describes, and what a test starts).
-    public static func inMemory(_ configuration: ServerConfiguration, seed: UInt64 = 1) async throws -> MockServer {
-        let server = try await MockServer(configuration: configuration, store: MemoryStore(), random: seededRandom(seed))
+    public static func inMemory(
+        _ configuration: ServerConfiguration, seed: UInt64 = 1, tokenSigner: (any AccessTokenSigner)? = nil
+    ) async throws -> MockServer {
+        let server = try await MockServer(
+            configuration: configuration, store: MemoryStore(), tokenSigner: tokenSigner, random: seededRandom(seed))
         _ = try await server.loadData(from: configuration)
         if let generation = configuration.generate { try await server.generateData(generation, seed: seed) }
         return server

@@ -109,7 +109,9 @@ extension MockServer {
         var authority = runtimeCell.runtime.settings.authority
         if authority?.settings != configuration.auth {
             authority = nil
-            if let auth = configuration.auth { authority = try await MockAuthority.make(auth, now: tokenClock) }
+            if let auth = configuration.auth {
+                authority = try await MockAuthority.make(auth, signer: try requireSigner(), now: tokenClock)
+            }
         }
         runtimeCell.change { [report, authority] settings in
             settings.routes.removeAll { replaced.contains($0.id) }
