@@ -7,7 +7,7 @@ import _CryptoExtras
 
 /// Signs and checks a mock's access tokens as JWTs with jwt-kit: ES256 (a P-256 key), RS256 (a 2048-bit
 /// RSA key) or HS256 (the settings' secret). `hammock serve` and `HammockServerTesting` use it; pass it
-/// to a ``MockServer`` you make yourself (`tokenSigner: JWTAccessTokens()`).
+/// to a `MockServer` you make yourself (`tokenSigner: JWTAccessTokens()`).
 public struct JWTAccessTokens: AccessTokenSigner {
     public init() {}
 
