@@ -345,7 +345,7 @@ let package = Package(
             name: "HammockClientServerTests",
             dependencies: [
                 "HammockClient", "HammockTesting", "HammockServer", "HammockHTTPServer", "HammockJSON", "HammockURLSession",
-                "HammockServerTesting", .product(name: "HTTPTypes", package: "swift-http-types"),
+                "HammockServerTesting", "HammockJWT", .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -404,7 +404,7 @@ let package = Package(
             name: "HammockResourcesTests",
             dependencies: [
                 "HammockResources", "HammockTesting", "HammockServer", "HammockHTTPServer", "HammockClient", "HammockJSON",
-                "HammockModel", "HammockWire", .product(name: "HTTPTypes", package: "swift-http-types"),
+                "HammockModel", "HammockWire", "HammockJWT", .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -99,6 +99,8 @@ public struct RestClient: Sendable {
             throw failure(.cancelled)
         } catch let error as RestError {
             throw error
+        } catch let error as AuthenticationError {
+            throw failure(.authentication(error))
         } catch {
             if Task.isCancelled { throw failure(.cancelled) }
             throw failure(.transport(error))

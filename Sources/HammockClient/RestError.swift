@@ -27,6 +27,9 @@ public struct RestError: Error, Sendable, CustomStringConvertible {
         case decoding(any Error)
         /// A downloaded body could not be saved to a file.
         case saving(any Error)
+        /// The ``Authenticator`` could not renew the session's token (refused: the user is signed out; or
+        /// the token endpoint out of reach).
+        case authentication(AuthenticationError)
     }
 
     /// What went wrong.
@@ -101,6 +104,8 @@ public struct RestError: Error, Sendable, CustomStringConvertible {
             what = "\(status.map { "\($0.code)" } ?? "") cannot decode the body: \(error)"
         case .saving(let error):
             what = "cannot save the body to a file: \(error)"
+        case .authentication(let error):
+            what = "authentication failed: \(error)"
         }
         return "\(method.rawValue) \(url): \(what)"
     }

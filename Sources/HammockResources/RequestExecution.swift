@@ -63,6 +63,11 @@ struct RequestPlan: Sendable {
             if error is CancellationError || Task.isCancelled {
                 return .failure(.cancelled(at: ServiceInstant(sinceStart: .zero)))
             }
+            if let refused = error as? AuthenticationError {
+                // The session's token could not be renewed: the cause stays the transport's (the request
+                // got no answer), the message says what the app should do.
+                return .failure(failure(.transport(refused), message: "The session could not be renewed: \(refused.detail)"))
+            }
             return .failure(failure(.transport(error), message: "The server could not be reached: \(Self.describe(error))"))
         }
         if Task.isCancelled { return .failure(.cancelled(at: ServiceInstant(sinceStart: .zero))) }

@@ -220,6 +220,54 @@ struct AuthTests {
         #expect(try JSON(parsing: report.body)["id"] == "7")
     }
 
+    @Test(
+        "An API key stands for its user or client on protected routes, roles included; a wrong one is 401 with a challenge naming the header"
+    )
+    func apiKeys() async throws {
+        let server = try await server(
+            Self.configuration.replacingOccurrences(
+                of: #""audience": "people-api""#,
+                with:
+                    #""audience": "people-api", "apiKeys": [{"key": "k-ada-0001", "user": "ada"}, {"key": "k-reports-1", "user": "reports"}]"#
+            ))
+        func send(_ method: HTTPRequest.Method, _ path: String, key: String) async -> MockResponse {
+            var fields: HTTPFields = [.init("X-API-Key")!: key]
+            if method == .post { fields[.contentType] = "application/json" }
+            return await server.respond(
+                to: MockRequest(method, path, headerFields: fields, body: method == .post ? Array(#"{"name":"Eve"}"#.utf8) : []))
+        }
+        #expect(await send(.get, "/people", key: "k-ada-0001").status == .ok)
+        #expect(await send(.post, "/people", key: "k-ada-0001").status == .created)
+        #expect(await send(.get, "/reports/7", key: "k-reports-1").status == .ok)
+        #expect(await send(.post, "/people", key: "k-reports-1").status == .forbidden)
+        let wrong = await send(.get, "/people", key: "k-ada-0002")
+        #expect(wrong.status == .unauthorized)
+        #expect(wrong.headerFields[values: .wwwAuthenticate].contains(#"ApiKey realm="hammock", in="header", name="X-API-Key""#))
+        let none = await get(server, "/people", token: nil)
+        #expect(none.headerFields[values: .wwwAuthenticate].count == 2)
+    }
+
+    @Test("With basic on, a user's password by Authorization: Basic opens protected routes; off, Basic is refused as malformed")
+    func basicScheme() async throws {
+        let on = try await server(
+            Self.configuration.replacingOccurrences(
+                of: #""audience": "people-api""#, with: #""audience": "people-api", "basic": true"#))
+        func basic(_ server: MockServer, _ pair: String) async -> MockResponse {
+            await server.respond(
+                to: MockRequest(.get, "/people", headerFields: [.authorization: "Basic " + Data(pair.utf8).base64EncodedString()])
+            )
+        }
+        #expect(await basic(on, "ada:lovelace").status == .ok)
+        let wrong = await basic(on, "ada:wrong")
+        #expect(wrong.status == .unauthorized)
+        #expect(wrong.headerFields[values: .wwwAuthenticate].contains(#"Basic realm="hammock""#))
+        #expect(await basic(on, "no colon").status == .unauthorized)
+        let off = try await server()
+        let refused = await basic(off, "ada:lovelace")
+        #expect(refused.status == .unauthorized)
+        #expect(refused.headerFields[.wwwAuthenticate]?.contains("invalid_request") == true)
+    }
+
     @Test("An access token expires after its lifetime on the server's clock: 401 invalid_token saying so")
     func accessTokenExpiry() async throws {
         let clock = ManualClock()
@@ -555,6 +603,13 @@ struct AuthTests {
             (#"{"accessTokenLifetime": 0}"#, "auth.accessTokenLifetime"),
             (#"{"clients": [{"id": "a:b"}]}"#, "auth.clients[0].id"),
             (#"{"tokenPath": "auth/token"}"#, "auth.tokenPath"),
+            (#"{"apiKeys": [{"key": "k-12345678", "user": "nobody"}]}"#, "auth.apiKeys[0].user"),
+            (
+                #"{"users": [{"username": "a", "password": "x"}], "apiKeys": [{"key": "short", "user": "a"}]}"#,
+                "auth.apiKeys[0].key"
+            ),
+            (#"{"apiKeyHeader": "Authorization"}"#, "auth.apiKeyHeader"),
+            (#"{"basic": "yes"}"#, "auth.basic"),
             (#"{"expire": true}"#, "auth.expire"),
         ]
         for (section, key) in cases {

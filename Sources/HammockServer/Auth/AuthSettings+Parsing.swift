@@ -3,7 +3,7 @@ public import HammockJSON
 extension AuthSettings {
     static let keys = [
         "users", "clients", "protect", "tokenPath", "issuer", "audience", "accessTokenLifetime", "refreshTokenLifetime",
-        "algorithm", "secret", "queryToken",
+        "algorithm", "secret", "queryToken", "apiKeys", "apiKeyHeader", "basic",
     ]
 
     /// Login settings from JSON, the shape of a configuration file's `auth` section (see ``AuthSettings``):
@@ -69,6 +69,39 @@ extension AuthSettings {
         }
         if secret != nil, algorithm.name != "HS256" {
             throw AuthSettingsError("a secret is for HS256 only; ES256 and RS256 make their own keys", key: "secret")
+        }
+        apiKeys = try Self.list(object["apiKeys"], key: "apiKeys") { (element, at) throws(AuthSettingsError) in
+            let fields = try Self.object(
+                element, at: at, keys: ["key", "user"], example: "{\"key\": \"k-123\", \"user\": \"ada\"}")
+            guard let key = try Self.string(fields["key"], key: "\(at).key"), key.utf8.count >= 8,
+                key.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
+            else {
+                throw AuthSettingsError(
+                    "expected a key of 8 or more visible ASCII characters (it travels in a header)", key: "\(at).key")
+            }
+            guard let owner = try Self.string(fields["user"], key: "\(at).user") else {
+                throw AuthSettingsError("missing; the username or client id the key acts as", key: "\(at).user")
+            }
+            return AuthAPIKey(key: key, owner: owner)
+        }
+        for (index, apiKey) in apiKeys.enumerated() {
+            guard users.contains(where: { $0.username == apiKey.owner }) || clients.contains(where: { $0.id == apiKey.owner })
+            else {
+                throw AuthSettingsError("no user or client is named '\(apiKey.owner.prefix(100))'", key: "apiKeys[\(index)].user")
+            }
+            if apiKeys[..<index].contains(where: { $0.key == apiKey.key }) {
+                throw AuthSettingsError("the same key as an earlier one", key: "apiKeys[\(index)].key")
+            }
+        }
+        if let header = try Self.string(object["apiKeyHeader"], key: "apiKeyHeader") {
+            guard ServerConfiguration.isFieldName(header), header.lowercased() != "authorization" else {
+                throw AuthSettingsError("expected a header field name such as X-API-Key (not Authorization)", key: "apiKeyHeader")
+            }
+            apiKeyHeader = header
+        }
+        if let flag = object["basic"] {
+            guard case .bool(let allowed) = flag else { throw AuthSettingsError("expected true or false", key: "basic") }
+            allowsBasic = allowed
         }
         if let flag = object["queryToken"] {
             guard case .bool(let allowed) = flag else { throw AuthSettingsError("expected true or false", key: "queryToken") }

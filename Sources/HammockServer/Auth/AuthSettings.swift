@@ -39,6 +39,13 @@ public struct AuthSettings: Sendable, Hashable {
     /// Whether a token may come as `?access_token=` (RFC 6750 §2.3), which leaves it in logs and
     /// histories; off unless the API documents it.
     public var allowsQueryToken: Bool
+    /// API keys a protected route also accepts, in the ``apiKeyHeader`` field, each acting as a user or
+    /// client; none by default.
+    public var apiKeys: [AuthAPIKey]
+    /// The header field an API key comes in.
+    public var apiKeyHeader: String
+    /// Whether a protected route also accepts a user's password by `Authorization: Basic` (RFC 7617).
+    public var allowsBasic: Bool
 
     /// How tokens are signed: `ES256` (the default, a P-256 key made at start), `RS256` (a 2048-bit RSA key),
     /// both published in the JWKS; or `HS256` with a shared secret, published nowhere.
@@ -62,7 +69,8 @@ public struct AuthSettings: Sendable, Hashable {
         users: [AuthUser] = [], clients: [AuthClient] = [], rules: [AccessRule] = [], tokenPath: String = "/auth/token",
         issuer: String = "hammock", audience: String? = nil, accessTokenLifetime: Duration = .seconds(3600),
         refreshTokenLifetime: Duration = .seconds(30 * 86400), algorithm: SigningAlgorithm = .es256,
-        allowsQueryToken: Bool = false
+        allowsQueryToken: Bool = false, apiKeys: [AuthAPIKey] = [], apiKeyHeader: String = "X-API-Key",
+        allowsBasic: Bool = false
     ) {
         self.users = users
         self.clients = clients
@@ -74,6 +82,9 @@ public struct AuthSettings: Sendable, Hashable {
         self.refreshTokenLifetime = refreshTokenLifetime
         self.algorithm = algorithm
         self.allowsQueryToken = allowsQueryToken
+        self.apiKeys = apiKeys
+        self.apiKeyHeader = apiKeyHeader
+        self.allowsBasic = allowsBasic
     }
 }
 
@@ -94,6 +105,19 @@ public struct AuthUser: Sendable, Hashable {
         self.password = password
         self.roles = roles
         self.claims = claims
+    }
+}
+
+/// An API key a protected route accepts, standing for a user (their roles) or a client (its roles).
+public struct AuthAPIKey: Sendable, Hashable {
+    /// The key itself.
+    public var key: String
+    /// The username or client id it acts as.
+    public var owner: String
+
+    public init(key: String, owner: String) {
+        self.key = key
+        self.owner = owner
     }
 }
 

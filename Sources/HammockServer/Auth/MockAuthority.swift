@@ -198,15 +198,19 @@ final class MockAuthority: Sendable {
         }
         if forced {
             request.context?.noteSwitch("auth: 401 forced (answerUnauthorized)")
-            throw Self.unauthorized("The access token was refused by a switch (answerUnauthorized)", error: "invalid_token")
+            throw unauthorized("The access token was refused by a switch (answerUnauthorized)", error: "invalid_token")
         }
-        let token = try bearerToken(of: request)
         let principal: Principal
-        do throws(TokenRejection) {
-            principal = try await check(token)
-        } catch {
-            if let note = error.switchNote { request.context?.noteSwitch(note) }
-            throw Self.unauthorized(error.reason, error: "invalid_token")
+        if let other = try principalWithoutToken(of: request) {
+            principal = other
+        } else {
+            let token = try bearerToken(of: request)
+            do throws(TokenRejection) {
+                principal = try await check(token)
+            } catch {
+                if let note = error.switchNote { request.context?.noteSwitch(note) }
+                throw unauthorized(error.reason, error: "invalid_token")
+            }
         }
         for rule in covering where !rule.roles.isEmpty && !rule.roles.contains(where: principal.roles.contains) {
             throw HTTPProblem(
@@ -218,12 +222,51 @@ final class MockAuthority: Sendable {
         }
     }
 
+    /// Who an API key or a Basic password says the caller is, when the settings accept them and the
+    /// request carries one; `nil` to look for a bearer token.
+    func principalWithoutToken(of request: MockRequest) throws(HTTPProblem) -> Principal? {
+        if !settings.apiKeys.isEmpty, let name = HTTPField.Name(settings.apiKeyHeader), let given = request.headerFields[name] {
+            // Every key compared in full, so the time taken says nothing of which key is near.
+            var found: AuthAPIKey?
+            for apiKey in settings.apiKeys where AuthRoutes.constantTimeEquals(apiKey.key, given) { found = apiKey }
+            guard let found, let principal = principal(named: found.owner) else {
+                throw unauthorized("The API key in \(settings.apiKeyHeader) is not one of this server's", error: "invalid_token")
+            }
+            return principal
+        }
+        guard settings.allowsBasic, let value = request.headerFields[.authorization] else { return nil }
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        guard trimmed.count > 6, trimmed.prefix(6).lowercased() == "basic " else { return nil }
+        guard let decoded = Data(base64Encoded: String(trimmed.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+            let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":")
+        else { throw unauthorized("The Authorization header must be 'Basic base64(user:password)'", error: "invalid_request") }
+        let username = String(text[..<colon])
+        let password = String(text[text.index(after: colon)...])
+        guard let user = settings.users.first(where: { $0.username == username }),
+            AuthRoutes.constantTimeEquals(user.password, password)
+        else { throw unauthorized("The username or password is wrong", error: "invalid_token") }
+        return Principal(subject: user.id, roles: user.roles, claims: user.claims)
+    }
+
+    /// The principal of a user (by username) or a client (by id).
+    func principal(named name: String) -> Principal? {
+        if let user = settings.users.first(where: { $0.username == name }) {
+            return Principal(subject: user.id, roles: user.roles, claims: user.claims)
+        }
+        if let client = settings.clients.first(where: { $0.id == name }) {
+            return Principal(subject: client.id, roles: client.roles, claims: [:])
+        }
+        return nil
+    }
+
     /// The token a request carries: `Authorization: Bearer …`, or `?access_token=` where allowed.
     func bearerToken(of request: MockRequest) throws(HTTPProblem) -> String {
         if let value = request.headerFields[.authorization] {
             let trimmed = value.trimmingCharacters(in: .whitespaces)
             guard trimmed.count > 7, trimmed.prefix(7).lowercased() == "bearer " else {
-                throw Self.unauthorized("The Authorization header must be 'Bearer TOKEN'", error: "invalid_request")
+                throw unauthorized(
+                    "The Authorization header must be 'Bearer TOKEN'" + (settings.allowsBasic ? " or 'Basic …'" : ""),
+                    error: "invalid_request")
             }
             return trimmed.dropFirst(7).trimmingCharacters(in: .whitespaces)
         }
@@ -231,13 +274,13 @@ final class MockAuthority: Sendable {
             case .string(let token)? = parameters["access_token"]
         {
             guard settings.allowsQueryToken else {
-                throw Self.unauthorized(
+                throw unauthorized(
                     "An access token in the query string is refused (RFC 6750 §2.3: it stays in logs and histories); "
                         + "send 'Authorization: Bearer TOKEN'", error: "invalid_request")
             }
             return token
         }
-        throw Self.unauthorized(nil, error: nil)
+        throw unauthorized(nil, error: nil)
     }
 
     /// The principal of a token this server signed that is valid now.
@@ -280,13 +323,27 @@ final class MockAuthority: Sendable {
     }
 
     /// A 401 with RFC 6750 §3's challenge: no error code for a request that sent no token, `error` and its
-    /// description otherwise.
-    static func unauthorized(_ reason: String?, error: String?) -> HTTPProblem {
+    /// description otherwise; then a challenge for each other way in the settings accept (Basic, the
+    /// API key's header).
+    func unauthorized(_ reason: String?, error: String?) -> HTTPProblem {
         var challenge = "Bearer realm=\"hammock\""
         if let error { challenge += ", error=\"\(error)\"" }
         if let reason { challenge += ", error_description=\"\(reason.replacingOccurrences(of: "\"", with: "'"))\"" }
+        var fields: HTTPFields = [.wwwAuthenticate: challenge]
+        var ways = ["'Authorization: Bearer TOKEN'"]
+        if settings.allowsBasic {
+            fields.append(HTTPField(name: .wwwAuthenticate, value: "Basic realm=\"hammock\""))
+            ways.append("'Authorization: Basic …'")
+        }
+        if !settings.apiKeys.isEmpty {
+            // No standard challenge names an API key; this one says where it goes, as the document checks do.
+            fields.append(
+                HTTPField(
+                    name: .wwwAuthenticate, value: "ApiKey realm=\"hammock\", in=\"header\", name=\"\(settings.apiKeyHeader)\""))
+            ways.append("an API key in \(settings.apiKeyHeader)")
+        }
         return HTTPProblem(
-            .unauthorized, detail: reason ?? "This route needs an access token: 'Authorization: Bearer TOKEN'",
-            headerFields: [.wwwAuthenticate: challenge])
+            .unauthorized, detail: reason ?? "This route needs credentials: \(ways.joined(separator: ", or "))",
+            headerFields: fields)
     }
 }
