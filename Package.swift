@@ -506,12 +506,16 @@ if Context.environment["HAMMOCK_FUZZ"] != nil {
         ("fuzz-http-dates", "FuzzHTTPDates", "HTTPDates", ["HammockWire"]),
         ("fuzz-paths", "FuzzPaths", "Paths", ["HammockWire"]),
         ("fuzz-request-bodies", "FuzzRequestBodies", "RequestBodies", ["HammockServer", "HammockSQLite", "HammockJSON"]),
-        ("fuzz-configuration", "FuzzConfiguration", "Configuration", ["HammockServer"]),
+        ("fuzz-configuration", "FuzzConfiguration", "Configuration", ["HammockServer", "HammockJSON"]),
         ("fuzz-url-patterns", "FuzzURLPatterns", "URLPatterns", ["HammockWire"]),
         ("fuzz-queries", "FuzzQueries", "Queries", ["HammockServer", "HammockSQLite", "HammockJSON"]),
         ("fuzz-openapi", "FuzzOpenAPI", "OpenAPI", ["HammockOpenAPI", "HammockServer", "HammockJSON"]),
         ("fuzz-generate-swift", "FuzzGenerateSwift", "GenerateSwift", ["HammockOpenAPI", "HammockServer", "HammockJSON"]),
         ("fuzz-schemas", "FuzzSchemas", "Schemas", ["HammockSchema", "HammockJSON", "HammockTestSupport"]),
+        (
+            "fuzz-tokens", "FuzzTokens", "Tokens",
+            ["HammockServer", "HammockJSON", .product(name: "HTTPTypes", package: "swift-http-types")]
+        ),
     ]
     package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/FuzzSupport", swiftSettings: swiftSettings))
     for fuzz in fuzzTargets {

@@ -142,6 +142,22 @@ struct AuthTests {
         #expect(statuses.filter { $0 == .badRequest }.count == 49)
     }
 
+    @Test("Live refresh tokens are bounded: past the limit the oldest go, the newest still work, and the order list stays small")
+    func refreshTokensBounded() throws {
+        var state = MockAuthority.State()
+        let grant = MockAuthority.RefreshGrant(subject: "ada", client: nil, scope: nil, expires: .distantFuture, family: "f")
+        for index in 0..<2_500 {
+            state.refreshTokens["t\(index)"] = grant
+            state.refreshOrder.append("t\(index)")
+            MockAuthority.bound(&state, limit: 1_000)
+        }
+        #expect(state.refreshTokens.count <= 1_000)
+        #expect(state.refreshTokens["t2499"] != nil)
+        #expect(state.refreshTokens["t0"] == nil)
+        #expect(state.refreshOrder.count <= 2_000)
+        #expect(Set(state.refreshOrder).isSuperset(of: state.refreshTokens.keys))
+    }
+
     @Test("A refresh token expires after its lifetime on the server's clock, with no sleep")
     func refreshExpiry() async throws {
         let clock = ManualClock()

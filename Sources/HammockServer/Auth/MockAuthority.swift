@@ -52,6 +52,8 @@ final class MockAuthority: Sendable {
     struct State: Sendable {
         /// The refresh tokens that may be used, by value.
         var refreshTokens: [String: RefreshGrant] = [:]
+        /// The same in the order issued (spent ones linger until passed over), for dropping the oldest.
+        var refreshOrder: [String] = []
         /// Tokens already used, and the family each belonged to; bounded (see ``spentLimit``).
         var spent: [String: String] = [:]
         var spentOrder: [String] = []
@@ -78,6 +80,10 @@ final class MockAuthority: Sendable {
     /// How many used refresh tokens are remembered for replay detection: a test's run makes a few
     /// hundred; a forgotten one is simply unknown (the same `invalid_grant`).
     static let spentLimit = 10_000
+    /// How many refresh tokens may be live at once (about 200 bytes each). Past it, the oldest go (their
+    /// sessions then end at the next refresh): a client signing in again and again, or a fuzzer, would
+    /// otherwise grow the server without bound.
+    static let liveLimit = 100_000
 
     private init(settings: AuthSettings, keys: any AccessTokenKeyring, now: @escaping @Sendable () -> Date) {
         self.settings = settings
@@ -139,10 +145,30 @@ final class MockAuthority: Sendable {
                 subject: subject, client: client, scope: scope,
                 expires: issuedAt.addingTimeInterval(Double(settings.refreshTokenLifetime.components.seconds)),
                 family: family ?? CompactToken.randomID(bytes: 8))
-            state.withLock { $0.refreshTokens[token] = grant }
+            state.withLock { state in
+                state.refreshTokens[token] = grant
+                state.refreshOrder.append(token)
+                Self.bound(&state)
+            }
             refreshToken = token
         }
         return Issued(accessToken: access, refreshToken: refreshToken, scope: scope, expiresIn: seconds)
+    }
+
+    /// Drops the oldest live refresh tokens past ``liveLimit`` (down to nine tenths of it), and the spent
+    /// ones the order still lists once they outnumber the live.
+    static func bound(_ state: inout State, limit: Int = liveLimit) {
+        if state.refreshTokens.count > limit {
+            var dropped = 0
+            while state.refreshTokens.count > limit * 9 / 10, dropped < state.refreshOrder.count {
+                state.refreshTokens[state.refreshOrder[dropped]] = nil
+                dropped += 1
+            }
+            state.refreshOrder.removeFirst(dropped)
+        }
+        if state.refreshOrder.count > 2 * max(state.refreshTokens.count, 1_000) {
+            state.refreshOrder.removeAll { state.refreshTokens[$0] == nil }
+        }
     }
 
     /// Spends a refresh token: its grant if it may be used now, once. Reusing a spent one ends every token
