@@ -62,6 +62,37 @@ public enum ConfigurationFile {
         return loaded
     }
 
+    /// A login (what a configuration's `auth` section holds) from its own file, JSON or YAML, for a mock
+    /// whose configuration has none, such as one made from an OpenAPI document (`hammock serve --auth`).
+    /// - Throws: `ConfigurationError` naming the file and the key.
+    public static func readAuth(_ path: String) throws(ConfigurationError) -> AuthSettings {
+        let bytes: [UInt8]
+        do {
+            bytes = try FileContents.read(path)
+        } catch {
+            throw ConfigurationError(file: path, keyPath: "", message: "cannot read the file: \(error.reason)")
+        }
+        let root: JSON
+        if isYAML(path) {
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                throw ConfigurationError(file: path, keyPath: "", message: "not UTF-8 text")
+            }
+            root = try yamlRoot(text, file: path)
+        } else {
+            do {
+                root = try JSON(parsing: bytes, duplicateKeys: .reject)
+            } catch {
+                throw ConfigurationError(
+                    file: path, keyPath: error.path.description, message: "not valid JSON: \(error.description)")
+            }
+        }
+        do {
+            return try AuthSettings(json: root)
+        } catch {
+            throw ConfigurationError(file: path, keyPath: error.key ?? "", message: error.message)
+        }
+    }
+
     /// A configuration from YAML text; `file` names it in errors.
     public static func parse(_ text: String, file: String) throws(ConfigurationError) -> ServerConfiguration {
         try load(root: try yamlRoot(text, file: file), file: file).configuration

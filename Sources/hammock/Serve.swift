@@ -113,6 +113,12 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
+            "A login for the mock (what a configuration's auth section holds, in a JSON or YAML file of its own): its token endpoint, users, and the routes it protects; an OpenAPI document's bearer requirements are then checked against its tokens (docs/auth.md).",
+            valueName: "file"))
+    var auth: String?
+
+    @Option(
+        help: ArgumentHelp(
             "A real backend (http:// or https://, with a path prefix if it has one) that what no resource, stub or route answers is forwarded to (docs/proxy.md).",
             valueName: "url"))
     var proxy: String?
@@ -501,6 +507,12 @@ struct Serve: AsyncParsableCommand {
 
     func applyFlags(to configuration: inout ServerConfiguration) throws {
         if noValidation { configuration.requestChecks = nil }
+        if let auth {
+            guard configuration.auth == nil else {
+                throw ConfigurationError(file: "--auth", keyPath: "", message: "the configuration has an auth section already")
+            }
+            configuration.auth = try ConfigurationFile.readAuth(auth)
+        }
         if let host { configuration.host = host }
         if let port {
             guard (0...65535).contains(port) else {
@@ -652,7 +664,7 @@ struct Serve: AsyncParsableCommand {
             let users = auth.users.count == 1 ? "1 user" : "\(auth.users.count) users"
             let clients = auth.clients.count == 1 ? "1 client" : "\(auth.clients.count) clients"
             Self.printLine(
-                "auth: tokens at POST \(url)\(auth.tokenPath) (\(users), \(clients), \(auth.algorithm.name)); "
+                "auth: tokens at POST \(url)\(server.options.basePath ?? "")\(auth.tokenPath) (\(users), \(clients), \(auth.algorithm.name)); "
                     + "\(auth.rules.count) access rule\(auth.rules.count == 1 ? "" : "s")")
         }
         for (resource, report) in reports { Self.printLine("data: \(resource): \(report)") }

@@ -3,6 +3,10 @@ import HammockJSON
 import HammockTesting
 import Testing
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// `hammock serve` with an `auth` section, met by implementations no one here wrote: PyJWT verifies the
 /// access tokens against the JWKS the mock serves, and a script written from RFC 6749's examples checks
 /// the token endpoint (Tests/Scripts/oauth_client.py).
@@ -61,5 +65,39 @@ struct AuthCommandTests {
         let conformance = try #require(reports["rfc6749"], "\(reports)")
         #expect(conformance["failures"] == [], "\(conformance)")
         #expect((conformance["passed"]?.intValue ?? 0) >= 30)
+    }
+
+    @Test(
+        "An OpenAPI document's bearer requirements, with --auth, take only the mock's own valid tokens: a made-up one is 401, an issued one passes, an open operation stays open"
+    )
+    func documentWithLogin() async throws {
+        let auth = TemporaryFiles.directory("auth") + "login.yaml"
+        try Data("users:\n  - {username: ada, password: lovelace}\n".utf8).write(to: URL(fileURLWithPath: auth))
+        let process = try HammockProcess(
+            ["serve", "Tests/OpenAPI/documents/tasks.yaml", "--auth", auth, "--port", "0", "--store", "memory"])
+        let banner = await process.firstLine { $0.hasPrefix("Hammock is serving") }
+        // The document's first server puts every route under /v3, the login's too.
+        let base =
+            try #require(banner?.split(separator: " ").last.map(String.init), "\(process.errorOutput.withLock { $0 })") + "/v3"
+        let session = URLSession(configuration: .ephemeral)
+        defer { session.finishTasksAndInvalidate() }
+        func status(_ path: String, token: String?) async throws -> Int {
+            var request = URLRequest(url: try #require(URL(string: base + path)))
+            if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+            let (_, response) = try await session.data(for: request)
+            return (response as? HTTPURLResponse)?.statusCode ?? 0
+        }
+        #expect(try await status("/projects", token: nil) == 401)
+        #expect(try await status("/projects", token: "made-up") == 401)
+        var login = URLRequest(url: try #require(URL(string: base + "/auth/token")))
+        login.httpMethod = "POST"
+        login.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        login.httpBody = Data("grant_type=password&username=ada&password=lovelace".utf8)
+        let (body, _) = try await session.data(for: login)
+        let token = try #require(try JSON(parsing: [UInt8](body))["access_token"]?.stringValue)
+        #expect(try await status("/projects", token: token) == 200)
+        #expect(try await status("/health", token: nil) == 200)
+        process.interrupt()
+        #expect(await process.exitStatus() == 0)
     }
 }

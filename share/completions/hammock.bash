@@ -188,7 +188,7 @@ _hammock_serve() {
     repeating_flags=()
     non_repeating_flags=(--strict --no-validation --record-stubs --https --http2 --no-http2 --watch --quiet --version -h --help)
     repeating_options=(--fault --allow-host --redact-header --allow-upstream --redact-member --https-name)
-    non_repeating_options=(--host --port --store --namespace --latency --base-path --idle-timeout --request-timeout --seed --admin-path --admin-token --journal-size --proxy --upstream-ca --record --cert --key)
+    non_repeating_options=(--host --port --store --namespace --latency --base-path --idle-timeout --request-timeout --seed --admin-path --admin-token --journal-size --auth --proxy --upstream-ca --record --cert --key)
     __hammock_offer_flags_options 1
 
     # Offer option value completions
@@ -236,6 +236,9 @@ _hammock_serve() {
         return
         ;;
     '--redact-header')
+        return
+        ;;
+    '--auth')
         return
         ;;
     '--proxy')

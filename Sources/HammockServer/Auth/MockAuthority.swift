@@ -272,6 +272,21 @@ final class MockAuthority: Sendable {
         }
     }
 
+    /// Checks the bearer token of a request to an operation an API document protects: one this server
+    /// issued and valid now (401 `invalid_token` otherwise). A request that met the document another way
+    /// (an API key, say) carries no bearer token and passes.
+    func checkDocumentedBearer(_ request: MockRequest) async throws(HTTPProblem) {
+        guard let value = request.headerFields[.authorization] else { return }
+        let trimmed = Self.trimmingSpaces(Substring(value))
+        guard trimmed.utf8.count > 7, trimmed.prefix(7).lowercased() == "bearer " else { return }
+        do throws(TokenRejection) {
+            _ = try await check(String(Self.trimmingSpaces(trimmed.dropFirst(7))))
+        } catch {
+            if let note = error.switchNote { request.context?.noteSwitch(note) }
+            throw unauthorized(error.reason, error: "invalid_token")
+        }
+    }
+
     /// Who an API key or a Basic password says the caller is, when the settings accept them and the
     /// request carries one; `nil` to look for a bearer token.
     func principalWithoutToken(of request: MockRequest) throws(HTTPProblem) -> Principal? {

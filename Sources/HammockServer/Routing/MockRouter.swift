@@ -92,6 +92,11 @@ final class MockRouter: Sendable {
         else { return try await dispatch(request) }
         do {
             try checks.check(request, operation: operation, captures: captures)
+            // With a login, a documented bearer token must be one the mock issued and valid now, not only
+            // well formed: the document says a token is needed, the login says which.
+            if operation.acceptsBearer, let authority = request.runtime?.settings.authority {
+                try await authority.checkDocumentedBearer(request)
+            }
             var documented = request
             documented.isDocumented = true
             return try await dispatch(documented)

@@ -73,6 +73,9 @@ public struct RequestChecks: Sendable {
         var security: [[(name: String, scheme: Scheme)]] = []
         /// The error answers the document gives, sent in place of problem+json.
         var errors: DocumentedErrors?
+
+        /// Whether one way in the document offers is a bearer token.
+        var acceptsBearer: Bool { security.contains { $0.contains { $0.scheme == .bearer } } }
         /// How many of the pattern's segments are literal: the most literal pattern wins a path that two
         /// match (`/pets/mine` before `/pets/:id`), as OpenAPI says.
         var literalSegments: Int
