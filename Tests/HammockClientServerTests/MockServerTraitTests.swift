@@ -119,6 +119,27 @@ struct MockServerTraitTests {
     }
 
     @Test(
+        "A configuration with a login works in the trait's server, in process and on loopback, and a test turns its switches on",
+        .mockServer(configuration: "Tests/Configurations/login.json"))
+    func loginInTrait() async throws {
+        let mock = try #require(TestMock.current)
+        let loopback = try await TestMock.start(.loopback, configuration: "Tests/Configurations/login.json")
+        for current in [mock, loopback] {
+            var login = URLRequest(url: current.url("auth/token"))
+            login.httpMethod = "POST"
+            login.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+            login.httpBody = Data("grant_type=password&username=ada&password=lovelace".utf8)
+            let token = try #require(try Self.json(try await current.session.data(for: login).0)["access_token"]?.stringValue)
+            var people = URLRequest(url: current.url("people"))
+            people.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+            #expect((try await current.session.data(for: people).1 as? HTTPURLResponse)?.statusCode == 200)
+            try current.server.expireAccessTokens()
+            #expect((try await current.session.data(for: people).1 as? HTTPURLResponse)?.statusCode == 401)
+        }
+        await loopback.stop()
+    }
+
+    @Test(
         "url(_:) keeps a query and percent-encodes what a URL cannot hold, never falling back to the base URL",
         .mockServer(resources: [people], data: ["people": [["name": "Amy Lee"]]]))
     func urls() async throws {
