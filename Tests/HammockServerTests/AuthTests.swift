@@ -109,6 +109,36 @@ struct AuthTests {
         #expect(server.journal.entries.count >= cases.count)
     }
 
+    @Test("The journal keeps a token request without its password, client secret or refresh token")
+    func journalKeepsNoSecrets() async throws {
+        let server = try await server()
+        let basic = "Basic " + Data("reports:s3cret".utf8).base64EncodedString()
+        let (_, login) = await form(
+            server, "grant_type=password&username=ada&password=lovelace&client_secret=s3cret", headers: [:])
+        let form = try #require(server.journal.entries.last)
+        let parameters = try FormURLEncoded.decode(form.body)
+        #expect(parameters["username"] == "ada")
+        #expect(parameters["grant_type"] == "password")
+        #expect(parameters["password"] == "<redacted>")
+        #expect(parameters["client_secret"] == "<redacted>")
+        let refresh = login["refresh_token"]?.stringValue ?? ""
+        _ = await server.respond(
+            to: MockRequest(
+                .post, "/auth/token", headerFields: [.authorization: basic],
+                json: ["grant_type": "refresh_token", "refresh_token": .string(refresh)]))
+        let json = try JSON(parsing: try #require(server.journal.entries.last).body)
+        #expect(json["refresh_token"] == "<redacted>")
+        #expect(json["grant_type"] == "refresh_token")
+        #expect(!String(decoding: try #require(server.journal.entries.last).body, as: UTF8.self).contains(refresh))
+        _ = await server.respond(
+            to: MockRequest(
+                .post, "/auth/token", headerFields: [.contentType: "text/plain"], body: Array("password=lovelace".utf8)))
+        #expect(try #require(server.journal.entries.last).body.isEmpty)
+        // Other routes keep their bodies as they were.
+        _ = await server.respond(to: MockRequest(.post, "/notes", json: ["text": "password=lovelace"]))
+        #expect(String(decoding: try #require(server.journal.entries.last).body, as: UTF8.self).contains("lovelace"))
+    }
+
     @Test("A refresh token is used once: it brings a new pair, and its reuse revokes the pair it brought")
     func refreshRotation() async throws {
         let server = try await server()

@@ -258,6 +258,31 @@ struct AuthRoutes: MockRoutes {
         return client
     }
 
+    /// The parameters whose values the journal does not keep.
+    static let secretParameters: Set<String> = ["password", "client_secret", "refresh_token", "client_assertion"]
+
+    /// A token request's body with the values of ``secretParameters`` replaced by `<redacted>`, form or
+    /// JSON; a body that is neither is not kept at all (it might hold a secret in a shape not read here).
+    static func redactedBody(of request: MockRequest) -> [UInt8] {
+        let type = request.headerFields[.contentType].map(HeaderValue.mediaType(of:)) ?? ""
+        switch type {
+        case "application/x-www-form-urlencoded":
+            let pairs = request.body.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: false).map {
+                pair -> [UInt8] in
+                let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+                guard let name = PercentEncoding.decodeForm(parts[0]), secretParameters.contains(name) else { return Array(pair) }
+                return Array(parts[0]) + Array("=%3Credacted%3E".utf8)
+            }
+            return Array(pairs.joined(separator: [UInt8(ascii: "&")]))
+        case "application/json":
+            guard case .object(var object)? = try? JSON(parsing: request.body) else { return [] }
+            for key in object.keys where secretParameters.contains(key) { object[key] = "<redacted>" }
+            return JSON.object(object).serialized()
+        default:
+            return []
+        }
+    }
+
     /// Whether two secrets are equal, in time that depends only on the expected one's length.
     static func constantTimeEquals(_ expected: String, _ given: String) -> Bool {
         AdminGuard.constantTimeEquals(Array(expected.utf8), Array(given.utf8))

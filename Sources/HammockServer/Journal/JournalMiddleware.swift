@@ -7,6 +7,11 @@ struct JournalMiddleware: OutcomeStep {
         // An error here came from middleware of yours placed outside the server's own; `respond(to:)`
         // answers it with this 500.
         let context = request.context
+        // The login's secrets stay out of the journal, which the admin API, the events stream and the
+        // console show: a token request is kept with its password, client secret and refresh token
+        // replaced.
+        var request = request
+        if context?.route?.kind == .auth, !request.body.isEmpty { request.body = AuthRoutes.redactedBody(of: request) }
         switch outcome {
         case .success(var response):
             journal.record(request: request, response: response, arrival: context?.arrival, route: context?.route)
