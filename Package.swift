@@ -207,7 +207,7 @@ let package = Package(
         .target(
             name: "HammockJWT",
             dependencies: [
-                "HammockServer", "HammockJSON",
+                "HammockServer", "HammockJSON", "HammockWire",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 // RSA key generation for RS256 (jwt-kit reads RSA keys but makes none).
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

@@ -1,6 +1,7 @@
 import Foundation
 public import HammockJSON
 public import HammockServer
+import HammockWire
 import JWTKit
 import Synchronization
 import _CryptoExtras
@@ -62,7 +63,7 @@ final class JWTKeyring: AccessTokenKeyring {
             await collection.add(rsa: key, digestAlgorithm: .sha256, kid: identifier)
             let (modulus, exponent) = try key.publicKey.getKeyPrimitives()
             jwk = [
-                "kty": "RSA", "n": .string(Self.base64URL(Array(modulus))), "e": .string(Self.base64URL(Array(exponent))),
+                "kty": "RSA", "n": .string(Base64URL.encode(Array(modulus))), "e": .string(Base64URL.encode(Array(exponent))),
                 "kid": .string(kid), "use": "sig", "alg": "RS256",
             ]
         case .hs256(let secret):
@@ -78,13 +79,7 @@ final class JWTKeyring: AccessTokenKeyring {
     /// 8 random bytes in base64url: a key id.
     static func randomID() -> String {
         var generator = SystemRandomNumberGenerator()
-        return base64URL((0..<8).map { _ in UInt8.random(in: 0...255, using: &generator) })
-    }
-
-    static func base64URL(_ bytes: [UInt8]) -> String {
-        var text = Data(bytes).base64EncodedString()
-        while text.hasSuffix("=") { text.removeLast() }
-        return text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        return Base64URL.encode((0..<8).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }
 }
 

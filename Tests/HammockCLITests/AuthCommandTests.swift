@@ -28,21 +28,9 @@ struct AuthCommandTests {
     }
 
     static func run(algorithm: String) async throws -> [String: JSON] {
-        let server = try HammockProcess(["serve", try configuration(algorithm: algorithm), "--port", "0"])
-        let banner = await server.firstLine { $0.hasPrefix("Hammock is serving") }
-        let line = try #require(banner, "no banner; stderr: \(server.errorOutput.withLock { $0 })")
-        let url = try #require(line.split(separator: " ").last.map(String.init))
-        let script = HammockProcess.packageRoot.appendingPathComponent("Tests/Scripts/oauth_client.py").path
-        let client = try HammockProcess([script, url, algorithm], executable: ProjectPython.executable)
-        var reports: [String: JSON] = [:]
-        for await output in client.lines {
-            guard let report = try? JSON(parsing: Array(output.utf8)), let check = report["check"]?.stringValue else { continue }
-            reports[check] = report
-        }
-        #expect(await client.exitStatus() == 0, "\(client.errorOutput.withLock { $0 })")
-        server.interrupt()
-        #expect(await server.exitStatus() == 0)
-        return reports
+        try await HammockProcess.pythonReports(
+            serving: [try configuration(algorithm: algorithm), "--port", "0"], script: "oauth_client.py",
+            scriptArguments: [algorithm])
     }
 
     @Test(

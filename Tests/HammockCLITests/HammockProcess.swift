@@ -1,6 +1,8 @@
 import Foundation
+import HammockJSON
 import HammockTesting
 import Synchronization
+import Testing
 
 #if canImport(Glibc)
 import Glibc
@@ -161,4 +163,29 @@ final class HammockProcess: Sendable {
 final class LockedText: Sendable {
     private let text = Mutex("")
     func withLock<T>(_ body: (inout String) -> T) -> T { text.withLock { body(&$0) } }
+}
+
+extension HammockProcess {
+    /// `hammock serve` with `serveArguments`, met by the Python script `script` (under Tests/Scripts, run by
+    /// the project's Python) given the server's URL, then `scriptArguments`: the script's JSON reports by
+    /// their `check`. Both must end cleanly; the server is interrupted once the script is done.
+    static func pythonReports(
+        serving serveArguments: [String], environment: [String: String] = [:], script: String, scriptArguments: [String] = []
+    ) async throws -> [String: JSON] {
+        let server = try HammockProcess(["serve"] + serveArguments, environment: environment)
+        let banner = await server.firstLine { $0.hasPrefix("Hammock is serving") }
+        let line = try #require(banner, "no banner; stderr: \(server.errorOutput.withLock { $0 })")
+        let url = try #require(line.split(separator: " ").last.map(String.init))
+        let path = packageRoot.appendingPathComponent("Tests/Scripts/\(script)").path
+        let client = try HammockProcess([path, url] + scriptArguments, executable: ProjectPython.executable)
+        var reports: [String: JSON] = [:]
+        for await output in client.lines {
+            guard let report = try? JSON(parsing: Array(output.utf8)), let check = report["check"]?.stringValue else { continue }
+            reports[check] = report
+        }
+        #expect(await client.exitStatus() == 0, "\(client.errorOutput.withLock { $0 })")
+        server.interrupt()
+        #expect(await server.exitStatus() == 0)
+        return reports
+    }
 }

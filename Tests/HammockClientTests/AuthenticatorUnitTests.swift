@@ -58,6 +58,13 @@ struct AuthenticatorUnitTests {
         }
     }
 
+    /// A client of `http://api.test` through `authenticator`, to a transport accepting the token "new".
+    static func client(_ authenticator: Authenticator, seen: Seen = Seen()) throws -> RestClient {
+        RestClient(
+            baseURL: try #require(URL(string: "http://api.test")), transport: transport(accepting: "new", seen: seen),
+            interceptors: [authenticator])
+    }
+
     static let old = AuthTokens(accessToken: "old", refreshToken: "r1")
     static let new = AuthTokens(accessToken: "new", refreshToken: "r2")
 
@@ -69,9 +76,7 @@ struct AuthenticatorUnitTests {
             try await refresh.refresh(tokens)
         }
         await authenticator.signIn(Self.old)
-        let client = RestClient(
-            baseURL: try #require(URL(string: "http://api.test")), transport: Self.transport(accepting: "new"),
-            interceptors: [authenticator])
+        let client = try Self.client(authenticator)
         let waiting = Task { () -> RestError? in
             do throws(RestError) {
                 _ = try await client.send(RequestBuilder(.get, "/me"))
@@ -104,9 +109,7 @@ struct AuthenticatorUnitTests {
         }
         await authenticator.signIn(AuthTokens(accessToken: "old", refreshToken: "r1", expiresAt: now.addingTimeInterval(10)))
         let seen = Seen()
-        let client = RestClient(
-            baseURL: try #require(URL(string: "http://api.test")), transport: Self.transport(accepting: "new", seen: seen),
-            interceptors: [authenticator])
+        let client = try Self.client(authenticator, seen: seen)
         #expect(try await client.send(RequestBuilder(.get, "/me")).status == .ok)
         #expect(seen.values.withLock { $0 } == ["Bearer new"])
         #expect(refreshes.load(ordering: .relaxed) == 1)
@@ -121,9 +124,7 @@ struct AuthenticatorUnitTests {
             try await refresh.refresh(tokens)
         }
         await authenticator.signIn(Self.old)
-        let client = RestClient(
-            baseURL: try #require(URL(string: "http://api.test")), transport: Self.transport(accepting: "new"),
-            interceptors: [authenticator])
+        let client = try Self.client(authenticator)
         let error = await #expect(throws: RestError.self) { try await client.send(RequestBuilder(.get, "/me")) }
         guard case .authentication(let cause)? = error?.reason else {
             Issue.record("expected an authentication error")
@@ -167,9 +168,7 @@ struct AuthenticatorUnitTests {
         }
         let store = CountingStore()
         let authenticator = Authenticator(store: store) { (tokens) async throws(AuthenticationError) -> AuthTokens in tokens }
-        let client = RestClient(
-            baseURL: try #require(URL(string: "http://api.test")), transport: Self.transport(accepting: "new"),
-            interceptors: [authenticator])
+        let client = try Self.client(authenticator)
         let statuses = await withTaskGroup(of: Int.self) { group in
             for _ in 0..<30 { group.addTask { (try? await client.send(RequestBuilder(.get, "/me")).status.code) ?? 0 } }
             return await group.reduce(into: [Int]()) { $0.append($1) }

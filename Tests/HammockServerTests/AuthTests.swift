@@ -4,6 +4,7 @@ import HammockJSON
 import HammockJWT
 import HammockStore
 import HammockTestSupport
+import HammockWire
 import JWTKit
 import Testing
 
@@ -49,7 +50,7 @@ struct AuthTests {
     /// The claims of a token, read without checking it.
     func claims(_ token: String) throws -> JSON {
         let part = try #require(token.split(separator: ".").dropFirst().first)
-        return try JSON(parsing: try #require(CompactToken.base64URLDecoded(part)))
+        return try JSON(parsing: try #require(Base64URL.decode(part)))
     }
 
     // MARK: The token endpoint
@@ -393,7 +394,7 @@ struct AuthTests {
         let after = try await server.accessToken(for: "ada")
         #expect(server.jsonWebKeySet?["keys"]?.arrayValue?.count == 2)
         let kids = try [before, after].map { token in
-            try JSON(parsing: try #require(CompactToken.base64URLDecoded(token.split(separator: ".")[0])))["kid"]
+            try JSON(parsing: try #require(Base64URL.decode(token.split(separator: ".")[0])))["kid"]
         }
         #expect(kids[0] != kids[1])
         #expect(await get(server, "/people", token: before).status == .ok)
@@ -466,8 +467,8 @@ struct AuthTests {
 
     /// A token with `header` and `claims`, signed with nothing or with `signature`.
     func forged(header: JSON, claims: JSON, signature: String = "") -> String {
-        CompactToken.base64URL(Array(header.serializedString().utf8)) + "."
-            + CompactToken.base64URL(Array(claims.serializedString().utf8))
+        Base64URL.encode(Array(header.serializedString().utf8)) + "."
+            + Base64URL.encode(Array(claims.serializedString().utf8))
             + "." + signature
     }
 
@@ -540,7 +541,7 @@ struct AuthTests {
 
     /// Some HMAC-looking signature keyed on the public key's text: the classic confusion attack's shape.
     func hmac(_ jwks: JSON) -> String {
-        CompactToken.base64URL(Array(jwks.serializedString().utf8.prefix(32)))
+        Base64URL.encode(Array(jwks.serializedString().utf8.prefix(32)))
     }
 
     @Test(
@@ -609,7 +610,7 @@ struct AuthTests {
         #expect(key["alg"] == "ES256")
         #expect(key["d"] == nil)
         let token = try await server.accessToken(for: "ada")
-        let header = try JSON(parsing: try #require(CompactToken.base64URLDecoded(token.split(separator: ".")[0])))
+        let header = try JSON(parsing: try #require(Base64URL.decode(token.split(separator: ".")[0])))
         #expect(header["kid"] == key["kid"])
         #expect(header["alg"] == "ES256")
         let discovery = await server.respond(

@@ -1,5 +1,6 @@
 public import Foundation
 import HammockJSON
+import HammockWire
 
 /// What a sign-in gives an app: the access token it sends, the refresh token that renews it, and when the
 /// access token stops working.
@@ -40,10 +41,8 @@ public struct AuthTokens: Sendable, Hashable, Codable {
     /// wants to know when to refresh). `nil` for a token that is not a JWT or has no `exp`.
     static func expiry(ofJWT token: String) -> Date? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[1].utf8.count <= 16_384 else { return nil }
-        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64.append("=") }
-        guard let data = Data(base64Encoded: base64), case .object(let claims)? = try? JSON(parsing: Array(data)),
+        guard parts.count == 3, parts[1].utf8.count <= 16_384, let bytes = Base64URL.decode(parts[1]),
+            case .object(let claims)? = try? JSON(parsing: bytes),
             let exp = claims["exp"]?.doubleValue, exp.isFinite, abs(exp) < 1e11
         else { return nil }
         return Date(timeIntervalSince1970: exp)

@@ -1,5 +1,5 @@
-import Foundation
 public import HammockJSON
+import HammockWire
 
 /// What signs and checks a mock's access tokens, for a server with an `auth` section.
 ///
@@ -67,7 +67,7 @@ enum CompactToken {
             throw TokenRejection("The access token is longer than \(maximumLength) bytes")
         }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerBytes = base64URLDecoded(parts[0]),
+        guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]),
             case .object(let header)? = try? JSON(parsing: headerBytes)
         else { throw TokenRejection("The access token is not a JWT (three base64url parts, the first a JSON header)") }
         let algorithm = keyring.algorithm.name
@@ -84,19 +84,6 @@ enum CompactToken {
     /// A random base64url string of `count` bytes.
     static func randomID(bytes count: Int) -> String {
         var generator = SystemRandomNumberGenerator()
-        return base64URL((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
-    }
-
-    /// Base64url without padding (RFC 7515 §2).
-    static func base64URL(_ bytes: [UInt8]) -> String {
-        var text = Data(bytes).base64EncodedString()
-        while text.hasSuffix("=") { text.removeLast() }
-        return text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-    }
-
-    static func base64URLDecoded(_ text: Substring) -> [UInt8]? {
-        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while standard.count % 4 != 0 { standard.append("=") }
-        return Data(base64Encoded: standard).map(Array.init)
+        return Base64URL.encode((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }
 }

@@ -226,10 +226,8 @@ struct AuthRoutes: MockRoutes {
         var secret = parameters["client_secret"]
         var viaBasic = false
         if let header = request.headerFields[.authorization] {
-            let trimmed = header.trimmingCharacters(in: .whitespaces)
-            guard trimmed.count > 6, trimmed.prefix(6).lowercased() == "basic ",
-                let decoded = Data(base64Encoded: String(trimmed.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
-                let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":")
+            guard let credentials = MockAuthority.credentials(header, scheme: "Basic"),
+                let (user, password) = MockAuthority.basicPair(credentials)
             else {
                 throw TokenEndpointError(
                     .invalidClient, "The Authorization header must be 'Basic base64(client_id:client_secret)'",
@@ -239,8 +237,8 @@ struct AuthRoutes: MockRoutes {
                 throw TokenEndpointError(.invalidRequest, "Authenticate the client one way: Basic or client_secret, not both")
             }
             // §2.3.1: both halves are form-encoded before base64.
-            id = PercentEncoding.decodeForm(Array(text[..<colon].utf8)[...]) ?? String(text[..<colon])
-            secret = PercentEncoding.decodeForm(Array(text[text.index(after: colon)...].utf8)[...]) ?? ""
+            id = PercentEncoding.decodeForm(Array(user.utf8)[...]) ?? user
+            secret = PercentEncoding.decodeForm(Array(password.utf8)[...]) ?? password
             viaBasic = true
         }
         guard let id else { return nil }

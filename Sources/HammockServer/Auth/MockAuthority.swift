@@ -275,11 +275,11 @@ final class MockAuthority: Sendable {
     /// issued and valid now (401 `invalid_token` otherwise). A request that met the document another way
     /// (an API key, say) carries no bearer token and passes.
     func checkDocumentedBearer(_ request: MockRequest) async throws(HTTPProblem) {
-        guard let value = request.headerFields[.authorization] else { return }
-        let trimmed = Self.trimmingSpaces(Substring(value))
-        guard trimmed.utf8.count > 7, trimmed.prefix(7).lowercased() == "bearer " else { return }
+        guard let value = request.headerFields[.authorization], let token = Self.credentials(value, scheme: "Bearer") else {
+            return
+        }
         do throws(TokenRejection) {
-            _ = try await check(String(Self.trimmingSpaces(trimmed.dropFirst(7))))
+            _ = try await check(String(token))
         } catch {
             if let note = error.switchNote { request.context?.noteSwitch(note) }
             throw unauthorized(error.reason, error: "invalid_token")
@@ -298,14 +298,12 @@ final class MockAuthority: Sendable {
             }
             return principal
         }
-        guard settings.allowsBasic, let value = request.headerFields[.authorization] else { return nil }
-        let trimmed = Self.trimmingSpaces(Substring(value))
-        guard trimmed.utf8.count > 6, trimmed.prefix(6).lowercased() == "basic " else { return nil }
-        guard let decoded = Data(base64Encoded: String(Self.trimmingSpaces(trimmed.dropFirst(6)))),
-            let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":")
-        else { throw unauthorized("The Authorization header must be 'Basic base64(user:password)'", error: "invalid_request") }
-        let username = String(text[..<colon])
-        let password = String(text[text.index(after: colon)...])
+        guard settings.allowsBasic, let value = request.headerFields[.authorization],
+            let credentials = Self.credentials(value, scheme: "Basic")
+        else { return nil }
+        guard let (username, password) = Self.basicPair(credentials) else {
+            throw unauthorized("The Authorization header must be 'Basic base64(user:password)'", error: "invalid_request")
+        }
         guard let user = settings.users.first(where: { $0.username == username }),
             AuthRoutes.constantTimeEquals(user.password, password)
         else { throw unauthorized("The username or password is wrong", error: "invalid_token") }
@@ -326,15 +324,12 @@ final class MockAuthority: Sendable {
     /// The token a request carries: `Authorization: Bearer …`, or `?access_token=` where allowed.
     func bearerToken(of request: MockRequest) throws(HTTPProblem) -> String {
         if let value = request.headerFields[.authorization] {
-            // Spaces and tabs trimmed by hand: Foundation's trimming goes through UTF-16 and cost 20 µs a
-            // request for a 400-byte token (perf, scripts/bench-auth).
-            let trimmed = Self.trimmingSpaces(Substring(value))
-            guard trimmed.utf8.count > 7, trimmed.prefix(7).lowercased() == "bearer " else {
+            guard let token = Self.credentials(value, scheme: "Bearer") else {
                 throw unauthorized(
                     "The Authorization header must be 'Bearer TOKEN'" + (settings.allowsBasic ? " or 'Basic …'" : ""),
                     error: "invalid_request")
             }
-            return String(Self.trimmingSpaces(trimmed.dropFirst(7)))
+            return String(token)
         }
         if let query = request.query, let parameters = try? FormURLEncoded.decode(Array(query.utf8)),
             case .string(let token)? = parameters["access_token"]
@@ -391,6 +386,25 @@ final class MockAuthority: Sendable {
         }
         let roles = claims["roles"]?.arrayValue?.compactMap(\.stringValue) ?? []
         return Principal(subject: subject, roles: roles, claims: claims)
+    }
+
+    /// What an `Authorization` value carries after `scheme` (`Bearer`, `Basic`; any case); `nil` for another
+    /// scheme or nothing after it. Spaces and tabs are trimmed by hand: Foundation's trimming goes through
+    /// UTF-16 and cost 20 µs a request for a 400-byte token (perf, scripts/bench-auth).
+    static func credentials(_ value: String, scheme: String) -> Substring? {
+        let trimmed = trimmingSpaces(Substring(value))
+        let length = scheme.utf8.count + 1
+        guard trimmed.utf8.count > length, trimmed.prefix(length).lowercased() == scheme.lowercased() + " " else { return nil }
+        return trimmingSpaces(trimmed.dropFirst(length))
+    }
+
+    /// The halves of a Basic value's `user:password` (RFC 7617); `nil` when it is not base64 of UTF-8 text
+    /// with a colon.
+    static func basicPair(_ credentials: Substring) -> (String, String)? {
+        guard let bytes = Data(base64Encoded: String(credentials)).map(Array.init),
+            let text = String(validating: bytes, as: UTF8.self), let colon = text.firstIndex(of: ":")
+        else { return nil }
+        return (String(text[..<colon]), String(text[text.index(after: colon)...]))
     }
 
     /// `text` without the spaces and tabs around it (RFC 9110 §5.6.3's whitespace).
