@@ -25,13 +25,15 @@ struct AuthenticatorTests {
     }
 
     static let configuration = """
-        {"resources": [{"name": "people", "fields": {"name": "string"}}],
+        {"resources": [{"name": "people", "fields": {"name": "string"}},
+                       {"name": "notes", "fields": {"text": "string", "ownerId": "string"}}],
          "data": {"people": [{"name": "Ada"}, {"name": "Grace"}]},
          "auth": {
            "users": [{"username": "ada", "password": "lovelace", "roles": ["admin"]},
                      {"username": "bob", "password": "builder"}],
            "clients": [{"id": "ios-app"}],
-           "protect": [{"resource": "people"}, {"resource": "people", "actions": ["write"], "roles": ["admin"]}]
+           "protect": [{"resource": "people"}, {"resource": "people", "actions": ["write"], "roles": ["admin"]},
+                       {"resource": "notes", "owner": "ownerId"}]
          }}
         """
 
@@ -50,9 +52,15 @@ struct AuthenticatorTests {
         var count: Int { value.load(ordering: .relaxed) }
     }
 
-    static func session(_ reach: Reach, as username: String = "ada") async throws -> Session {
+    /// A session on a new server, or on `shared` (started already for a loopback session).
+    static func session(_ reach: Reach, as username: String = "ada", on shared: MockServer? = nil) async throws -> Session {
         let configuration = try ServerConfiguration(parsing: Array(Self.configuration.utf8), file: "auth.json")
-        let server = try await MockServer.inMemory(configuration, tokenSigner: JWTAccessTokens())
+        let server: MockServer
+        if let shared {
+            server = shared
+        } else {
+            server = try await MockServer.inMemory(configuration, tokenSigner: JWTAccessTokens())
+        }
         let base: URL
         let transport: any HTTPTransport
         switch reach {
@@ -60,7 +68,7 @@ struct AuthenticatorTests {
             base = try #require(URL(string: "http://auth.hammock.invalid"))
             transport = MockServerTransport(server: server)
         case .loopback:
-            try await server.start(host: "127.0.0.1", port: 0)
+            if shared == nil { try await server.start(host: "127.0.0.1", port: 0) }
             base = try #require(await server.baseURL)
             transport = URLSessionTransport(session: URLSession(configuration: .ephemeral))
         }
@@ -175,6 +183,30 @@ struct AuthenticatorTests {
         #expect(Self.refreshes(on: session.server) == 0)
         #expect(session.server.journal.entries.count == 1)
         #expect(await session.authenticator.isSignedIn)
+    }
+
+    @Test(
+        "Two users signed in to one mock each create and list only their own notes; another's note is a 403, with no refresh",
+        arguments: Reach.allCases)
+    func ownRecords(reach: Reach) async throws {
+        let ada = try await Self.session(reach)
+        defer { Task { await ada.server.stop() } }
+        let bob = try await Self.session(reach, as: "bob", on: ada.server)
+        for (session, text) in [(ada, "ada's"), (bob, "bob's"), (ada, "ada's too")] {
+            var create = RequestBuilder(.post, "/notes")
+            create.setBody(["text": .string(text)] as JSON)
+            #expect(try await session.client.send(create).status == .created)
+        }
+        func texts(_ session: Session) async throws -> [String] {
+            let list = try await session.client.send(RequestBuilder(.get, "/notes"))
+            return try JSON(parsing: list.body).arrayValue?.compactMap { $0["text"]?.stringValue } ?? []
+        }
+        #expect(try await texts(ada) == ["ada's", "ada's too"])
+        #expect(try await texts(bob) == ["bob's"])
+        ada.server.journal.clear()
+        let refused = try await bob.client.send(RequestBuilder(.get, "/notes/1"), acceptingAnyStatus: true)
+        #expect(refused.status == .forbidden)
+        #expect(Self.refreshes(on: ada.server) == 0)
     }
 
     @Test("A POST refused with 401 is replayed once after the refresh, and carried out once")

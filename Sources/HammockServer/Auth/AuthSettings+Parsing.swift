@@ -8,7 +8,7 @@ extension AuthSettings {
 
     /// Login settings from JSON, the shape of a configuration file's `auth` section (see ``AuthSettings``):
     /// `users` (`username`, `password`, optional `id`, `roles`, `claims`), `clients` (`id`, optional `secret`,
-    /// `roles`), `protect` (rules: `resource` or `route`, optional `actions` and `roles`), `tokenPath`,
+    /// `roles`), `protect` (rules: `resource` or `route`, optional `actions`, `roles` and `owner`), `tokenPath`,
     /// `issuer`, `audience`, the two lifetimes in seconds, `algorithm` (`ES256`, `RS256`, or `HS256` with a
     /// `secret`) and `queryToken`.
     /// - Throws: ``AuthSettingsError`` naming the key path inside the section.
@@ -189,7 +189,7 @@ extension AuthSettings {
 
     static func rule(_ value: JSON, at: String) throws(AuthSettingsError) -> AccessRule {
         let object = try object(
-            value, at: at, keys: ["resource", "route", "actions", "roles"],
+            value, at: at, keys: ["resource", "route", "actions", "roles", "owner"],
             example: "{\"resource\": \"people\"} or {\"route\": \"/reports/:id\", \"roles\": [\"admin\"]}")
         let target: AccessRule.Target
         switch (try string(object["resource"], key: "\(at).resource"), try string(object["route"], key: "\(at).route")) {
@@ -217,6 +217,28 @@ extension AuthSettings {
             }
             actions = set
         }
-        return AccessRule(target, actions: actions, roles: try strings(object["roles"], key: "\(at).roles"))
+        var ownership: AccessRule.Ownership?
+        if let value = object["owner"], !value.isNull {
+            ownership = try owner(value, at: "\(at).owner")
+            guard case .resource = target else {
+                throw AuthSettingsError("records have owners; a route's rule cannot say whose they are", key: "\(at).owner")
+            }
+        }
+        return AccessRule(
+            target, actions: actions, roles: try strings(object["roles"], key: "\(at).roles"), owner: ownership)
+    }
+
+    /// `"ownerId"`, or `{"field": "ownerId", "exceptRoles": ["admin"]}`.
+    static func owner(_ value: JSON, at: String) throws(AuthSettingsError) -> AccessRule.Ownership {
+        let example = "a field's name such as \"ownerId\", or {\"field\": \"ownerId\", \"exceptRoles\": [\"admin\"]}"
+        if case .string(let field) = value {
+            guard !field.isEmpty else { throw AuthSettingsError("expected \(example)", key: at) }
+            return AccessRule.Ownership(field: field)
+        }
+        let object = try object(value, at: at, keys: ["field", "exceptRoles"], example: example)
+        guard let field = try string(object["field"], key: "\(at).field"), !field.isEmpty else {
+            throw AuthSettingsError("missing; the field that holds the owner's id", key: "\(at).field")
+        }
+        return AccessRule.Ownership(field: field, exceptRoles: try strings(object["exceptRoles"], key: "\(at).exceptRoles"))
     }
 }

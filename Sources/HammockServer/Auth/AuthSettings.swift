@@ -169,17 +169,42 @@ public struct AccessRule: Sendable, Hashable {
         }
     }
 
+    /// Records that belong to whoever created them: a field of the record names its owner.
+    ///
+    /// Under a rule with an owner, a signed-in caller (one whose token's `sub`, API key or Basic user has
+    /// the id the field holds) sees only their own records in lists, nested lists and relations, gets 403
+    /// for another's record by its key (to read, update or delete it), and creates records stamped with
+    /// their id (403 for a body that names someone else; the same for an update that would give a record
+    /// away). Holders of one of ``exceptRoles`` see and change every record.
+    public struct Ownership: Sendable, Hashable {
+        /// The field holding the owner's id (`ownerId`); a declared integer field holds it as a number.
+        public var field: String
+        /// Roles that are not held to their own records (`admin`).
+        public var exceptRoles: [String]
+
+        public init(field: String, exceptRoles: [String] = []) {
+            self.field = field
+            self.exceptRoles = exceptRoles
+        }
+    }
+
     public var target: Target
     /// The actions it covers; `nil` for all of them (and any other method but OPTIONS).
     public var actions: Set<Action>?
     /// Roles of which a token must hold one; empty for any signed-in user.
     public var roles: [String]
+    /// Whose records the covered requests may reach: only the caller's own when set (resources only).
+    public var ownership: Ownership?
 
-    public init(_ target: Target, actions: Set<Action>? = nil, roles: [String] = []) {
+    public init(_ target: Target, actions: Set<Action>? = nil, roles: [String] = [], owner: Ownership? = nil) {
         self.target = target
         self.actions = actions
         self.roles = roles
+        self.ownership = owner
     }
+
+    /// Whether the rule covers reading (GET, HEAD).
+    var coversReads: Bool { actions?.contains(.read) ?? true }
 
     /// Whether the rule covers `method` on `route`.
     func covers(_ method: HTTPRequest.Method, route: MatchedRoute) -> Bool {

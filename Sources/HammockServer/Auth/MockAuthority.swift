@@ -15,6 +15,8 @@ final class MockAuthority: Sendable {
     private let state = Mutex(State())
     /// Tokens whose signature was checked, and what they said: a token sent again skips the signature.
     private let verified = Mutex(VerifiedTokens())
+    /// Whether any owner rule covers reads: a read of any route may then reach owned records.
+    private let hasOwnedReads: Bool
 
     /// Why: a protected GET cost 100-108 µs of CPU with ES256 and RS256 and 67 µs with HS256, against
     /// 17.6 µs open (scripts/bench-auth, docs/benchmarks.md), nearly all of it in checking one token
@@ -89,6 +91,7 @@ final class MockAuthority: Sendable {
         self.settings = settings
         self.keys = keys
         self.now = now
+        hasOwnedReads = settings.rules.contains { $0.ownership != nil && $0.coversReads }
     }
 
     static func make(
@@ -236,10 +239,17 @@ final class MockAuthority: Sendable {
     }
 
     /// Lets `request` through to `route` when no rule covers it, or when its token is valid and holds the
-    /// roles every covering rule asks; throws the 401 or 403 otherwise.
-    func admit(_ request: MockRequest, route: MatchedRoute) async throws(HTTPProblem) {
+    /// roles every covering rule asks; throws the 401 or 403 otherwise. Returns whose records it may reach
+    /// when an owner rule holds the caller to their own (``AccessRule/Ownership``).
+    func admit(_ request: MockRequest, route: MatchedRoute) async throws(HTTPProblem) -> OwnerScope? {
         let covering = settings.rules.filter { $0.covers(request.method, route: route) }
-        guard !covering.isEmpty else { return }
+        guard !covering.isEmpty else {
+            // An open route's list may still embed or expand records an owner rule keeps: a caller who
+            // says who they are sees their own, anyone else none.
+            guard hasOwnedReads, AccessRule.Action(request.method) == .read else { return nil }
+            let principal = try? await authenticate(request, notingSwitches: false)
+            return ownerScope(for: request, route: route, principal: principal)
+        }
         let forced = state.withLock { state in
             guard state.switches.forcedUnauthorized > 0 else { return false }
             state.switches.forcedUnauthorized -= 1
@@ -249,18 +259,7 @@ final class MockAuthority: Sendable {
             request.context?.noteSwitch("auth: 401 forced (answerUnauthorized)")
             throw unauthorized("The access token was refused by a switch (answerUnauthorized)", error: "invalid_token")
         }
-        let principal: Principal
-        if let other = try principalWithoutToken(of: request) {
-            principal = other
-        } else {
-            let token = try bearerToken(of: request)
-            do throws(TokenRejection) {
-                principal = try await check(token)
-            } catch {
-                if let note = error.switchNote { request.context?.noteSwitch(note) }
-                throw unauthorized(error.reason, error: "invalid_token")
-            }
-        }
+        let principal = try await authenticate(request, notingSwitches: true)
         for rule in covering where !rule.roles.isEmpty && !rule.roles.contains(where: principal.roles.contains) {
             throw HTTPProblem(
                 .forbidden,
@@ -269,6 +268,37 @@ final class MockAuthority: Sendable {
                     + (principal.roles.isEmpty ? "none" : principal.roles.joined(separator: ", ")),
                 headerFields: [.wwwAuthenticate: "Bearer realm=\"hammock\", error=\"insufficient_scope\""])
         }
+        return ownerScope(for: request, route: route, principal: principal)
+    }
+
+    /// Who the request's credentials say the caller is: an API key, a Basic password or a bearer token.
+    func authenticate(_ request: MockRequest, notingSwitches: Bool) async throws(HTTPProblem) -> Principal {
+        if let other = try principalWithoutToken(of: request) { return other }
+        let token = try bearerToken(of: request)
+        do throws(TokenRejection) {
+            return try await check(token)
+        } catch {
+            if notingSwitches, let note = error.switchNote { request.context?.noteSwitch(note) }
+            throw unauthorized(error.reason, error: "invalid_token")
+        }
+    }
+
+    /// The records the caller may reach: for each owner rule covering the request (for a read, each one
+    /// covering reads, since a list embeds and expands other resources) whose excepted roles the caller
+    /// lacks, the resource's owner field. `nil` when no rule holds the caller; an unknown caller owns
+    /// nothing.
+    func ownerScope(for request: MockRequest, route: MatchedRoute, principal: Principal?) -> OwnerScope? {
+        let reads = AccessRule.Action(request.method) == .read
+        var fields: [String: String] = [:]
+        for rule in settings.rules {
+            guard let ownership = rule.ownership, case .resource(let name) = rule.target,
+                (reads && rule.coversReads) || rule.covers(request.method, route: route)
+            else { continue }
+            if let principal, ownership.exceptRoles.contains(where: principal.roles.contains) { continue }
+            if fields[name] == nil { fields[name] = ownership.field }
+        }
+        guard !fields.isEmpty else { return nil }
+        return OwnerScope(subject: principal?.subject, fields: fields)
     }
 
     /// Checks the bearer token of a request to an operation an API document protects: one this server

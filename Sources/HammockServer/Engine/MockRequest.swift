@@ -29,6 +29,8 @@ public struct MockRequest: Sendable {
     /// Whether the API document the server checks requests against describes this request: its query is
     /// then the document's, and a `_` parameter the server does not know is ignored, not refused as a typo.
     public package(set) var isDocumented = false
+    /// Whose records the request may reach, when an owner rule of the login holds the caller to their own.
+    var ownerScope: OwnerScope?
 
     /// Creates a request; a `?` in `target` starts the query.
     public init(_ method: HTTPRequest.Method, _ target: String, headerFields: HTTPFields = [:], body: [UInt8] = []) {

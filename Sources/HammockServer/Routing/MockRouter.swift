@@ -151,8 +151,9 @@ final class MockRouter: Sendable {
         }
         // The login's rules before faults: a client without a token meets the 401 a gateway would send
         // before any backend (which faults play) is asked.
+        var request = request
         if route.kind != .admin, route.kind != .auth, let authority = request.runtime?.settings.authority {
-            try await authority.admit(request, route: route)
+            request.ownerScope = try await authority.admit(request, route: route)
         }
         guard route.kind != .admin, let interventions, let intervention = try interventions.decide(for: request, route: route)
         else { return try await endpoint.handler(request) }

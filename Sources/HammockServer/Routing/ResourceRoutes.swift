@@ -133,6 +133,16 @@ final class ResourceRoutes: MockRoutes {
             encoding = bodyEncoding
         }
         var store = self.store
+        if let scope = request.ownerScope {
+            // Held to their own records: the owner field filled in or checked before the body is
+            // validated (a required `ownerId` the client leaves out is the caller's), the rest in the store.
+            if action == .create || (action == .update && request.method == .put), let given = parameters {
+                parameters = try scope.stamped(given, of: route.schema, doing: action == .create ? "create" : "replace")
+            }
+            var named: (String, JSON)?
+            if case .item(let schema, let key) = route { named = (schema.name, key) }
+            store = OwnerScopedStore(base: store, scope: scope, routeRecord: named)
+        }
         if action == .create || action == .update || action == .destroy {
             // The request's writes carry its date and, for the record it names, its preconditions: the
             // store keeps both in the write's unit of work (one read of the record, no date lost).
