@@ -365,7 +365,7 @@ let package = Package(
         .testTarget(
             name: "HammockOpenAPITests",
             dependencies: [
-                "HammockOpenAPI", "HammockServer", "HammockJSON", "HammockSchema", "HammockTestSupport",
+                "HammockOpenAPI", "HammockServer", "HammockJSON", "HammockSchema", "HammockTestSupport", "HammockJWT",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: swiftSettings

@@ -99,11 +99,14 @@ struct Builder {
                 continue
             }
             var item = paths[template]?.objectValue ?? JSONObject()
-            if let resource = row.resource, let schema = schemas.first(where: { $0.name == resource }) {
+            if isLoginRow(row) {
+                addLoginOperations(row, to: &item)
+            } else if let resource = row.resource, let schema = schemas.first(where: { $0.name == resource }) {
                 addResourceOperations(row, schema: schema, variables: variables, to: &item)
             } else {
                 addOwnOperations(row, variables: variables, to: &item)
             }
+            secure(row, in: &item)
             if !item.keys.isEmpty { paths[template] = .object(item) }
         }
         var info: JSONObject = ["title": .string(title), "version": .string(version)]
@@ -112,7 +115,14 @@ struct Builder {
         var document: JSONObject = ["openapi": .string(OpenAPIDocument.formatVersion), "info": .object(info)]
         document["servers"] = [["url": .string(server.options.basePath ?? "/")]]
         document["paths"] = .object(paths)
-        document["components"] = .object(components())
+        var components = components()
+        if let login = loginComponents() {
+            components["securitySchemes"] = .object(login.schemes)
+            var named = components["schemas"]?.objectValue ?? JSONObject()
+            for (name, schema) in login.schemas where named[name] == nil { named[name] = schema }
+            components["schemas"] = .object(named)
+        }
+        document["components"] = .object(components)
         if !omitted.isEmpty { document["x-hammock-omitted"] = .array(omitted.map(JSON.string)) }
         return .object(document)
     }
@@ -469,6 +479,8 @@ struct Builder {
 
     static let problems: [(Int, String, String)] = [
         (400, "BadRequest", "A query or body the server cannot use; `parameter` names the query parameter"),
+        (401, "Unauthorized", "No valid credentials; WWW-Authenticate says which the server takes and what was wrong"),
+        (403, "Forbidden", "The credentials do not allow this: a role the token lacks, or another user's record"),
         (404, "NotFound", "No such record (or parent)"),
         (405, "MethodNotAllowed", "The path does not answer this method; `Allow` lists those it does"),
         (409, "Conflict", "A record with this key exists already, or a store constraint refused the write"),
@@ -804,6 +816,7 @@ struct Builder {
                 "content": ["application/problem+json": ["schema": ["$ref": "#/components/schemas/Problem"]]],
             ]
             if status == 405 { response["headers"] = ["Allow": ["schema": ["type": "string"]]] }
+            if status == 401 { response["headers"] = ["WWW-Authenticate": ["schema": ["type": "string"]]] }
             responses[name] = .object(response)
         }
         let headers: JSONObject = [

@@ -58,13 +58,10 @@ extension OpenAPIMapper {
             }
             // The operation's own requirements, else the document's; `[]` (or a `{}` among them) asks for none.
             if let requirements = security(of: operation, root: root, schemes: schemes) {
-                entry["security"] = .array(
-                    requirements.map { names in
-                        var requirement = JSONObject()
-                        for name in names { requirement[name] = .array([]) }
-                        return .object(requirement)
-                    })
-                for requirement in requirements { used.formUnion(requirement) }
+                // Each scheme with its scopes, which a bearer token of the mock's login must carry.
+                entry["security"] = .array(requirements.map(JSON.object))
+                for requirement in requirements { used.formUnion(requirement.keys) }
+                usedSecuritySchemes.formUnion(used)
             }
             if let errors = documentedErrors(of: operation) { entry["errors"] = errors }
             guard entry.count > 2 else { continue }
@@ -192,11 +189,12 @@ extension OpenAPIMapper {
         return schemes
     }
 
-    /// The requirements an operation has, each the names of the schemes it needs together; `nil` when
-    /// it needs none. A requirement naming a scheme the document does not define is noted and dropped.
-    mutating func security(of operation: Operation, root: JSONObject, schemes: [String: JSON]) -> [[String]]? {
+    /// The requirements an operation has, each the schemes it needs together with their scopes
+    /// (`{"oauth": ["tasks:write"]}`); `nil` when it needs none. A requirement naming a scheme the document
+    /// does not define is noted and dropped.
+    mutating func security(of operation: Operation, root: JSONObject, schemes: [String: JSON]) -> [JSONObject]? {
         guard case .array(let requirements)? = operation.object["security"] ?? root["security"] else { return nil }
-        var kept: [[String]] = []
+        var kept: [JSONObject] = []
         for requirement in requirements {
             guard case .object(let names) = requirement else { continue }
             if names.isEmpty { return nil }
@@ -210,7 +208,11 @@ extension OpenAPIMapper {
                     ))
                 continue
             }
-            kept.append(names.keys)
+            var requirement = JSONObject()
+            for (name, scopes) in names {
+                requirement[name] = .array((scopes.arrayValue ?? []).filter { $0.stringValue?.isEmpty == false })
+            }
+            kept.append(requirement)
         }
         return kept.isEmpty ? nil : kept
     }

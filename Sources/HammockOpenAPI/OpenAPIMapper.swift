@@ -10,7 +10,9 @@ struct OpenAPIMapper {
     private(set) var resourceNames: [String] = []
     private(set) var stubPlaces: [String] = []
     /// The path every route is served under (from the first server), which the stubs' `Location`s add.
-    private var basePath: String?
+    private(set) var basePath: String?
+    /// The security schemes some operation's requirements name (those the mock can check).
+    var usedSecuritySchemes = Set<String>()
 
     /// Made-up records for a resource the document gives no example of.
     static let generatedCount = 10
@@ -161,6 +163,7 @@ struct OpenAPIMapper {
         if !generate.isEmpty { output["generate"] = .object(generate) }
         if !routes.isEmpty { output["routes"] = .array(routes) }
         if let validation = validation(for: operations) { output["validation"] = validation }
+        if let login = login(root) { output["auth"] = login }
         let webhooks = webhooks(for: operations)
         if !webhooks.isEmpty { output["webhooks"] = .array(webhooks) }
         configuration = .object(output)

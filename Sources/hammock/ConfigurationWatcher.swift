@@ -12,8 +12,9 @@ struct ConfigurationWatcher: Sendable {
 
     let path: String
     let server: MockServer
-    /// The command line's flags, applied over each new reading of the file.
-    let applyFlags: @Sendable (inout ServerConfiguration) throws -> Void
+    /// The command line's flags, applied over each new reading of the file (and whether an OpenAPI
+    /// document made it).
+    let applyFlags: @Sendable (inout ServerConfiguration, Bool) throws -> Void
 
     /// Watches until the task is cancelled.
     func run(clock: some Clock<Duration> = ContinuousClock()) async {
@@ -43,8 +44,9 @@ struct ConfigurationWatcher: Sendable {
 
     func reload() async {
         do {
-            var configuration = try ConfigurationFile.read(path)
-            try applyFlags(&configuration)
+            let loaded = try ConfigurationFile.load(path)
+            var configuration = loaded.configuration
+            try applyFlags(&configuration, loaded.openAPI != nil)
             let report = try await server.reload(configuration)
             Serve.printLine("reloaded \(path): \(report)")
         } catch let error as ConfigurationError {

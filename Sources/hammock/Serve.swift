@@ -113,7 +113,7 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "A login for the mock (what a configuration's auth section holds, in a JSON or YAML file of its own): its token endpoint, users, and the routes it protects; an OpenAPI document's bearer requirements are then checked against its tokens (docs/auth.md).",
+            "A login for the mock (what a configuration's auth section holds, in a JSON or YAML file of its own): its token endpoint, users, and the routes it protects; an OpenAPI document's bearer requirements are then checked against its tokens, and it replaces the demo login made from the document's OAuth flows (docs/auth.md).",
             valueName: "file"))
     var auth: String?
 
@@ -218,7 +218,7 @@ struct Serve: AsyncParsableCommand {
                 configuration = ServerConfiguration()
                 openAPI = nil
             }
-            try applyFlags(to: &configuration)
+            try applyFlags(to: &configuration, fromDocument: openAPI != nil)
             if proxy == nil, configuration.proxies.isEmpty,
                 let flag = [record.map { _ in "--record" }, recordStubs ? "--record-stubs" : nil].compactMap({ $0 }).first
             {
@@ -428,8 +428,8 @@ struct Serve: AsyncParsableCommand {
         var watcher: Task<Void, Never>?
         if watch {
             let flags = self
-            let watching = ConfigurationWatcher(path: config, server: server) { configuration in
-                try flags.applyFlags(to: &configuration)
+            let watching = ConfigurationWatcher(path: config, server: server) { configuration, fromDocument in
+                try flags.applyFlags(to: &configuration, fromDocument: fromDocument)
             }
             watcher = Task { await watching.run() }
             Self.printLine("watching \(config) for changes")
@@ -505,10 +505,12 @@ struct Serve: AsyncParsableCommand {
 
     static func isLoopback(_ host: String) -> Bool { ProxyRule.isLoopback(host) }
 
-    func applyFlags(to configuration: inout ServerConfiguration) throws {
+    /// Applies the command line's flags to a configuration read from the file; `fromDocument` when an
+    /// OpenAPI document made it, whose login `--auth` replaces.
+    func applyFlags(to configuration: inout ServerConfiguration, fromDocument: Bool) throws {
         if noValidation { configuration.requestChecks = nil }
         if let auth {
-            guard configuration.auth == nil else {
+            guard configuration.auth == nil || fromDocument else {
                 throw ConfigurationError(file: "--auth", keyPath: "", message: "the configuration has an auth section already")
             }
             configuration.auth = try ConfigurationFile.readAuth(auth)
@@ -665,7 +667,9 @@ struct Serve: AsyncParsableCommand {
             let clients = auth.clients.count == 1 ? "1 client" : "\(auth.clients.count) clients"
             Self.printLine(
                 "auth: tokens at POST \(url)\(server.options.basePath ?? "")\(auth.tokenPath) (\(users), \(clients), \(auth.algorithm.name)); "
-                    + "\(auth.rules.count) access rule\(auth.rules.count == 1 ? "" : "s")")
+                    + (auth.rules.isEmpty && server.requestChecks != nil
+                        ? "the API document's requirements say which routes need a token"
+                        : "\(auth.rules.count) access rule\(auth.rules.count == 1 ? "" : "s")"))
         }
         for (resource, report) in reports { Self.printLine("data: \(resource): \(report)") }
         if let generated, !generated.reports.isEmpty {

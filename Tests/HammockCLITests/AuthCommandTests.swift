@@ -88,4 +88,57 @@ struct AuthCommandTests {
         process.interrupt()
         #expect(await process.exitStatus() == 0)
     }
+
+    @Test(
+        "A document's OAuth password flow is served as a demo login at its tokenUrl, said on start; --auth replaces it with the file's users"
+    )
+    func documentsOwnLogin() async throws {
+        let document = TemporaryFiles.directory("auth") + "notes.yaml"
+        let text = """
+            openapi: 3.0.3
+            info: {title: Notes, version: "1"}
+            servers: [{url: /api}]
+            components:
+              securitySchemes:
+                oauth: {type: oauth2, flows: {password: {tokenUrl: /api/oauth/token, scopes: {}}}}
+            security: [{oauth: []}]
+            paths:
+              /notes:
+                get: {responses: {"200": {description: ok, content: {application/json: {schema: {type: array, items: {type: object}}}}}}}
+            """
+        try Data(text.utf8).write(to: URL(fileURLWithPath: document))
+        let auth = TemporaryFiles.directory("auth") + "ada.yaml"
+        try Data("users:\n  - {username: ada, password: lovelace}\ntokenPath: /oauth/token\n".utf8).write(
+            to: URL(fileURLWithPath: auth))
+        for (extra, user, password) in [([String](), "demo", "demo"), (["--auth", auth], "ada", "lovelace")] {
+            let process = try HammockProcess(["serve", document, "--port", "0"] + extra)
+            let banner = await process.firstLine { $0.hasPrefix("Hammock is serving") }
+            let base = try #require(banner?.split(separator: " ").last.map(String.init)) + "/api"
+            let said = await process.firstLine { $0.hasPrefix("auth:") }
+            #expect(
+                said?.contains("/api/oauth/token (1 user, 0 clients, ES256); the API document's requirements") == true,
+                "\(said ?? "")")
+            let session = URLSession(configuration: .ephemeral)
+            func signIn(_ user: String, _ password: String) async throws -> String? {
+                var login = URLRequest(url: try #require(URL(string: base + "/oauth/token")))
+                login.httpMethod = "POST"
+                login.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+                login.httpBody = Data("grant_type=password&username=\(user)&password=\(password)".utf8)
+                let (body, _) = try await session.data(for: login)
+                return try JSON(parsing: [UInt8](body))["access_token"]?.stringValue
+            }
+            let token = try #require(try await signIn(user, password))
+            // The other login's user is unknown to this one.
+            #expect(try await signIn(user == "demo" ? "ada" : "demo", user == "demo" ? "lovelace" : "demo") == nil)
+            var list = URLRequest(url: try #require(URL(string: base + "/notes")))
+            let (_, refused) = try await session.data(for: list)
+            #expect((refused as? HTTPURLResponse)?.statusCode == 401)
+            list.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+            let (_, answered) = try await session.data(for: list)
+            #expect((answered as? HTTPURLResponse)?.statusCode == 200)
+            session.finishTasksAndInvalidate()
+            process.interrupt()
+            #expect(await process.exitStatus() == 0)
+        }
+    }
 }

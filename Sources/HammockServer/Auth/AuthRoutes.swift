@@ -47,8 +47,8 @@ struct AuthRoutes: MockRoutes {
     /// The runtime in force, for the route table (a request reads its own).
     let runtime: RuntimeCell
 
-    static let jwksPath = "/.well-known/jwks.json"
-    static let discoveryPath = "/.well-known/openid-configuration"
+    static let jwksPath = AuthSettings.jwksPath
+    static let discoveryPath = AuthSettings.discoveryPath
 
     func endpoint(for request: MockRequest) throws -> MockEndpoint? {
         guard let authority = request.runtime?.settings.authority else { return nil }

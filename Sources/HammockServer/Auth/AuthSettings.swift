@@ -47,6 +47,11 @@ public struct AuthSettings: Sendable, Hashable {
     /// Whether a protected route also accepts a user's password by `Authorization: Basic` (RFC 7617).
     public var allowsBasic: Bool
 
+    /// Where the signing keys are published (RFC 7517), under the base path.
+    public static let jwksPath = "/.well-known/jwks.json"
+    /// Where the OpenID discovery document is served, under the base path.
+    public static let discoveryPath = "/.well-known/openid-configuration"
+
     /// How tokens are signed: `ES256` (the default, a P-256 key made at start), `RS256` (a 2048-bit RSA key),
     /// both published in the JWKS; or `HS256` with a shared secret, published nowhere.
     public enum SigningAlgorithm: Sendable, Hashable {
@@ -206,8 +211,8 @@ public struct AccessRule: Sendable, Hashable {
     /// Whether the rule covers reading (GET, HEAD).
     var coversReads: Bool { actions?.contains(.read) ?? true }
 
-    /// Whether the rule covers `method` on `route`.
-    func covers(_ method: HTTPRequest.Method, route: MatchedRoute) -> Bool {
+    /// Whether the rule covers `method` on `route` (what the router matched, or a route table's row).
+    public func covers(_ method: HTTPRequest.Method, route: MatchedRoute) -> Bool {
         guard method != .options else { return false }
         if let actions {
             guard let action = Action(method), actions.contains(action) else { return false }

@@ -302,18 +302,34 @@ final class MockAuthority: Sendable {
     }
 
     /// Checks the bearer token of a request to an operation an API document protects: one this server
-    /// issued and valid now (401 `invalid_token` otherwise). A request that met the document another way
-    /// (an API key, say) carries no bearer token and passes.
-    func checkDocumentedBearer(_ request: MockRequest) async throws(HTTPProblem) {
+    /// issued and valid now (401 `invalid_token` otherwise), carrying the scopes of one of the ways in
+    /// that take a bearer token (`scopes`, as the document's requirements list them; 403
+    /// `insufficient_scope` otherwise, RFC 6750 §3.1). A token with no `scope` claim, as the token endpoint
+    /// issues when none is asked, carries every scope. A request that met the document another way (an
+    /// API key, say) carries no bearer token and passes.
+    func checkDocumentedBearer(_ request: MockRequest, scopes: [[String]]) async throws(HTTPProblem) {
         guard let value = request.headerFields[.authorization], let token = Self.credentials(value, scheme: "Bearer") else {
             return
         }
+        let principal: Principal
         do throws(TokenRejection) {
-            _ = try await check(String(token))
+            principal = try await check(String(token))
         } catch {
             if let note = error.switchNote { request.context?.noteSwitch(note) }
             throw unauthorized(error.reason, error: "invalid_token")
         }
+        guard case .string(let granted)? = principal.claims["scope"], !scopes.contains(where: \.isEmpty) else { return }
+        let held = Set(granted.split(separator: " ").map(String.init))
+        guard let wanted = scopes.first, !scopes.contains(where: { held.isSuperset(of: $0) }) else { return }
+        let asked = wanted.joined(separator: " ")
+        throw HTTPProblem(
+            .forbidden,
+            detail: "\(request.method) \(request.path.prefix(200)) needs the scope\(wanted.count == 1 ? "" : "s") \(asked); "
+                + "the token carries \(granted.isEmpty ? "none" : granted)",
+            headerFields: [
+                .wwwAuthenticate:
+                    "Bearer realm=\"hammock\", error=\"insufficient_scope\", scope=\"\(asked.replacingOccurrences(of: "\"", with: "'"))\""
+            ])
     }
 
     /// Who an API key or a Basic password says the caller is, when the settings accept them and the

@@ -88,6 +88,7 @@ final class MockRouter: Sendable {
         // read when the server has no document), and a problem it ends in is answered as the document
         // answers errors, where it says how.
         guard let checks = request.runtime?.settings.requestChecks, request.method != .options,
+            !Self.isLoginEndpoint(request),
             let (operation, captures) = checks.operation(for: request)
         else { return try await dispatch(request) }
         do {
@@ -95,7 +96,7 @@ final class MockRouter: Sendable {
             // With a login, a documented bearer token must be one the mock issued and valid now, not only
             // well formed: the document says a token is needed, the login says which.
             if operation.acceptsBearer, let authority = request.runtime?.settings.authority {
-                try await authority.checkDocumentedBearer(request)
+                try await authority.checkDocumentedBearer(request, scopes: operation.bearerScopes)
             }
             var documented = request
             documented.isDocumented = true
@@ -106,6 +107,14 @@ final class MockRouter: Sendable {
             guard let answer = checks.documentedAnswer(to: error.problem, for: operation) else { throw error }
             return answer
         }
+    }
+
+    /// Whether the request is for one of the login's own endpoints, which answer as OAuth 2.0 says
+    /// whatever an API document (one the mock wrote, imported again) says of the same path.
+    static func isLoginEndpoint(_ request: MockRequest) -> Bool {
+        guard let authority = request.runtime?.settings.authority else { return false }
+        return request.path == authority.settings.tokenPath || request.path == AuthSettings.jwksPath
+            || request.path == AuthSettings.discoveryPath
     }
 
     /// The first family whose endpoint for the path allows the method answers. A family that serves the

@@ -74,8 +74,12 @@ public struct RequestChecks: Sendable {
         /// The error answers the document gives, sent in place of problem+json.
         var errors: DocumentedErrors?
 
+        /// The scopes each way in with a bearer token asks of it (OAuth 2.0's, as the requirement lists
+        /// them); empty when no way in takes a bearer token.
+        var bearerScopes: [[String]] = []
+
         /// Whether one way in the document offers is a bearer token.
-        var acceptsBearer: Bool { security.contains { $0.contains { $0.scheme == .bearer } } }
+        var acceptsBearer: Bool { !bearerScopes.isEmpty }
         /// How many of the pattern's segments are literal: the most literal pattern wins a path that two
         /// match (`/pets/mine` before `/pets/:id`), as OpenAPI says.
         var literalSegments: Int
@@ -271,6 +275,7 @@ public struct RequestChecks: Sendable {
             body = Body(isRequired: given["required"]?.boolValue ?? false, media: media)
         }
         var security: [[(name: String, scheme: Scheme)]] = []
+        var bearerScopes: [[String]] = []
         if let value = object["security"], !value.isNull {
             guard case .array(let requirements) = value else {
                 throw fail("\(path).security", "expected an array of requirements such as [{\"bearerAuth\": []}]")
@@ -280,18 +285,25 @@ public struct RequestChecks: Sendable {
                     throw fail("\(path).security[\(index)]", "expected an object naming security schemes")
                 }
                 var all: [(name: String, scheme: Scheme)] = []
-                for name in names.keys {
+                var scopes: [String]?
+                for (name, listed) in names {
                     guard let scheme = schemes[name] else {
                         throw fail("\(path).security[\(index)].\(name)", "no security scheme is named '\(name.prefix(100))'")
                     }
+                    guard case .array(let values) = listed, values.allSatisfy({ $0.stringValue != nil }) else {
+                        throw fail("\(path).security[\(index)].\(name)", "expected an array of scopes such as [\"tasks:write\"]")
+                    }
                     all.append((name, scheme))
+                    if scheme == .bearer { scopes = (scopes ?? []) + values.compactMap(\.stringValue) }
                 }
                 // `{}` lets a request in without credentials: the operation asks for none.
                 if all.isEmpty {
                     security = []
+                    bearerScopes = []
                     break
                 }
                 security.append(all)
+                if let scopes { bearerScopes.append(scopes) }
             }
         }
         var errors: DocumentedErrors?
@@ -302,6 +314,7 @@ public struct RequestChecks: Sendable {
         let literals = pattern.segments.count { if case .literal = $0 { true } else { false } }
         return Operation(
             method: method, pattern: pattern, parameters: parameters, body: body, security: security, errors: errors,
+            bearerScopes: bearerScopes,
             literalSegments: literals)
     }
 
