@@ -1,5 +1,6 @@
 /// Generates `<Protocol>Client`, a struct implementing the protocol by sending requests through a
-/// ``RestClient``.
+/// ``RestClient``, and its `endpoints`: each method's request as an ``Endpoint``, built but not sent, for
+/// typed resources.
 ///
 /// ```swift
 /// @API
@@ -40,6 +41,20 @@ public macro DELETE(_ path: String) = #externalMacro(module: "HammockClientMacro
 /// `HEAD` at a path template.
 @attached(peer)
 public macro HEAD(_ path: String) = #externalMacro(module: "HammockClientMacros", type: "MarkerMacro")
+
+/// What a successful call changes besides its own URL: path templates relative to the base URL, with
+/// `{placeholders}` filled from the method's parameters. A ``Service`` the client reports writes to
+/// (`RestClient(…, writeObservers: [service])`) invalidates those resources (every query of each path),
+/// and observed ones reload.
+///
+/// ```swift
+/// @POST("/people/{id}/cars")
+/// @Body("car")
+/// @Invalidates("/people/{id}", "/cars")
+/// func addCar(id: Int, car: NewCar) async throws -> Car
+/// ```
+@attached(peer)
+public macro Invalidates(_ paths: String...) = #externalMacro(module: "HammockClientMacros", type: "MarkerMacro")
 
 /// Sends the named parameter as the JSON body.
 @attached(peer)

@@ -41,6 +41,9 @@ public struct RequestBuilder: Sendable {
     private(set) var queryValues: [String: [String]] = [:]
     private(set) var query: [(String, String)] = []
     private(set) var headers: [(String, String?)] = []
+    /// Path templates of what a successful request changes besides its own URL (`@Invalidates`), filled
+    /// from the same path values: a ``Service`` told of the write invalidates those resources.
+    public var invalidates: [String] = []
 
     /// A request for `method` at `template`.
     public init(_ method: HTTPRequest.Method, _ template: String) {
@@ -128,6 +131,16 @@ extension RequestBuilder {
         while base.hasSuffix("/") { base.removeLast() }
         let target = (try? resolvedTarget(basePath: "")) ?? (template.hasPrefix("/") ? template : "/" + template)
         return base + target
+    }
+
+    /// The targets of ``invalidates`` under `basePath`, placeholders filled from the path values; a
+    /// template whose placeholders have no value is left out.
+    func resolvedInvalidations(basePath: String) -> [String] {
+        invalidates.compactMap { template in
+            var copy = RequestBuilder(method, String(template.prefix { $0 != "?" }))
+            copy.pathValues = pathValues
+            return try? copy.resolvedTarget(basePath: basePath)
+        }
     }
 
     /// The request target: the base path, the template's path with values filled in, the static query

@@ -29,6 +29,8 @@ public struct RestClient: Sendable {
     public let makeDecoder: @Sendable () -> JSONDecoder
     /// The transport with its interceptors, without the base URL: what ``perform(_:body:)`` uses.
     public let intercepted: InterceptedTransport
+    /// Told of every write that succeeded (a ``Service``, whose resources it touched are then invalidated).
+    public let writeObservers: [any WriteObserver]
     let base: Base
 
     /// Creates a client.
@@ -38,8 +40,10 @@ public struct RestClient: Sendable {
         interceptors: [any ClientInterceptor] = [],
         defaultHeaders: [String: String] = [:],
         makeEncoder: @escaping @Sendable () -> JSONEncoder = RestClient.defaultEncoder,
-        makeDecoder: @escaping @Sendable () -> JSONDecoder = RestClient.defaultDecoder
+        makeDecoder: @escaping @Sendable () -> JSONDecoder = RestClient.defaultDecoder,
+        writeObservers: [any WriteObserver] = []
     ) {
+        self.writeObservers = writeObservers
         self.baseURL = baseURL
         self.transport = transport
         self.interceptors = interceptors
@@ -112,7 +116,23 @@ public struct RestClient: Sendable {
             error.request = head
             throw error
         }
+        if !writeObservers.isEmpty, (200...299).contains(response.status.code), ClientWrite.isWrite(request.method) {
+            await tell(writeObservers, of: request, head: head, status: response.status)
+        }
         return RawResponse(status: response.status, headerFields: response.headerFields, body: responseBody)
+    }
+
+    /// Tells the observers of a write that succeeded, with the absolute URLs it touched.
+    func tell(_ observers: [any WriteObserver], of request: RequestBuilder, head: HTTPRequest, status: HTTPResponse.Status) async
+    {
+        guard let scheme = head.scheme, let authority = head.authority, let path = head.path,
+            let url = URL(string: "\(scheme)://\(authority)\(path)")
+        else { return }
+        let invalidates = request.resolvedInvalidations(basePath: base.path).compactMap {
+            URL(string: "\(scheme)://\(authority)\($0)")
+        }
+        let write = ClientWrite(method: request.method, url: url, status: status, invalidates: invalidates)
+        for observer in observers { await observer.clientDidWrite(write) }
     }
 
     /// Sends a finished request head through the interceptors and the transport, and returns what came

@@ -15,6 +15,7 @@ enum APIDiagnostic: DiagnosticMessage {
     case formAndMultipart
     case badHeaders
     case unclosedPlaceholder
+    case invalidationNotAPath
 
     var message: String {
         switch self {
@@ -24,6 +25,8 @@ enum APIDiagnostic: DiagnosticMessage {
             "'\(method)' needs an HTTP method attribute: @GET, @POST, @PUT, @PATCH, @DELETE or @HEAD with a path"
         case .multipleVerbs(let method): "'\(method)' has more than one HTTP method attribute"
         case .templateNotLiteral: "the path must be a string literal without interpolation"
+        case .invalidationNotAPath:
+            "@Invalidates takes path templates as string literals starting with '/', such as \"/people/{id}\""
         case .notAsyncThrows(let method): "'\(method)' must be 'async throws': every call goes over the network and can fail"
         case .placeholderWithoutParameter(let placeholder):
             "no parameter named '\(placeholder)' fills the placeholder {\(placeholder)}"

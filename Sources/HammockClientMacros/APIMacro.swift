@@ -32,6 +32,7 @@ public struct APIMacro: PeerMacro {
             }
         }
         var methods: [String] = []
+        var endpoints: [String] = []
         var failed = false
         for member in api.memberBlock.members {
             guard let function = member.decl.as(FunctionDeclSyntax.self) else {
@@ -44,7 +45,8 @@ public struct APIMacro: PeerMacro {
                 function: function, sharedHeaders: sharedHeaders, errorBody: errorBody, access: access
             )
             .generate(in: context) {
-                methods.append(method)
+                methods.append(method.method)
+                endpoints.append(method.endpoint)
             } else {
                 failed = true
             }
@@ -59,12 +61,21 @@ public struct APIMacro: PeerMacro {
                 /// The client every request goes through.
                 \(raw: access)let client: RestClient
 
+                /// The request of each method, built but not sent: what a typed resource loads
+                /// (`service.resource(client.endpoints.method(…))`).
+                \(raw: access)let endpoints = Endpoints()
+
                 /// A client sending requests through `client`.
                 \(raw: access)init(client: RestClient) {
                     self.client = client
                 }
 
             \(raw: body)
+
+                /// Builds the request of each of `\(raw: name)`'s methods.
+                \(raw: access)struct Endpoints: Sendable {
+            \(raw: isPublic ? "        public init() {}\n\n" : "")\(raw: endpoints.joined(separator: "\n\n"))
+                }
             }
             """
         ]

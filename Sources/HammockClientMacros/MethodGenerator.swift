@@ -23,7 +23,14 @@ struct MethodGenerator {
         }
     }
 
-    func generate(in context: some MacroExpansionContext) -> String? {
+    /// The method's two halves: the function of `Endpoints` that builds its request, and the client's
+    /// method that sends it.
+    struct Generated {
+        var endpoint: String
+        var method: String
+    }
+
+    func generate(in context: some MacroExpansionContext) -> Generated? {
         let methodName = function.name.text
         var ok = true
         func diagnose(_ node: some SyntaxProtocol, _ message: APIDiagnostic, fixIts: [FixIt] = []) {
@@ -69,6 +76,7 @@ struct MethodGenerator {
         var methodHeaders: [(String, String)] = []
         var isForm = false
         var isMultipart = false
+        var invalidations: [String] = []
         for attribute in attributes {
             switch attribute.name {
             case "Body":
@@ -83,6 +91,14 @@ struct MethodGenerator {
                     continue
                 }
                 methodHeaders = headers
+            case "Invalidates":
+                for argument in attribute.labeledArguments ?? [] {
+                    guard let path = Attributes.string(argument.expression), path.hasPrefix("/") else {
+                        diagnose(argument, .invalidationNotAPath)
+                        continue
+                    }
+                    invalidations.append(path)
+                }
             case "FormURLEncoded": isForm = true
             case "Multipart": isMultipart = true
             default: break
@@ -193,6 +209,24 @@ struct MethodGenerator {
             }
         }
 
+        // What a success changes besides the request's URL: its placeholders filled as the path's are.
+        if !invalidations.isEmpty {
+            for template in invalidations {
+                guard let found = Placeholders.find(in: template) else {
+                    diagnose(verbAttribute, .unclosedPlaceholder)
+                    continue
+                }
+                for placeholder in found where seenPlaceholders.insert(placeholder).inserted {
+                    guard let match = parameter(named: placeholder) else {
+                        diagnose(function.name, .placeholderWithoutParameter(placeholder: placeholder))
+                        continue
+                    }
+                    lines.append("\(builder).setPathValue(\(match.name), for: \(literal(placeholder)))")
+                }
+            }
+            lines.append("\(builder).invalidates = [\(invalidations.map(literal).joined(separator: ", "))]")
+        }
+
         // The body.
         if let bodyName {
             if let match = parameters.first(where: { $0.name == bodyName || $0.wireName == bodyName }) {
@@ -210,27 +244,40 @@ struct MethodGenerator {
         }
         guard ok else { return nil }
         if lines.count == 1 { lines[0] = "let" + lines[0].dropFirst(3) }  // nothing to add: no `var` warning
+        lines.append("return Endpoint(\(builder))")
 
-        // Sending and the result.
-        let send = Self.sendExpression(client: client, request: builder)
-        if let errorBody {
-            lines.append(
-                "do {\n    \(send)\n} catch {\n    throw \(client).attachingErrorBody(to: error, as: \(errorBody).self)\n}")
-        } else {
-            lines.append(send)
+        // Sending and the result: the endpoint's request, sent as the method's return type says.
+        let arguments = parameters.map { parameter in
+            let label = parameter.syntax.firstName.text
+            return label == "_" ? parameter.name : "\(label): \(parameter.name)"
         }
+        let endpointCall = "self.endpoints.\(methodName)(\(arguments.joined(separator: ", "))).request"
+        let send = Self.sendExpression(client: client, request: endpointCall)
+        let sending =
+            errorBody.map { "do {\n    \(send)\n} catch {\n    throw \(client).attachingErrorBody(to: error, as: \($0).self)\n}" }
+            ?? send
 
         var signature = function.signature.trimmed
         signature.leadingTrivia = []
         let generics = function.genericParameterClause?.trimmedDescription ?? ""
         let whereClause = function.genericWhereClause.map { " " + $0.trimmedDescription } ?? ""
-        let body = lines.joined(separator: "\n").split(separator: "\n", omittingEmptySubsequences: false)
-            .map { "        " + $0 }.joined(separator: "\n")
-        return """
+        func indented(_ text: String, by spaces: Int) -> String {
+            let prefix = String(repeating: " ", count: spaces)
+            return text.split(separator: "\n", omittingEmptySubsequences: false).map { prefix + $0 }.joined(separator: "\n")
+        }
+        let value = function.signature.returnClause?.type.trimmedDescription ?? "Void"
+        let parametersText = function.signature.parameterClause.trimmedDescription
+        let endpoint = """
+                    \(access)func \(methodName)\(generics)\(parametersText) -> Endpoint<\(value)>\(whereClause) {
+            \(indented(lines.joined(separator: "\n"), by: 12))
+                    }
+            """
+        let method = """
                 \(access)func \(methodName)\(generics)\(signature.trimmedDescription)\(whereClause) {
-            \(body)
+            \(indented(sending, by: 8))
                 }
             """
+        return Generated(endpoint: endpoint, method: method)
     }
 
     /// The statement that sends the request and produces the method's result: always the same call,

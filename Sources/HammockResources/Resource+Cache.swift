@@ -25,6 +25,7 @@ extension Resource {
         fresh.timestamp = core.now
         serverEntity = fresh
         latestData = fresh
+        dataVersion += 1
         dataLifetime = fresh.freshnessLifetime
         isInvalidated = true
         notifyObservers(.newData(.cache))

@@ -194,6 +194,14 @@ extension Resource {
         else { return }
         writeToCache(entity, sent: sent, configuration: configuration)
         serverEntity = entity
+        // Structural sharing: a 200 whose body is the one shown changes nothing an observer renders, so
+        // it is told as a 304 is (new timestamp and header fields, the same content, no new decoding).
+        var event = event
+        if event == .newData(.network), let shown = latestData, shown.bytes == entity.bytes,
+            shown.contentType == entity.contentType
+        {
+            event = .notModified
+        }
         show(entity, event: event)
         // Decided before observers heard of the data; one that wipes, overrides or invalidates in its
         // callback starts a new story, not a reload loop.
@@ -239,6 +247,7 @@ extension Resource {
         guard ledger.isUnchanged(since: version) else { return false }
         _ = ledger.restore()
         latestData = snapshot.data
+        dataVersion += 1
         dataLifetime = snapshot.lifetime
         latestError = nil
         isInvalidated = snapshot.isInvalidated
@@ -250,6 +259,7 @@ extension Resource {
     /// already counted the change.
     func show(_ entity: Entity, event: ResourceEvent) {
         latestData = entity
+        if event != .notModified { dataVersion += 1 }
         // What is left of its freshness now, as it arrives (RFC 9111 §4.2: less the age it already had).
         dataLifetime = entity.remainingFreshness(receivedAt: core.date)
         latestError = nil
@@ -292,6 +302,7 @@ extension Resource {
         for request in loadRequests { request.cancel() }
         ledger.wipe()
         latestData = nil
+        dataVersion += 1
         serverEntity = nil
         dataLifetime = nil
         latestError = nil

@@ -54,6 +54,11 @@ public final class Resource {
     @ObservationIgnored var dataLifetime: Duration?
     /// The interval polling runs at now, if it runs.
     @ObservationIgnored var pollingInterval: Duration?
+    /// Counts changes of the data's content (not a 304's new timestamp): a typed view's decoded value
+    /// is good while this has not moved.
+    @ObservationIgnored var dataVersion = 0
+    /// The data decoded by typed views, by value type, with the ``dataVersion`` decoded.
+    @ObservationIgnored var decoded: [ObjectIdentifier: (version: Int, value: Result<any Sendable, ResourceError>)] = [:]
 
     init(core: ServiceCore, url: URL) {
         self.core = core

@@ -144,12 +144,25 @@ final class ServiceCore {
     /// After a successful mutation of `resource`: invalidate it, its ancestors, its descendants (for
     /// DELETE) and the configured patterns, and reload the observed ones.
     func invalidateAfterMutation(of resource: Resource, method: HTTPRequest.Method, configuration: ResourceConfiguration) {
-        let origin = Origin(resource.url)
+        invalidateAfterMutation(at: resource.url, method: method, configuration: configuration)
+    }
+
+    /// The same for a mutation of `url` (a write sent through a `RestClient` the service observes), and
+    /// every resource at each of `paths` (whatever its query: `/people?page=2` for `/people`).
+    func invalidateAfterMutation(
+        at written: URL, method: HTTPRequest.Method, configuration: ResourceConfiguration, alsoAt paths: [URL] = []
+    ) {
+        let origin = Origin(written)
         let live = liveResources  // pruned and sorted once per mutation
         let sameOrigin = live.filter { Origin($0.url) == origin }
-        func pathOf(_ other: Resource) -> String { relativePath(of: other.url) ?? other.url.path }
-        let path = pathOf(resource)
+        func pathOf(_ other: URL) -> String { relativePath(of: other) ?? other.path }
+        func pathOf(_ other: Resource) -> String { pathOf(other.url) }
+        let path = pathOf(written)
         var touched: [Resource] = []
+        for declared in paths {
+            let declaredPath = pathOf(declared)
+            touched += live.filter { Origin($0.url) == Origin(declared) && pathOf($0) == declaredPath }
+        }
         if method == .delete {
             // What lived below a deleted resource is gone too.
             let prefix = path.hasSuffix("/") ? path : path + "/"

@@ -8,7 +8,7 @@ import Testing
             "API": APIMacro.self, "GET": MarkerMacro.self, "POST": MarkerMacro.self, "PUT": MarkerMacro.self,
             "PATCH": MarkerMacro.self, "DELETE": MarkerMacro.self, "HEAD": MarkerMacro.self, "Body": MarkerMacro.self,
             "Headers": MarkerMacro.self, "FormURLEncoded": MarkerMacro.self, "Multipart": MarkerMacro.self,
-            "ErrorBody": MarkerMacro.self,
+            "ErrorBody": MarkerMacro.self, "Invalidates": MarkerMacro.self,
         ]
     )
 )
@@ -54,46 +54,73 @@ struct APIMacroTests {
                 /// The client every request goes through.
                 let client: RestClient
 
+                /// The request of each method, built but not sent: what a typed resource loads
+                /// (`service.resource(client.endpoints.method(…))`).
+                let endpoints = Endpoints()
+
                 /// A client sending requests through `client`.
                 init(client: RestClient) {
                     self.client = client
                 }
 
                 func listRepos(user: String, sort: String?) async throws -> [Repo] {
-                    var request = RequestBuilder(.get, "/users/{user}/repos")
-                    request.setPathValue(user, for: "user")
-                    request.addQuery("sort", sort)
-                    return try await client.result(of: request)
+                    return try await client.result(of: self.endpoints.listRepos(user: user, sort: sort).request)
                 }
 
                 func createIssue(owner: String, repo: String, issue: NewIssue) async throws -> Issue {
-                    var request = RequestBuilder(.post, "/repos/{owner}/{repo}/issues")
-                    request.setPathValue(owner, for: "owner")
-                    request.setPathValue(repo, for: "repo")
-                    request.setBody(issue)
-                    return try await client.result(of: request)
+                    return try await client.result(of: self.endpoints.createIssue(owner: owner, repo: repo, issue: issue).request)
                 }
 
                 func me(etag: String?) async throws -> Response<User> {
-                    var request = RequestBuilder(.get, "/user")
-                    request.setHeader("Accept", "application/vnd.github+json")
-                    request.setHeader("If-None-Match", etag)
-                    return try await client.result(of: request)
+                    return try await client.result(of: self.endpoints.me(etag: etag).request)
                 }
 
                 func token(grant_type: String, username: String, password: String) async throws -> Token {
-                    var request = RequestBuilder(.post, "/oauth/token")
-                    request.addFormField("grant_type", grant_type)
-                    request.addFormField("username", username)
-                    request.addFormField("password", password)
-                    return try await client.result(of: request)
+                    return try await client.result(of: self.endpoints.token(grant_type: grant_type, username: username, password: password).request)
                 }
 
                 func upload(description: String, photo: FilePart) async throws {
-                    var request = RequestBuilder(.post, "/upload")
-                    request.addPart("description", description)
-                    request.addPart("photo", photo)
-                    return try await client.result(of: request)
+                    return try await client.result(of: self.endpoints.upload(description: description, photo: photo).request)
+                }
+
+                /// Builds the request of each of `GitHub`'s methods.
+                struct Endpoints: Sendable {
+                    func listRepos(user: String, sort: String?) -> Endpoint<[Repo]> {
+                        var request = RequestBuilder(.get, "/users/{user}/repos")
+                        request.setPathValue(user, for: "user")
+                        request.addQuery("sort", sort)
+                        return Endpoint(request)
+                    }
+
+                    func createIssue(owner: String, repo: String, issue: NewIssue) -> Endpoint<Issue> {
+                        var request = RequestBuilder(.post, "/repos/{owner}/{repo}/issues")
+                        request.setPathValue(owner, for: "owner")
+                        request.setPathValue(repo, for: "repo")
+                        request.setBody(issue)
+                        return Endpoint(request)
+                    }
+
+                    func me(etag: String?) -> Endpoint<Response<User>> {
+                        var request = RequestBuilder(.get, "/user")
+                        request.setHeader("Accept", "application/vnd.github+json")
+                        request.setHeader("If-None-Match", etag)
+                        return Endpoint(request)
+                    }
+
+                    func token(grant_type: String, username: String, password: String) -> Endpoint<Token> {
+                        var request = RequestBuilder(.post, "/oauth/token")
+                        request.addFormField("grant_type", grant_type)
+                        request.addFormField("username", username)
+                        request.addFormField("password", password)
+                        return Endpoint(request)
+                    }
+
+                    func upload(description: String, photo: FilePart) -> Endpoint<Void> {
+                        var request = RequestBuilder(.post, "/upload")
+                        request.addPart("description", description)
+                        request.addPart("photo", photo)
+                        return Endpoint(request)
+                    }
                 }
             }
             """
@@ -140,76 +167,106 @@ struct APIMacroTests {
                 /// The client every request goes through.
                 public let client: RestClient
 
+                /// The request of each method, built but not sent: what a typed resource loads
+                /// (`service.resource(client.endpoints.method(…))`).
+                public let endpoints = Endpoints()
+
                 /// A client sending requests through `client`.
                 public init(client: RestClient) {
                     self.client = client
                 }
 
                 public func search(q query: String, _ page: Int, tags: [String]) async throws -> [Item]? {
-                    var request = RequestBuilder(.get, "/search?type=all")
-                    request.setHeader("User-Agent", "Hammock")
-                    request.addQuery("q", query)
-                    request.addQuery("page", page)
-                    request.addQuery("tags", tags)
                     do {
-                        return try await client.result(of: request)
+                        return try await client.result(of: self.endpoints.search(q: query, page, tags: tags).request)
                     } catch {
                         throw client.attachingErrorBody(to: error, as: APIError.self)
                     }
                 }
 
                 public func delete(id: Int, token: String?) async throws -> Void {
-                    var request = RequestBuilder(.delete, "/items/{id}")
-                    request.setHeader("User-Agent", "Hammock")
-                    if !token.parameterStrings.isEmpty {
-                        request.setHeader("Authorization", "Bearer \(token.parameterStrings.joined(separator: ", "))")
-                    }
-                    request.setPathValue(id, for: "id")
                     do {
-                        return try await client.result(of: request)
+                        return try await client.result(of: self.endpoints.delete(id: id, token: token).request)
                     } catch {
                         throw client.attachingErrorBody(to: error, as: APIError.self)
                     }
                 }
 
                 public func exists(id: Int, format: Format, token: String?) async throws -> Data {
-                    var request = RequestBuilder(.head, "/items/{id}.{format}")
-                    request.setHeader("User-Agent", "Hammock")
-                    if !token.parameterStrings.isEmpty {
-                        request.setHeader("Authorization", "Bearer \(token.parameterStrings.joined(separator: ", "))")
-                    }
-                    request.setPathValue(id, for: "id")
-                    request.setPathValue(format, for: "format")
                     do {
-                        return try await client.result(of: request)
+                        return try await client.result(of: self.endpoints.exists(id: id, format: format, token: token).request)
                     } catch {
                         throw client.attachingErrorBody(to: error, as: APIError.self)
                     }
                 }
 
                 public func export(id: Int) async throws -> DownloadedFile {
-                    var request = RequestBuilder(.get, "/items/{id}/export")
-                    request.setHeader("User-Agent", "Hammock")
-                    request.setPathValue(id, for: "id")
                     do {
-                        return try await client.result(of: request)
+                        return try await client.result(of: self.endpoints.export(id: id).request)
                     } catch {
                         throw client.attachingErrorBody(to: error, as: APIError.self)
                     }
                 }
 
                 public func update(id: Int, changes: JSON, token: String?) async throws -> Optional<Item> {
-                    var request = RequestBuilder(.patch, "/items/{id}")
-                    request.setHeader("User-Agent", "Hammock")
-                    if !token.parameterStrings.isEmpty {
-                        request.setHeader("Authorization", "Bearer \(token.parameterStrings.joined(separator: ", "))")
-                    }
-                    request.setPathValue(id, for: "id")
-                    request.setBody(changes)
                     do {
-                        return try await client.result(of: request)
+                        return try await client.result(of: self.endpoints.update(id: id, changes: changes, token: token).request)
                     } catch {
                         throw client.attachingErrorBody(to: error, as: APIError.self)
+                    }
+                }
+
+                /// Builds the request of each of `Store`'s methods.
+                public struct Endpoints: Sendable {
+                    public init() {
+                    }
+
+                    public func search(q query: String, _ page: Int, tags: [String]) -> Endpoint<[Item]?> {
+                        var request = RequestBuilder(.get, "/search?type=all")
+                        request.setHeader("User-Agent", "Hammock")
+                        request.addQuery("q", query)
+                        request.addQuery("page", page)
+                        request.addQuery("tags", tags)
+                        return Endpoint(request)
+                    }
+
+                    public func delete(id: Int, token: String?) -> Endpoint<Void> {
+                        var request = RequestBuilder(.delete, "/items/{id}")
+                        request.setHeader("User-Agent", "Hammock")
+                        if !token.parameterStrings.isEmpty {
+                            request.setHeader("Authorization", "Bearer \(token.parameterStrings.joined(separator: ", "))")
+                        }
+                        request.setPathValue(id, for: "id")
+                        return Endpoint(request)
+                    }
+
+                    public func exists(id: Int, format: Format, token: String?) -> Endpoint<Data> {
+                        var request = RequestBuilder(.head, "/items/{id}.{format}")
+                        request.setHeader("User-Agent", "Hammock")
+                        if !token.parameterStrings.isEmpty {
+                            request.setHeader("Authorization", "Bearer \(token.parameterStrings.joined(separator: ", "))")
+                        }
+                        request.setPathValue(id, for: "id")
+                        request.setPathValue(format, for: "format")
+                        return Endpoint(request)
+                    }
+
+                    public func export(id: Int) -> Endpoint<DownloadedFile> {
+                        var request = RequestBuilder(.get, "/items/{id}/export")
+                        request.setHeader("User-Agent", "Hammock")
+                        request.setPathValue(id, for: "id")
+                        return Endpoint(request)
+                    }
+
+                    public func update(id: Int, changes: JSON, token: String?) -> Endpoint<Optional<Item>> {
+                        var request = RequestBuilder(.patch, "/items/{id}")
+                        request.setHeader("User-Agent", "Hammock")
+                        if !token.parameterStrings.isEmpty {
+                            request.setHeader("Authorization", "Bearer \(token.parameterStrings.joined(separator: ", "))")
+                        }
+                        request.setPathValue(id, for: "id")
+                        request.setBody(changes)
+                        return Endpoint(request)
                     }
                 }
             }
@@ -274,14 +331,25 @@ struct APIMacroTests {
                 /// The client every request goes through.
                 let client: RestClient
 
+                /// The request of each method, built but not sent: what a typed resource loads
+                /// (`service.resource(client.endpoints.method(…))`).
+                let endpoints = Endpoints()
+
                 /// A client sending requests through `client`.
                 init(client: RestClient) {
                     self.client = client
                 }
 
                 func list() async throws -> [User] {
-                    let request = RequestBuilder(.get, "/users")
-                    return try await client.result(of: request)
+                    return try await client.result(of: self.endpoints.list().request)
+                }
+
+                /// Builds the request of each of `Users`'s methods.
+                struct Endpoints: Sendable {
+                    func list() -> Endpoint<[User]> {
+                        let request = RequestBuilder(.get, "/users")
+                        return Endpoint(request)
+                    }
                 }
             }
             """
@@ -357,15 +425,26 @@ struct APIMacroTests {
                 /// The client every request goes through.
                 let client: RestClient
 
+                /// The request of each method, built but not sent: what a typed resource loads
+                /// (`service.resource(client.endpoints.method(…))`).
+                let endpoints = Endpoints()
+
                 /// A client sending requests through `client`.
                 init(client: RestClient) {
                     self.client = client
                 }
 
                 func user(id: Int) async throws -> User {
-                    var request = RequestBuilder(.get, "/users/{id}")
-                    request.setPathValue(id, for: "id")
-                    return try await client.result(of: request)
+                    return try await client.result(of: self.endpoints.user(id: id).request)
+                }
+
+                /// Builds the request of each of `Users`'s methods.
+                struct Endpoints: Sendable {
+                    func user(id: Int) -> Endpoint<User> {
+                        var request = RequestBuilder(.get, "/users/{id}")
+                        request.setPathValue(id, for: "id")
+                        return Endpoint(request)
+                    }
                 }
             }
             """
@@ -449,18 +528,29 @@ struct APIMacroTests {
                 /// The client every request goes through.
                 let client: RestClient
 
+                /// The request of each method, built but not sent: what a typed resource loads
+                /// (`service.resource(client.endpoints.method(…))`).
+                let endpoints = Endpoints()
+
                 /// A client sending requests through `client`.
                 init(client: RestClient) {
                     self.client = client
                 }
 
                 func item(id: Int) async throws -> Item {
-                    var request = RequestBuilder(.get, "/items/{id}/{id}")
-                    if !id.parameterStrings.isEmpty {
-                        request.setHeader("X-Pair", "\(id.parameterStrings.joined(separator: ", "))-\(id.parameterStrings.joined(separator: ", "))")
+                    return try await client.result(of: self.endpoints.item(id: id).request)
+                }
+
+                /// Builds the request of each of `Items`'s methods.
+                struct Endpoints: Sendable {
+                    func item(id: Int) -> Endpoint<Item> {
+                        var request = RequestBuilder(.get, "/items/{id}/{id}")
+                        if !id.parameterStrings.isEmpty {
+                            request.setHeader("X-Pair", "\(id.parameterStrings.joined(separator: ", "))-\(id.parameterStrings.joined(separator: ", "))")
+                        }
+                        request.setPathValue(id, for: "id")
+                        return Endpoint(request)
                     }
-                    request.setPathValue(id, for: "id")
-                    return try await client.result(of: request)
                 }
             }
             """#
@@ -482,7 +572,7 @@ struct APIMacroTests {
             }
             """#
         } expansion: {
-            #"""
+            """
             protocol Search: Sendable {
                 func search(query: String, page: Int) async throws -> [Hit]
                 func create(client: String, request: NewThing) async throws -> Thing
@@ -493,26 +583,121 @@ struct APIMacroTests {
                 /// The client every request goes through.
                 let client: RestClient
 
+                /// The request of each method, built but not sent: what a typed resource loads
+                /// (`service.resource(client.endpoints.method(…))`).
+                let endpoints = Endpoints()
+
                 /// A client sending requests through `client`.
                 init(client: RestClient) {
                     self.client = client
                 }
 
                 func search(query: String, page: Int) async throws -> [Hit] {
-                    var request = RequestBuilder(.get, "/search?q={query}")
-                    request.setQueryValue(query, for: "query")
-                    request.addQuery("page", page)
-                    return try await client.result(of: request)
+                    return try await client.result(of: self.endpoints.search(query: query, page: page).request)
                 }
 
                 func create(client: String, request: NewThing) async throws -> Thing {
-                    var __macro_local_7requestfMu_ = RequestBuilder(.post, "/things/{client}")
-                    __macro_local_7requestfMu_.setPathValue(client, for: "client")
-                    __macro_local_7requestfMu_.setBody(request)
-                    return try await self.client.result(of: __macro_local_7requestfMu_)
+                    return try await self.client.result(of: self.endpoints.create(client: client, request: request).request)
+                }
+
+                /// Builds the request of each of `Search`'s methods.
+                struct Endpoints: Sendable {
+                    func search(query: String, page: Int) -> Endpoint<[Hit]> {
+                        var request = RequestBuilder(.get, "/search?q={query}")
+                        request.setQueryValue(query, for: "query")
+                        request.addQuery("page", page)
+                        return Endpoint(request)
+                    }
+
+                    func create(client: String, request: NewThing) -> Endpoint<Thing> {
+                        var __macro_local_7requestfMu_ = RequestBuilder(.post, "/things/{client}")
+                        __macro_local_7requestfMu_.setPathValue(client, for: "client")
+                        __macro_local_7requestfMu_.setBody(request)
+                        return Endpoint(__macro_local_7requestfMu_)
+                    }
                 }
             }
+            """
+        }
+    }
+
+    @Test("@Invalidates names what a write changes, placeholders filled like the path's, and each method has an unsent endpoint")
+    func invalidates() {
+        assertMacro {
+            #"""
+            @API
+            protocol Garage {
+                @POST("/people/{id}/cars")
+                @Body("car")
+                @Invalidates("/people/{id}", "/cars", "/teams/{team}")
+                func addCar(id: Int, team: String, car: NewCar) async throws -> Car
+            }
             """#
+        } expansion: {
+            """
+            protocol Garage {
+                func addCar(id: Int, team: String, car: NewCar) async throws -> Car
+            }
+
+            /// The client `@API` generated for `Garage`.
+            struct GarageClient: Garage {
+                /// The client every request goes through.
+                let client: RestClient
+
+                /// The request of each method, built but not sent: what a typed resource loads
+                /// (`service.resource(client.endpoints.method(…))`).
+                let endpoints = Endpoints()
+
+                /// A client sending requests through `client`.
+                init(client: RestClient) {
+                    self.client = client
+                }
+
+                func addCar(id: Int, team: String, car: NewCar) async throws -> Car {
+                    return try await client.result(of: self.endpoints.addCar(id: id, team: team, car: car).request)
+                }
+
+                /// Builds the request of each of `Garage`'s methods.
+                struct Endpoints: Sendable {
+                    func addCar(id: Int, team: String, car: NewCar) -> Endpoint<Car> {
+                        var request = RequestBuilder(.post, "/people/{id}/cars")
+                        request.setPathValue(id, for: "id")
+                        request.setPathValue(team, for: "team")
+                        request.invalidates = ["/people/{id}", "/cars", "/teams/{team}"]
+                        request.setBody(car)
+                        request.addQuery("team", team)
+                        return Endpoint(request)
+                    }
+                }
+            }
+            """
+        }
+    }
+
+    @Test("@Invalidates with something other than a path literal is refused")
+    func invalidatesMistakes() {
+        assertMacro {
+            #"""
+            @API
+            protocol Garage {
+                @DELETE("/cars/{id}")
+                @Invalidates("cars", "/owners/{owner}")
+                func removeCar(id: Int) async throws
+            }
+            """#
+        } diagnostics: {
+            """
+            @API
+            protocol Garage {
+                @DELETE("/cars/{id}")
+                @Invalidates("cars", "/owners/{owner}")
+                             ┬──────
+                             ╰─ 🛑 @Invalidates takes path templates as string literals starting with '/', such as "/people/{id}"
+                func removeCar(id: Int) async throws
+                     ┬────────
+                     ╰─ 🛑 no parameter named 'owner' fills the placeholder {owner}
+            }
+            """
         }
     }
 }

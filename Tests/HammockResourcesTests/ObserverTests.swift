@@ -120,6 +120,11 @@ struct ObserverTests {
         profile.invalidate()
         _ = await profile.loadIfNeeded()?.response()
         #expect(await iterator.next() == .requested)
+        // The same body again: told as notModified (structural sharing), not as new data.
+        #expect(await iterator.next() == .notModified)
+        backend.setFallback(.json(["name": "Grace"]))
+        _ = await profile.load().response()
+        #expect(await iterator.next() == .requested)
         #expect(await iterator.next() == .newData(.network))
     }
 
@@ -224,7 +229,8 @@ struct StateSnapshotTests {
         let seen = await consumer.value
         // Unbounded, the first read would be the first state (.observerAdded).
         #expect(seen.count == 32)
-        #expect(seen.last?.event == .newData(.network))
+        // Every load after the first brought the same body: notModified (structural sharing).
+        #expect(seen.last?.event == .notModified)
         #expect(!seen.contains { $0.event == .observerAdded })
     }
 
