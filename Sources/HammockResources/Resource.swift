@@ -43,6 +43,8 @@ public final class Resource {
     @ObservationIgnored var nextObserverID = 0
     @ObservationIgnored var pollingTask: Task<Void, Never>?
     @ObservationIgnored var lastAccess = 0
+    /// When the service last handed this resource out, on its clock.
+    @ObservationIgnored var lastAccessTime = ServiceInstant(sinceStart: .zero)
     @ObservationIgnored var cachedConfiguration: (generation: Int, configuration: ResourceConfiguration)?
     /// Which answer may become the data: loads, invalidations, overrides, cache reads and wipes.
     @ObservationIgnored var ledger = LoadLedger()
@@ -56,9 +58,9 @@ public final class Resource {
     @ObservationIgnored var pollingInterval: Duration?
     /// Counts changes of the data's content (not a 304's new timestamp): a typed view's decoded value
     /// is good while this has not moved.
-    @ObservationIgnored var dataVersion = 0
-    /// The data decoded by typed views, by value type, with the ``dataVersion`` decoded.
-    @ObservationIgnored var decoded: [ObjectIdentifier: (version: Int, value: Result<any Sendable, ResourceError>)] = [:]
+    @ObservationIgnored @usableFromInline var dataVersion = 0
+    /// The data decoded by typed views: a `DecodedValue<Value>` under `ObjectIdentifier(Value.self)`.
+    @ObservationIgnored @usableFromInline var decoded: [ObjectIdentifier: AnyObject] = [:]
 
     init(core: ServiceCore, url: URL) {
         self.core = core
@@ -150,6 +152,9 @@ public final class Resource {
         let configuration = self.configuration
         return (configuration.expirationTime, configuration.retryTime)
     }
+
+    /// The data, read without observation tracking.
+    var latestDataUntracked: Entity? { _latestData }
 
     /// The first load in flight, read without observation tracking.
     var loadInFlight: ResourceRequest? { _loadRequests.first }

@@ -65,6 +65,34 @@ public final class Service {
         set { core.maximumUnobservedResources = newValue }
     }
 
+    /// How long the service keeps an idle resource nobody observes after it was last asked for, besides
+    /// the count ``maximumUnobservedResources``; `nil` (the default) for no time limit. A screen that
+    /// comes back within it finds its data; a long session does not keep every URL it ever visited.
+    public var unobservedLifetime: Duration? {
+        get { core.unobservedLifetime }
+        set {
+            core.unobservedLifetime = newValue
+            core.releaseExpired(force: true)
+        }
+    }
+
+    /// Reloads every observed resource whose data is no longer fresh (``Resource/isUpToDate``), as an
+    /// app wants when it returns to the foreground or the network comes back; unobserved ones wait until
+    /// someone asks. Also lets go of resources past ``unobservedLifetime``. Returns how many loads started.
+    ///
+    /// ```swift
+    /// .onChange(of: scenePhase) { if $0 == .active { api.refetchStale() } }
+    /// ```
+    @discardableResult
+    public func refetchStale() -> Int {
+        core.releaseExpired(force: true)
+        var started = 0
+        for resource in core.liveResources where resource.hasObservers && !resource.isUpToDateUntracked {
+            if resource.loadIfNeeded() != nil { started += 1 }
+        }
+        return started
+    }
+
     /// A service for `baseURL`, sending through `transport` and `interceptors`, on `clock`.
     ///
     /// Text that is not an absolute URL gives a service whose resources fail to load with a clear

@@ -26,6 +26,10 @@ final class ServiceCore {
     var livePruneThreshold = 256
     var accessCounter = 0
     var maximumUnobservedResources = 500
+    /// How long an idle, unobserved resource is kept after it was last asked for; `nil` for no limit.
+    var unobservedLifetime: Duration?
+    /// When the kept resources were last checked against ``unobservedLifetime``.
+    var lastLifetimeSweep: ServiceInstant?
     /// Every persistent cache a configuration has named, for sign-out.
     var caches: [any EntityCache] = []
     /// Cache reads, writes and removals, one after another in the order asked.
@@ -83,9 +87,24 @@ final class ServiceCore {
             resource.readCacheIfConfigured()
         }
         resource.lastAccess = accessCounter
+        resource.lastAccessTime = now
         retained[key] = resource
         if retained.count > maximumUnobservedResources { releaseUnobserved(keeping: maximumUnobservedResources) }
+        releaseExpired()
         return resource
+    }
+
+    /// Stops keeping idle, unobserved resources not asked for within ``unobservedLifetime``. Checked at
+    /// most four times per lifetime, so asking for resources stays O(1) amortized.
+    func releaseExpired(force: Bool = false) {
+        guard let lifetime = unobservedLifetime else { return }
+        let now = self.now
+        if !force, let last = lastLifetimeSweep, last.duration(to: now) < lifetime / 4 { return }
+        lastLifetimeSweep = now
+        for (key, resource) in retained
+        where !resource.hasObservers && !resource.isRequesting && resource.lastAccessTime.duration(to: now) >= lifetime {
+            retained.removeValue(forKey: key)
+        }
     }
 
     /// Every resource that exists now, held by the service or by anyone else, in URL order.

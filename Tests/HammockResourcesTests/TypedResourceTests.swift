@@ -245,4 +245,46 @@ struct TypedResourceTests {
         #expect(person.resource.latestData == nil)
         await setup.stop()
     }
+
+    @Test(
+        "mutate shows the change while the request runs, keeps the server's answer after it, and rolls back a failure with its error"
+    )
+    func mutationHelper() async throws {
+        let setup = try await Self.setup(.inProcess)
+        let person = setup.service.resource(setup.people.endpoints.person(id: 1))
+        _ = try await person.loadIfNeeded()
+        let renamed = try await person.mutate {
+            $0.name = "Ada Lovelace"
+        } send: {
+            #expect(person.value?.name == "Ada Lovelace")  // shown before the server answered
+            return try await setup.people.rename(id: 1, team: 1, changes: ["name": "Ada Lovelace"])
+        }
+        #expect(renamed.name == "Ada Lovelace")
+        #expect(!person.isUpToDate)  // settled: the server has the last word on the next read
+        #expect(try await person.loadIfNeeded().name == "Ada Lovelace")
+
+        // A refused request: the value goes back, and the caller gets the client's error.
+        let error = await #expect(throws: RestError.self) {
+            try await person.mutate {
+                $0.name = ""
+            } send: {
+                try await setup.people.rename(id: 1, team: 1, changes: ["name": 42])
+            }
+        }
+        #expect(error?.status == .unprocessableContent)
+        #expect(person.value?.name == "Ada Lovelace")
+
+        // Something newer replaced the optimistic value meanwhile: a failure leaves it in place.
+        _ = await #expect(throws: RestError.self) {
+            try await person.mutate {
+                $0.name = "optimistic"
+            } send: {
+                _ = await setup.server.respond(to: MockRequest(.patch, "/people/1", json: ["name": "Countess"]))
+                _ = try await person.load()
+                return try await setup.people.rename(id: 999, team: 1, changes: ["name": "x"])
+            }
+        }
+        #expect(person.value?.name == "Countess")
+        await setup.stop()
+    }
 }
