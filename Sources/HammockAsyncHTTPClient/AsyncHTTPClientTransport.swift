@@ -45,7 +45,24 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         self.maximumResponseSize = max(0, maximumResponseSize)
     }
 
+    /// Sends `request`. Its timeouts (the deadline, and AsyncHTTPClient's connect, read, write and
+    /// handshake timeouts) come out as ``TransportTimedOut``, so a `RestClient` reports them as
+    /// `RestError.Reason.timedOut`, as it does URLSession's.
     public func send(_ request: HTTPRequest, body: [UInt8]?) async throws -> (HTTPResponse, [UInt8]) {
+        do {
+            return try await exchange(request, body: body)
+        } catch let error as HTTPClientError where Self.timeouts.contains(error) {
+            throw TransportTimedOut(error)
+        }
+    }
+
+    /// AsyncHTTPClient's errors that mean it gave up waiting.
+    static let timeouts: [HTTPClientError] = [
+        .deadlineExceeded, .readTimeout, .writeTimeout, .connectTimeout, .socksHandshakeTimeout,
+        .httpProxyHandshakeTimeout, .tlsHandshakeTimeout,
+    ]
+
+    func exchange(_ request: HTTPRequest, body: [UInt8]?) async throws -> (HTTPResponse, [UInt8]) {
         guard var url = request.url else { throw HTTPClientError.invalidURL }
         let timeout = Self.clampedTimeout(timeout)
         let deadline = ContinuousClock.now + timeout

@@ -44,6 +44,10 @@ public struct RequestBuilder: Sendable {
     /// Path templates of what a successful request changes besides its own URL (`@Invalidates`), filled
     /// from the same path values: a ``Service`` told of the write invalidates those resources.
     public var invalidates: [String] = []
+    /// How long the call may take, interceptors and retries included, on the client's clock; `nil` for
+    /// the transport's own limit only. A call past it throws ``RestError/Reason/timedOut(_:)`` with a
+    /// ``RequestTimeout``, and the transport's work is cancelled.
+    public var timeout: Duration?
 
     /// A request for `method` at `template`.
     public init(_ method: HTTPRequest.Method, _ template: String) {

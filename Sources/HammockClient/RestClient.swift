@@ -31,6 +31,8 @@ public struct RestClient: Sendable {
     public let intercepted: InterceptedTransport
     /// Told of every write that succeeded (a ``Service``, whose resources it touched are then invalidated).
     public let writeObservers: [any WriteObserver]
+    /// The clock requests' own timeouts run on.
+    public let clock: any Clock<Duration>
     let base: Base
 
     /// Creates a client.
@@ -41,9 +43,11 @@ public struct RestClient: Sendable {
         defaultHeaders: [String: String] = [:],
         makeEncoder: @escaping @Sendable () -> JSONEncoder = RestClient.defaultEncoder,
         makeDecoder: @escaping @Sendable () -> JSONDecoder = RestClient.defaultDecoder,
-        writeObservers: [any WriteObserver] = []
+        writeObservers: [any WriteObserver] = [],
+        clock: any Clock<Duration> = ContinuousClock()
     ) {
         self.writeObservers = writeObservers
+        self.clock = clock
         self.baseURL = baseURL
         self.transport = transport
         self.interceptors = interceptors
@@ -98,7 +102,13 @@ public struct RestClient: Sendable {
         let responseBody: [UInt8]
         do {
             try Task.checkCancellation()
-            (response, responseBody) = try await intercepted.send(head, body: body)
+            if let timeout = request.timeout {
+                (response, responseBody) = try await Self.within(timeout, on: clock) { [intercepted] in
+                    try await intercepted.send(head, body: body)
+                }
+            } else {
+                (response, responseBody) = try await intercepted.send(head, body: body)
+            }
         } catch is CancellationError {
             throw failure(.cancelled)
         } catch let error as RestError {
@@ -107,7 +117,7 @@ public struct RestClient: Sendable {
             throw failure(.authentication(error))
         } catch {
             if Task.isCancelled { throw failure(.cancelled) }
-            throw failure(.transport(error))
+            throw failure(RestError.isTimeout(error) ? .timedOut(error) : .transport(error))
         }
         guard acceptingAnyStatus || (200...299).contains(response.status.code) else {
             var error = RestError(
@@ -120,6 +130,22 @@ public struct RestClient: Sendable {
             await tell(writeObservers, of: request, head: head, status: response.status)
         }
         return RawResponse(status: response.status, headerFields: response.headerFields, body: responseBody)
+    }
+
+    /// Runs `body`, or throws ``RequestTimeout`` once `limit` passed on `clock` first (cancelling it).
+    static func within<T: Sendable>(
+        _ limit: Duration, on clock: any Clock<Duration>, _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await clock.sleep(for: limit.clampedForSleep)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else { throw RequestTimeout(limit: limit) }
+            return value
+        }
     }
 
     /// Tells the observers of a write that succeeded, with the absolute URLs it touched.

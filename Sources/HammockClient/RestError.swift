@@ -19,6 +19,10 @@ public struct RestError: Error, Sendable, CustomStringConvertible {
         case encoding(any Error)
         /// The transport failed before a response arrived.
         case transport(any Error)
+        /// No answer came in time: the request's own ``RequestBuilder/timeout``, or the transport's
+        /// (`URLError(.timedOut)` from URLSession, AsyncHTTPClient's deadlines), the same case whichever
+        /// transport; the associated error is what the transport or the client reported.
+        case timedOut(any Error)
         /// The task was cancelled.
         case cancelled
         /// A response arrived with a status outside 200...299.
@@ -62,6 +66,19 @@ public struct RestError: Error, Sendable, CustomStringConvertible {
         self.body = body
     }
 
+    /// Whether no answer came in time (``Reason/timedOut(_:)``).
+    public var isTimeout: Bool {
+        if case .timedOut = reason { return true }
+        return false
+    }
+
+    /// Whether `error` says a transport gave up waiting: `URLError(.timedOut)`, a ``TransportTimedOut``
+    /// (AsyncHTTPClient's deadlines, as its transport reports them) or a ``RequestTimeout``.
+    public static func isTimeout(_ error: any Error) -> Bool {
+        if let error = error as? URLError { return error.code == .timedOut }
+        return error is TransportTimedOut || error is RequestTimeout
+    }
+
     /// Decodes the response body (an API's error format, say) as JSON.
     public func decodeBody<T: Decodable>(as type: T.Type, using decoder: JSONDecoder = JSONDecoder()) throws -> T {
         try decoder.decode(T.self, from: Data(body ?? []))
@@ -96,6 +113,7 @@ public struct RestError: Error, Sendable, CustomStringConvertible {
         case .invalidRequest(let message): what = "invalid request: \(message)"
         case .encoding(let error): what = "cannot encode the body: \(error)"
         case .transport(let error): what = "transport failed: \(error)"
+        case .timedOut(let error): what = "timed out: \(error)"
         case .cancelled: what = "cancelled"
         case .unacceptableStatus:
             let snippet = body.map { String(decoding: $0.prefix(200), as: UTF8.self) } ?? ""
@@ -179,3 +197,25 @@ public enum ConditionalResponse<Value> {
 }
 
 extension ConditionalResponse: Sendable where Value: Sendable {}
+
+/// A transport gave up waiting for an answer (its own deadline); what it reported is `underlying`.
+/// Transports other than URLSession report their timeouts this way, so every transport's timeout is
+/// the same ``RestError/Reason/timedOut(_:)``.
+public struct TransportTimedOut: Error, CustomStringConvertible {
+    /// The transport's own error (`HTTPClientError.deadlineExceeded`, say).
+    public let underlying: any Error
+
+    public init(_ underlying: any Error) { self.underlying = underlying }
+
+    public var description: String { "the transport's deadline passed (\(underlying))" }
+}
+
+/// A request's own ``RequestBuilder/timeout`` passed before the answer came.
+public struct RequestTimeout: Error, Hashable, CustomStringConvertible {
+    /// The limit the request gave.
+    public let limit: Duration
+
+    public init(limit: Duration) { self.limit = limit }
+
+    public var description: String { "no answer within the request's timeout of \(limit)" }
+}

@@ -26,8 +26,11 @@ struct FaultTransportTests {
             _ = try await client.send(RequestBuilder(.get, "/people/1"), decoding: Person.self)
             return nil
         } catch {
-            guard case .transport(let underlying) = error.reason else { return nil }
-            return underlying as? URLError
+            // A timeout is its own case (the same on every transport); the rest are transport failures.
+            switch error.reason {
+            case .transport(let underlying), .timedOut(let underlying): return underlying as? URLError
+            default: return nil
+            }
         }
     }
 
