@@ -32,7 +32,7 @@ public struct Endpoint<Value>: Sendable {
 }
 
 /// Told of every write a ``RestClient`` carried out: a 2xx answer to a method other than GET, HEAD,
-/// OPTIONS and TRACE. A ``Service`` given to a client (`RestClient(…, writeObservers: [service])`)
+/// OPTIONS and TRACE. A `Service` (HammockResources) given to a client (`RestClient(…, writeObservers: [service])`)
 /// invalidates the resources the write touched, so a screen showing `/people` reloads after a create
 /// sent through an `@API` client.
 public protocol WriteObserver: Sendable {

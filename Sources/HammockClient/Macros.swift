@@ -43,7 +43,7 @@ public macro DELETE(_ path: String) = #externalMacro(module: "HammockClientMacro
 public macro HEAD(_ path: String) = #externalMacro(module: "HammockClientMacros", type: "MarkerMacro")
 
 /// What a successful call changes besides its own URL: path templates relative to the base URL, with
-/// `{placeholders}` filled from the method's parameters. A ``Service`` the client reports writes to
+/// `{placeholders}` filled from the method's parameters. A `Service` (HammockResources) the client reports writes to
 /// (`RestClient(…, writeObservers: [service])`) invalidates those resources (every query of each path),
 /// and observed ones reload.
 ///

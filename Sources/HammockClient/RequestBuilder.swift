@@ -42,7 +42,7 @@ public struct RequestBuilder: Sendable {
     private(set) var query: [(String, String)] = []
     private(set) var headers: [(String, String?)] = []
     /// Path templates of what a successful request changes besides its own URL (`@Invalidates`), filled
-    /// from the same path values: a ``Service`` told of the write invalidates those resources.
+    /// from the same path values: a `Service` (HammockResources) told of the write invalidates those resources.
     public var invalidates: [String] = []
     /// How long the call may take, interceptors and retries included, on the client's clock; `nil` for
     /// the transport's own limit only. A call past it throws ``RestError/Reason/timedOut(_:)`` with a

@@ -29,7 +29,7 @@ public struct RestClient: Sendable {
     public let makeDecoder: @Sendable () -> JSONDecoder
     /// The transport with its interceptors, without the base URL: what ``perform(_:body:)`` uses.
     public let intercepted: InterceptedTransport
-    /// Told of every write that succeeded (a ``Service``, whose resources it touched are then invalidated).
+    /// Told of every write that succeeded: a `Service` of HammockResources, whose resources it touched are then invalidated.
     public let writeObservers: [any WriteObserver]
     /// The clock requests' own timeouts run on.
     public let clock: any Clock<Duration>

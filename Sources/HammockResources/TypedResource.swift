@@ -227,7 +227,7 @@ final class DecodedValue<Value: Sendable>: Sendable {
 struct NoDataYet: Error {}
 
 extension Service: WriteObserver {
-    /// Invalidates what a write sent through a ``RestClient`` that reports to this service touched: the
+    /// Invalidates what a write sent through a `RestClient` that reports to this service touched: the
     /// resource at its URL and its ancestors (as the service's own mutations do, by its configuration),
     /// what lived below a deleted one, and every resource at each path its `@Invalidates` names.
     /// Observed resources among them reload.
@@ -254,7 +254,7 @@ extension Service: WriteObserver {
     /// ```swift
     /// let people = PeopleClient(client: try service.restClient())
     /// ```
-    /// - Throws: ``RestError`` with ``RestError/Reason/invalidRequest(_:)`` when the service has no valid base URL.
+    /// - Throws: `RestError` with `.invalidRequest` when the service has no valid base URL.
     public func restClient(
         makeEncoder: @escaping @Sendable () -> JSONEncoder = RestClient.defaultEncoder,
         makeDecoder: @escaping @Sendable () -> JSONDecoder = RestClient.defaultDecoder
