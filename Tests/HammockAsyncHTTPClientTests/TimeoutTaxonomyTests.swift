@@ -73,5 +73,15 @@ struct TimeoutTaxonomyTests {
             baseURL: try #require(URL(string: "https://api.example.com")),
             transport: MockTransport { _, _ in (HTTPResponse(status: .ok), Array("{}".utf8)) }, clock: clock)
         #expect(try await quick.send(request).status == .ok)
+        // Limits at the extremes: the longest never traps the clock (it is bounded to a year); none
+        // left (zero, negative) ends the call at once as a timeout rather than waiting.
+        request.timeout = .seconds(Int64.max)
+        #expect(try await quick.send(request).status == .ok)
+        for spent in [Duration.zero, .seconds(-5)] {
+            var hopeless = RequestBuilder(.get, "/slow")
+            hopeless.timeout = spent
+            let error = await #expect(throws: RestError.self) { try await client.send(hopeless) }
+            #expect(error?.isTimeout == true, "\(spent)")
+        }
     }
 }

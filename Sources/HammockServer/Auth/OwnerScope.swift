@@ -82,7 +82,7 @@ final class OwnerScope: Sendable {
 /// when another owns it (any other read of another's record finds nothing); creates and updates may not
 /// name another owner. Ownership is checked inside the write's unit of work, on the record the write
 /// finds, beside the request's preconditions.
-struct OwnerScopedStore: MockStore {
+struct OwnerScopedStore: RequestScopedStore {
     let base: any MockStore
     let scope: OwnerScope
     /// The record the route names (`/notes/3`), whose refusal is a 403, not a miss.
@@ -176,23 +176,4 @@ struct OwnerScopedStore: MockStore {
     /// An `unchanged` condition's miss, carried through the combined check and answered as
     /// ``ConditionalWrite/changed`` again.
     private struct ChangedSinceRead: Error {}
-
-    func addResource(_ schema: ResourceSchema) async throws { try await base.addResource(schema) }
-    func dropResource(_ schema: ResourceSchema) async throws { try await base.dropResource(schema) }
-    func snapshot(of schemas: [ResourceSchema]) async throws -> StoreSnapshot { try await base.snapshot(of: schemas) }
-    func restore(_ snapshot: StoreSnapshot, schemas: [ResourceSchema]) async throws {
-        try await base.restore(snapshot, schemas: schemas)
-    }
-    func lastChange(of resources: [String], now: Int, marking: Bool) async throws -> Int? {
-        try await base.lastChange(of: resources, now: now, marking: marking)
-    }
-    func noteChange(of resources: [String], at second: Int) async throws {
-        try await base.noteChange(of: resources, at: second)
-    }
-    func exclusively<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
-        try await base.exclusively(body)
-    }
-    func health() async -> StoreHealth { await base.health() }
-    /// Not the request's to close: the server closes its store.
-    func close() async throws {}
 }

@@ -10,7 +10,7 @@ import HammockStore
 ///
 /// Stubs' and Swift routes' writes (``RouteRecords``) go through one too, with no date or condition of
 /// its own: they give their date with each write.
-struct WriteScopedStore: MockStore {
+struct WriteScopedStore: RequestScopedStore {
     let base: any MockStore
     /// The second the request's writes note as their change date, when they give none.
     let second: Int?
@@ -36,8 +36,6 @@ struct WriteScopedStore: MockStore {
         return outcome
     }
 
-    func addResource(_ schema: ResourceSchema) async throws { try await base.addResource(schema) }
-    func dropResource(_ schema: ResourceSchema) async throws { try await base.dropResource(schema) }
     func storedRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> StoredRecord? {
         try await base.storedRecord(of: schema, withKey: key)
     }
@@ -51,20 +49,4 @@ struct WriteScopedStore: MockStore {
         try await base.storedRecords(of: schema, where: foreignKey, is: parentKey)
     }
     func count(of schema: ResourceSchema) async throws -> Int { try await base.count(of: schema) }
-    func snapshot(of schemas: [ResourceSchema]) async throws -> StoreSnapshot { try await base.snapshot(of: schemas) }
-    func restore(_ snapshot: StoreSnapshot, schemas: [ResourceSchema]) async throws {
-        try await base.restore(snapshot, schemas: schemas)
-    }
-    func lastChange(of resources: [String], now: Int, marking: Bool) async throws -> Int? {
-        try await base.lastChange(of: resources, now: now, marking: marking)
-    }
-    func noteChange(of resources: [String], at second: Int) async throws {
-        try await base.noteChange(of: resources, at: second)
-    }
-    func exclusively<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
-        try await base.exclusively(body)
-    }
-    func health() async -> StoreHealth { await base.health() }
-    /// Not the request's to close: the server closes its store.
-    func close() async throws {}
 }
