@@ -18,6 +18,7 @@ struct TimeoutTaxonomyTests {
             resources: [MockResource("people", fields: ["name": .string])],
             options: MockServer.Options(latency: Latency(.seconds(5)...(.seconds(5)))))
         try await server.start(host: "127.0.0.1", port: 0)
+        defer { Task { await server.stop() } }  // also when the test fails part way
         let base = try #require(await server.baseURL)
         let transports: [(String, any HTTPTransport)] = [
             ("URLSession", URLSessionTransport(timeout: .milliseconds(300))),
@@ -33,7 +34,6 @@ struct TimeoutTaxonomyTests {
             #expect(RestError.isTimeout(underlying), "\(name): \(underlying)")
             #expect(error?.description.contains("timed out") == true)
         }
-        await server.stop()
     }
 
     @Test("A request's own timeout, on the client's clock, ends a call the transport would wait on, cancelling it")

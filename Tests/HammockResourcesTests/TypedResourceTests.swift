@@ -83,6 +83,7 @@ struct TypedResourceTests {
         arguments: Reach.allCases)
     func endpointBacksAResource(reach: Reach) async throws {
         let setup = try await Self.setup(reach)
+        defer { Task { await setup.stop() } }  // also when the test fails part way
         let person = setup.service.resource(setup.people.endpoints.person(id: 1))
         #expect(person.resource === setup.service.resource("/people/1"))
         #expect(person.value == nil)
@@ -98,7 +99,6 @@ struct TypedResourceTests {
         let named = setup.service.resource(setup.people.endpoints.people(name: "Grace"))
         #expect(named.url.query == "name=Grace")
         #expect(try await named.loadIfNeeded().map(\.name) == ["Grace"])
-        await setup.stop()
     }
 
     @Test(
@@ -106,6 +106,7 @@ struct TypedResourceTests {
         arguments: Reach.allCases)
     func writesInvalidate(reach: Reach) async throws {
         let setup = try await Self.setup(reach)
+        defer { Task { await setup.stop() } }  // also when the test fails part way
         let list = setup.service.resource(setup.people.endpoints.people(name: nil))
         let team = setup.service.resource("/teams/1/people", as: [Person].self)
         let ada = setup.service.resource(setup.people.endpoints.person(id: 1))
@@ -128,12 +129,12 @@ struct TypedResourceTests {
         #expect(!team.isUpToDate)  // named by @Invalidates
         #expect(try await ada.loadIfNeeded().name == "Ada Lovelace")
         #expect(try await team.loadIfNeeded().map(\.name) == ["Ada Lovelace", "Grace"])
-        await setup.stop()
     }
 
     @Test("The value is decoded once per change of the data: reads, a 304 and a 200 with the same body decode nothing again")
     func decodedOncePerChange() async throws {
         let setup = try await Self.setup(.inProcess)
+        defer { Task { await setup.stop() } }  // also when the test fails part way
         let decodes = Atomic(0)
         let person = TypedResource(setup.service.resource("/people/1")) { entity -> Person in
             decodes.add(1, ordering: .relaxed)
@@ -157,7 +158,6 @@ struct TypedResourceTests {
         #expect(try await person.load().name == "Ada L.")
         _ = person.value
         #expect(decodes.load(ordering: .relaxed) == 2)
-        await setup.stop()
     }
 
     @Test("A 200 whose body equals the data shown is told as notModified, and a different one as new data")
@@ -185,6 +185,7 @@ struct TypedResourceTests {
     @Test("Data that does not decode gives a decoding error naming the type, and loadIfNeeded throws it")
     func decodingErrors() async throws {
         let setup = try await Self.setup(.inProcess)
+        defer { Task { await setup.stop() } }  // also when the test fails part way
         let wrong = setup.service.resource("/people/1", as: [Person].self)
         await #expect(throws: ResourceError.self) { try await wrong.loadIfNeeded() }
         #expect(wrong.value == nil)
@@ -192,12 +193,12 @@ struct TypedResourceTests {
         // The untyped resource underneath has its data all the same.
         #expect(wrong.resource.latestData != nil)
         #expect(try await wrong.resource.ensureData().contentType == "application/json")
-        await setup.stop()
     }
 
     @Test("A typed override shows the value itself at once, and rolls back to the server's")
     func typedOverride() async throws {
         let setup = try await Self.setup(.inProcess)
+        defer { Task { await setup.stop() } }  // also when the test fails part way
         let person = setup.service.resource(setup.people.endpoints.person(id: 1))
         _ = try await person.loadIfNeeded()
         let local = person.override(with: Person(id: 1, name: "Countess", teamId: 1))
@@ -205,7 +206,6 @@ struct TypedResourceTests {
         #expect(person.resource.latestData?.jsonContent?["name"] == "Countess")
         local.rollBack()
         #expect(person.value?.name == "Ada")
-        await setup.stop()
     }
 
     @Test(
@@ -213,6 +213,7 @@ struct TypedResourceTests {
     )
     func badEndpoints() async throws {
         let setup = try await Self.setup(.inProcess)
+        defer { Task { await setup.stop() } }  // also when the test fails part way
         let dotted = setup.service.resource(
             Endpoint<Person>(
                 {
@@ -224,12 +225,12 @@ struct TypedResourceTests {
         #expect(error?.userMessage.contains("'..'") == true)
         let broken = Service(baseURL: "not a url")
         #expect(throws: RestError.self) { try broken.restClient() }
-        await setup.stop()
     }
 
     @Test("signOut signs the authenticator out, then wipes every resource and waits for the cache")
     func oneSignOut() async throws {
         let setup = try await Self.setup(.inProcess)
+        defer { Task { await setup.stop() } }  // also when the test fails part way
         let person = setup.service.resource(setup.people.endpoints.person(id: 1))
         _ = try await person.loadIfNeeded()
         let store = MemoryCredentialStore()
@@ -243,7 +244,6 @@ struct TypedResourceTests {
         #expect(try await store.load() == nil)
         #expect(person.value == nil)
         #expect(person.resource.latestData == nil)
-        await setup.stop()
     }
 
     @Test(
@@ -251,6 +251,7 @@ struct TypedResourceTests {
     )
     func mutationHelper() async throws {
         let setup = try await Self.setup(.inProcess)
+        defer { Task { await setup.stop() } }  // also when the test fails part way
         let person = setup.service.resource(setup.people.endpoints.person(id: 1))
         _ = try await person.loadIfNeeded()
         let renamed = try await person.mutate {
@@ -285,6 +286,5 @@ struct TypedResourceTests {
             }
         }
         #expect(person.value?.name == "Countess")
-        await setup.stop()
     }
 }
