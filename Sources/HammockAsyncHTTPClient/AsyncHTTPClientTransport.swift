@@ -62,11 +62,14 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         .httpProxyHandshakeTimeout, .tlsHandshakeTimeout,
     ]
 
-    func exchange(_ request: HTTPRequest, body: [UInt8]?) async throws -> (HTTPResponse, [UInt8]) {
+    /// Sends `request`, following redirects under `RedirectRule`, and returns the final response with
+    /// its body unread. AsyncHTTPClient's deadline ends with the head.
+    func head(
+        for request: HTTPRequest, body: HTTPClientRequest.Body?, resendable: Bool = true, deadline: ContinuousClock.Instant
+    ) async throws -> HTTPClientResponse {
         guard var url = request.url else { throw HTTPClientError.invalidURL }
-        let timeout = Self.clampedTimeout(timeout)
-        let deadline = ContinuousClock.now + timeout
-        let nanoseconds = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+        let remaining = max(deadline - ContinuousClock.now, .zero)
+        let nanoseconds = remaining.components.seconds * 1_000_000_000 + remaining.components.attoseconds / 1_000_000_000
         let nioDeadline = NIODeadline.now() + .nanoseconds(nanoseconds)
         var method = request.method
         var fields = request.headerFields
@@ -77,13 +80,18 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
             var outgoing = HTTPClientRequest(url: url.absoluteString)
             outgoing.method = HTTPMethod(rawValue: method.rawValue)
             for (name, value) in fields.http1Lines { outgoing.headers.add(name: name, value: value) }
-            if let body { outgoing.body = .bytes(ByteBuffer(bytes: body)) }
+            if let body { outgoing.body = body }
             response = try await client.execute(outgoing, deadline: nioDeadline)
             guard RedirectRule.follows(Int(response.status.code)),
                 let location = response.headers.first(name: "location"),
                 let target = URL(string: location, relativeTo: url)?.absoluteURL,
                 target.scheme?.lowercased() == "http" || target.scheme?.lowercased() == "https"
-            else { break }
+            else { return response }
+            // A streamed body was read by the first attempt: a redirect that would send it again is
+            // the caller's answer.
+            if !resendable, body != nil, RedirectRule.method(after: Int(response.status.code), from: method).keepsBody {
+                return response
+            }
             guard redirects < RedirectRule.maximumRedirects else { throw HTTPClientError.redirectLimitReached }
             redirects += 1
             // Within the same deadline as everything else: AsyncHTTPClient's ends with the head, and a
@@ -99,18 +107,56 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
             if !next.keepsBody { body = nil }
             url = target
         }
+    }
+
+    func exchange(_ request: HTTPRequest, body: [UInt8]?) async throws -> (HTTPResponse, [UInt8]) {
+        let deadline = ContinuousClock.now + Self.clampedTimeout(timeout)
+        let response = try await head(for: request, body: body.map { .bytes(ByteBuffer(bytes: $0)) }, deadline: deadline)
         // AsyncHTTPClient's deadline ends with the head; the rest of the budget bounds the body.
         let answered = response
         let buffer = try await Self.beforeDeadline(deadline) { try await self.collect(answered) }
         // On a machine busy enough to hold back the sleeping child, the body may win a race it had lost:
         // whatever the scheduling, a call that ends after its deadline is a timeout.
         guard ContinuousClock.now <= deadline else { throw HTTPClientError.deadlineExceeded }
-        var responseFields = HTTPFields()
+        return (Self.head(of: response), Array(buffer: buffer))
+    }
+
+    /// The status and header fields of `response`.
+    static func head(of response: HTTPClientResponse) -> HTTPResponse {
+        var fields = HTTPFields()
         for (name, value) in response.headers {
-            if let fieldName = HTTPField.Name(name) { responseFields.append(HTTPField(name: fieldName, value: value)) }
+            if let fieldName = HTTPField.Name(name) { fields.append(HTTPField(name: fieldName, value: value)) }
         }
         let status = HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase)
-        return (HTTPResponse(status: status, headerFields: responseFields), Array(buffer: buffer))
+        return HTTPResponse(status: status, headerFields: fields)
+    }
+
+    /// Streams: returns with the head, the body read from AsyncHTTPClient as the reader asks for it
+    /// (its own backpressure: a slow reader slows the socket). The timeout bounds the head; a request
+    /// body that is not plain bytes is streamed too (it cannot be sent again, so a 307 or 308 after it
+    /// is returned, not followed).
+    public func stream(_ request: HTTPRequest, body: BodyStream?) async throws -> (HTTPResponse, BodyStream) {
+        do {
+            let deadline = ContinuousClock.now + Self.clampedTimeout(timeout)
+            let outgoing: HTTPClientRequest.Body? = body.map { body in
+                if let bytes = body.bytes { return .bytes(ByteBuffer(bytes: bytes)) }
+                let length: HTTPClientRequest.Body.Length = body.expectedLength.map { .known(Int64($0)) } ?? .unknown
+                return .stream(ByteBufferChunks(body: body), length: length)
+            }
+            let response = try await head(
+                for: request, body: outgoing, resendable: body.map { $0.bytes != nil } ?? true, deadline: deadline)
+            let expected = response.headers.first(name: "content-length").flatMap(Int.init)
+            let chunks = BodyStream(ResponseChunks(body: response.body), expectedLength: expected)
+            return (Self.head(of: response), chunks.mapError(Self.classify))
+        } catch {
+            throw Self.classify(error)
+        }
+    }
+
+    /// AsyncHTTPClient's timeouts as ``TransportTimedOut``; other errors as they are.
+    @Sendable static func classify(_ error: any Error) -> any Error {
+        if let error = error as? HTTPClientError, timeouts.contains(error) { return TransportTimedOut(error) }
+        return error
     }
 
     /// `work`'s result, or `HTTPClientError.deadlineExceeded` once `deadline` passes (the work is then
@@ -158,5 +204,37 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
             TransferProgress.report(.responseBytesReceived(total: buffer.readableBytes))
         }
         return buffer
+    }
+}
+
+/// A response body's buffers as byte arrays.
+struct ResponseChunks: AsyncSequence, Sendable {
+    typealias Element = [UInt8]
+    let body: HTTPClientResponse.Body
+
+    func makeAsyncIterator() -> Iterator { Iterator(base: body.makeAsyncIterator()) }
+
+    struct Iterator: AsyncIteratorProtocol {
+        var base: HTTPClientResponse.Body.AsyncIterator
+        mutating func next() async throws -> [UInt8]? {
+            guard let buffer = try await base.next() else { return nil }
+            return Array(buffer: buffer)
+        }
+    }
+}
+
+/// A request body's chunks as buffers.
+struct ByteBufferChunks: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+    let body: BodyStream
+
+    func makeAsyncIterator() -> Iterator { Iterator(base: body.makeAsyncIterator()) }
+
+    struct Iterator: AsyncIteratorProtocol {
+        var base: BodyStream.Iterator
+        mutating func next() async throws -> ByteBuffer? {
+            guard let chunk = try await base.next() else { return nil }
+            return ByteBuffer(bytes: chunk)
+        }
     }
 }

@@ -22,4 +22,56 @@ package enum PrivateFile {
             return false
         }
     }
+
+    /// A new private file written piece by piece as a body arrives, on a queue of its own (the writes
+    /// are blocking system calls, kept off the concurrency pool).
+    package final class Sink: Sendable {
+        private let handle: FileHandle
+        let path: String
+        private static let queue = DispatchQueue(label: "hammock.files")
+
+        private init(handle: FileHandle, path: String) {
+            self.handle = handle
+            self.path = path
+        }
+
+        /// Creates the file (mode 0600, `O_EXCL`).
+        package static func create(at path: String) async throws -> Sink {
+            try await run {
+                let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+                guard descriptor >= 0 else {
+                    throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path])
+                }
+                return Sink(handle: FileHandle(fileDescriptor: descriptor, closeOnDealloc: true), path: path)
+            }
+        }
+
+        /// Appends `bytes`.
+        package func write(_ bytes: [UInt8]) async throws {
+            guard !bytes.isEmpty else { return }
+            let handle = self.handle
+            try await Self.run { try handle.write(contentsOf: Data(bytes)) }
+        }
+
+        /// Closes the file, complete.
+        package func close() async throws {
+            let handle = self.handle
+            try await Self.run { try handle.close() }
+        }
+
+        /// Closes and removes the partial file.
+        package func discard() async {
+            let (handle, path) = (self.handle, self.path)
+            _ = try? await Self.run {
+                try? handle.close()
+                unlink(path)
+            }
+        }
+
+        private static func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+            try await withCheckedThrowingContinuation { continuation in
+                queue.async { continuation.resume(with: Result { try work() }) }
+            }
+        }
+    }
 }

@@ -48,6 +48,11 @@ public struct RequestBuilder: Sendable {
     /// the transport's own limit only. A call past it throws ``RestError/Reason/timedOut(_:)`` with a
     /// ``RequestTimeout``, and the transport's work is cancelled.
     public var timeout: Duration?
+    /// The largest response body this request accepts, in bytes; `nil` for the transport's own limit
+    /// (16 MiB by default on this package's transports; none for ``RestClient/download(_:)`` and
+    /// ``RestClient/stream(_:)``). Checked as the body arrives, on every transport: a body past it fails
+    /// with ``BodyStreamError/tooLarge(limit:)`` as the transport error, before it is held whole.
+    public var maximumResponseSize: Int?
 
     /// A request for `method` at `template`.
     public init(_ method: HTTPRequest.Method, _ template: String) {

@@ -30,6 +30,31 @@ extension RestClient {
         try await download(request)
     }
 
+    /// Sends `request` and returns the 2xx response with its body to read as it arrives.
+    public func result(of request: RequestBuilder) async throws(RestError) -> StreamedResponse {
+        try await stream(request)
+    }
+
+    /// Sends `request` and returns the 2xx body's chunks as they arrive.
+    public func result(of request: RequestBuilder) async throws(RestError) -> BodyStream {
+        try await stream(request).body
+    }
+
+    /// Sends `request` and returns the 2xx body's lines as they arrive.
+    public func result(of request: RequestBuilder) async throws(RestError) -> TextLines {
+        try await stream(request).lines
+    }
+
+    /// Sends `request` and returns the 2xx body's Server-Sent Events as they arrive.
+    public func result(of request: RequestBuilder) async throws(RestError) -> ServerSentEvents {
+        try await stream(request).serverSentEvents
+    }
+
+    /// Sends `request` and returns the 2xx body's JSON lines, decoded, as they arrive.
+    public func result<T: Decodable>(of request: RequestBuilder) async throws(RestError) -> JSONLines<T> {
+        try await stream(request).jsonLines(of: T.self)
+    }
+
     /// Sends `request` and decodes a 2xx body as `T`.
     ///
     /// Disfavored, so that for an optional, a `Response` or `Data` the overload made for it wins over

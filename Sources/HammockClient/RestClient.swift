@@ -102,7 +102,19 @@ public struct RestClient: Sendable {
         let responseBody: [UInt8]
         do {
             try Task.checkCancellation()
-            if let timeout = request.timeout {
+            if let limit = request.maximumResponseSize {
+                // Streamed and counted as it arrives, so the limit holds on every transport, above or
+                // below the transport's own.
+                let exchange: @Sendable () async throws -> (HTTPResponse, [UInt8]) = { [intercepted] in
+                    let (response, stream) = try await intercepted.stream(head, body: body.map(BodyStream.init))
+                    return (response, try await stream.collect(upTo: max(0, limit)))
+                }
+                if let timeout = request.timeout {
+                    (response, responseBody) = try await Self.within(timeout, on: clock, exchange)
+                } else {
+                    (response, responseBody) = try await exchange()
+                }
+            } else if let timeout = request.timeout {
                 (response, responseBody) = try await Self.within(timeout, on: clock) { [intercepted] in
                     try await intercepted.send(head, body: body)
                 }

@@ -59,19 +59,29 @@ public struct URLSessionTransport: HTTPTransport {
     }
 
     public func send(_ request: HTTPRequest, body: [UInt8]?) async throws -> (HTTPResponse, [UInt8]) {
+        let (data, response) = try await perform(try Self.urlRequest(for: request, body: body))
+        return (try Self.head(of: response), [UInt8](data))
+    }
+
+    /// The `URLRequest` for `request` with `body`.
+    static func urlRequest(for request: HTTPRequest, body: [UInt8]?) throws -> URLRequest {
         guard let url = request.url else { throw URLError(.badURL) }
         var urlRequest = URLRequest(url: url)
         urlRequest.httpMethod = request.method.rawValue
         for (name, value) in request.headerFields.http1Lines { urlRequest.addValue(value, forHTTPHeaderField: name) }
         if let body { urlRequest.httpBody = Data(body) }
-        let (data, response) = try await perform(urlRequest)
+        return urlRequest
+    }
+
+    /// The status and header fields of `response`.
+    static func head(of response: URLResponse) throws -> HTTPResponse {
         guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
         var fields = HTTPFields()
         for (name, value) in http.allHeaderFields {
             guard let name = name as? String, let value = value as? String, let fieldName = HTTPField.Name(name) else { continue }
             fields.append(HTTPField(name: fieldName, value: value))
         }
-        return (HTTPResponse(status: .init(code: http.statusCode), headerFields: fields), [UInt8](data))
+        return HTTPResponse(status: .init(code: http.statusCode), headerFields: fields)
     }
 
     /// Runs a data task, cancelling it as soon as the calling task is cancelled, the deadline passes or
@@ -148,7 +158,7 @@ final class DataTaskHandle: Sendable {
 /// One request's transfer: collects the body as it arrives (failing past the limit), reports progress,
 /// and resumes the caller exactly once, whichever comes first: the task's end, the deadline, a
 /// cancellation or the limit.
-package final class DataTransfer: Sendable {
+package final class DataTransfer: TaskTransfer {
     private struct State {
         var continuation: CheckedContinuation<(Data, URLResponse), any Error>?
         var data = Data()
@@ -196,6 +206,8 @@ package final class DataTransfer: Sendable {
         reporter?.report(.responseHeadReceived(expectedBytes: expected))
         return true
     }
+
+    func received(_ data: Data, on task: URLSessionDataTask) -> Bool { received(data) }
 
     /// Part of the body arrived; `false` once the body is past the limit (the task should be cancelled).
     func received(_ data: Data) -> Bool {
@@ -261,14 +273,14 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     /// a session the app passed (whose task delegate this is) shares its number with one of ours. The
     /// object stays alive from `register` to completion (its session holds a running task), so its
     /// identity is not reused meanwhile; the entry goes at completion.
-    private let transfers = Mutex<[ObjectIdentifier: DataTransfer]>([:])
+    private let transfers = Mutex<[ObjectIdentifier: any TaskTransfer]>([:])
 
     /// Routes `task`'s events to `transfer` until the task completes. Call before the task resumes.
-    func register(_ transfer: DataTransfer, for task: URLSessionTask) {
+    func register(_ transfer: any TaskTransfer, for task: URLSessionTask) {
         transfers.withLock { $0[ObjectIdentifier(task)] = transfer }
     }
 
-    private func transfer(for task: URLSessionTask) -> DataTransfer? {
+    private func transfer(for task: URLSessionTask) -> (any TaskTransfer)? {
         transfers.withLock { $0[ObjectIdentifier(task)] }
     }
 
@@ -281,7 +293,7 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        if transfer(for: dataTask)?.received(data) == false { dataTask.cancel() }
+        if transfer(for: dataTask)?.received(data, on: dataTask) == false { dataTask.cancel() }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

@@ -2,6 +2,7 @@ public import Foundation
 public import HammockClient
 public import HammockServer
 import HammockURLSession
+import Synchronization
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -40,6 +41,53 @@ public struct MockServerTransport: HTTPTransport {
 
     public func send(_ request: HTTPRequest, body: [UInt8]?) async throws -> (HTTPResponse, [UInt8]) {
         let deadline = ContinuousClock.now + timeout
+        let (head, exchanged) = try await exchange(request, body: body)
+        let responseBody = try await collect(exchanged, deadline: deadline)
+        if TransferProgress.isObserved {
+            TransferProgress.report(.responseHeadReceived(expectedBytes: responseBody.count))
+            TransferProgress.report(.responseBytesReceived(total: responseBody.count))
+        }
+        return (head, responseBody)
+    }
+
+    /// Streams: returns with the head; a body the server writes as it goes (events, a throttled or
+    /// file body) is handed over chunk by chunk as it is written, the server's writer waiting while the
+    /// reader is more than ``BodyStream/defaultBufferSize`` behind, as a socket would make it wait. The
+    /// body ends when the server's does, when the server stops, or when the reader goes; a truncate
+    /// fault ends it with the `URLError` a socket would give. ``maximumResponseSize`` and the timeout's
+    /// bound on the body do not apply (the reader decides).
+    public func stream(_ request: HTTPRequest, body: BodyStream?) async throws -> (HTTPResponse, BodyStream) {
+        let bytes = try await body?.collect(upTo: 1 << 30)
+        let (head, exchanged) = try await exchange(request, body: bytes)
+        guard let producer = exchanged.body else { return (head, BodyStream(exchanged.head.body)) }
+        let task = TaskBox()
+        let (stream, writer) = BodyStream.makeStream(expectedLength: producer.length, onTermination: { task.cancel() })
+        let server = self.server
+        let truncated = exchanged.isTruncated
+        task.start {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    do {
+                        try await producer.write(to: BodyWriter { chunk in try await writer.write(chunk) })
+                        writer.finish(throwing: truncated ? Self.urlError(for: .truncate) : nil)
+                    } catch {
+                        // A producer that fails ends the body early: over a socket, a cut connection.
+                        writer.finish(throwing: Self.urlError(for: .truncate))
+                    }
+                }
+                group.addTask {
+                    await server.untilStopped()
+                    writer.finish(throwing: Self.urlError(for: .truncate))
+                }
+                await group.next()
+                group.cancelAll()
+            }
+        }
+        return (head, stream)
+    }
+
+    /// Sends `request` to the server, following redirects, and returns the final head and exchange.
+    private func exchange(_ request: HTTPRequest, body: [UInt8]?) async throws -> (HTTPResponse, MockServer.StreamedExchange) {
         var request = request
         var body = body
         var redirects = 0
@@ -64,12 +112,7 @@ public struct MockServerTransport: HTTPTransport {
                 request = next
                 continue
             }
-            let responseBody = try await collect(exchanged, deadline: deadline)
-            if TransferProgress.isObserved {
-                TransferProgress.report(.responseHeadReceived(expectedBytes: responseBody.count))
-                TransferProgress.report(.responseBytesReceived(total: responseBody.count))
-            }
-            return (HTTPResponse(status: exchanged.head.status, headerFields: exchanged.head.headerFields), responseBody)
+            return (HTTPResponse(status: exchanged.head.status, headerFields: exchanged.head.headerFields), exchanged)
         }
     }
 
@@ -128,4 +171,26 @@ public struct MockServerTransport: HTTPTransport {
     /// The error a URLSession client meets for `fault` over a socket (`InProcessNetwork.urlError(for:)`,
     /// shared with `HammockURLProtocol`).
     public static func urlError(for fault: ConnectionFault) -> URLError { InProcessNetwork.urlError(for: fault) }
+}
+
+/// The task producing one streamed body, so the reader's going away can cancel it, whichever comes first.
+final class TaskBox: Sendable {
+    private let state = Mutex<(task: Task<Void, Never>?, cancelled: Bool)>((nil, false))
+
+    func start(_ work: @escaping @Sendable () async -> Void) {
+        let task = Task { await work() }
+        let cancelled = state.withLock { state in
+            state.task = task
+            return state.cancelled
+        }
+        if cancelled { task.cancel() }
+    }
+
+    func cancel() {
+        let task = state.withLock { state in
+            state.cancelled = true
+            return state.task
+        }
+        task?.cancel()
+    }
 }
