@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import HammockClient
 import Synchronization
 import Testing
@@ -200,5 +201,87 @@ struct BodyStreamTests {
         await #expect(throws: Wrapped.self) { try await iterator.next() }
         #expect(seen.withLock { $0 } == [3])
         await #expect(throws: BodyStreamError.alreadyRead) { try await stream.collect(upTo: 10) }
+    }
+}
+
+/// A streamed call through interceptors: they decide on heads and error bodies as for any call.
+@Suite("Streamed calls through interceptors")
+struct StreamedInterceptorTests {
+    /// Answers each streamed call from `answers` in turn, counting the calls and the request bodies.
+    final class ScriptedTransport: HTTPTransport {
+        let answers: Mutex<[(Int, [String])]>
+        let calls = Atomic<Int>(0)
+        let bodies = Mutex<[[UInt8]]>([])
+
+        init(_ answers: [(Int, [String])]) { self.answers = Mutex(answers) }
+
+        func send(_ request: HTTPRequest, body: [UInt8]?) async throws -> (HTTPResponse, [UInt8]) {
+            Issue.record("a streamed call went through send")
+            return (HTTPResponse(status: .internalServerError), [])
+        }
+
+        func stream(_ request: HTTPRequest, body: BodyStream?) async throws -> (HTTPResponse, BodyStream) {
+            calls.add(1, ordering: .relaxed)
+            if let body { bodies.withLock { $0.append(body.bytes ?? []) } }
+            let (status, pieces) = answers.withLock { $0.removeFirst() }
+            return (HTTPResponse(status: .init(code: status)), BodyStreamTests.chunks(pieces))
+        }
+    }
+
+    /// Records the bodies it sees come back.
+    final class Spy: ClientInterceptor {
+        let seen = Mutex<[(Int, Int)]>([])
+        func intercept(_ request: HTTPRequest, body: [UInt8]?, next: Next) async throws -> (HTTPResponse, [UInt8]) {
+            let (response, bytes) = try await next(request, body)
+            seen.withLock { $0.append((response.status.code, bytes.count)) }
+            return (response, bytes)
+        }
+    }
+
+    @Test("A retry sees the 503 whole, sends the bytes body again, and the caller streams the 200 that followed")
+    func retryThenStream() async throws {
+        let transport = ScriptedTransport([(503, ["busy"]), (200, ["one\n", "two\n"])])
+        let spy = Spy()
+        let client = RestClient(
+            baseURL: URL(string: "https://api.example.com")!, transport: transport,
+            interceptors: [spy, RetryPolicy(maximumAttempts: 2, initialDelay: .zero)])
+        var request = RequestBuilder(.put, "/feed")
+        request.body = .bytes(Array("payload".utf8), contentType: "text/plain")
+        let response = try await client.stream(request)
+        var lines: [String] = []
+        for try await line in response.lines { lines.append(line) }
+        #expect(lines == ["one", "two"])
+        #expect(transport.calls.load(ordering: .relaxed) == 2)
+        #expect(transport.bodies.withLock { $0 } == [Array("payload".utf8), Array("payload".utf8)])
+        // The outer interceptor saw the final 200, its body left to the caller's stream.
+        #expect(spy.seen.withLock { $0.map(\.0) } == [200] && spy.seen.withLock { $0.map(\.1) } == [0])
+    }
+
+    @Test("A non-2xx answer to a streamed call reaches the interceptors and the error whole")
+    func errorBody() async throws {
+        let transport = ScriptedTransport([(404, ["{\"title\":", " \"gone\"}"])])
+        let spy = Spy()
+        let client = RestClient(baseURL: URL(string: "https://api.example.com")!, transport: transport, interceptors: [spy])
+        do {
+            _ = try await client.stream(RequestBuilder(.get, "/feed"))
+            Issue.record("a 404 streamed")
+        } catch {
+            #expect(String(decoding: error.body ?? [], as: UTF8.self) == #"{"title": "gone"}"#)
+        }
+        #expect(spy.seen.withLock { $0.map(\.1) } == [17])
+    }
+
+    @Test("An interceptor that answers by itself is what the stream holds")
+    func interceptorAnswers() async throws {
+        struct Canned: ClientInterceptor {
+            func intercept(_ request: HTTPRequest, body: [UInt8]?, next: Next) async throws -> (HTTPResponse, [UInt8]) {
+                (HTTPResponse(status: .ok), Array("from the cache".utf8))
+            }
+        }
+        let transport = ScriptedTransport([])
+        let client = RestClient(baseURL: URL(string: "https://api.example.com")!, transport: transport, interceptors: [Canned()])
+        let bytes = try await client.stream(RequestBuilder(.get, "/feed")).body.collect(upTo: 100)
+        #expect(String(decoding: bytes, as: UTF8.self) == "from the cache")
+        #expect(transport.calls.load(ordering: .relaxed) == 0)
     }
 }
