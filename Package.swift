@@ -477,7 +477,10 @@ if Context.environment["HAMMOCK_BENCHMARKS"] != nil {
         // release build never compiles swift-syntax for the macro.
         .executableTarget(
             name: "HammockClientBenchmarks",
-            dependencies: ["HammockClient", "HammockTesting", "HammockServer", "HammockHTTPServer", "HammockURLSession"],
+            dependencies: [
+                "HammockClient", "HammockTesting", "HammockServer", "HammockHTTPServer", "HammockURLSession",
+                "HammockAsyncHTTPClient",
+            ],
             path: "Benchmarks/HammockClientBenchmarks",
             swiftSettings: swiftSettings
         ),

@@ -59,7 +59,8 @@ final class FixedAnswerProtocol: URLProtocol {
 }
 
 /// `swift run -c release hammock-client-bench [--calls N]`: generated client against hand-written calls
-/// on the same transport and server, in the same run.
+/// on the same transport and server, in the same run. `hammock-client-bench download [--megabytes N]`:
+/// ``DownloadBenchmark``.
 @main
 struct ClientBench {
     static func seconds(_ duration: Duration) -> Double {
@@ -145,6 +146,11 @@ struct ClientBench {
 
     static func main() async throws {
         let arguments = CommandLine.arguments
+        if arguments.dropFirst().first == "download" {
+            let megabytes = arguments.firstIndex(of: "--megabytes").flatMap { Int(arguments[$0 + 1]) } ?? 1024
+            try await DownloadBenchmark.run(megabytes: max(1, megabytes))
+            return
+        }
         let calls = arguments.firstIndex(of: "--calls").flatMap { Int(arguments[$0 + 1]) } ?? 2000
         let people = MockResource("people", fields: ["name": .string, "numberOfKids": .integer])
         let server = try await MockServer(resources: [people])

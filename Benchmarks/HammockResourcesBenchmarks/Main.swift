@@ -65,7 +65,7 @@ struct ResourcesBench {
         let people = MockResource("people", fields: ["name": .string])
         let server = try await MockServer(resources: [people])
         try await server.addData(.array((1...20).map { ["name": .string("person \($0)")] }), for: "people")
-        let api = Service(baseURL: "http://mock", transport: MockServerTransport(server: server))
+        let api = try Service(baseURL: "http://mock", transport: MockServerTransport(server: server))
         api.configure { $0.expirationTime = .seconds(3600) }
 
         print("| operation | Hammock | baseline | ratio (Hammock / baseline) |")

@@ -52,7 +52,7 @@ struct Tour {
             Field("name", \.name, at: "name")
             Field("city", \.city, at: "city")
         }
-        let api = Service(baseURL: base)
+        let api = try Service(baseURL: base)
         api.configure("/people") { $0.pipeline[.model] = [.recipe(recipe, base: Resident())] }
         let list = api.resource("/people")
         let screen = NSObject()

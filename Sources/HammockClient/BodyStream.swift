@@ -340,6 +340,9 @@ final class ChunkChannel: Sendable {
                     let immediate = state.withLock { state -> Result<Void, any Error>? in
                         if state.readerGone { return .failure(BodyStreamError.readerGone) }
                         if state.buffered <= bufferSize / 2 { return .success(()) }
+                        // A cancellation whose handler ran before this point found no writer to wake;
+                        // one after it takes the lock, so finds this one.
+                        if Task.isCancelled { return .failure(CancellationError()) }
                         state.writer = continuation
                         return nil
                     }

@@ -1,6 +1,7 @@
 /// Generates `<Protocol>Client`, a struct implementing the protocol by sending requests through a
 /// ``RestClient``, and its `endpoints`: each method's request as an ``Endpoint``, built but not sent, for
-/// typed resources.
+/// typed resources; and `<Protocol>Mock`, a stand-in whose methods answer from closures and record their
+/// calls (``MockMethod``), for tests of code that takes the protocol.
 ///
 /// ```swift
 /// @API
@@ -15,7 +16,7 @@
 /// items (the external label is the wire name), form fields with `@FormURLEncoded`, or parts with
 /// `@Multipart`. Results: any `Decodable`, an optional (`nil` for 204 or an empty body), `Void`,
 /// `Data`, `Response<T>`, or a ``DownloadedFile``.
-@attached(peer, names: suffixed(Client))
+@attached(peer, names: suffixed(Client), suffixed(Mock))
 public macro API() = #externalMacro(module: "HammockClientMacros", type: "APIMacro")
 
 /// `GET` at a path template relative to the base URL (`"/users/{user}?type=all"`).

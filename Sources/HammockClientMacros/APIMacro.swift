@@ -5,7 +5,7 @@ import SwiftSyntaxBuilder
 public import SwiftSyntaxMacros
 
 /// `@API`: generates `<Protocol>Client`, implementing each method by building a `RequestBuilder` and
-/// sending it through a `RestClient`.
+/// sending it through a `RestClient`, and `<Protocol>Mock`, answering each from a closure.
 public struct APIMacro: PeerMacro {
     public static func expansion(
         of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol, in context: some MacroExpansionContext
@@ -33,6 +33,7 @@ public struct APIMacro: PeerMacro {
         }
         var methods: [String] = []
         var endpoints: [String] = []
+        var functions: [FunctionDeclSyntax] = []
         var failed = false
         for member in api.memberBlock.members {
             guard let function = member.decl.as(FunctionDeclSyntax.self) else {
@@ -47,6 +48,7 @@ public struct APIMacro: PeerMacro {
             .generate(in: context) {
                 methods.append(method.method)
                 endpoints.append(method.endpoint)
+                functions.append(function)
             } else {
                 failed = true
             }
@@ -77,7 +79,8 @@ public struct APIMacro: PeerMacro {
             \(raw: isPublic ? "        public init() {}\n\n" : "")\(raw: endpoints.joined(separator: "\n\n"))
                 }
             }
-            """
+            """,
+            DeclSyntax(stringLiteral: MockGenerator(name: name, functions: functions, access: access).generate()),
         ]
     }
 }

@@ -39,9 +39,24 @@ struct RequestPlan: Sendable {
             return .failure(
                 failure(.invalidURL(url.absoluteString), message: "'\(url.absoluteString)' is not an http or https URL."))
         }
+        let sent = SentFields(head.headerFields)
+        let outcome = await send(head, sent: sent, transport: transport, clock: clock)
+        guard case .failure(var error) = outcome else { return outcome }
+        // The request as the transport last saw it, interceptors included, for whoever reads the error.
+        var asSent = head
+        asSent.headerFields = sent.fields
+        error.request = asSent
+        return .failure(error)
+    }
+
+    /// Sends `head` (retrying as configured) and reads the answer.
+    private func send(
+        _ head: HTTPRequest, sent: SentFields, transport: InterceptedTransport, clock: ServiceClock
+    ) async
+        -> NetworkOutcome
+    {
         let response: HTTPResponse
         let bytes: [UInt8]
-        let sent = SentFields(head.headerFields)
         do {
             try Task.checkCancellation()
             let send: ClientInterceptor.Next = { head, body in

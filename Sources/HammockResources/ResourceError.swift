@@ -1,5 +1,5 @@
 public import HTTPTypes
-import HammockClient
+public import HammockClient
 import HammockJSON
 
 /// Why a request for a resource failed, in words for people and in detail for code.
@@ -37,6 +37,8 @@ public struct ResourceError: Error, Sendable, CustomStringConvertible {
     public var entity: Entity?
     /// When the error happened.
     public var timestamp: ServiceInstant
+    /// The request head as it was last sent (interceptors included), if it was sent.
+    public var request: HTTPRequest?
 
     /// An error.
     public init(
@@ -97,6 +99,39 @@ public struct ResourceError: Error, Sendable, CustomStringConvertible {
         case .clientError: return "The request was refused (\(status.code))."
         case .serverError: return "The server failed (\(status.code))."
         default: return "Unexpected response (\(status.code))."
+        }
+    }
+}
+
+extension ResourceError: RequestFailure {
+    /// The kind in the taxonomy `RestError` shares: a transport's timeout is `.timedOut` here too, a token
+    /// that could not be renewed `.authentication`, a body the pipeline could not read `.decoding`.
+    public var kind: RequestFailureKind {
+        switch cause {
+        case .invalidURL: .invalidRequest
+        case .transport(let error):
+            if error is AuthenticationError {
+                .authentication
+            } else if let error = error as? RestError {
+                error.kind
+            } else {
+                RestError.isTimeout(error) ? .timedOut : .transport
+            }
+        case .unacceptableStatus, .notModifiedWithoutData: .unacceptableStatus
+        case .pipeline: .decoding
+        case .cancelled: .cancelled
+        }
+    }
+
+    public var bodyExcerpt: String? {
+        guard let entity else { return nil }
+        return Self.excerpt(of: entity.bytes)
+    }
+
+    public var underlyingError: (any Error)? {
+        switch cause {
+        case .transport(let error), .pipeline(let error): error
+        case .invalidURL, .unacceptableStatus, .notModifiedWithoutData, .cancelled: nil
         }
     }
 }

@@ -6,7 +6,7 @@ import HammockWire
 /// An API: a base URL, a transport, and one canonical ``Resource`` per URL.
 ///
 /// ```swift
-/// let api = Service(baseURL: "https://api.example.com/v1")
+/// let api = try Service(baseURL: "https://api.example.com/v1")
 /// api.configure("/items/*") { $0.expirationTime = .seconds(60) }
 /// let profile = api.resource("/profile")
 /// profile.loadIfNeeded()
@@ -95,25 +95,56 @@ public final class Service {
 
     /// A service for `baseURL`, sending through `transport` and `interceptors`, on `clock`.
     ///
-    /// Text that is not an absolute URL gives a service whose resources fail to load with a clear
-    /// ``ResourceError/Cause/invalidURL(_:)``, rather than a crash. So does a base URL with a query,
-    /// user info or a fragment (as `RestClient` refuses them): put API keys in headers.
+    /// ```swift
+    /// let api = try Service(baseURL: "https://api.example.com/v1")
+    /// ```
+    /// - Throws: ``InvalidBaseURL`` for text that is not an absolute `http` or `https` URL with a host,
+    ///   or one with a query, user info or a fragment (as `RestClient` refuses them: put API keys in
+    ///   headers), so a typo fails here, where it was made, not at every load.
     public convenience init(
         baseURL: String,
         transport: any HTTPTransport = URLSessionTransport(),
         interceptors: [any ClientInterceptor] = [],
         clock: some Clock<Duration> = ContinuousClock()
-    ) {
-        let url = URL(string: baseURL).flatMap { $0.scheme == nil || $0.host == nil ? nil : $0 }
-        self.init(baseURL: url, transport: transport, interceptors: interceptors, clock: clock)
+    ) throws(InvalidBaseURL) {
+        guard let url = URL(string: baseURL) else { throw InvalidBaseURL(text: baseURL, reason: "it is not a URL") }
+        // The text as given in the error (URL(string:) percent-encodes what it takes in).
+        if let problem = InvalidBaseURL.problem(with: url) { throw InvalidBaseURL(text: baseURL, reason: problem) }
+        self.init(unvalidatedBaseURL: url, transport: transport, interceptors: interceptors, clock: clock)
     }
 
     /// A service for `baseURL`, sending through `transport` and `interceptors`, on `clock`.
-    public init(
+    /// - Throws: ``InvalidBaseURL`` as ``init(baseURL:transport:interceptors:clock:)-(String,_,_,_)`` does.
+    public convenience init(
+        baseURL: URL,
+        transport: any HTTPTransport = URLSessionTransport(),
+        interceptors: [any ClientInterceptor] = [],
+        clock: some Clock<Duration> = ContinuousClock()
+    ) throws(InvalidBaseURL) {
+        if let problem = InvalidBaseURL.problem(with: baseURL) {
+            throw InvalidBaseURL(text: baseURL.absoluteString, reason: problem)
+        }
+        self.init(unvalidatedBaseURL: baseURL, transport: transport, interceptors: interceptors, clock: clock)
+    }
+
+    /// A service for `baseURL`, or for no URL at all, not checked here: a malformed one (or `nil`) gives
+    /// a service whose resources fail to load with ``ResourceError/Cause/invalidURL(_:)``.
+    @available(
+        *, deprecated,
+        message: "use the throwing init(baseURL:) with a URL or String, which refuses a malformed base URL where it is made"
+    )
+    public convenience init(
         baseURL: URL?,
         transport: any HTTPTransport = URLSessionTransport(),
         interceptors: [any ClientInterceptor] = [],
         clock: some Clock<Duration> = ContinuousClock()
+    ) {
+        self.init(unvalidatedBaseURL: baseURL, transport: transport, interceptors: interceptors, clock: clock)
+    }
+
+    init(
+        unvalidatedBaseURL baseURL: URL?, transport: any HTTPTransport, interceptors: [any ClientInterceptor],
+        clock: some Clock<Duration>
     ) {
         core = ServiceCore(
             baseURL: baseURL, transport: InterceptedTransport(transport, interceptors: interceptors), clock: ServiceClock(clock))
@@ -225,5 +256,23 @@ public final class Service {
     /// suspended, say, or in a test.
     public func waitForCacheOperations() async {
         await core.cacheOperations.finished()
+    }
+}
+
+/// A base URL a ``Service`` refuses: it says which text, and why.
+public struct InvalidBaseURL: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The text given.
+    public var text: String
+    /// Why it cannot be a base URL.
+    public var reason: String
+
+    public var description: String { "'\(text.prefix(200))' cannot be a base URL: \(reason)" }
+
+    /// Why `url` cannot be a service's base URL, or `nil` if it can.
+    static func problem(with url: URL) -> String? {
+        guard let scheme = url.scheme?.lowercased() else { return "it has no scheme (write https://…)" }
+        guard scheme == "http" || scheme == "https" else { return "its scheme is \(scheme), not http or https" }
+        guard let host = url.host, !host.isEmpty else { return "it has no host" }
+        return ResourceURL.problem(withBase: url)
     }
 }

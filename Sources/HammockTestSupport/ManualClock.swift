@@ -5,7 +5,7 @@ import Synchronization
 ///
 /// ```swift
 /// let clock = ManualClock()
-/// let service = Service(baseURL: "http://api", transport: transport, clock: clock)
+/// let service = try Service(baseURL: "http://api", transport: transport, clock: clock)
 /// clock.advance(by: .seconds(31))          // the data is now older than the expiration time
 /// ```
 /// Sleepers wake when the clock passes their deadline; a cancelled sleeper throws `CancellationError`.

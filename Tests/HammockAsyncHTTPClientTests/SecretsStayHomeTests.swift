@@ -107,7 +107,7 @@ struct SecretsStayHomeTests {
             RecordingHTTPServer.Reply(headers: [("Content-Type", "application/json")], body: Array(#"{"ok":true}"#.utf8))
         }
         defer { apiServer.stop() }
-        let api = Service(
+        let api = try Service(
             baseURL: "http://127.0.0.1:\(apiServer.port)/v1", transport: kind.make(),
             interceptors: [BearerAuthentication { "user-secret" }, Signing()])
         api.configure { $0.headers[HTTPField.Name("X-Api-Key")!] = "key-123" }

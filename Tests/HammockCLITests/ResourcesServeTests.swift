@@ -35,7 +35,7 @@ struct ResourcesServeTests {
         defer { process.interrupt() }
         let url = try #require(banner?.split(separator: " ").last.map(String.init))
         let wire = WireLog()
-        let api = Service(baseURL: url, interceptors: [wire])
+        let api = try Service(baseURL: url, interceptors: [wire])
         api.configure("/people/*") { $0.pipeline[.model] = [.decoding(ServedPerson.self)] }
 
         // Load and observe the list.

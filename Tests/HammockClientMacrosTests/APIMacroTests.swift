@@ -123,6 +123,55 @@ struct APIMacroTests {
                     }
                 }
             }
+
+            /// A stand-in for `GitHub` that `@API` generated: set each method's answer on `on`, and read
+            /// the calls it received there (`mock.on.method.returns(value)`, `mock.on.method.calls`).
+            final class GitHubMock: GitHub, Sendable {
+                /// Each method's answer and calls.
+                let on = Methods()
+
+                /// A mock with no answers set: a call throws `UnansweredMockCall` until its answer is.
+                init() {
+                }
+
+                func listRepos(user: String, sort: String?) async throws -> [Repo] {
+                    try await self.on.listRepos.call((user: user, sort: sort))
+                }
+
+                func createIssue(owner: String, repo: String, issue: NewIssue) async throws -> Issue {
+                    try await self.on.createIssue.call((owner: owner, repo: repo, issue: issue))
+                }
+
+                func me(etag: String?) async throws -> Response<User> {
+                    try await self.on.me.call(etag)
+                }
+
+                func token(grant_type: String, username: String, password: String) async throws -> Token {
+                    try await self.on.token.call((grant_type: grant_type, username: username, password: password))
+                }
+
+                func upload(description: String, photo: FilePart) async throws {
+                    try await self.on.upload.call((description: description, photo: photo))
+                }
+
+                /// The answers and calls of `GitHubMock`'s methods.
+                struct Methods: Sendable {
+                    /// `listRepos(user:sort:)`.
+                    let listRepos = MockMethod<(user: String, sort: String?), [Repo]>("listRepos(user:sort:)")
+
+                    /// `createIssue(owner:repo:issue:)`.
+                    let createIssue = MockMethod<(owner: String, repo: String, issue: NewIssue), Issue>("createIssue(owner:repo:issue:)")
+
+                    /// `me(etag:)`.
+                    let me = MockMethod<String?, Response<User>>("me(etag:)")
+
+                    /// `token(grant_type:username:password:)`.
+                    let token = MockMethod<(grant_type: String, username: String, password: String), Token>("token(grant_type:username:password:)")
+
+                    /// `upload(description:photo:)`.
+                    let upload = MockMethod<(description: String, photo: FilePart), Void>("upload(description:photo:)")
+                }
+            }
             """
         }
     }
@@ -270,6 +319,55 @@ struct APIMacroTests {
                     }
                 }
             }
+
+            /// A stand-in for `Store` that `@API` generated: set each method's answer on `on`, and read
+            /// the calls it received there (`mock.on.method.returns(value)`, `mock.on.method.calls`).
+            public final class StoreMock: Store, Sendable {
+                /// Each method's answer and calls.
+                public let on = Methods()
+
+                /// A mock with no answers set: a call throws `UnansweredMockCall` until its answer is.
+                public init() {
+                }
+
+                public func search(q query: String, _ page: Int, tags: [String]) async throws -> [Item]? {
+                    try await self.on.search.call((query: query, page: page, tags: tags))
+                }
+
+                public func delete(id: Int, token: String?) async throws -> Void {
+                    try await self.on.delete.call((id: id, token: token))
+                }
+
+                public func exists(id: Int, format: Format, token: String?) async throws -> Data {
+                    try await self.on.exists.call((id: id, format: format, token: token))
+                }
+
+                public func export(id: Int) async throws -> DownloadedFile {
+                    try await self.on.export.call(id)
+                }
+
+                public func update(id: Int, changes: JSON, token: String?) async throws -> Optional<Item> {
+                    try await self.on.update.call((id: id, changes: changes, token: token))
+                }
+
+                /// The answers and calls of `StoreMock`'s methods.
+                public struct Methods: Sendable {
+                    /// `search(q:_:tags:)`.
+                    public let search = MockMethod<(query: String, page: Int, tags: [String]), [Item]?>("search(q:_:tags:)")
+
+                    /// `delete(id:token:)`.
+                    public let delete = MockMethod<(id: Int, token: String?), Void>("delete(id:token:)")
+
+                    /// `exists(id:format:token:)`.
+                    public let exists = MockMethod<(id: Int, format: Format, token: String?), Data>("exists(id:format:token:)")
+
+                    /// `export(id:)`.
+                    public let export = MockMethod<Int, DownloadedFile>("export(id:)")
+
+                    /// `update(id:changes:token:)`.
+                    public let update = MockMethod<(id: Int, changes: JSON, token: String?), Optional<Item>>("update(id:changes:token:)")
+                }
+            }
             """#
         }
     }
@@ -350,6 +448,27 @@ struct APIMacroTests {
                         let request = RequestBuilder(.get, "/users")
                         return Endpoint(request)
                     }
+                }
+            }
+
+            /// A stand-in for `Users` that `@API` generated: set each method's answer on `on`, and read
+            /// the calls it received there (`mock.on.method.returns(value)`, `mock.on.method.calls`).
+            final class UsersMock: Users, Sendable {
+                /// Each method's answer and calls.
+                let on = Methods()
+
+                /// A mock with no answers set: a call throws `UnansweredMockCall` until its answer is.
+                init() {
+                }
+
+                func list() async throws -> [User] {
+                    try await self.on.list.call(())
+                }
+
+                /// The answers and calls of `UsersMock`'s methods.
+                struct Methods: Sendable {
+                    /// `list()`.
+                    let list = MockMethod<Void, [User]>("list()")
                 }
             }
             """
@@ -445,6 +564,27 @@ struct APIMacroTests {
                         request.setPathValue(id, for: "id")
                         return Endpoint(request)
                     }
+                }
+            }
+
+            /// A stand-in for `Users` that `@API` generated: set each method's answer on `on`, and read
+            /// the calls it received there (`mock.on.method.returns(value)`, `mock.on.method.calls`).
+            final class UsersMock: Users, Sendable {
+                /// Each method's answer and calls.
+                let on = Methods()
+
+                /// A mock with no answers set: a call throws `UnansweredMockCall` until its answer is.
+                init() {
+                }
+
+                func user(id: Int) async throws -> User {
+                    try await self.on.user.call(id)
+                }
+
+                /// The answers and calls of `UsersMock`'s methods.
+                struct Methods: Sendable {
+                    /// `user(id:)`.
+                    let user = MockMethod<Int, User>("user(id:)")
                 }
             }
             """
@@ -553,6 +693,27 @@ struct APIMacroTests {
                     }
                 }
             }
+
+            /// A stand-in for `Items` that `@API` generated: set each method's answer on `on`, and read
+            /// the calls it received there (`mock.on.method.returns(value)`, `mock.on.method.calls`).
+            final class ItemsMock: Items, Sendable {
+                /// Each method's answer and calls.
+                let on = Methods()
+
+                /// A mock with no answers set: a call throws `UnansweredMockCall` until its answer is.
+                init() {
+                }
+
+                func item(id: Int) async throws -> Item {
+                    try await self.on.item.call(id)
+                }
+
+                /// The answers and calls of `ItemsMock`'s methods.
+                struct Methods: Sendable {
+                    /// `item(id:)`.
+                    let item = MockMethod<Int, Item>("item(id:)")
+                }
+            }
             """#
         }
     }
@@ -617,6 +778,34 @@ struct APIMacroTests {
                     }
                 }
             }
+
+            /// A stand-in for `Search` that `@API` generated: set each method's answer on `on`, and read
+            /// the calls it received there (`mock.on.method.returns(value)`, `mock.on.method.calls`).
+            final class SearchMock: Search, Sendable {
+                /// Each method's answer and calls.
+                let on = Methods()
+
+                /// A mock with no answers set: a call throws `UnansweredMockCall` until its answer is.
+                init() {
+                }
+
+                func search(query: String, page: Int) async throws -> [Hit] {
+                    try await self.on.search.call((query: query, page: page))
+                }
+
+                func create(client: String, request: NewThing) async throws -> Thing {
+                    try await self.on.create.call((client: client, request: request))
+                }
+
+                /// The answers and calls of `SearchMock`'s methods.
+                struct Methods: Sendable {
+                    /// `search(query:page:)`.
+                    let search = MockMethod<(query: String, page: Int), [Hit]>("search(query:page:)")
+
+                    /// `create(client:request:)`.
+                    let create = MockMethod<(client: String, request: NewThing), Thing>("create(client:request:)")
+                }
+            }
             """
         }
     }
@@ -670,6 +859,27 @@ struct APIMacroTests {
                     }
                 }
             }
+
+            /// A stand-in for `Garage` that `@API` generated: set each method's answer on `on`, and read
+            /// the calls it received there (`mock.on.method.returns(value)`, `mock.on.method.calls`).
+            final class GarageMock: Garage, Sendable {
+                /// Each method's answer and calls.
+                let on = Methods()
+
+                /// A mock with no answers set: a call throws `UnansweredMockCall` until its answer is.
+                init() {
+                }
+
+                func addCar(id: Int, team: String, car: NewCar) async throws -> Car {
+                    try await self.on.addCar.call((id: id, team: team, car: car))
+                }
+
+                /// The answers and calls of `GarageMock`'s methods.
+                struct Methods: Sendable {
+                    /// `addCar(id:team:car:)`.
+                    let addCar = MockMethod<(id: Int, team: String, car: NewCar), Car>("addCar(id:team:car:)")
+                }
+            }
             """
         }
     }
@@ -696,6 +906,134 @@ struct APIMacroTests {
                 func removeCar(id: Int) async throws
                      ┬────────
                      ╰─ 🛑 no parameter named 'owner' fills the placeholder {owner}
+            }
+            """
+        }
+    }
+
+    @Test("The generated mock names overloads by their labels, records none, one or many arguments, and refuses generic methods")
+    func mockShapes() {
+        assertMacro {
+            #"""
+            @API
+            protocol Search: Sendable {
+                @GET("/search")
+                func find(q: String) async throws -> [Hit]
+
+                @GET("/search")
+                func find(tag: String, limit: Int) async throws -> [Hit]
+
+                @GET("/ping")
+                func ping() async throws
+
+                @GET("/any")
+                func any<T: Decodable & Sendable>(kind: String) async throws -> T
+            }
+            """#
+        } expansion: {
+            """
+            protocol Search: Sendable {
+                func find(q: String) async throws -> [Hit]
+                func find(tag: String, limit: Int) async throws -> [Hit]
+                func ping() async throws
+                func any<T: Decodable & Sendable>(kind: String) async throws -> T
+            }
+
+            /// The client `@API` generated for `Search`.
+            struct SearchClient: Search {
+                /// The client every request goes through.
+                let client: RestClient
+
+                /// The request of each method, built but not sent: what a typed resource loads
+                /// (`service.resource(client.endpoints.method(…))`).
+                let endpoints = Endpoints()
+
+                /// A client sending requests through `client`.
+                init(client: RestClient) {
+                    self.client = client
+                }
+
+                func find(q: String) async throws -> [Hit] {
+                    return try await client.result(of: self.endpoints.find(q: q).request)
+                }
+
+                func find(tag: String, limit: Int) async throws -> [Hit] {
+                    return try await client.result(of: self.endpoints.find(tag: tag, limit: limit).request)
+                }
+
+                func ping() async throws {
+                    return try await client.result(of: self.endpoints.ping().request)
+                }
+
+                func any<T: Decodable & Sendable>(kind: String) async throws -> T {
+                    return try await client.result(of: self.endpoints.any(kind: kind).request)
+                }
+
+                /// Builds the request of each of `Search`'s methods.
+                struct Endpoints: Sendable {
+                    func find(q: String) -> Endpoint<[Hit]> {
+                        var request = RequestBuilder(.get, "/search")
+                        request.addQuery("q", q)
+                        return Endpoint(request)
+                    }
+
+                    func find(tag: String, limit: Int) -> Endpoint<[Hit]> {
+                        var request = RequestBuilder(.get, "/search")
+                        request.addQuery("tag", tag)
+                        request.addQuery("limit", limit)
+                        return Endpoint(request)
+                    }
+
+                    func ping() -> Endpoint<Void> {
+                        let request = RequestBuilder(.get, "/ping")
+                        return Endpoint(request)
+                    }
+
+                    func any<T: Decodable & Sendable>(kind: String) -> Endpoint<T> {
+                        var request = RequestBuilder(.get, "/any")
+                        request.addQuery("kind", kind)
+                        return Endpoint(request)
+                    }
+                }
+            }
+
+            /// A stand-in for `Search` that `@API` generated: set each method's answer on `on`, and read
+            /// the calls it received there (`mock.on.method.returns(value)`, `mock.on.method.calls`).
+            final class SearchMock: Search, Sendable {
+                /// Each method's answer and calls.
+                let on = Methods()
+
+                /// A mock with no answers set: a call throws `UnansweredMockCall` until its answer is.
+                init() {
+                }
+
+                func find(q: String) async throws -> [Hit] {
+                    try await self.on.find_q.call(q)
+                }
+
+                func find(tag: String, limit: Int) async throws -> [Hit] {
+                    try await self.on.find_tag_limit.call((tag: tag, limit: limit))
+                }
+
+                func ping() async throws {
+                    try await self.on.ping.call(())
+                }
+
+                func any<T: Decodable & Sendable>(kind: String) async throws -> T {
+                    throw UnansweredMockCall(method: "any(kind:) (a generic method, which a mock cannot answer)")
+                }
+
+                /// The answers and calls of `SearchMock`'s methods.
+                struct Methods: Sendable {
+                    /// `find(q:)`.
+                    let find_q = MockMethod<String, [Hit]>("find(q:)")
+
+                    /// `find(tag:limit:)`.
+                    let find_tag_limit = MockMethod<(tag: String, limit: Int), [Hit]>("find(tag:limit:)")
+
+                    /// `ping()`.
+                    let ping = MockMethod<Void, Void>("ping()")
+                }
             }
             """
         }

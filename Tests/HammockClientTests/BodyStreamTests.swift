@@ -72,6 +72,21 @@ struct BodyStreamTests {
         #expect(told)
     }
 
+    @Test("A writer waiting on a full buffer ends with CancellationError when its task is cancelled, at any moment")
+    func cancelledWriter() async throws {
+        // Cancelled at once and after a while: the handler may run before or after the writer waits.
+        for delay in [0, 1, 5] {
+            let (stream, writer) = BodyStream.makeStream(bufferSize: 1)
+            let producer = Task {
+                try await writer.write([1, 2])  // past the buffer: waits for a reader that never reads
+            }
+            if delay > 0 { try await Task.sleep(for: .milliseconds(delay)) }
+            producer.cancel()
+            await #expect(throws: CancellationError.self) { try await producer.value }
+            _ = stream
+        }
+    }
+
     @Test("A writer that finishes with an error ends the reader with it, after the chunks before it")
     func failedWriter() async throws {
         struct Cut: Error {}

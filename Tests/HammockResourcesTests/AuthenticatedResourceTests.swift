@@ -25,7 +25,7 @@ struct AuthenticatedResourceTests {
         let endpoint = OAuthTokenEndpoint(url: try #require(URL(string: "http://mock/auth/token")), transport: transport)
         let authenticator = Authenticator(tokenEndpoint: endpoint)
         await authenticator.signIn(try await endpoint.signIn(username: "ada", password: "lovelace"))
-        let api = Service(baseURL: "http://mock", transport: transport, interceptors: [authenticator], clock: ManualClock())
+        let api = try Service(baseURL: "http://mock", transport: transport, interceptors: [authenticator], clock: ManualClock())
         let people = api.resource("/people")
         let states = people.states(bufferingPolicy: .unbounded)
         _ = await people.load().response()

@@ -11,8 +11,8 @@ import Testing
 struct CacheTests {
     let backend = ScriptedBackend()
 
-    func service(cache: any EntityCache) -> Service {
-        let api = Service(baseURL: "http://api.test", transport: backend.transport, clock: ManualClock())
+    func service(cache: any EntityCache) throws -> Service {
+        let api = try Service(baseURL: "http://api.test", transport: backend.transport, clock: ManualClock())
         api.configure { $0.cache = cache }
         return api
     }
@@ -21,13 +21,13 @@ struct CacheTests {
     func memoryCache() async throws {
         let cache = MemoryEntityCache()
         backend.setFallback(.json(["name": "Ada"], headers: [("ETag", "\"7\"")]))
-        let first = service(cache: cache)
+        let first = try service(cache: cache)
         _ = await first.resource("/profile").load().response()
         #expect(await eventually { cache.count == 1 })
         #expect(cache.count == 1)
 
         backend.hold(true)
-        let second = service(cache: cache)
+        let second = try service(cache: cache)
         let profile = second.resource("/profile")
         var iterator = profile.events().makeAsyncIterator()
         #expect(await iterator.next() == .observerAdded)
@@ -46,11 +46,11 @@ struct CacheTests {
     }
 
     @Test("network data that arrives first is not replaced by a late cache read")
-    func networkWins() async {
+    func networkWins() async throws {
         let cache = SlowCache(
             entity: CachedEntity(bytes: Array("{\"old\":true}".utf8), headerFields: [.contentType: "application/json"]))
         backend.setFallback(.json(["new": true]))
-        let api = service(cache: cache)
+        let api = try service(cache: cache)
         let profile = api.resource("/profile")
         _ = await profile.load().response()
         cache.release()
@@ -77,7 +77,7 @@ struct CacheTests {
         #expect(await reopened.readEntity(forKey: key) == nil)
 
         await reopened.writeEntity(entry, forKey: key)
-        let api = service(cache: reopened)
+        let api = try service(cache: reopened)
         let profile = api.resource("/profile")
         var iterator = profile.events().makeAsyncIterator()
         _ = await iterator.next()

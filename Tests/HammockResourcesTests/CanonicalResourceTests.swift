@@ -6,7 +6,11 @@ import Testing
 @MainActor
 @Suite("Canonical resources")
 struct CanonicalResourceTests {
-    let api = Service(baseURL: "http://api.test/v1", transport: MockTransport { _, _ in throw FakeNetworkError() })
+    let api: Service
+
+    init() throws {
+        api = try Service(baseURL: "http://api.test/v1", transport: MockTransport { _, _ in throw FakeNetworkError() })
+    }
 
     @Test("the same URL by any route gives the same instance")
     func sameInstance() {
@@ -86,27 +90,18 @@ struct CanonicalResourceTests {
     }
 
     @Test("IPv6 hosts reach the transport bracketed once")
-    func ipv6() async {
+    func ipv6() async throws {
         let backend = ScriptedBackend()
-        let local = Service(baseURL: "http://[::1]:8080/api", transport: backend.transport)
+        let local = try Service(baseURL: "http://[::1]:8080/api", transport: backend.transport)
         _ = await local.resource("/items").load().response()
         #expect(backend.requests.first?.authority == "[::1]:8080")
         #expect(backend.requests.first?.path == "/api/items")
     }
 
-    @Test("a base URL that is not a URL gives resources that fail clearly, without a request")
-    func invalidBase() async {
-        let backend = ScriptedBackend()
-        let broken = Service(baseURL: "not a url", transport: backend.transport)
-        #expect(broken.baseURL == nil)
-        let resource = broken.resource("/profile")
-        let outcome = await resource.load().response()
-        guard case .failure(let error) = outcome, case .invalidURL = error.cause else {
-            Issue.record("expected an invalid URL error, got \(outcome)")
-            return
-        }
-        #expect(resource.latestError?.userMessage.contains("not an http or https URL") == true)
-        #expect(backend.requestCount == 0)
+    @Test("a base URL that is not a URL is refused where the service is made, not at every load")
+    func invalidBase() {
+        #expect(throws: InvalidBaseURL.self) { try Service(baseURL: "not a url") }
+        #expect(throws: InvalidBaseURL.self) { try Service(baseURL: "/relative/path") }
     }
 }
 

@@ -16,7 +16,7 @@ struct ClientReviewThreeResourcesTests {
     func hugeWaits() async throws {
         let backend = ScriptedBackend()
         // The real clock: a manual one never converts a deadline, which is where ContinuousClock trapped.
-        let api = Service(baseURL: "http://api.test", transport: backend.transport)
+        let api = try Service(baseURL: "http://api.test", transport: backend.transport)
         api.configure { $0.pollingInterval = .seconds(Int64.max) }
         let feed = api.resource("/feed")
         let owner = Owner()
@@ -34,7 +34,7 @@ struct ClientReviewThreeResourcesTests {
     func progressFloor() async throws {
         let backend = ScriptedBackend()
         let clock = ManualClock()
-        let api = Service(baseURL: "http://api.test", transport: backend.transport, clock: clock)
+        let api = try Service(baseURL: "http://api.test", transport: backend.transport, clock: clock)
         backend.hold(true)
         let request = api.resource("/slow").load()
         let values = Mutex(0)

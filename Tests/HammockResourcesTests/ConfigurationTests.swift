@@ -9,8 +9,8 @@ import Testing
 @Suite("Configuration by pattern")
 struct ConfigurationTests {
     @Test("rules apply in order, later wins, and only where they match")
-    func order() {
-        let api = Service(baseURL: "http://api.test", transport: MockTransport { _, _ in throw FakeNetworkError() })
+    func order() throws {
+        let api = try Service(baseURL: "http://api.test", transport: MockTransport { _, _ in throw FakeNetworkError() })
         api.configure { $0.expirationTime = .seconds(10) }
         api.configure("/items/*") { $0.expirationTime = .seconds(20) }
         api.configure("/items/**", description: "items everywhere") { $0.retryTime = .seconds(5) }
@@ -27,9 +27,9 @@ struct ConfigurationTests {
     }
 
     @Test("invalidating the configuration re-evaluates it, and headers reach the wire")
-    func reevaluation() async {
+    func reevaluation() async throws {
         let backend = ScriptedBackend()
-        let api = Service(baseURL: "http://api.test", transport: backend.transport)
+        let api = try Service(baseURL: "http://api.test", transport: backend.transport)
         let session = Session()
         api.configure { $0.headers[.authorization] = "Bearer \(session.token)" }
         let profile = api.resource("/profile")
@@ -43,9 +43,9 @@ struct ConfigurationTests {
     }
 
     @Test("invalidating and wiping by pattern touches only the matching resources")
-    func byPattern() async {
+    func byPattern() async throws {
         let backend = ScriptedBackend()
-        let api = Service(baseURL: "http://api.test", transport: backend.transport, clock: ManualClock())
+        let api = try Service(baseURL: "http://api.test", transport: backend.transport, clock: ManualClock())
         let item = api.resource("/items/1")
         let nested = api.resource("/items/1/parts")
         let other = api.resource("/users/1")
@@ -60,8 +60,8 @@ struct ConfigurationTests {
     }
 
     @Test("a predicate can configure resources too")
-    func predicate() {
-        let api = Service(baseURL: "http://api.test", transport: MockTransport { _, _ in throw FakeNetworkError() })
+    func predicate() throws {
+        let api = try Service(baseURL: "http://api.test", transport: MockTransport { _, _ in throw FakeNetworkError() })
         api.configure(whenURLMatches: { $0.query?.contains("live=1") == true }) { $0.pollingInterval = .seconds(3) }
         #expect(api.resource("/feed?live=1").configuration.pollingInterval == .seconds(3))
         #expect(api.resource("/feed").configuration.pollingInterval == nil)

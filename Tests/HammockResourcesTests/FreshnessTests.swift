@@ -16,8 +16,8 @@ struct FreshnessTests {
     let clock = ManualClock()
     let api: Service
 
-    init() {
-        api = Service(baseURL: "http://api.test", transport: backend.transport, clock: clock)
+    init() throws {
+        api = try Service(baseURL: "http://api.test", transport: backend.transport, clock: clock)
         api.configure { $0.expirationTime = .seconds(30) }
     }
 

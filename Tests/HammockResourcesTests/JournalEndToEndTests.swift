@@ -40,7 +40,7 @@ struct JournalEndToEndTests {
             try server.journal.verify(RequestPattern(.post, "/people", body: ["name": "ada"]), count: .once)
             try server.journal.verify(RequestPattern(.get, "/people/\(id)", status: 200), count: .once)
 
-            let service = Service(baseURL: baseURL, clock: clock)
+            let service = try Service(baseURL: baseURL, clock: clock)
             let resource = service.resource("/people/\(id)")
             let beforeLoad = server.journal.mark()
             _ = try await resource.load().value()
@@ -77,7 +77,7 @@ struct FaultEndToEndTests {
         server.setFaults([try Fault(parsing: "GET /people/:id 503 retry-after=2")])
         let clock = ManualClock()
         try await server.whileServing { port in
-            let service = Service(baseURL: "http://127.0.0.1:\(port)", clock: clock)
+            let service = try Service(baseURL: "http://127.0.0.1:\(port)", clock: clock)
             service.configure { $0.retry = RetryBackoff(maximumAttempts: 4, initialDelay: .seconds(1), multiplier: 2) }
             let resource = service.resource("/people/1")
             let mark = server.journal.mark()

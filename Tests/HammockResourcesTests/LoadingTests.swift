@@ -13,8 +13,8 @@ struct LoadingTests {
     let clock = ManualClock()
     let api: Service
 
-    init() {
-        api = Service(baseURL: "http://api.test", transport: backend.transport, clock: clock)
+    init() throws {
+        api = try Service(baseURL: "http://api.test", transport: backend.transport, clock: clock)
     }
 
     @Test("a load stores the data with its metadata and tells observers in order")
@@ -327,7 +327,7 @@ struct LoadingTests {
             TransferProgress.report(.responseBytesReceived(total: 1_000))
             return (HTTPResponse(status: .ok), Array(repeating: UInt8(ascii: " "), count: 1_000))
         }
-        let service = Service(baseURL: "http://api.test", transport: transport, clock: clock)
+        let service = try Service(baseURL: "http://api.test", transport: transport, clock: clock)
         let request = service.resource("/big").load()
         clock.advance(by: .milliseconds(100))
         let waiting = request.progress

@@ -21,8 +21,8 @@ struct MutationRaceTests {
     let clock = ManualClock()
     let api: Service
 
-    init() {
-        api = Service(baseURL: "http://api.test", transport: backend.transport, clock: clock)
+    init() throws {
+        api = try Service(baseURL: "http://api.test", transport: backend.transport, clock: clock)
     }
 
     @Test("A load in flight when a mutation succeeds does not make the list fresh: a new load follows and wins")

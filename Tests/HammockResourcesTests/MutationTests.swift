@@ -20,7 +20,7 @@ struct MutationTests {
     @Test("a POST invalidates the list, and the observed list reloads by itself")
     func postReloadsList() async throws {
         let server = try await Self.makeServer()
-        let api = Service(baseURL: "http://mock", transport: MockServerTransport(server: server), clock: ManualClock())
+        let api = try Service(baseURL: "http://mock", transport: MockServerTransport(server: server), clock: ManualClock())
         let people = api.resource("/people")
         var events = people.events().makeAsyncIterator()
         #expect(await events.next() == .observerAdded)
@@ -41,7 +41,7 @@ struct MutationTests {
     @Test("PUT and DELETE invalidate the item, its list, and (for DELETE) what lived below it")
     func putAndDelete() async throws {
         let server = try await Self.makeServer()
-        let api = Service(baseURL: "http://mock", transport: MockServerTransport(server: server), clock: ManualClock())
+        let api = try Service(baseURL: "http://mock", transport: MockServerTransport(server: server), clock: ManualClock())
         _ = await api.resource("/people").request(.post, json: ["name": "Ada"]).response()
         let ada = api.resource("/people/1")
         let list = api.resource("/people")
@@ -69,7 +69,7 @@ struct MutationTests {
     @Test("a rejected mutation reports the server's problem and invalidates nothing")
     func rejectedMutation() async throws {
         let server = try await Self.makeServer()
-        let api = Service(baseURL: "http://mock", transport: MockServerTransport(server: server), clock: ManualClock())
+        let api = try Service(baseURL: "http://mock", transport: MockServerTransport(server: server), clock: ManualClock())
         let list = api.resource("/people")
         _ = await list.load().response()
         let outcome = await list.request(.post, json: ["age": "old"]).response()
@@ -86,7 +86,7 @@ struct MutationTests {
     @Test("extra invalidation patterns, and opting out of ancestors")
     func invalidationRules() async throws {
         let server = try await Self.makeServer()
-        let api = Service(baseURL: "http://mock", transport: MockServerTransport(server: server), clock: ManualClock())
+        let api = try Service(baseURL: "http://mock", transport: MockServerTransport(server: server), clock: ManualClock())
         api.configure("/people/**") {
             $0.invalidatesAncestorsAfterMutation = false
             $0.alsoInvalidatesAfterMutation = ["/stats"]
@@ -112,7 +112,7 @@ struct MutationTests {
             }
         }
         let server = try await Self.makeServer()
-        let api = Service(baseURL: "http://mock", transport: MockServerTransport(server: server), clock: ManualClock())
+        let api = try Service(baseURL: "http://mock", transport: MockServerTransport(server: server), clock: ManualClock())
         let created = try await api.resource("/people").request(.post, encoding: NewPerson(name: "Grace", age: 85)).value()
         #expect(created.jsonContent?["age"] == 85)
         let broken = api.resource("/people").request(.post, encoding: Broken())
@@ -140,7 +140,7 @@ struct MutationTests {
     func conditionalInProcess() async throws {
         let server = try await Self.makeServer()
         let clock = ManualClock()
-        let api = Service(baseURL: "http://mock", transport: MockServerTransport(server: server), clock: clock)
+        let api = try Service(baseURL: "http://mock", transport: MockServerTransport(server: server), clock: clock)
         _ = await api.resource("/people").request(.post, json: ["name": "Ada"]).response()
         let ada = api.resource("/people/1")
         var events = ada.events().makeAsyncIterator()
@@ -166,7 +166,7 @@ struct PagedListResourceTests {
         for name in ["ada", "bob", "cy"] {
             _ = await server.respond(to: MockRequest(.post, "/people", json: ["name": .string(name)]))
         }
-        let api = Service(baseURL: "http://mock", transport: MockServerTransport(server: server), clock: ManualClock())
+        let api = try Service(baseURL: "http://mock", transport: MockServerTransport(server: server), clock: ManualClock())
         let list = api.resource("/people").withParam("_per_page", "2")
         let first = list.withParam("_page", "1")
         let second = list.withParam("_page", "2")

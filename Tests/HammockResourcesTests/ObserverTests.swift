@@ -25,8 +25,8 @@ struct ObserverTests {
     let clock = ManualClock()
     let api: Service
 
-    init() {
-        api = Service(baseURL: "http://api.test", transport: backend.transport, clock: clock)
+    init() throws {
+        api = try Service(baseURL: "http://api.test", transport: backend.transport, clock: clock)
     }
 
     @Test("an observer is told at once, and in the order observers were added")
@@ -180,10 +180,10 @@ struct ObserverTests {
 @Suite("State snapshots")
 struct StateSnapshotTests {
     @Test("states() starts with the current state and records each step as it was")
-    func snapshots() async {
+    func snapshots() async throws {
         let backend = ScriptedBackend()
         backend.script(.json(["v": 1]), .json(["detail": "down"], status: .badGateway))
-        let api = Service(baseURL: "http://api.test", transport: backend.transport, clock: ManualClock())
+        let api = try Service(baseURL: "http://api.test", transport: backend.transport, clock: ManualClock())
         let profile = api.resource("/profile")
         _ = await profile.load().response()
         let gate = AsyncStream<Void>.makeStream()
@@ -201,10 +201,10 @@ struct StateSnapshotTests {
     }
 
     @Test("A wipe empties the states a slow consumer has not read: the first it reads is the wipe's, without data")
-    func wipeEmptiesStates() async {
+    func wipeEmptiesStates() async throws {
         let backend = ScriptedBackend()
         backend.setFallback(.json(["owner": "user A"]))
-        let api = Service(baseURL: "http://api.test", transport: backend.transport, clock: ManualClock())
+        let api = try Service(baseURL: "http://api.test", transport: backend.transport, clock: ManualClock())
         let profile = api.resource("/profile")
         let gate = AsyncStream<Void>.makeStream()
         let consumer = Self.collect(profile.states(), count: 1, after: gate.stream)
@@ -217,10 +217,10 @@ struct StateSnapshotTests {
     }
 
     @Test("states() keeps at most 32 states for a consumer that never reads, the newest")
-    func boundedStates() async {
+    func boundedStates() async throws {
         let backend = ScriptedBackend()
         backend.setFallback(.json(["n": 1]))
-        let api = Service(baseURL: "http://api.test", transport: backend.transport, clock: ManualClock())
+        let api = try Service(baseURL: "http://api.test", transport: backend.transport, clock: ManualClock())
         let feed = api.resource("/feed")
         let gate = AsyncStream<Void>.makeStream()
         let consumer = Self.collect(feed.states(), count: 32, after: gate.stream)

@@ -23,8 +23,8 @@ struct PipelineTests {
     let backend = ScriptedBackend()
     let api: Service
 
-    init() {
-        api = Service(baseURL: "http://api.test", transport: backend.transport, clock: ManualClock())
+    init() throws {
+        api = try Service(baseURL: "http://api.test", transport: backend.transport, clock: ManualClock())
     }
 
     @Test("the standard pipeline gives JSON for JSON types, text for text, bytes for the rest")

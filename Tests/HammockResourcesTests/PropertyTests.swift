@@ -54,8 +54,8 @@ struct PropertyTests {
 
     @MainActor
     @Test("query parameters in any order, by any route, give one instance")
-    func parameterOrder() {
-        let api = Service(baseURL: "http://api.test", transport: MockTransport { _, _ in throw FakeNetworkError() })
+    func parameterOrder() throws {
+        let api = try Service(baseURL: "http://api.test", transport: MockTransport { _, _ in throw FakeNetworkError() })
         var random = SplitMix64(seed: 42)
         let names = ["page", "sort", "q", "limit", "filter"]
         for _ in 0..<200 {

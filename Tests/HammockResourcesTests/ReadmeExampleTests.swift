@@ -26,9 +26,9 @@ struct ReadmeResourcesExampleTests {
         var shown: [Person] = []
         func render(_ person: Person) { shown.append(person) }
 
-        func show(baseURL: String) -> HammockResources.Resource {
+        func show(baseURL: String) throws -> HammockResources.Resource {
             // From the README (the server's URL instead of 127.0.0.1:8888):
-            let api = Service(baseURL: baseURL)
+            let api = try Service(baseURL: baseURL)
             api.configure("/people/*") { $0.pipeline[.model] = [.decoding(Person.self)] }
             let john = api.resource("/people").child("1")  // the same object as api.resource("/people/1")
             john.addObserver(owner: self) { [weak self] resource, event in
@@ -50,7 +50,7 @@ struct ReadmeResourcesExampleTests {
         _ = await server.respond(to: MockRequest(.post, "/people", json: ["name": "john"]))
         try await server.whileServing { port in
             let screen = Screen()
-            let john = screen.show(baseURL: "http://127.0.0.1:\(port)")
+            let john = try screen.show(baseURL: "http://127.0.0.1:\(port)")
             #expect(await eventually { screen.shown.last == Person(name: "john") })
             #expect(screen.spinner.isHidden)
             #expect(screen.errorLabel.text == nil)

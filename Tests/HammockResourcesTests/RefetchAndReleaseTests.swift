@@ -13,15 +13,15 @@ struct RefetchAndReleaseTests {
     let backend = ScriptedBackend()
     let clock = ManualClock()
 
-    func service() -> Service {
-        let api = Service(baseURL: "http://api.test", transport: backend.transport, clock: clock)
+    func service() throws -> Service {
+        let api = try Service(baseURL: "http://api.test", transport: backend.transport, clock: clock)
         backend.setFallback(.json(["n": 1]))
         return api
     }
 
     @Test("refetchStale() reloads the observed resources past their freshness, and no fresh or unobserved one")
-    func refetchStale() async {
-        let api = service()
+    func refetchStale() async throws {
+        let api = try service()
         let observed = api.resource("/observed")
         let unobserved = api.resource("/unobserved")
         let owner = NSObject()
@@ -40,8 +40,8 @@ struct RefetchAndReleaseTests {
     }
 
     @Test("With an unobserved lifetime, an idle resource not asked for within it is let go; observed and recent ones stay")
-    func releaseByAge() async {
-        let api = service()
+    func releaseByAge() async throws {
+        let api = try service()
         api.unobservedLifetime = .seconds(60)
         let owner = NSObject()
         api.resource("/observed").addObserver(owner: owner) { _, _ in }

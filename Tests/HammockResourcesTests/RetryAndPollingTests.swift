@@ -12,8 +12,8 @@ struct RetryAndPollingTests {
     let clock = ManualClock()
     let api: Service
 
-    init() {
-        api = Service(baseURL: "http://api.test", transport: backend.transport, clock: clock)
+    init() throws {
+        api = try Service(baseURL: "http://api.test", transport: backend.transport, clock: clock)
     }
 
     @Test("a failed load retries with growing waits on the service clock, as one load")

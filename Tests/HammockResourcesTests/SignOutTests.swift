@@ -12,8 +12,8 @@ import Testing
 struct SignOutTests {
     let backend = ScriptedBackend()
 
-    func service(cache: (any EntityCache)? = nil) -> Service {
-        let api = Service(baseURL: "http://api.test", transport: backend.transport, clock: ManualClock())
+    func service(cache: (any EntityCache)? = nil) throws -> Service {
+        let api = try Service(baseURL: "http://api.test", transport: backend.transport, clock: ManualClock())
         if let cache { api.configure { $0.cache = cache } }
         return api
     }
@@ -26,7 +26,7 @@ struct SignOutTests {
     @Test("wipeResources() removes the cached copy of resources no longer in memory; the next user never sees them")
     func wipeReachesEvicted() async throws {
         let cache = try temporaryCache()
-        let api = service(cache: cache)
+        let api = try service(cache: cache)
         backend.setFallback(.json(["body": "user A's private message"]))
         _ = await api.resource("/messages/1").load().response()
         await api.waitForCacheOperations()
@@ -44,13 +44,13 @@ struct SignOutTests {
     @Test("Entries written by an earlier launch are wiped by the next, before any resource is made")
     func wipeReachesEarlierLaunches() async throws {
         let cache = try temporaryCache()
-        let earlier = service(cache: cache)
+        let earlier = try service(cache: cache)
         backend.setFallback(.json(["secret": 1]))
         _ = await earlier.resource("/me").load().response()
         await earlier.waitForCacheOperations()
 
         let reopened = try FileEntityCache(directory: cache.directory)
-        let next = service(cache: reopened)
+        let next = try service(cache: reopened)
         next.wipeResources()
         await next.waitForCacheOperations()
         #expect(await reopened.readEntity(forKey: "http://api.test/me") == nil)
@@ -59,7 +59,7 @@ struct SignOutTests {
     @Test("A wipe with a pattern removes matching resources and entries, and leaves the rest")
     func wipeByPattern() async throws {
         let cache = MemoryEntityCache()
-        let api = service(cache: cache)
+        let api = try service(cache: cache)
         backend.setFallback(.json(["x": 1]))
         for path in ["/me/profile", "/me/cards", "/public/news"] { _ = await api.resource(path).load().response() }
         await api.waitForCacheOperations()
@@ -74,7 +74,7 @@ struct SignOutTests {
     @Test("A cache write scheduled before a wipe never lands after it, with bodies of any size", arguments: [16 << 10, 1 << 20])
     func writeBeforeWipe(size: Int) async throws {
         let cache = try temporaryCache()
-        let api = service(cache: cache)
+        let api = try service(cache: cache)
         backend.setFallback(
             .init(headers: [("Content-Type", "application/octet-stream")], body: Array(repeating: 7, count: size)))
         let feed = api.resource("/feed")
@@ -87,7 +87,7 @@ struct SignOutTests {
     @Test("An observer that wipes on new data wipes the cached copy too (the write comes before the news)")
     func observerWipes() async throws {
         let cache = try temporaryCache()
-        let api = service(cache: cache)
+        let api = try service(cache: cache)
         backend.setFallback(.json(["x": 1]))
         let profile = api.resource("/profile")
         let owner = Owner()
@@ -108,7 +108,7 @@ struct SignOutTests {
         // closure has escaped", in 5 runs of 6 of the review's program on a busy 2-core machine. On that
         // code this suite trapped in 6 runs of 6.
         let cache = try temporaryCache()
-        let api = service(cache: cache)
+        let api = try service(cache: cache)
         backend.setFallback(.json(["secret": "user A"]))
         await withBusyMachine {
             let readers = (0..<4).map { reader in
@@ -139,7 +139,7 @@ struct SignOutTests {
     @Test("A resource an observer creates during a wipe never reads the previous user's cached copy")
     func resourceCreatedDuringWipe() async throws {
         let cache = MemoryEntityCache()
-        let api = service(cache: cache)
+        let api = try service(cache: cache)
         backend.setFallback(.json(["name": "user A"]))
         _ = await api.resource("/me").load().response()
         await api.waitForCacheOperations()
@@ -166,7 +166,7 @@ struct SignOutTests {
     @Test("A wipe removes only the cache's own files, and sweeps the temporary files of writes that never finished")
     func wipeTouchesOnlyItsOwn() async throws {
         let cache = try temporaryCache()
-        let api = service(cache: cache)
+        let api = try service(cache: cache)
         backend.setFallback(.json(["x": 1]))
         _ = await api.resource("/a").load().response()
         await api.waitForCacheOperations()
@@ -198,8 +198,8 @@ struct SignOutTests {
     }
 
     @Test("A resource a view still holds stays the canonical one after eviction, and wipe and invalidation reach it")
-    func evictedButHeld() async {
-        let api = service()
+    func evictedButHeld() async throws {
+        let api = try service()
         api.maximumUnobservedResources = 3
         backend.setFallback(.json(["name": "Previous user"]))
         let profile = api.resource("/profile")  // held, unobserved: the SwiftUI pattern
@@ -214,11 +214,11 @@ struct SignOutTests {
     }
 
     @Test("A service that made resources is freed when nobody holds it; resources someone holds keep working")
-    func noCycle() async {
+    func noCycle() async throws {
         weak var released: Service?
         var kept: Resource?
         do {
-            let api = service()
+            let api = try service()
             _ = api.resource("/profile")
             kept = api.resource("/kept")
             released = api

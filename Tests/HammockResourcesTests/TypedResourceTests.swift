@@ -68,12 +68,12 @@ struct TypedResourceTests {
         let service: Service
         switch reach {
         case .inProcess:
-            service = Service(
+            service = try Service(
                 baseURL: try #require(URL(string: "http://people.hammock.invalid")),
                 transport: MockServerTransport(server: server), clock: clock)
         case .loopback:
             try await server.start(host: "127.0.0.1", port: 0)
-            service = Service(baseURL: try #require(await server.baseURL), clock: clock)
+            service = try Service(baseURL: try #require(await server.baseURL), clock: clock)
         }
         return Setup(server: server, service: service, people: PeopleClient(client: try service.restClient()), clock: clock)
     }
@@ -166,7 +166,7 @@ struct TypedResourceTests {
         let transport = MockTransport { _, _ in
             (HTTPResponse(status: .ok, headerFields: [.contentType: "application/json"]), Array(body.withLock { $0 }.utf8))
         }
-        let service = Service(baseURL: try #require(URL(string: "https://api.example.com")), transport: transport)
+        let service = try Service(baseURL: try #require(URL(string: "https://api.example.com")), transport: transport)
         let person = service.resource("/me", as: Person.self)
         _ = try await person.load()
         let events = person.resource.events()
@@ -223,8 +223,7 @@ struct TypedResourceTests {
                 }()))
         let error = await #expect(throws: ResourceError.self) { try await dotted.loadIfNeeded() }
         #expect(error?.userMessage.contains("'..'") == true)
-        let broken = Service(baseURL: "not a url")
-        #expect(throws: RestError.self) { try broken.restClient() }
+        #expect(throws: InvalidBaseURL.self) { try Service(baseURL: "not a url") }
     }
 
     @Test("signOut signs the authenticator out, then wipes every resource and waits for the cache")

@@ -70,7 +70,7 @@ struct URLBuildingPropertyTests {
                 "/"
                 + (0..<Int.random(in: 1...4, using: &random)).map { _ in Self.patternPieces.randomElement(using: &random) ?? "" }
                 .joined()
-            let api = Service(baseURL: baseText, transport: backend.transport, clock: ManualClock())
+            let api = try Service(baseURL: baseText, transport: backend.transport, clock: ManualClock())
             api.configure { $0.headers[.authorization] = "Bearer secret" }
             api.configure(pattern) { $0.headers[scope] = "yes" }
 

@@ -16,14 +16,14 @@ struct ViewResourceTests {
     let backend = ScriptedBackend()
     let clock = ManualClock()
 
-    func service() -> Service {
+    func service() throws -> Service {
         backend.setFallback(.json(["name": "Ada"]))
-        return Service(baseURL: "http://api.test", transport: backend.transport, clock: clock)
+        return try Service(baseURL: "http://api.test", transport: backend.transport, clock: clock)
     }
 
     @Test("Appearing observes and loads once, however often; an invalidation reloads it while visible; the value shows")
-    func appearLoadsAndObserves() async {
-        let api = service()
+    func appearLoadsAndObserves() async throws {
+        let api = try service()
         let person = ViewResource(api.resource("/people/1", as: Person.self))
         person.appear()
         person.appear()
@@ -41,8 +41,8 @@ struct ViewResourceTests {
     }
 
     @Test("Disappearing stops observing and cancels a load still in flight after the delay, unless another screen took it")
-    func disappearLetsGo() async {
-        let api = service()
+    func disappearLetsGo() async throws {
+        let api = try service()
         backend.hold(true)
         let first = ViewResource(api.resource("/people/1", as: Person.self), cancelDelay: .seconds(1))
         first.appear()
@@ -76,8 +76,8 @@ struct ViewResourceTests {
     }
 
     @Test("Data that does not decode, or a failed load, shows as the error")
-    func errors() async {
-        let api = service()
+    func errors() async throws {
+        let api = try service()
         backend.setFallback(.json(["name": 42]))
         let person = ViewResource(api.resource("/people/1", as: Person.self))
         person.appear()
