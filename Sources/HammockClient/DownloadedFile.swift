@@ -27,7 +27,7 @@ extension RestClient {
     /// Sends `request` and writes a 2xx body to a new temporary file as it arrives (readable by its
     /// owner only), so a body of any size passes through a mebibyte of memory or so.
     ///
-    /// The request's ``RequestBuilder/maximumResponseSize(_:)``, if set, bounds the file (a body past
+    /// The request's ``RequestBuilder/maximumResponseSize``, if set, bounds the file (a body past
     /// it fails as it arrives and leaves no file); without one, the file is as large as the body.
     /// Progress is reported through ``TransferProgress`` as the bytes reach the file.
     public func download(_ request: RequestBuilder) async throws(RestError) -> DownloadedFile {

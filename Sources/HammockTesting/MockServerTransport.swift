@@ -52,7 +52,7 @@ public struct MockServerTransport: HTTPTransport {
 
     /// Streams: returns with the head; a body the server writes as it goes (events, a throttled or
     /// file body) is handed over chunk by chunk as it is written, the server's writer waiting while the
-    /// reader is more than ``BodyStream/defaultBufferSize`` behind, as a socket would make it wait. The
+    /// reader is more than `BodyStream.defaultBufferSize` behind, as a socket would make it wait. The
     /// body ends when the server's does, when the server stops, or when the reader goes; a truncate
     /// fault ends it with the `URLError` a socket would give. ``maximumResponseSize`` and the timeout's
     /// bound on the body do not apply (the reader decides).
