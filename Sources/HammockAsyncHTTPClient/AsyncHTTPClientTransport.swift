@@ -27,6 +27,8 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
     public let timeout: Duration
     /// The largest response body accepted, in bytes.
     public let maximumResponseSize: Int
+    /// Which redirects it follows.
+    public let redirects: RedirectPolicy
 
     /// The client used when none is given: `HTTPClient.shared`'s configuration and event loops, with
     /// redirects left to the transport. Like `HTTPClient.shared`, it lives as long as the process and
@@ -38,8 +40,12 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }()
 
-    /// A transport over `client` (``defaultClient`` when `nil`).
-    public init(client: HTTPClient? = nil, timeout: Duration = .seconds(60), maximumResponseSize: Int = 16 << 20) {
+    /// A transport over `client` (``defaultClient`` when `nil`), following `redirects`.
+    public init(
+        client: HTTPClient? = nil, timeout: Duration = .seconds(60), maximumResponseSize: Int = 16 << 20,
+        redirects: RedirectPolicy = .follow
+    ) {
+        self.redirects = redirects
         self.client = client ?? Self.defaultClient
         self.timeout = Self.clampedTimeout(timeout)
         self.maximumResponseSize = max(0, maximumResponseSize)
@@ -85,7 +91,8 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
             guard RedirectRule.follows(Int(response.status.code)),
                 let location = response.headers.first(name: "location"),
                 let target = URL(string: location, relativeTo: url)?.absoluteURL,
-                target.scheme?.lowercased() == "http" || target.scheme?.lowercased() == "https"
+                target.scheme?.lowercased() == "http" || target.scheme?.lowercased() == "https",
+                self.redirects.follows(from: url, to: target)
             else { return response }
             // A streamed body was read by the first attempt: a redirect that would send it again is
             // the caller's answer.

@@ -56,3 +56,28 @@ public enum RedirectRule {
         return kept
     }
 }
+
+/// Which redirects a transport follows; each of this package's transports takes one (`redirects:`).
+///
+/// ```swift
+/// let client = RestClient(baseURL: url, transport: URLSessionTransport(redirects: .sameOrigin))
+/// ```
+/// A redirect not followed is the answer: the 3xx itself, with its `Location`, as any other status.
+public enum RedirectPolicy: Sendable, Hashable {
+    /// Every redirect, up to ``RedirectRule/maximumRedirects``; leaving the origin keeps only the fields
+    /// of ``RedirectRule/keptAcrossOrigins`` (the default).
+    case follow
+    /// Redirects within the request's origin (scheme, host and port) only.
+    case sameOrigin
+    /// None.
+    case never
+
+    /// Whether a redirect from `original` to `target` is followed.
+    public func follows(from original: URL, to target: URL) -> Bool {
+        switch self {
+        case .follow: true
+        case .sameOrigin: !RedirectRule.leavesOrigin(from: original, to: target)
+        case .never: false
+        }
+    }
+}

@@ -46,6 +46,7 @@ extension URLSessionTransport {
                 transfer.start(continuation)
                 let task = session.dataTask(with: urlRequest)
                 TransferRouter.shared.register(transfer, for: task)
+                TransferRouter.shared.register(redirects, for: task)
                 handle.start(task)
             }
         } onCancel: {

@@ -30,6 +30,8 @@ public struct URLSessionTransport: HTTPTransport {
     public let timeout: Duration
     /// The largest response body accepted, in bytes.
     public let maximumResponseSize: Int
+    /// Which redirects it follows.
+    public let redirects: RedirectPolicy
 
     /// The session of transports made without one: ephemeral, without a cache or cookies, its delegate
     /// the transport's own. One for the process, as `URLSession.shared` is: a session with a delegate
@@ -51,7 +53,11 @@ public struct URLSessionTransport: HTTPTransport {
     /// With the default session the body is counted as it arrives, so one past `maximumResponseSize`
     /// fails without being held whole, and progress is reported. A session you pass keeps its own
     /// delegate: its bodies are checked against the limit once they are complete, and report no progress.
-    public init(session: URLSession? = nil, timeout: Duration = .seconds(60), maximumResponseSize: Int = 16 << 20) {
+    public init(
+        session: URLSession? = nil, timeout: Duration = .seconds(60), maximumResponseSize: Int = 16 << 20,
+        redirects: RedirectPolicy = .follow
+    ) {
+        self.redirects = redirects
         self.timeout = Self.clampedTimeout(timeout)
         self.maximumResponseSize = max(0, maximumResponseSize)
         self.session = session ?? Self.defaultSession
@@ -111,6 +117,7 @@ public struct URLSessionTransport: HTTPTransport {
                     }
                     task.delegate = TransferRouter.shared  // the redirect rule, whatever the session's delegate
                 }
+                TransferRouter.shared.register(redirects, for: task)
                 handle.start(task)
             }
         } onCancel: {
@@ -274,6 +281,14 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     /// object stays alive from `register` to completion (its session holds a running task), so its
     /// identity is not reused meanwhile; the entry goes at completion.
     private let transfers = Mutex<[ObjectIdentifier: any TaskTransfer]>([:])
+    /// The redirect policy of tasks whose transport follows fewer than all (`.follow` is not stored).
+    private let policies = Mutex<[ObjectIdentifier: RedirectPolicy]>([:])
+
+    /// Applies `policy` to `task`'s redirects until it completes. Call before the task resumes.
+    func register(_ policy: RedirectPolicy, for task: URLSessionTask) {
+        guard policy != .follow else { return }
+        policies.withLock { $0[ObjectIdentifier(task)] = policy }
+    }
 
     /// Routes `task`'s events to `transfer` until the task completes. Call before the task resumes.
     func register(_ transfer: any TaskTransfer, for task: URLSessionTask) {
@@ -298,6 +313,7 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendabl
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let transfer = transfers.withLock { $0.removeValue(forKey: ObjectIdentifier(task)) }
+        policies.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(task)) }
         transfer?.completed(error: error, response: task.response)
     }
 
@@ -314,6 +330,11 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendabl
             return
         }
         #endif
+        let policy = policies.withLock { $0[ObjectIdentifier(task)] } ?? .follow
+        if let original = task.originalRequest?.url, let target = request.url, !policy.follows(from: original, to: target) {
+            completionHandler(nil)  // the 3xx is the answer
+            return
+        }
         completionHandler(Self.redirect(request, from: task.originalRequest?.url))
     }
 

@@ -31,9 +31,15 @@ public struct MockServerTransport: HTTPTransport {
     public let timeout: Duration
     /// The largest response body accepted, in bytes (16 MiB by default, as the other transports).
     public let maximumResponseSize: Int
+    /// Which redirects it follows (those outside the server fail under `.follow`: they would need a network).
+    public let redirects: RedirectPolicy
 
     /// A transport to `server`.
-    public init(server: MockServer, timeout: Duration = .seconds(60), maximumResponseSize: Int = 16 << 20) {
+    public init(
+        server: MockServer, timeout: Duration = .seconds(60), maximumResponseSize: Int = 16 << 20,
+        redirects: RedirectPolicy = .follow
+    ) {
+        self.redirects = redirects
         self.server = server
         self.timeout = Self.clampedTimeout(timeout)
         self.maximumResponseSize = max(0, maximumResponseSize)
@@ -90,7 +96,7 @@ public struct MockServerTransport: HTTPTransport {
     private func exchange(_ request: HTTPRequest, body: [UInt8]?) async throws -> (HTTPResponse, MockServer.StreamedExchange) {
         var request = request
         var body = body
-        var redirects = 0
+        var followed = 0
         while true {
             // Read as the server reads a request off a socket (an `HTTPRequest` cannot hold a bad field name).
             let fields = request.headerFields.lazy.map { (name: $0.name.rawName, value: $0.value) }
@@ -104,9 +110,9 @@ public struct MockServerTransport: HTTPTransport {
             // As over a socket: a call cancelled while the server worked (or held its answer back for
             // simulated latency) ends in cancellation, not in the answer nobody waits for any more.
             try Task.checkCancellation()
-            if let next = try Self.redirect(after: exchanged.head, from: request) {
-                redirects += 1
-                guard redirects <= RedirectRule.maximumRedirects else { throw URLError(.httpTooManyRedirects) }
+            if let next = try Self.redirect(after: exchanged.head, from: request, policy: self.redirects) {
+                followed += 1
+                guard followed <= RedirectRule.maximumRedirects else { throw URLError(.httpTooManyRedirects) }
                 let rule = RedirectRule.method(after: exchanged.head.status.code, from: request.method)
                 if !rule.keepsBody { body = nil }
                 request = next
@@ -120,9 +126,12 @@ public struct MockServerTransport: HTTPTransport {
     /// follow.
     /// - Throws: `URLError(.unsupportedURL)` for a `Location` outside this server's origin (it would
     ///   need a network).
-    static func redirect(after response: MockResponse, from request: HTTPRequest) throws -> HTTPRequest? {
+    static func redirect(
+        after response: MockResponse, from request: HTTPRequest, policy: RedirectPolicy = .follow
+    ) throws -> HTTPRequest? {
         guard RedirectRule.follows(response.status.code), let location = response.headerFields[.location],
-            let current = request.url, let target = URL(string: location, relativeTo: current)?.absoluteURL
+            let current = request.url, let target = URL(string: location, relativeTo: current)?.absoluteURL,
+            policy.follows(from: current, to: target)
         else { return nil }
         guard !RedirectRule.leavesOrigin(from: current, to: target) else {
             throw URLError(
