@@ -374,7 +374,7 @@ let package = Package(
             name: "HammockAsyncHTTPClientTests",
             dependencies: [
                 "HammockAsyncHTTPClient", "HammockClient", "HammockServer", "HammockHTTPServer", "HammockTestSupport",
-                "HammockTesting",
+                "HammockTesting", "HammockJSON",
                 "HammockResources", .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: swiftSettings

@@ -151,7 +151,7 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
                 return .stream(ByteBufferChunks(body: body), length: length)
             }
             let response = try await head(
-                for: request, body: outgoing, resendable: body.map { $0.bytes != nil } ?? true, deadline: deadline)
+                for: request, body: outgoing, resendable: body?.isRepeatable ?? true, deadline: deadline)
             let expected = response.headers.first(name: "content-length").flatMap(Int.init)
             let chunks = BodyStream(ResponseChunks(body: response.body), expectedLength: expected)
             return (Self.head(of: response), chunks.mapError(Self.classify))

@@ -10,7 +10,7 @@ import Synchronization
 /// made from bytes, from any async sequence of chunks, or with a writer (``makeStream(expectedLength:bufferSize:onTermination:)``).
 ///
 /// Reading is single-pass: a second iteration throws ``BodyStreamError/alreadyRead`` (a stream made
-/// from bytes can be read again). Reading is
+/// from bytes or a file can be read again, from the start). Reading is
 /// backpressured: a transport that can wait (AsyncHTTPClient, the in-process one, URLSession by
 /// suspending its task) holds at most about ``defaultBufferSize`` bytes the reader has not taken, so a
 /// slow reader slows the transfer instead of filling memory. When every copy of the stream and of its
@@ -60,6 +60,15 @@ public struct BodyStream: AsyncSequence, Sendable {
     public var bytes: [UInt8]? {
         if case .bytes(let bytes) = lifetime.origin { return bytes }
         return nil
+    }
+
+    /// Whether the body can be read again from the start (made from bytes or a file): a retry or a 307
+    /// can send it anew.
+    public var isRepeatable: Bool {
+        switch lifetime.origin {
+        case .bytes, .file: true
+        case .channel, .sequence: false
+        }
     }
 
     init(expectedLength: Int?, lifetime: Lifetime) {
@@ -186,6 +195,8 @@ extension BodyStream {
     enum Origin: Sendable {
         case bytes([UInt8])
         case channel(ChunkChannel)
+        /// A file, read anew from the start by each reading.
+        case file(FileSource)
         /// Makes the pull function in the reading task (an iterator need not be `Sendable`).
         case sequence(@Sendable () -> (() async throws -> [UInt8]?))
     }
@@ -199,9 +210,10 @@ extension BodyStream {
         init(_ origin: Origin) { self.origin = origin }
 
         func claim() throws -> () async throws -> [UInt8]? {
-            // Bytes are there to be read again (a retry sends a request body anew); nothing else is.
-            if case .bytes = origin {
-            } else {
+            // Bytes and files are there to be read again (a retry sends a request body anew); nothing else is.
+            switch origin {
+            case .bytes, .file: break
+            case .channel, .sequence:
                 guard !claimed.exchange(true, ordering: .relaxed) else { throw BodyStreamError.alreadyRead }
             }
             switch origin {
@@ -212,6 +224,7 @@ extension BodyStream {
                     return pending
                 }
             case .channel(let channel): return { try await channel.next() }
+            case .file(let source): return source.reader()
             case .sequence(let make): return make()
             }
         }

@@ -28,6 +28,8 @@ public struct RequestBuilder: Sendable {
         case form([(String, String)])
         /// Multipart form data.
         case multipart([MultipartPart])
+        /// A file's contents, read from disk as they are sent (never held whole), with their media type.
+        case file(URL, contentType: String)
     }
 
     /// The method.
@@ -118,10 +120,16 @@ public struct RequestBuilder: Sendable {
     }
 
     /// Sets an `Encodable` body, encoded as JSON by the client. `Data` and `[UInt8]` are sent as they
-    /// are (`application/octet-stream`, unless a `Content-Type` header says otherwise), never as JSON.
+    /// are (`application/octet-stream`), a `String` as UTF-8 text (`text/plain; charset=utf-8`), and a
+    /// file URL as the file's contents, read from disk as they are sent (`application/octet-stream`):
+    /// never as JSON. A `Content-Type` header of the request wins over these.
     public mutating func setBody(_ value: some Encodable & Sendable) {
         if let json = value as? JSON {
             body = .json(json)
+        } else if let text = value as? String {
+            body = .bytes(Array(text.utf8), contentType: "text/plain; charset=utf-8")
+        } else if let url = value as? URL, url.isFileURL {
+            body = .file(url, contentType: "application/octet-stream")
         } else if let data = value as? Data {
             body = .bytes([UInt8](data), contentType: "application/octet-stream")
         } else if let bytes = value as? [UInt8] {

@@ -53,7 +53,7 @@ extension RestClient {
     /// answer throws `.unacceptableStatus` with its first mebibyte as the error's body.
     /// - Throws: ``RestError`` as ``send(_:acceptingAnyStatus:)`` does.
     public func stream(_ request: RequestBuilder) async throws(RestError) -> StreamedResponse {
-        let (head, body) = try prepare(request)
+        let (head, body, file) = try prepare(request)
         let url = request.describeURL(baseURL: baseURL)
         func failure(_ reason: RestError.Reason) -> RestError {
             var error = RestError(reason, method: request.method, url: url)
@@ -64,7 +64,7 @@ extension RestClient {
         let stream: BodyStream
         do {
             try Task.checkCancellation()
-            let requestBody = body.map(BodyStream.init)
+            let requestBody = file ?? body.map(BodyStream.init)
             if let timeout = request.timeout {
                 (response, stream) = try await Self.within(timeout, on: clock) { [intercepted] in
                     try await intercepted.stream(head, body: requestBody)

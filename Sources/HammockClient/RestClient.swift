@@ -91,7 +91,7 @@ public struct RestClient: Sendable {
     /// - Parameter acceptingAnyStatus: Return non-2xx responses instead of throwing.
     /// - Throws: ``RestError`` for a request that cannot be built or sent, a non-2xx status, or cancellation.
     public func send(_ request: RequestBuilder, acceptingAnyStatus: Bool = false) async throws(RestError) -> RawResponse {
-        let (head, body) = try prepare(request)
+        let (head, body, file) = try prepare(request)
         // The URL for messages is built only when something fails.
         func failure(_ reason: RestError.Reason) -> RestError {
             var error = RestError(reason, method: request.method, url: request.describeURL(baseURL: baseURL))
@@ -102,11 +102,13 @@ public struct RestClient: Sendable {
         let responseBody: [UInt8]
         do {
             try Task.checkCancellation()
-            if let limit = request.maximumResponseSize {
+            if request.maximumResponseSize != nil || file != nil {
                 // Streamed and counted as it arrives, so the limit holds on every transport, above or
-                // below the transport's own.
+                // below the transport's own; a file is read as it is sent (16 MiB for the answer, as
+                // the transports' own default, unless the request says).
+                let limit = request.maximumResponseSize ?? 16 << 20
                 let exchange: @Sendable () async throws -> (HTTPResponse, [UInt8]) = { [intercepted] in
-                    let (response, stream) = try await intercepted.stream(head, body: body.map(BodyStream.init))
+                    let (response, stream) = try await intercepted.stream(head, body: file ?? body.map(BodyStream.init))
                     return (response, try await stream.collect(upTo: max(0, limit)))
                 }
                 if let timeout = request.timeout {
@@ -267,8 +269,8 @@ public struct RestClient: Sendable {
             headerFields: raw.headerFields, body: raw.body)
     }
 
-    /// The request head and body bytes.
-    func prepare(_ request: RequestBuilder) throws(RestError) -> (HTTPRequest, [UInt8]?) {
+    /// The request head and body: bytes, or a file read as it is sent.
+    func prepare(_ request: RequestBuilder) throws(RestError) -> (HTTPRequest, [UInt8]?, BodyStream?) {
         func failure(_ reason: RestError.Reason) -> RestError {
             RestError(reason, method: request.method, url: request.describeURL(baseURL: baseURL))
         }
@@ -285,9 +287,18 @@ public struct RestClient: Sendable {
             throw failure(.invalidRequest("the base URL '\(baseURL.absoluteString)' is not an absolute http(s) URL"))
         }
         var body: [UInt8]?
+        var file: BodyStream?
         var contentType: String?
         switch request.body {
         case nil: break
+        case .file(let url, let type):
+            do {
+                file = try BodyStream(contentsOf: url)
+            } catch {
+                throw failure(.encoding(error))
+            }
+            contentType = type
+            if let length = file?.expectedLength { fields[.contentLength] = String(length) }
         case .bytes(let bytes, let type):
             body = bytes
             contentType = type
@@ -320,7 +331,7 @@ public struct RestClient: Sendable {
         }
         if let contentType, fields[.contentType] == nil { fields[.contentType] = contentType }
         let head = HTTPRequest(method: request.method, scheme: scheme, authority: authority, path: target, headerFields: fields)
-        return (head, body)
+        return (head, body, file)
     }
 
     /// The base URL's parts, taken apart once.

@@ -3,6 +3,7 @@ import HTTPTypes
 import HammockAsyncHTTPClient
 import HammockClient
 import HammockHTTPServer
+import HammockJSON
 import HammockServer
 import HammockTestSupport
 import HammockTesting
@@ -11,6 +12,9 @@ import Testing
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
 #endif
 
 struct Tick: Codable, Equatable, Sendable {
@@ -37,6 +41,14 @@ protocol Streams: Sendable {
 
     @GET("/report")
     func report() async throws -> DownloadedFile
+
+    @PUT("/upload")
+    @Body("file")
+    func upload(file: URL) async throws -> JSON
+
+    @POST("/note")
+    @Body("text")
+    func note(text: String) async throws -> JSON
 }
 
 /// Bodies read as they arrive, on each transport of the package: over loopback with URLSession and
@@ -141,6 +153,52 @@ struct StreamingClientTests {
             #expect(try Data(contentsOf: file.url) == Data((0..<50_000).map { UInt8($0 % 251) }))
             let mode = try FileManager.default.attributesOfItem(atPath: file.url.path)[.posixPermissions] as? Int
             #expect(mode == 0o600)
+        }
+    }
+
+    @Test(
+        "A file URL body is read from disk as it is sent and a String body goes as text, on every transport",
+        arguments: Road.allCases)
+    func uploads(road: Road) async throws {
+        try await Self.withClient(road) { client, server in
+            try server.route(.put, "/upload") { route in
+                let body = route.request.body
+                return MockResponse(json: [
+                    "count": .integer(body.count), "sum": .integer(body.reduce(0) { $0 &+ Int($1) }),
+                    "type": .string(route.request.headerFields[.contentType] ?? ""),
+                    "length": .string(route.request.headerFields[.contentLength] ?? ""),
+                ])
+            }
+            try server.route(.post, "/note") { route in
+                MockResponse(json: [
+                    "text": .string(String(decoding: route.request.body, as: UTF8.self)),
+                    "type": .string(route.request.headerFields[.contentType] ?? ""),
+                ])
+            }
+            // Under the mock's 1 MiB body limit, and several of the 256 KiB chunks a file is read in.
+            let bytes = (0..<900_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+            let file = URL(fileURLWithPath: TemporaryFiles.directory("upload") + "photo.bin")
+            try Data(bytes).write(to: file)
+            let api = StreamsClient(client: client)
+            let echo = try await api.upload(file: file)
+            #expect(echo["count"] == .integer(900_000) && echo["length"] == "900000", "\(echo)")
+            #expect(echo["sum"] == .integer(bytes.reduce(0) { $0 &+ Int($1) }))
+            #expect(echo["type"] == "application/octet-stream")
+            let note = try await api.note(text: "héllo \"world\"")
+            #expect(note["text"] == "héllo \"world\"" && note["type"] == "text/plain; charset=utf-8", "\(note)")
+            // What cannot be a body is refused before anything is sent.
+            let fifo = TemporaryFiles.directory("upload-fifo") + "pipe"
+            #expect(mkfifo(fifo, 0o600) == 0)
+            do {
+                _ = try await api.upload(file: URL(fileURLWithPath: fifo))
+                Issue.record("a FIFO was sent")
+            } catch let error as RestError {
+                guard case .encoding(let underlying) = error.reason else {
+                    Issue.record("\(error)")
+                    return
+                }
+                #expect(underlying is UploadFileError)
+            }
         }
     }
 

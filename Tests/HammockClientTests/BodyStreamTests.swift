@@ -117,6 +117,23 @@ struct BodyStreamTests {
         await #expect(throws: BodyStreamError.tooLarge(limit: 3)) { try await stream.collect(upTo: 3) }
     }
 
+    @Test("A file body is read in chunks of the size asked, from the start each time; a directory is refused")
+    func fileBody() async throws {
+        let directory = NSTemporaryDirectory() + "hammock-file-body-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/data.bin"
+        let bytes = (0..<10_000).map { UInt8(truncatingIfNeeded: $0) }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let body = try BodyStream(contentsOf: URL(fileURLWithPath: path), chunkSize: 4096)
+        #expect(body.expectedLength == 10_000 && body.isRepeatable)
+        let sizes = try await Self.collect(body).map(\.count)
+        #expect(sizes == [4096, 4096, 1808])
+        #expect(try await body.collect(upTo: 1 << 20) == bytes)  // again, from the start
+        #expect(throws: UploadFileError.self) { try BodyStream(contentsOf: URL(fileURLWithPath: directory)) }
+        #expect(throws: UploadFileError.self) { try BodyStream(contentsOf: URL(fileURLWithPath: directory + "/missing")) }
+    }
+
     @Test("Lines end at LF, CRLF or CR, also when the ending is split across chunks; the last needs none")
     func lines() async throws {
         let lines = try await Self.collect(Self.chunks(["one\r", "\ntwo\nthr", "ee\rfour\r\n\r\nlast"]).lines)
