@@ -146,6 +146,12 @@ struct ClientBench {
 
     static func main() async throws {
         let arguments = CommandLine.arguments
+        if arguments.dropFirst().first == "profile-generated" {
+            // For `perf record`: only the generated client in process, for as long as asked.
+            let seconds = arguments.firstIndex(of: "--seconds").flatMap { Int(arguments[$0 + 1]) } ?? 10
+            try await profileGenerated(seconds: seconds)
+            return
+        }
         if arguments.dropFirst().first == "download" {
             let megabytes = arguments.firstIndex(of: "--megabytes").flatMap { Int(arguments[$0 + 1]) } ?? 1024
             try await DownloadBenchmark.run(megabytes: max(1, megabytes))
@@ -188,6 +194,25 @@ struct ClientBench {
                     handTime / generatedTime))
         }
         try await waysIn(server: server, port: port, calls: calls)
+        await server.stop()
+    }
+
+    /// Calls the generated client in process for `seconds`, nothing else: a profile of it shows the
+    /// client's own costs beside the server's.
+    static func profileGenerated(seconds: Int) async throws {
+        let people = MockResource("people", fields: ["name": .string, "numberOfKids": .integer])
+        let server = try await MockServer(resources: [people])
+        try await server.addData(
+            .array((1...100).map { ["name": .string("person \($0)"), "numberOfKids": .integer($0 % 4)] }), for: "people")
+        let generated = BenchPeopleClient(
+            client: RestClient(baseURL: URL(string: "http://mock")!, transport: MockServerTransport(server: server)))
+        let end = ContinuousClock.now + .seconds(seconds)
+        var calls = 0
+        while ContinuousClock.now < end {
+            for id in 1...100 { _ = try await generated.person(id: id) }
+            calls += 100
+        }
+        print("\(calls) calls")
         await server.stop()
     }
 }
