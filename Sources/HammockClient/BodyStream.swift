@@ -37,7 +37,7 @@ public struct BodyStream: AsyncSequence, Sendable {
     /// A body made of the chunks of `chunks`; an error it throws ends the body with that error.
     public init<Chunks: AsyncSequence & Sendable>(_ chunks: Chunks, expectedLength: Int? = nil)
     where Chunks.Element == [UInt8] {
-        self.expectedLength = expectedLength
+        self.expectedLength = expectedLength.flatMap { $0 >= 0 ? $0 : nil }
         lifetime = Lifetime(
             .sequence({
                 var iterator = chunks.makeAsyncIterator()
@@ -72,7 +72,7 @@ public struct BodyStream: AsyncSequence, Sendable {
     }
 
     init(expectedLength: Int?, lifetime: Lifetime) {
-        self.expectedLength = expectedLength
+        self.expectedLength = expectedLength.flatMap { $0 >= 0 ? $0 : nil }  // a negative length is none
         self.lifetime = lifetime
     }
 
@@ -105,7 +105,9 @@ public struct BodyStream: AsyncSequence, Sendable {
         var bytes: [UInt8] = []
         if let expectedLength {
             guard expectedLength <= limit else { throw BodyStreamError.tooLarge(limit: limit) }
-            bytes.reserveCapacity(expectedLength)
+            // A sender's announced length is a hint, not a promise: a hostile `Content-Length` of
+            // 10^18 under a limit of Int.max must not become one allocation.
+            bytes.reserveCapacity(Swift.min(expectedLength, 1 << 20))
         }
         for try await chunk in self {
             guard chunk.count <= limit - bytes.count else { throw BodyStreamError.tooLarge(limit: limit) }
@@ -116,31 +118,29 @@ public struct BodyStream: AsyncSequence, Sendable {
 
     /// The same chunks, with each error `transform` returns in place of the one thrown.
     public func mapError(_ transform: @escaping @Sendable (any Error) -> any Error) -> BodyStream {
-        let lifetime = self.lifetime
-        return BodyStream(
-            expectedLength: expectedLength,
-            lifetime: Lifetime(
-                .sequence({
-                    var iterator = Iterator(lifetime: lifetime)
-                    return {
-                        do { return try await iterator.next() } catch { throw transform(error) }
-                    }
-                })))
+        adapted { iterator in
+            do { return try await iterator.next() } catch { throw transform(error) }
+        }
     }
 
     /// The same chunks, with `observe` told of each one as the reader takes it (progress, counting).
     public func observingChunks(_ observe: @escaping @Sendable ([UInt8]) -> Void) -> BodyStream {
+        adapted { iterator in
+            let chunk = try await iterator.next()
+            if let chunk { observe(chunk) }
+            return chunk
+        }
+    }
+
+    /// A stream reading this one through `step`, which takes each chunk from the iterator it is given.
+    private func adapted(_ step: @escaping @Sendable (inout Iterator) async throws -> [UInt8]?) -> BodyStream {
         let lifetime = self.lifetime
         return BodyStream(
             expectedLength: expectedLength,
             lifetime: Lifetime(
                 .sequence({
                     var iterator = Iterator(lifetime: lifetime)
-                    return {
-                        let chunk = try await iterator.next()
-                        if let chunk { observe(chunk) }
-                        return chunk
-                    }
+                    return { try await step(&iterator) }
                 })))
     }
 

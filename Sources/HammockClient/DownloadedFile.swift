@@ -39,7 +39,7 @@ extension RestClient {
         }
         let suggested = response.headerFields[.contentDisposition].flatMap(Self.filename(fromContentDisposition:))
         let file = FileManager.default.temporaryDirectory.appendingPathComponent(Self.diskName(suggested: suggested))
-        let expected = response.headerFields[.contentLength].flatMap { Int($0) }
+        let expected = response.headerFields[.contentLength].flatMap { Int($0) }.flatMap { $0 >= 0 ? $0 : nil }
         let limit = request.maximumResponseSize ?? .max
         if let expected, expected > limit { throw failure(.transport(BodyStreamError.tooLarge(limit: limit))) }
         let sink: PrivateFile.Sink

@@ -72,15 +72,8 @@ extension RestClient {
             } else {
                 (response, stream) = try await intercepted.stream(head, body: requestBody)
             }
-        } catch is CancellationError {
-            throw failure(.cancelled)
-        } catch let error as RestError {
-            throw error
-        } catch let error as AuthenticationError {
-            throw failure(.authentication(error))
         } catch {
-            if Task.isCancelled { throw failure(.cancelled) }
-            throw failure(RestError.isTimeout(error) ? .timedOut(error) : .transport(error))
+            throw Self.failure(for: error, failure)
         }
         guard (200...299).contains(response.status.code) else {
             let excerpt = try? await InterceptedTransport.prefix(of: stream, upTo: InterceptedTransport.streamedErrorBodyLimit)
@@ -99,18 +92,16 @@ extension RestClient {
         return StreamedResponse(
             status: status, headerFields: fields, raw: stream,
             mapError: { error in
-                if let error = error as? RestError { return error }
-                let reason: RestError.Reason
-                switch error {
-                case is CancellationError: reason = .cancelled
-                case _ where Task.isCancelled: reason = .cancelled  // the transfer's own error for the reader's cancellation
-                case let error as JSONLineError: reason = .decoding(error)
-                case BodyStreamError.lineTooLong: reason = .decoding(error)
-                default: reason = RestError.isTimeout(error) ? .timedOut(error) : .transport(error)
+                func failure(_ reason: RestError.Reason) -> RestError {
+                    var failure = RestError(reason, method: method, url: url, status: status, headerFields: fields, body: nil)
+                    failure.request = head
+                    return failure
                 }
-                var failure = RestError(reason, method: method, url: url, status: status, headerFields: fields, body: nil)
-                failure.request = head
-                return failure
+                switch error {
+                case let error as JSONLineError: return failure(.decoding(error))
+                case BodyStreamError.lineTooLong: return failure(.decoding(error))
+                default: return Self.failure(for: error, failure)
+                }
             },
             makeDecoder: makeDecoder)
     }

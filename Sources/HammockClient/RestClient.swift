@@ -123,15 +123,8 @@ public struct RestClient: Sendable {
             } else {
                 (response, responseBody) = try await intercepted.send(head, body: body)
             }
-        } catch is CancellationError {
-            throw failure(.cancelled)
-        } catch let error as RestError {
-            throw error
-        } catch let error as AuthenticationError {
-            throw failure(.authentication(error))
         } catch {
-            if Task.isCancelled { throw failure(.cancelled) }
-            throw failure(RestError.isTimeout(error) ? .timedOut(error) : .transport(error))
+            throw Self.failure(for: error, failure)
         }
         guard acceptingAnyStatus || (200...299).contains(response.status.code) else {
             var error = RestError(
@@ -144,6 +137,20 @@ public struct RestClient: Sendable {
             await tell(writeObservers, of: request, head: head, status: response.status)
         }
         return RawResponse(status: response.status, headerFields: response.headerFields, body: responseBody)
+    }
+
+    /// The error a call reports for `error`, met on its way out or back (the transport, an interceptor,
+    /// the wait), made by `make` with the call's context: one classification for every road.
+    static func failure(for error: any Error, _ make: (RestError.Reason) -> RestError) -> RestError {
+        switch error {
+        case let error as RestError: return error
+        case is CancellationError: return make(.cancelled)
+        case let error as AuthenticationError: return make(.authentication(error))
+        default:
+            // A transport may report the caller's cancellation as its own error (URLError.cancelled).
+            if Task.isCancelled { return make(.cancelled) }
+            return make(RestError.isTimeout(error) ? .timedOut(error) : .transport(error))
+        }
     }
 
     /// Runs `body`, or throws ``RequestTimeout`` once `limit` passed on `clock` first (cancelling it).

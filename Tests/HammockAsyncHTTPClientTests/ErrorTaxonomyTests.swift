@@ -48,6 +48,7 @@ struct ErrorTaxonomyTests {
         arguments: StreamingClientTests.Road.allCases)
     func timeout(road: StreamingClientTests.Road) async throws {
         let server = try await MockServer()
+        defer { Task { await server.stop() } }  // also when the test fails part way
         _ = server.addStubs([try StubRoute(.get, "/slow", body: ["name": "late"])])
         server.setFaults([try Fault("GET /slow", effect: .connection(.timeout))])
         let (base, transport) = try await Self.transport(road, to: server, timeout: .milliseconds(400))
@@ -70,6 +71,7 @@ struct ErrorTaxonomyTests {
         arguments: StreamingClientTests.Road.allCases)
     func notFound(road: StreamingClientTests.Road) async throws {
         let server = try await MockServer(resources: [MockResource("people", fields: ["name": .string])])
+        defer { Task { await server.stop() } }  // also when the test fails part way
         let (base, transport) = try await Self.transport(road, to: server)
         let rest = await Self.failure {
             _ = try await RestClient(baseURL: base, transport: transport).send(RequestBuilder(.get, "/people/42"))
@@ -87,6 +89,7 @@ struct ErrorTaxonomyTests {
     @Test("A 2xx body that is not the value expected is .decoding on both roads, the decoder's error underneath")
     func decoding() async throws {
         let server = try await MockServer()
+        defer { Task { await server.stop() } }  // also when the test fails part way
         _ = server.addStubs([try StubRoute(.get, "/odd", body: ["nom": "Ada"])])
         let (base, transport) = try await Self.transport(.inProcess, to: server)
         let rest = await Self.failure {
@@ -107,11 +110,8 @@ struct ErrorTaxonomyTests {
         #expect(throws: InvalidBaseURL.self) { try Service(baseURL: "https://api.example.com/v1?key=secret") }
         #expect(throws: InvalidBaseURL.self) { try Service(baseURL: "https://user:pw@api.example.com") }
         #expect(throws: InvalidBaseURL.self) { try Service(baseURL: "https:///nohost") }
-        do {
-            _ = try Service(baseURL: "not a url at all")
-        } catch {
-            #expect(error.description.contains("not a url at all"))
-        }
+        let refused = #expect(throws: InvalidBaseURL.self) { try Service(baseURL: "not a url at all") }
+        #expect(refused?.description.contains("not a url at all") == true)
         let service = try Service(baseURL: "https://api.example.com/v1")
         #expect(service.baseURL?.absoluteString == "https://api.example.com/v1")
     }

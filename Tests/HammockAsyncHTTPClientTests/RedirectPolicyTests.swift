@@ -35,6 +35,7 @@ struct RedirectPolicyTests {
     @Test("Within the origin: followed unless the policy is never, which answers the 302 itself", arguments: Self.cases)
     func sameOrigin(road: StreamingClientTests.Road, policy: RedirectPolicy) async throws {
         let server = try await MockServer()
+        defer { Task { await server.stop() } }  // also when the test fails part way
         _ = server.addStubs([
             try StubRoute(.get, "/old", status: .found, headers: [(.location, "/new")]),
             try StubRoute(.get, "/new", body: ["where": "new"]),
@@ -56,9 +57,11 @@ struct RedirectPolicyTests {
         })
     func otherOrigin(road: StreamingClientTests.Road, policy: RedirectPolicy) async throws {
         let elsewhere = try await MockServer()
+        defer { Task { await elsewhere.stop() } }  // also when the test fails part way
         _ = elsewhere.addStubs([try StubRoute(.get, "/there", body: ["server": "elsewhere"])])
         let elsewherePort = try await elsewhere.start(host: "127.0.0.1", port: 0)
         let server = try await MockServer()
+        defer { Task { await server.stop() } }
         let target = "http://127.0.0.1:\(elsewherePort)/there"
         _ = server.addStubs([try StubRoute(.get, "/away", status: .found, headers: [(.location, target)])])
         let client = try await Self.client(road, policy, to: server)
@@ -75,6 +78,7 @@ struct RedirectPolicyTests {
     @Test("In process, a redirect out of the server answers the 302 under sameOrigin instead of failing")
     func inProcessOut() async throws {
         let server = try await MockServer()
+        defer { Task { await server.stop() } }  // also when the test fails part way
         _ = server.addStubs([try StubRoute(.get, "/away", status: .found, headers: [(.location, "https://example.com/x")])])
         let follow = try await Self.client(.inProcess, .follow, to: server)
         await #expect(throws: RestError.self) { try await follow.send(RequestBuilder(.get, "/away"), acceptingAnyStatus: true) }

@@ -134,6 +134,33 @@ struct BodyStreamTests {
         #expect(throws: UploadFileError.self) { try BodyStream(contentsOf: URL(fileURLWithPath: directory + "/missing")) }
     }
 
+    @Test(
+        "Sizes at their extremes are held, never trapped on: an announced Int.max, a negative length, zero and negative buffers and limits"
+    )
+    func extremes() async throws {
+        // A hostile Content-Length under a limit of Int.max is not one allocation.
+        let (huge, writer) = BodyStream.makeStream(expectedLength: .max)
+        try await writer.write([1, 2, 3])
+        writer.finish()
+        #expect(try await huge.collect(upTo: .max) == [1, 2, 3])
+        #expect(BodyStream.makeStream(expectedLength: -5).stream.expectedLength == nil)
+        let (tiny, tinyWriter) = BodyStream.makeStream(bufferSize: -1)
+        let producer = Task {
+            try await tinyWriter.write([1])
+            tinyWriter.finish()
+        }
+        #expect(try await tiny.collect(upTo: 10) == [1])
+        try await producer.value
+        await #expect(throws: BodyStreamError.tooLarge(limit: -1)) { try await Self.chunks(["a"]).collect(upTo: -1) }
+        #expect(try await Self.chunks([]).collect(upTo: 0) == [])
+        await #expect(throws: BodyStreamError.lineTooLong(limit: 1)) {
+            _ = try await Self.collect(Self.chunks(["ab\n"]).lines(maximumLength: 0))
+        }
+        await #expect(throws: BodyStreamError.lineTooLong(limit: 1)) {
+            _ = try await Self.collect(Self.chunks(["data: ab\n\n"]).serverSentEvents(maximumEventSize: -3))
+        }
+    }
+
     @Test("Lines end at LF, CRLF or CR, also when the ending is split across chunks; the last needs none")
     func lines() async throws {
         let lines = try await Self.collect(Self.chunks(["one\r", "\ntwo\nthr", "ee\rfour\r\n\r\nlast"]).lines)
