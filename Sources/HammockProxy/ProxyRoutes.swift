@@ -117,6 +117,14 @@ public struct ProxyRoutes: MockRoutes {
     /// sending them once does.
     static let idempotent: Set<HTTPRequest.Method> = [.get, .head, .put, .delete]
 
+    /// Whether `error` says a kept-alive connection was already closed by the upstream when the request
+    /// went out: AsyncHTTPClient reports it as `remoteConnectionClosed`, or, when the close lands while
+    /// the request is being written, as NIO's `ioOnClosedChannel` (gunicorn after a chunked answer, under
+    /// load: a fresh clone's test run met the second, which the retry did not cover).
+    static func isStaleConnection(_ error: any Error) -> Bool {
+        (error as? HTTPClientError) == .remoteConnectionClosed || (error as? ChannelError) == .ioOnClosedChannel
+    }
+
     /// The methods forwarded: all that HTTP routes have (the router answers `OPTIONS` itself).
     static let methods: [HTTPRequest.Method] = [.get, .head, .post, .put, .patch, .delete]
 
@@ -241,9 +249,7 @@ public struct ProxyRoutes: MockRoutes {
         do {
             do {
                 response = try await client.execute(outgoing, timeout: Self.timeAmount(timeout))
-            } catch let error as HTTPClientError
-                where Self.idempotent.contains(request.method) && error == .remoteConnectionClosed
-            {
+            } catch  where Self.idempotent.contains(request.method) && Self.isStaleConnection(error) {
                 // Once more on a fresh connection: a kept one may have been closed by the upstream between
                 // requests, before this one reached it.
                 response = try await client.execute(outgoing, timeout: Self.timeAmount(timeout))
