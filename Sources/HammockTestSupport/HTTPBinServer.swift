@@ -62,7 +62,7 @@ public final class HTTPBinServer: Sendable {
         let reading = errors.fileHandleForReading
         Thread.detachNewThread {
             while true {
-                let chunk = reading.availableData
+                let chunk = reading.readAvailable()
                 if chunk.isEmpty {
                     portContinuation.yield(nil)
                     return

@@ -32,7 +32,12 @@ public func runToEnd(_ arguments: [String]) async throws -> (output: String, sta
                 continuation.resume(throwing: error)
                 return
             }
-            let data = output.fileHandleForReading.readDataToEndOfFile()
+            var data = Data()
+            while true {  // readDataToEndOfFile() traps on EINTR (see FileHandle.readAvailable)
+                let chunk = output.fileHandleForReading.readAvailable()
+                if chunk.isEmpty { break }
+                data += chunk
+            }
             process.waitUntilExit()
             continuation.resume(returning: (String(decoding: data, as: UTF8.self), process.terminationStatus))
         }

@@ -103,7 +103,7 @@ final class HammockProcess: Sendable {
         Thread.detachNewThread {
             var buffer = Data()
             while true {
-                let chunk = outputReader.availableData
+                let chunk = outputReader.readAvailable()
                 if chunk.isEmpty { break }
                 buffer.append(chunk)
                 while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
@@ -119,7 +119,7 @@ final class HammockProcess: Sendable {
         let errorOutput = self.errorOutput
         Thread.detachNewThread {
             while true {
-                let chunk = errorReader.availableData
+                let chunk = errorReader.readAvailable()
                 if chunk.isEmpty { break }
                 errorOutput.withLock { $0 += String(decoding: chunk, as: UTF8.self) }
             }
