@@ -194,6 +194,10 @@ struct Builder {
                         properties[hasMore] = ["type": "boolean"]
                         required.append(.string(hasMore))
                     }
+                    if let nextCursor = envelope.nextCursor {
+                        properties[nextCursor] = ["type": ["string", "null"]]
+                        required.append(.string(nextCursor))
+                    }
                     for (name, value) in envelope.members {
                         properties[name] = ["const": value]
                         required.append(.string(name))
@@ -204,6 +208,7 @@ struct Builder {
                         wrapped[envelope.items] = records
                         if let total = envelope.total { wrapped[total] = .integer(records.arrayValue?.count ?? 0) }
                         if let hasMore = envelope.hasMore { wrapped[hasMore] = false }
+                        if let nextCursor = envelope.nextCursor { wrapped[nextCursor] = .null }
                         listExample = .object(wrapped)
                     }
                 }
@@ -212,6 +217,7 @@ struct Builder {
                 answer["headers"] = [
                     "X-Total-Count": ["$ref": "#/components/headers/XTotalCount"],
                     "Link": ["$ref": "#/components/headers/Link"],
+                    "X-Next-Cursor": ["$ref": "#/components/headers/XNextCursor"],
                     "ETag": ["$ref": "#/components/headers/ETag"],
                     "Last-Modified": ["$ref": "#/components/headers/LastModified"],
                 ]
@@ -426,6 +432,10 @@ struct Builder {
         parameters.append(
             queryParameter("_end", schema: offset, "The record after the last to answer, not below _start, not with _limit"))
         parameters.append(queryParameter("_limit", schema: offset, "At most this many records (not with _end or _page)"))
+        parameters.append(
+            queryParameter(
+                "_cursor", schema: ["type": "string", "maxLength": 64],
+                "Pages by cursor: empty for the first, then X-Next-Cursor of each answer (only with _limit)"))
         parameters += relationParameters(for: schema)
         // Parameters the server does not know, and that do not start with `_`, are ignored (and named in
         // X-Hammock-Ignored-Query); one that starts with `_` is a 400.
@@ -825,6 +835,10 @@ struct Builder {
             "Location": ["description": "The path of the record created", "schema": ["type": "string"]],
             "XTotalCount": ["description": "Records that matched before the page was cut", "schema": ["type": "integer"]],
             "Link": ["description": "first, prev, next and last pages (RFC 8288)", "schema": ["type": "string"]],
+            "XNextCursor": [
+                "description": "The _cursor of the next page, on a page asked for by cursor that is not the last",
+                "schema": ["type": "string"],
+            ],
         ]
         return ["schemas": .object(schemasObject), "responses": .object(responses), "headers": .object(headers)]
     }

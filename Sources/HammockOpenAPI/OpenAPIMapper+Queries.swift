@@ -84,6 +84,9 @@ extension OpenAPIMapper {
         case "limit", "per_page", "perpage", "page_size", "pagesize", "size", "max_results", "maxresults":
             return paged ? "_per_page" : "_limit"
         case "offset", "skip", "start": return "_start"
+        case "cursor", "page_token", "pagetoken", "next_token", "nexttoken", "continuation_token", "continuationtoken",
+            "page_cursor", "pagecursor":
+            return "_cursor"
         case _ where pageNames.contains(name): return "_page"
         case "sort", "sort_by", "sortby", "order_by", "orderby": return "_sort"
         case "order", "direction", "dir", "sort_order", "sortorder", "sort_direction":

@@ -458,7 +458,8 @@ struct OpenAPIMapper {
             case .object(let example)? = successExamples(of: list).first
         {
             for (name, value) in example
-            where ![found.envelope.items, found.envelope.total, found.envelope.hasMore].contains(name) {
+            where ![found.envelope.items, found.envelope.total, found.envelope.hasMore, found.envelope.nextCursor].contains(name)
+            {
                 found.envelope.members[name] = value
             }
             envelope = found
@@ -762,14 +763,20 @@ struct OpenAPIMapper {
         }
         let total = named(["total", "totalcount", "count", "totalresults", "totalitems"], type: "integer")
         let hasMore = named(["hasmore", "more", "hasnext", "hasnextpage"], type: "boolean")
+        let nextCursor = named(
+            ["nextcursor", "cursor", "nextpagetoken", "nexttoken", "continuationtoken", "nextpagecursor"], type: "string")
         let required = Set(object["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])
         var members = JSONObject()
-        for (name, property) in properties where name != items && name != total && name != hasMore {
+        for (name, property) in properties where ![items, total, hasMore, nextCursor].contains(name) {
             let fixed = schemas.object(property).map { $0["enum"] != nil || $0["const"] != nil } ?? false
             guard required.contains(name) || fixed else { continue }
             members[name] = schemas.example(for: property)
         }
-        return (MockResource.ListEnvelope(items: items, total: total, hasMore: hasMore, members: members), itemSchema)
+        return (
+            MockResource.ListEnvelope(
+                items: items, total: total, hasMore: hasMore, nextCursor: nextCursor, members: members),
+            itemSchema
+        )
     }
 
     /// How the server makes a member a create leaves out but every answer carries, where its schema says

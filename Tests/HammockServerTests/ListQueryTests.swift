@@ -302,3 +302,85 @@ struct ListQueryTests {
         }
     }
 }
+
+/// Lists paged by an opaque cursor, as APIs that hand out a token for the next page do.
+@Suite("Cursor pages")
+struct CursorPageTests {
+    /// Follows `X-Next-Cursor` from an empty cursor to the last page: the ids of each page.
+    static func walk(_ server: MockServer, _ query: String) async -> [[Int]] {
+        var pages: [[Int]] = []
+        var cursor = ""
+        while pages.count < 20 {
+            let (response, body) = await server.send(.get, "/people?\(query)&_cursor=\(cursor)")
+            #expect(response.status == .ok, "\(String(decoding: response.body, as: UTF8.self))")
+            pages.append(body?.arrayValue?.compactMap { $0["id"]?.intValue } ?? [])
+            guard let next = response.headerFields[.nextCursor] else { break }
+            #expect(response.headerFields[.link]?.contains("_cursor=\(next)") == true)
+            #expect(response.headerFields[.link]?.contains(#"rel="next""#) == true)
+            cursor = next
+        }
+        return pages
+    }
+
+    @Test("A cursor walk answers every matching record once, in the query's order, and ends", arguments: StoreKind.allCases)
+    func walkEnds(kind: StoreKind) async throws {
+        let server = try await ListQueryTests.seeded(kind)
+        #expect(await Self.walk(server, "_limit=4") == [[1, 2, 3, 4], [5, 6]])
+        #expect(await Self.walk(server, "_limit=2&_sort=-numberOfKids") == [[4, 1], [3, 6], [2, 5]])
+        #expect(await Self.walk(server, "numberOfKids=2&_limit=1") == [[1], [3]])
+        // Exactly a page's worth: the last page names no next one.
+        #expect(await Self.walk(server, "_limit=3") == [[1, 2, 3], [4, 5, 6]])
+        let (first, _) = await server.send(.get, "/people?_cursor=&_limit=2")
+        #expect(first.headerFields[.totalCount] == "6")
+        // No `_limit`: the default size, 10.
+        #expect(await Self.walk(server, "q=a") == [[1, 3, 4, 5, 6]])
+    }
+
+    @Test("A cursor the server did not make, a second cursor or a cursor beside _page is a 400 naming _cursor")
+    func refused() async throws {
+        let server = try await ListQueryTests.seeded(.memory)
+        for query in [
+            "_cursor=abc", "_cursor=MjA", "_cursor=aGFtbW9jazotMQ", "_cursor=&_cursor=", "_cursor=&_page=2",
+            "_cursor=&_start=2", "_cursor=" + String(repeating: "A", count: 70),
+        ] {
+            let (response, body) = await server.send(.get, "/people?\(query)")
+            #expect(response.status == .badRequest, "\(query)")
+            #expect(body?["parameter"] == "_cursor", "\(query)")
+            #expect(response.headerFields[.contentType] == "application/problem+json")
+        }
+    }
+
+    @Test("An envelope with a nextCursor member answers the cursor there, null on the last page and on other pages")
+    func envelope() async throws {
+        let configuration = """
+            {"resources": [{"name": "channels", "fields": {"name": "string"},
+              "listEnvelope": {"items": "data", "hasMore": "has_more", "nextCursor": "next_cursor"}}],
+             "data": {"channels": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}}
+            """
+        let server = try await MockServer.inMemory(
+            try ServerConfiguration(parsing: Array(configuration.utf8), file: "chat.json"))
+        let first = try await server.respond(to: MockRequest(.get, "/channels?_cursor=&_limit=2")).json()
+        #expect(first["data"]?.arrayValue?.map { $0["name"] } == ["a", "b"])
+        #expect(first["has_more"] == true)
+        let cursor = try #require(first["next_cursor"]?.stringValue)
+        let last = try await server.respond(to: MockRequest(.get, "/channels?_cursor=\(cursor)&_limit=2")).json()
+        #expect(last["data"]?.arrayValue?.map { $0["name"] } == ["c"])
+        #expect(last["next_cursor"] == .null && last["has_more"] == false)
+        // A page asked for otherwise has no cursor to give.
+        #expect(try await server.respond(to: MockRequest(.get, "/channels?_limit=1")).json()["next_cursor"] == .null)
+        // The configuration keeps the member through the admin API's export of the resource.
+        let exported = try #require(await server.send(.get, "/__hammock/resources").1?.arrayValue)
+        #expect(exported.first?["listEnvelope"]?["nextCursor"] == "next_cursor")
+    }
+
+    @Test("Over HTTP, a browser script may read the next cursor")
+    func overLoopback() async throws {
+        let server = try await ListQueryTests.seeded(.memory)
+        try await server.whileServing { port in
+            let reply = try await LoopbackClient(port: port).send("GET", "/people?_cursor=&_limit=5")
+            #expect(reply.status == 200 && reply.json?.arrayValue?.count == 5)
+            #expect(reply.header("X-Next-Cursor") != nil)
+            #expect(reply.header("Access-Control-Expose-Headers")?.contains("X-Next-Cursor") == true)
+        }
+    }
+}

@@ -226,10 +226,12 @@ struct ConfigurationReader {
             let at = "\(path).listEnvelope"
             guard case .object(let envelope) = value else {
                 throw fail(
-                    at, "expected {\"items\": \"data\", \"total\": \"total\", \"hasMore\": \"has_more\", \"members\": {...}}")
+                    at,
+                    "expected {\"items\": \"data\", \"total\": \"total\", \"hasMore\": \"has_more\", \"nextCursor\": \"next_cursor\", \"members\": {...}}"
+                )
             }
-            for key in envelope.keys where !["items", "total", "hasMore", "members"].contains(key) {
-                throw fail("\(at).\(key)", "unknown key; expected items, total, hasMore and members")
+            for key in envelope.keys where !["items", "total", "hasMore", "nextCursor", "members"].contains(key) {
+                throw fail("\(at).\(key)", "unknown key; expected items, total, hasMore, nextCursor and members")
             }
             guard let items = try string(envelope["items"], at: "\(at).items"), !items.isEmpty else {
                 throw fail("\(at).items", "missing; name the member that holds the records, such as \"data\"")
@@ -241,9 +243,13 @@ struct ConfigurationReader {
             }
             let total = try string(envelope["total"], at: "\(at).total")
             let hasMore = try string(envelope["hasMore"], at: "\(at).hasMore")
-            let names = [items] + [total, hasMore].compactMap { $0 }
-            guard Set(names).count == names.count else { throw fail(at, "items, total and hasMore must name different members") }
-            resource.listEnvelope = MockResource.ListEnvelope(items: items, total: total, hasMore: hasMore, members: members)
+            let nextCursor = try string(envelope["nextCursor"], at: "\(at).nextCursor")
+            let names = [items] + [total, hasMore, nextCursor].compactMap { $0 }
+            guard Set(names).count == names.count else {
+                throw fail(at, "items, total, hasMore and nextCursor must name different members")
+            }
+            resource.listEnvelope = MockResource.ListEnvelope(
+                items: items, total: total, hasMore: hasMore, nextCursor: nextCursor, members: members)
         }
         if let value = object["statuses"], !value.isNull {
             guard case .object(let entries) = value else {

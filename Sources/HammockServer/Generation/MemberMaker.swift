@@ -108,6 +108,7 @@ extension MockResource.ListEnvelope {
         var object: JSONObject = ["items": .string(items)]
         if let total { object["total"] = .string(total) }
         if let hasMore { object["hasMore"] = .string(hasMore) }
+        if let nextCursor { object["nextCursor"] = .string(nextCursor) }
         if !members.isEmpty { object["members"] = .object(members) }
         return .object(object)
     }

@@ -5,7 +5,8 @@ import HTTPTypes
 /// is granted the route's own methods. An unknown route has no `Allow`, so its preflight fails.
 struct CORSMiddleware: OutcomeStep {
     /// The response headers a browser script may read, besides the always-readable ones.
-    static let exposedHeaders = "Location, ETag, Last-Modified, Link, X-Total-Count, X-Hammock-Ignored-Query"
+    static let exposedHeaders =
+        "Location, ETag, Last-Modified, Link, X-Total-Count, X-Next-Cursor, X-Hammock-Ignored-Query"
     /// The two fields every response gets, built once (making a field checks its value byte by byte).
     static let allowAnyOrigin = HTTPField(name: .accessControlAllowOrigin, value: "*")
     static let exposeHeaders = HTTPField(name: .accessControlExposeHeaders, value: exposedHeaders)

@@ -9,19 +9,47 @@ extension HTTPField.Name {
     public static let ignoredQuery = HTTPField.Name("X-Hammock-Ignored-Query")!
     /// `Link` (RFC 8288).
     public static let link = HTTPField.Name("Link")!
+    /// `X-Next-Cursor`: the `_cursor` of the next page of a list asked for by cursor; absent on the last.
+    public static let nextCursor = HTTPField.Name("X-Next-Cursor")!
 }
 
 extension ListQuery {
     /// The header fields of a list answer: the total and `Link` to the first, previous, next and last
-    /// pages when a window was asked for, and the ignored parameters when there are any.
+    /// pages when a window was asked for (to the next only, and its cursor, when asked by `_cursor`),
+    /// and the ignored parameters when there are any.
     public func responseFields(total: Int, path: String) -> HTTPFields {
         var fields = HTTPFields()
         if let window {
             fields[.totalCount] = String(total)
-            if let links = links(for: window, total: total, path: path) { fields[.link] = links }
+            if usesCursor, let next = nextCursor(for: window, total: total) {
+                fields[.nextCursor] = next.token
+                fields[.link] =
+                    "<\(path)?\(keptParameters)\(documentedNames["_cursor"] ?? "_cursor")=\(next.token)"
+                    + "&\(documentedNames["_limit"] ?? "_limit")=\(next.size)>; rel=\"next\""
+            } else if !usesCursor, let links = links(for: window, total: total, path: path) {
+                fields[.link] = links
+            }
         }
         if !ignored.isEmpty { fields[.ignoredQuery] = ignored.joined(separator: ", ") }
         return fields
+    }
+
+    /// The cursor of the page after `window` and its size, unless `window` reaches the end.
+    func nextCursor(for window: Window, total: Int) -> (token: String, size: Int)? {
+        guard case .range(let start, let end?) = window.clamped, end > start, end < total else { return nil }
+        return (ListCursor.token(for: end), end - start)
+    }
+
+    /// The parameters a link to another page keeps, as the client sent them, each followed by `&`.
+    var keptParameters: String {
+        var kept = ""
+        for item in items where !Self.windowParameters.contains(item.name) {
+            kept += PercentEncoding.encodeForm(documentedNames[item.name] ?? item.name)
+            kept += "="
+            kept += PercentEncoding.encodeForm(item.value)
+            kept += "&"
+        }
+        return kept
     }
 
     func links(for window: Window, total: Int, path: String) -> String? {
@@ -49,13 +77,7 @@ extension ListQuery {
             targets.append(("last", range(lastStart)))
         }
         // The other parameters are kept, in their order, as the client sent them.
-        var kept = ""
-        for item in items where !Self.windowParameters.contains(item.name) {
-            kept += PercentEncoding.encodeForm(documentedNames[item.name] ?? item.name)
-            kept += "="
-            kept += PercentEncoding.encodeForm(item.value)
-            kept += "&"
-        }
+        let kept = keptParameters
         // One string appended to, not one per part: this header is written on every paged answer.
         var header = ""
         header.reserveCapacity(targets.count * (path.utf8.count + kept.utf8.count + 40))

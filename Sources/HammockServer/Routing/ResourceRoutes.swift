@@ -194,7 +194,7 @@ final class ResourceRoutes: MockRoutes {
 
     /// A list's answer in the resource's envelope: the records' bytes as they are under `items` (not
     /// parsed again), the total from `X-Total-Count`, whether a `Link` names a next page, and the other
-    /// members. The headers stay.
+    /// members, and the next page's cursor. The headers stay.
     static func wrap(_ response: inout MockResponse, in envelope: MockResource.ListEnvelope) {
         // A custom controller's streamed list is sent as it is.
         guard response.stream == nil else { return }
@@ -208,6 +208,10 @@ final class ResourceRoutes: MockRoutes {
         }
         if let hasMore = envelope.hasMore {
             members[hasMore] = .bool(response.headerFields[.link]?.contains(#"rel="next""#) == true)
+        }
+        if let nextCursor = envelope.nextCursor {
+            // Only a page asked for by `_cursor` names its successor so; any other page answers null.
+            members[nextCursor] = response.headerFields[.nextCursor].map(JSON.string) ?? .null
         }
         members[envelope.items] = nil
         var body = Array("{".utf8) + JSON.string(envelope.items).serialized() + Array(":".utf8) + response.body

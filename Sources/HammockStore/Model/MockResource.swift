@@ -81,14 +81,20 @@ public struct MockResource: Sendable, Hashable {
         public var total: String?
         /// The member that says whether a next page exists (a `Link` to it), if any.
         public var hasMore: String?
+        /// The member that holds the next page's `_cursor` (`null` on the last page), if any.
+        public var nextCursor: String?
         /// Other members, answered as they are (`"object": "list"`).
         public var members: JSONObject
 
         /// An envelope.
-        public init(items: String, total: String? = nil, hasMore: String? = nil, members: JSONObject = [:]) {
+        public init(
+            items: String, total: String? = nil, hasMore: String? = nil, nextCursor: String? = nil,
+            members: JSONObject = [:]
+        ) {
             self.items = items
             self.total = total
             self.hasMore = hasMore
+            self.nextCursor = nextCursor
             self.members = members
         }
     }

@@ -66,7 +66,7 @@ extension ListQuery {
     /// The query language's parameters an API's own name may stand for (``MockResource/queryNames``),
     /// beside a field's name and a field with an operator (`createdAt_gte`).
     public static let aliasableParameters = [
-        "_limit", "_start", "_end", "_page", "_per_page", "_sort", "_order", "q", "_embed", "_expand",
+        "_limit", "_start", "_end", "_page", "_per_page", "_cursor", "_sort", "_order", "q", "_embed", "_expand",
     ]
 
     /// Whether `name` is a parameter an API's own name may stand for in a list of `schema`.
@@ -133,6 +133,8 @@ extension ListQuery {
         var start: Int?
         var end: Int?
         var limit: Int?
+        /// `_cursor`: the position it stands for (0 for an empty one, the first page).
+        var cursor: Int?
         /// The resource's ``MockResource/defaultPageSize``.
         var defaultPageSize: Int?
         /// Whether an unknown `_` parameter is ignored rather than refused.
@@ -179,6 +181,14 @@ extension ListQuery {
             case "_start": start = try count(item, minimum: 0)
             case "_end": end = try count(item, minimum: 0)
             case "_limit": limit = try count(item, minimum: 0)
+            case "_cursor":
+                guard let position = item.value.isEmpty ? 0 : ListCursor.position(of: item.value) else {
+                    throw QueryError.badQuery(
+                        item.name,
+                        "is not a cursor this server gave; send it empty for the first page, then the nextCursor of each answer")
+                }
+                cursor = position
+                query.usesCursor = true
             case "_":
                 // jQuery and others add `_=<timestamp>` to bust caches.
                 query.ignored.append(item.name)
@@ -329,6 +339,15 @@ extension ListQuery {
             }
             let paged = page != nil || perPage != nil
             let ranged = start != nil || end != nil || limit != nil
+            if let cursor {
+                // A cursor page is a range from where the last one ended: `_limit` sizes it, nothing else moves it.
+                guard !paged, start == nil, end == nil else {
+                    throw QueryError.badQuery(
+                        "_cursor", "cannot be combined with _page, _per_page, _start or _end; _limit sizes its pages")
+                }
+                query.window = .range(start: cursor, end: cursor.saturatingAdd(limit ?? defaultPageSize ?? 10))
+                return
+            }
             if paged && ranged {
                 throw QueryError.badQuery(
                     page != nil ? "_page" : "_per_page", "cannot be combined with _start, _end or _limit")

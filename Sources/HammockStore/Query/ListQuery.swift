@@ -108,6 +108,8 @@ public struct ListQuery: Sendable, Hashable {
     public var items: [Item] = []
     /// Whether a range was asked for with `_end` rather than `_limit`, so links keep that form.
     package var rangeUsesEnd = false
+    /// Whether the page was asked for with `_cursor`, so the answer names the next one by cursor.
+    public var usesCursor = false
     /// The API's own name of each query-language parameter the request used under it
     /// (``MockResource/queryNames``: `_limit` → `limit`), so links to other pages keep the API's names.
     package var documentedNames: [String: String] = [:]
@@ -131,5 +133,5 @@ public struct ListQuery: Sendable, Hashable {
     }
 
     /// The parameters that page a list, which links to other pages replace.
-    package static let windowParameters: Set<String> = ["_page", "_per_page", "_start", "_end", "_limit"]
+    package static let windowParameters: Set<String> = ["_page", "_per_page", "_start", "_end", "_limit", "_cursor"]
 }

@@ -29,7 +29,8 @@ package enum ReservedParameters {
     /// Every `_` parameter, with where it applies.
     package static let all: [(name: String, scope: Scope)] = [
         ("_sort", .lists), ("_order", .lists), ("_page", .lists), ("_per_page", .lists), ("_start", .lists),
-        ("_end", .lists), ("_limit", .lists), ("_embed", .reads), ("_expand", .reads), ("_dependent", .deletes),
+        ("_end", .lists), ("_limit", .lists), ("_cursor", .lists), ("_embed", .reads), ("_expand", .reads),
+        ("_dependent", .deletes),
         ("_delay", .everywhere), ("_", .everywhere),
     ]
 
