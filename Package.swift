@@ -321,6 +321,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // `people-browser`: a command-line app on the typed road (paged list, typed person, optimistic
+        // rename, sign-in and sign-out) against the mock of the file beside it; run by the CLI tests.
+        // No product.
+        .executableTarget(
+            name: "people-browser",
+            dependencies: [
+                "HammockClient", "HammockResources", "HammockServer", "HammockHTTPServer", "HammockJWT",
+            ],
+            path: "Examples/PeopleBrowser", exclude: ["people-browser.json"], swiftSettings: swiftSettings),
+
         // `hammock-ui-stand-in`: a separate process standing in for an app under a UI test (reads
         // HAMMOCK_BASE_URL, calls the server with URLSession); run by the CLI tests. No product.
         .executableTarget(
@@ -437,7 +447,8 @@ let package = Package(
         .testTarget(
             name: "HammockCLITests",
             dependencies: [
-                "hammock", "hammock-tour", "hammock-ui-stand-in", "HammockJSON", "HammockClient", "HammockResources",
+                "hammock", "hammock-tour", "hammock-ui-stand-in", "people-browser", "HammockJSON", "HammockClient",
+                "HammockResources",
                 "HammockTesting", "HammockServerTesting", "HammockServer", "HammockOpenAPI",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
