@@ -59,7 +59,7 @@ extension RestClient {
     ///
     /// Disfavored, so that for an optional, a `Response` or `Data` the overload made for it wins over
     /// decoding the whole type (`Optional` and `Data` are `Decodable` too).
-    @_disfavoredOverload
+    @_disfavoredOverload @inlinable
     public func result<T: Decodable>(of request: RequestBuilder) async throws(RestError) -> T {
         try await send(request, decoding: T.self)
     }

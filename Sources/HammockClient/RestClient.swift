@@ -195,6 +195,7 @@ public struct RestClient: Sendable {
     }
 
     /// Sends `request` and decodes a 2xx body as `T`.
+    @inlinable
     public func send<T: Decodable>(_ request: RequestBuilder, decoding type: T.Type) async throws(RestError) -> T {
         let raw = try await send(request)
         return try decode(T.self, from: raw, request: request)
@@ -252,6 +253,10 @@ public struct RestClient: Sendable {
     ///
     /// `Data` and `[UInt8]` are the body's bytes as they came, never JSON: whether the method returns
     /// them plainly, optionally or inside a ``Response``.
+    ///
+    /// Inlinable, so that the caller specializes it for `T`: unspecialized, its type tests looked up
+    /// generic metadata on every call (part of a generated call's overhead in process; scripts/bench client).
+    @inlinable
     public func decode<T: Decodable>(_ type: T.Type, from raw: RawResponse, request: RequestBuilder) throws(RestError) -> T {
         if T.self == Data.self, let bytes = Data(raw.body) as? T { return bytes }
         if T.self == [UInt8].self, let bytes = raw.body as? T { return bytes }
@@ -270,6 +275,7 @@ public struct RestClient: Sendable {
         }
     }
 
+    @usableFromInline
     func decodingFailure(_ error: any Error, raw: RawResponse, request: RequestBuilder) -> RestError {
         RestError(
             .decoding(error), method: request.method, url: request.describeURL(baseURL: baseURL), status: raw.status,

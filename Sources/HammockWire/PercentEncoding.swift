@@ -46,31 +46,41 @@ package enum PercentEncoding {
 
     /// Escapes every byte of `text`'s UTF-8 that `keeps` refuses.
     static func encode(_ text: String, keeping keeps: (UInt8) -> Bool) -> String {
+        // Most values (ids, names of parameters) need no escape: the text itself, no copy.
+        if text.utf8.allSatisfy(keeps) { return text }
         var output: [UInt8] = []
-        output.reserveCapacity(text.utf8.count)
+        output.reserveCapacity(text.utf8.count + 16)
         for byte in text.utf8 {
             if keeps(byte) {
                 output.append(byte)
             } else {
-                output += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+                appendEscape(of: byte, to: &output)
             }
         }
         return String(decoding: output, as: UTF8.self)
     }
 
     static func encode(_ text: String, spaceAsPlus: Bool) -> String {
+        if text.utf8.allSatisfy(isUnreserved) { return text }
         var output: [UInt8] = []
-        output.reserveCapacity(text.utf8.count)
+        output.reserveCapacity(text.utf8.count + 16)
         for byte in text.utf8 {
             if isUnreserved(byte) {
                 output.append(byte)
             } else if spaceAsPlus && byte == UInt8(ascii: " ") {
                 output.append(UInt8(ascii: "+"))
             } else {
-                output += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+                appendEscape(of: byte, to: &output)
             }
         }
         return String(decoding: output, as: UTF8.self)
+    }
+
+    /// `%XX` for `byte`, appended without an array of its own per escape.
+    private static func appendEscape(of byte: UInt8, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "%"))
+        output.append(hex[Int(byte >> 4)])
+        output.append(hex[Int(byte & 0xF)])
     }
 
     /// Decodes `%XX` escapes in a path segment or query item (a `+` stays a plus); `nil` for a
