@@ -61,6 +61,11 @@ public macro Invalidates(_ paths: String...) = #externalMacro(module: "HammockCl
 @attached(peer)
 public macro Body(_ parameter: String) = #externalMacro(module: "HammockClientMacros", type: "MarkerMacro")
 
+/// Sends a dictionary parameter's pairs as header fields (`[String: String]`, optional or not; a `nil`
+/// value leaves that header out): `@HeaderMap("extra") func get(id: Int, extra: [String: String])`.
+@attached(peer)
+public macro HeaderMap(_ parameter: String) = #externalMacro(module: "HammockClientMacros", type: "MarkerMacro")
+
 /// Headers for one method, or for every method when on the protocol; values may contain `{parameter}`.
 @attached(peer)
 public macro Headers(_ headers: [String: String]) = #externalMacro(module: "HammockClientMacros", type: "MarkerMacro")

@@ -81,6 +81,19 @@ public struct RequestBuilder: Sendable {
         for text in value.parameterStrings { query.append((name, text)) }
     }
 
+    /// Adds a query item per pair of `map`, keys in sorted order (an array value repeats its key, `nil`
+    /// adds none); `name` is the parameter's and is not sent. What an `@API` method's dictionary
+    /// parameter becomes: `func search(filters: [String: String])` sends `?a=1&b=2`.
+    public mutating func addQuery<Value: ParameterValue>(_ name: String, _ map: [String: Value]?) {
+        for (key, value) in (map ?? [:]).sorted(by: { $0.key < $1.key }) { addQuery(key, value) }
+    }
+
+    /// Sets a header per pair of `map` (an `@API` method's `@HeaderMap` parameter); a `nil` value removes
+    /// that header, a `nil` map sets none.
+    public mutating func setHeaders<Value: ParameterValue>(_ map: [String: Value]?) {
+        for (name, value) in (map ?? [:]).sorted(by: { $0.key < $1.key }) { setHeader(name, value) }
+    }
+
     /// Sets a header; a `nil` optional removes it. Later settings win; names compare case-insensitively.
     public mutating func setHeader(_ name: String, _ value: some ParameterValue) {
         let strings = value.parameterStrings
@@ -99,6 +112,16 @@ public struct RequestBuilder: Sendable {
         if case .form(let existing) = body { fields = existing }
         for text in value.parameterStrings { fields.append((name, text)) }
         body = .form(fields)
+    }
+
+    /// Adds a form field per pair of `map`, keys in sorted order; `name` is the parameter's and is not sent.
+    public mutating func addFormField<Value: ParameterValue>(_ name: String, _ map: [String: Value]?) {
+        for (key, value) in (map ?? [:]).sorted(by: { $0.key < $1.key }) { addFormField(key, value) }
+    }
+
+    /// Adds a text part per pair of `map`, keys in sorted order; `name` is the parameter's and is not sent.
+    public mutating func addPart<Value: ParameterValue>(_ name: String, _ map: [String: Value]?) {
+        for (key, value) in (map ?? [:]).sorted(by: { $0.key < $1.key }) { addPart(key, value) }
     }
 
     /// Adds a multipart part; the body becomes multipart.

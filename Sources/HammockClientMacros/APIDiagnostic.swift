@@ -11,6 +11,7 @@ enum APIDiagnostic: DiagnosticMessage {
     case placeholderWithoutParameter(placeholder: String)
     case optionalPathParameter(name: String)
     case bodyWithoutParameter(name: String)
+    case headerMapWithoutParameter(name: String)
     case bodyWithFormOrMultipart
     case formAndMultipart
     case badHeaders
@@ -33,6 +34,8 @@ enum APIDiagnostic: DiagnosticMessage {
         case .optionalPathParameter(let name):
             "path parameter '\(name)' cannot be optional: a URL path has no way to leave a segment out"
         case .bodyWithoutParameter(let name): "@Body names '\(name)', but the method has no such parameter"
+        case .headerMapWithoutParameter(let name):
+            "@HeaderMap names '\(name)', but the method has no such parameter; name a [String: String] parameter"
         case .bodyWithFormOrMultipart: "@Body cannot be combined with @FormURLEncoded or @Multipart: the body is one or the other"
         case .formAndMultipart: "@FormURLEncoded and @Multipart cannot both apply: choose one body encoding"
         case .badHeaders: "@Headers takes a dictionary literal of string literals, like [\"Accept\": \"application/json\"]"

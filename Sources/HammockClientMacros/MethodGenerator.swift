@@ -73,6 +73,7 @@ struct MethodGenerator {
 
         // Other attributes.
         var bodyName: String?
+        var headerMapNames: [(name: String, attribute: AttributeSyntax)] = []
         var methodHeaders: [(String, String)] = []
         var isForm = false
         var isMultipart = false
@@ -99,6 +100,12 @@ struct MethodGenerator {
                     }
                     invalidations.append(path)
                 }
+            case "HeaderMap":
+                guard let name = Attributes.string(attribute.labeledArguments?.first?.expression) else {
+                    diagnose(attribute, .templateNotLiteral)
+                    continue
+                }
+                headerMapNames.append((name, attribute))
             case "FormURLEncoded": isForm = true
             case "Multipart": isMultipart = true
             default: break
@@ -163,6 +170,42 @@ struct MethodGenerator {
             }
         }
 
+        // Header maps: a dictionary parameter's pairs as header fields.
+        for (name, attribute) in headerMapNames {
+            guard let match = parameter(named: name) else {
+                diagnose(attribute, .headerMapWithoutParameter(name: name))
+                continue
+            }
+            consumed.insert(match.name)
+            lines.append("\(builder).setHeaders(\(match.name))")
+        }
+
+        /// A placeholder no parameter fills, with a fix-it when one parameter's name differs from it only
+        /// in case or underscores (`{user_id}` for `userId`): the template rewritten to name it.
+        func diagnoseUnfilled(_ placeholder: String) {
+            func plain(_ text: String) -> String { text.lowercased().filter { $0 != "_" && $0 != "-" } }
+            let near = parameters.filter { plain($0.name.trimmingBackticks) == plain(placeholder) }
+            guard near.count == 1, let candidate = near.first else {
+                diagnose(templateExpression, .placeholderWithoutParameter(placeholder: placeholder))
+                return
+            }
+            let name = candidate.name.trimmingBackticks
+            let fixed = template.replacing("{\(placeholder)}", with: "{\(name)}")
+            diagnose(
+                templateExpression, .placeholderWithoutParameter(placeholder: placeholder),
+                fixIts: [
+                    FixIt(
+                        message: APIFixIt(message: "use the parameter '\(name)'"),
+                        changes: [
+                            .replace(
+                                oldNode: Syntax(templateExpression),
+                                newNode: Syntax(
+                                    StringLiteralExprSyntax(content: fixed).with(
+                                        \.trailingTrivia, templateExpression.trailingTrivia)))
+                        ])
+                ])
+        }
+
         // Path placeholders.
         let path = String(template.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
         guard let placeholders = Placeholders.find(in: path) else {
@@ -172,7 +215,7 @@ struct MethodGenerator {
         var seenPlaceholders = Set<String>()
         for placeholder in placeholders where seenPlaceholders.insert(placeholder).inserted {
             guard let match = parameter(named: placeholder) else {
-                diagnose(templateExpression, .placeholderWithoutParameter(placeholder: placeholder))
+                diagnoseUnfilled(placeholder)
                 continue
             }
             if match.isOptional, let optional = match.syntax.type.as(OptionalTypeSyntax.self) {
@@ -201,7 +244,7 @@ struct MethodGenerator {
             var seenQueryPlaceholders = Set<String>()
             for placeholder in queryPlaceholders where seenQueryPlaceholders.insert(placeholder).inserted {
                 guard let match = parameter(named: placeholder) else {
-                    diagnose(templateExpression, .placeholderWithoutParameter(placeholder: placeholder))
+                    diagnoseUnfilled(placeholder)
                     continue
                 }
                 consumed.insert(match.name)

@@ -8,7 +8,7 @@ import Testing
             "API": APIMacro.self, "GET": MarkerMacro.self, "POST": MarkerMacro.self, "PUT": MarkerMacro.self,
             "PATCH": MarkerMacro.self, "DELETE": MarkerMacro.self, "HEAD": MarkerMacro.self, "Body": MarkerMacro.self,
             "Headers": MarkerMacro.self, "FormURLEncoded": MarkerMacro.self, "Multipart": MarkerMacro.self,
-            "ErrorBody": MarkerMacro.self, "Invalidates": MarkerMacro.self,
+            "ErrorBody": MarkerMacro.self, "Invalidates": MarkerMacro.self, "HeaderMap": MarkerMacro.self,
         ]
     )
 )
@@ -586,6 +586,212 @@ struct APIMacroTests {
                     /// `user(id:)`.
                     let user = MockMethod<Int, User>("user(id:)")
                 }
+            }
+            """
+        }
+    }
+
+    @Test("A dictionary parameter spreads as query items or form fields, and @HeaderMap sends one as header fields")
+    func maps() {
+        assertMacro {
+            """
+            @API
+            protocol Search {
+                @HeaderMap("extra")
+                @GET("/search")
+                func search(q: String, filters: [String: String], extra: [String: String]?) async throws -> [Hit]
+
+                @FormURLEncoded
+                @POST("/forms")
+                func submit(fields: [String: String]) async throws
+            }
+            """
+        } expansion: {
+            """
+            protocol Search {
+                func search(q: String, filters: [String: String], extra: [String: String]?) async throws -> [Hit]
+                func submit(fields: [String: String]) async throws
+            }
+
+            /// The client `@API` generated for `Search`.
+            struct SearchClient: Search {
+                /// The client every request goes through.
+                let client: RestClient
+
+                /// The request of each method, built but not sent: what a typed resource loads
+                /// (`service.resource(client.endpoints.method(…))`).
+                let endpoints = Endpoints()
+
+                /// A client sending requests through `client`.
+                init(client: RestClient) {
+                    self.client = client
+                }
+
+                func search(q: String, filters: [String: String], extra: [String: String]?) async throws -> [Hit] {
+                    return try await client.result(of: self.endpoints.search(q: q, filters: filters, extra: extra).request)
+                }
+
+                func submit(fields: [String: String]) async throws {
+                    return try await client.result(of: self.endpoints.submit(fields: fields).request)
+                }
+
+                /// Builds the request of each of `Search`'s methods.
+                struct Endpoints: Sendable {
+                    func search(q: String, filters: [String: String], extra: [String: String]?) -> Endpoint<[Hit]> {
+                        var request = RequestBuilder(.get, "/search")
+                        request.setHeaders(extra)
+                        request.addQuery("q", q)
+                        request.addQuery("filters", filters)
+                        return Endpoint(request)
+                    }
+
+                    func submit(fields: [String: String]) -> Endpoint<Void> {
+                        var request = RequestBuilder(.post, "/forms")
+                        request.addFormField("fields", fields)
+                        return Endpoint(request)
+                    }
+                }
+            }
+
+            /// A stand-in for `Search` that `@API` generated: set each method's answer on `on`, and read
+            /// the calls it received there (`mock.on.method.returns(value)`, `mock.on.method.calls`).
+            final class SearchMock: Search, Sendable {
+                /// Each method's answer and calls.
+                let on = Methods()
+
+                /// A mock with no answers set: a call throws `UnansweredMockCall` until its answer is.
+                init() {
+                }
+
+                func search(q: String, filters: [String: String], extra: [String: String]?) async throws -> [Hit] {
+                    try await self.on.search.call((q: q, filters: filters, extra: extra))
+                }
+
+                func submit(fields: [String: String]) async throws {
+                    try await self.on.submit.call(fields)
+                }
+
+                /// The answers and calls of `SearchMock`'s methods.
+                struct Methods: Sendable {
+                    /// `search(q:filters:extra:)`.
+                    let search = MockMethod<(q: String, filters: [String: String], extra: [String: String]?), [Hit]>("search(q:filters:extra:)")
+
+                    /// `submit(fields:)`.
+                    let submit = MockMethod<[String: String], Void>("submit(fields:)")
+                }
+            }
+            """
+        }
+    }
+
+    @Test("A placeholder that differs from a parameter only in case or underscores gets a fix-it naming the parameter")
+    func nearPlaceholder() {
+        assertMacro {
+            """
+            @API
+            protocol Users {
+                @GET("/users/{user_id}/repos")
+                func repos(userId: Int, sort: String?) async throws -> [Repo]
+            }
+            """
+        } diagnostics: {
+            """
+            @API
+            protocol Users {
+                @GET("/users/{user_id}/repos")
+                     ┬───────────────────────
+                     ╰─ 🛑 no parameter named 'user_id' fills the placeholder {user_id}
+                        ✏️ use the parameter 'userId'
+                func repos(userId: Int, sort: String?) async throws -> [Repo]
+            }
+            """
+        } fixes: {
+            """
+            @API
+            protocol Users {
+                @GET("/users/{userId}/repos")
+                func repos(userId: Int, sort: String?) async throws -> [Repo]
+            }
+            """
+        } expansion: {
+            """
+            protocol Users {
+                func repos(userId: Int, sort: String?) async throws -> [Repo]
+            }
+
+            /// The client `@API` generated for `Users`.
+            struct UsersClient: Users {
+                /// The client every request goes through.
+                let client: RestClient
+
+                /// The request of each method, built but not sent: what a typed resource loads
+                /// (`service.resource(client.endpoints.method(…))`).
+                let endpoints = Endpoints()
+
+                /// A client sending requests through `client`.
+                init(client: RestClient) {
+                    self.client = client
+                }
+
+                func repos(userId: Int, sort: String?) async throws -> [Repo] {
+                    return try await client.result(of: self.endpoints.repos(userId: userId, sort: sort).request)
+                }
+
+                /// Builds the request of each of `Users`'s methods.
+                struct Endpoints: Sendable {
+                    func repos(userId: Int, sort: String?) -> Endpoint<[Repo]> {
+                        var request = RequestBuilder(.get, "/users/{userId}/repos")
+                        request.setPathValue(userId, for: "userId")
+                        request.addQuery("sort", sort)
+                        return Endpoint(request)
+                    }
+                }
+            }
+
+            /// A stand-in for `Users` that `@API` generated: set each method's answer on `on`, and read
+            /// the calls it received there (`mock.on.method.returns(value)`, `mock.on.method.calls`).
+            final class UsersMock: Users, Sendable {
+                /// Each method's answer and calls.
+                let on = Methods()
+
+                /// A mock with no answers set: a call throws `UnansweredMockCall` until its answer is.
+                init() {
+                }
+
+                func repos(userId: Int, sort: String?) async throws -> [Repo] {
+                    try await self.on.repos.call((userId: userId, sort: sort))
+                }
+
+                /// The answers and calls of `UsersMock`'s methods.
+                struct Methods: Sendable {
+                    /// `repos(userId:sort:)`.
+                    let repos = MockMethod<(userId: Int, sort: String?), [Repo]>("repos(userId:sort:)")
+                }
+            }
+            """
+        }
+    }
+
+    @Test("@HeaderMap naming no parameter is refused")
+    func headerMapWithoutParameter() {
+        assertMacro {
+            """
+            @API
+            protocol Users {
+                @HeaderMap("headers")
+                @GET("/me")
+                func me(extra: [String: String]) async throws -> User
+            }
+            """
+        } diagnostics: {
+            """
+            @API
+            protocol Users {
+                @HeaderMap("headers")
+                ┬────────────────────
+                ╰─ 🛑 @HeaderMap names 'headers', but the method has no such parameter; name a [String: String] parameter
+                @GET("/me")
+                func me(extra: [String: String]) async throws -> User
             }
             """
         }

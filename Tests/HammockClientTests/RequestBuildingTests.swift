@@ -1,5 +1,6 @@
 import Foundation
 import HammockClient
+import HammockJSON
 import Testing
 
 /// What exactly reaches the transport: method, URL, headers and body bytes.
@@ -169,5 +170,66 @@ struct RequestBuildingTests {
 
                 """)
         #expect(!String(decoding: data, as: UTF8.self).contains(boundary))
+    }
+}
+
+/// Dictionaries as query items, form fields, parts and header fields, from an `@API` method's parameters.
+@Suite("Parameter maps")
+struct ParameterMapTests {
+    @API
+    protocol Search: Sendable {
+        @HeaderMap("extra")
+        @GET("/search")
+        func search(
+            q: String, filters: [String: String], tags: [String: [String]]?, extra: [String: String?]?
+        ) async throws -> JSON
+
+        @FormURLEncoded
+        @POST("/forms")
+        func submit(fields: [String: String]) async throws
+
+        @Multipart
+        @POST("/parts")
+        func upload(parts: [String: Int]) async throws
+    }
+
+    @Test("A dictionary parameter spreads its pairs as query items in key order: arrays repeat, nil sends none")
+    func query() async throws {
+        let recorder = Recorder()
+        let search = SearchClient(client: recorder.client())
+        _ = try await search.search(
+            q: "rope", filters: ["size": "10 m", "color": "red&blue"], tags: ["t": ["a", "b"]], extra: nil)
+        #expect(recorder.last?.request.path == "/v1/search?q=rope&color=red%26blue&size=10%20m&t=a&t=b")
+        _ = try await search.search(q: "x", filters: [:], tags: nil, extra: nil)
+        #expect(recorder.last?.request.path == "/v1/search?q=x")
+    }
+
+    @Test(
+        "@HeaderMap sends a dictionary as header fields; a nil value leaves its header out; a bad name is refused before sending")
+    func headers() async throws {
+        let recorder = Recorder()
+        let search = SearchClient(client: recorder.client(defaultHeaders: ["X-Trace": "default"]))
+        _ = try await search.search(q: "x", filters: [:], tags: nil, extra: ["X-Team": "core", "X-Trace": nil])
+        let fields = try #require(recorder.last?.request.headerFields)
+        #expect(fields[HTTPField.Name("X-Team")!] == "core")
+        #expect(fields[HTTPField.Name("X-Trace")!] == nil)
+        let error = await #expect(throws: RestError.self) {
+            try await search.search(q: "x", filters: [:], tags: nil, extra: ["Bad Name": "v"])
+        }
+        #expect(error?.kind == .invalidRequest)
+        #expect(recorder.count == 1)
+    }
+
+    @Test("A dictionary becomes form fields or parts in key order, under @FormURLEncoded and @Multipart")
+    func bodies() async throws {
+        let recorder = Recorder()
+        let search = SearchClient(client: recorder.client())
+        try await search.submit(fields: ["b": "2 3", "a": "1"])
+        #expect(recorder.last?.bodyText == "a=1&b=2+3")
+        try await search.upload(parts: ["second": 2, "first": 1])
+        let text = try #require(recorder.last?.bodyText)
+        let first = try #require(text.range(of: #"name="first""#))
+        let second = try #require(text.range(of: #"name="second""#))
+        #expect(first.lowerBound < second.lowerBound)
     }
 }
