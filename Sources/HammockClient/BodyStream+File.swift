@@ -14,7 +14,13 @@ extension BodyStream {
     /// - Throws: ``UploadFileError`` when the file cannot be opened or is not a regular file (a FIFO or a
     ///   device would block or never end).
     public init(contentsOf file: URL, chunkSize: Int = 256 << 10) throws(UploadFileError) {
-        let source = try FileSource(path: file.path, chunkSize: Swift.max(1, chunkSize))
+        try self.init(contentsOf: file, chunkSize: chunkSize, reporter: nil)
+    }
+
+    /// The same, telling `reporter` of each chunk read as ``TransferEvent/requestBytesSent(total:expected:)``
+    /// (captured where the call starts: the transport may read the body on a task of its own).
+    init(contentsOf file: URL, chunkSize: Int = 256 << 10, reporter: TransferReporter?) throws(UploadFileError) {
+        let source = try FileSource(path: file.path, chunkSize: Swift.max(1, chunkSize), reporter: reporter)
         self.init(expectedLength: source.size, lifetime: Lifetime(.file(source)))
     }
 }
@@ -34,11 +40,13 @@ final class FileSource: Sendable {
     let path: String
     let size: Int
     let chunkSize: Int
+    let reporter: TransferReporter?
     static let queue = DispatchQueue(label: "hammock.upload-files", attributes: .concurrent)
 
-    init(path: String, chunkSize: Int) throws(UploadFileError) {
+    init(path: String, chunkSize: Int, reporter: TransferReporter? = nil) throws(UploadFileError) {
         self.path = path
         self.chunkSize = chunkSize
+        self.reporter = reporter
         let descriptor = try Self.openRegular(path)
         defer { close(descriptor) }
         var status = stat()
@@ -73,11 +81,16 @@ final class FileSource: Sendable {
         init(source: FileSource) { self.source = source }
 
         func next() async throws -> [UInt8]? {
-            try await withCheckedThrowingContinuation { continuation in
+            let chunk = try await withCheckedThrowingContinuation { continuation in
                 FileSource.queue.async {
                     continuation.resume(with: Result { try self.readChunk() })
                 }
             }
+            if let reporter = source.reporter, chunk != nil {
+                let total = state.withLock { $0.offset }
+                reporter.report(.requestBytesSent(total: total, expected: source.size))
+            }
+            return chunk
         }
 
         private func readChunk() throws -> [UInt8]? {

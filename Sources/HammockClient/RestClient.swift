@@ -126,6 +126,7 @@ public struct RestClient: Sendable {
         } catch {
             throw Self.failure(for: error, failure)
         }
+        if let body, !body.isEmpty { TransferProgress.report(.requestBytesSent(total: body.count, expected: body.count)) }
         guard acceptingAnyStatus || (200...299).contains(response.status.code) else {
             var error = RestError(
                 .unacceptableStatus, method: request.method, url: request.describeURL(baseURL: baseURL),
@@ -306,7 +307,7 @@ public struct RestClient: Sendable {
         case nil: break
         case .file(let url, let type):
             do {
-                file = try BodyStream(contentsOf: url)
+                file = try BodyStream(contentsOf: url, reporter: TransferProgress.reporter)
             } catch {
                 throw failure(.encoding(error))
             }

@@ -5,6 +5,11 @@ public enum TransferEvent: Sendable, Hashable {
     case responseHeadReceived(expectedBytes: Int?)
     /// So many body bytes have arrived in all.
     case responseBytesReceived(total: Int)
+    /// So many bytes of the request body have gone to the transport in all, of `expected` if known. A
+    /// file body reports each chunk as the transport reads it (AsyncHTTPClient as it sends; URLSession and
+    /// the in-process transport read the file whole first); a body of bytes reports once, whole, when
+    /// the answer comes. A retry sends a file again, from zero.
+    case requestBytesSent(total: Int, expected: Int?)
 }
 
 /// Receives the transfer events of the task that binds it.
@@ -33,8 +38,9 @@ public final class TransferReporter: Sendable {
 /// // A transport that can tell:
 /// TransferProgress.report(.responseHeadReceived(expectedBytes: contentLength))
 /// ```
-/// `AsyncHTTPClientTransport` and `MockServerTransport` report; `URLSessionTransport` hands over whole
-/// responses and does not. Observable resources turn these events into their requests' `progress`.
+/// `AsyncHTTPClientTransport` and `MockServerTransport` report the response; `URLSessionTransport` hands
+/// over whole responses and does not. A `RestClient` reports the request body sent on every transport.
+/// Observable resources turn these events into their requests' `progress`.
 public enum TransferProgress {
     /// Receives the events of transfers made by the current task, if anyone listens.
     @TaskLocal public static var reporter: TransferReporter?

@@ -29,6 +29,9 @@ final class TransferTracker: Sendable {
             }
         case .responseBytesReceived(let total):
             state.withLock { $0.receivedBytes = total }
+        case .requestBytesSent:
+            // The estimate counts a request's body by its size already; the response moves it from here.
+            break
         }
     }
 }

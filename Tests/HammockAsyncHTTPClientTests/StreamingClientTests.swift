@@ -202,6 +202,33 @@ struct StreamingClientTests {
         }
     }
 
+    @Test(
+        "Upload progress: a file body reports each chunk read up to its size, a body of bytes reports once whole, on every transport",
+        arguments: Road.allCases)
+    func uploadProgress(road: Road) async throws {
+        try await Self.withClient(road) { client, server in
+            try server.route(.put, "/upload") { route in MockResponse(json: ["count": .integer(route.request.body.count)]) }
+            try server.route(.post, "/note") { route in MockResponse(json: ["count": .integer(route.request.body.count)]) }
+            let bytes = (0..<900_000).map { UInt8(truncatingIfNeeded: $0 &* 3) }
+            let file = URL(fileURLWithPath: TemporaryFiles.directory("upload-progress") + "photo.bin")
+            try Data(bytes).write(to: file)
+            let api = StreamsClient(client: client)
+            let sent = Mutex<[(total: Int, expected: Int?)]>([])
+            let reporter = TransferReporter { event in
+                if case .requestBytesSent(let total, let expected) = event { sent.withLock { $0.append((total, expected)) } }
+            }
+            let echo = try await TransferProgress.$reporter.withValue(reporter) { try await api.upload(file: file) }
+            #expect(echo["count"] == .integer(900_000))
+            let fileEvents = sent.withLock { $0 }
+            // 256 KiB chunks: four of them, rising to the whole file, each knowing the size.
+            #expect(fileEvents.map(\.total) == [262_144, 524_288, 786_432, 900_000], "\(fileEvents)")
+            #expect(fileEvents.allSatisfy { $0.expected == 900_000 })
+            sent.withLock { $0 = [] }
+            _ = try await TransferProgress.$reporter.withValue(reporter) { try await api.note(text: "twelve bytes") }
+            #expect(sent.withLock { $0.map(\.total) } == [12])
+        }
+    }
+
     @Test("A throttled answer arrives in several chunks, the same bytes as whole", arguments: Road.allCases)
     func throttled(road: Road) async throws {
         try await Self.withClient(road) { client, server in
