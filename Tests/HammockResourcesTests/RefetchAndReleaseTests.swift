@@ -39,6 +39,77 @@ struct RefetchAndReleaseTests {
         withExtendedLifetime(owner) {}
     }
 
+    /// Waits (on the main actor, which the refetching task needs) until `condition` holds, up to 5 s.
+    func eventually(_ condition: () -> Bool) async throws {
+        for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
+    }
+
+    @Test("Events from any async sequence refetch what went stale, until the task is cancelled")
+    func refetchOnEvents() async throws {
+        let api = try service()
+        let observed = api.resource("/observed")
+        let owner = NSObject()
+        observed.addObserver(owner: owner) { _, _ in }
+        _ = await observed.load().response()
+        let (events, continuation) = AsyncStream.makeStream(of: Void.self)
+        let refetching = api.refetchStale(whenever: events)
+        clock.advance(by: .seconds(31))
+        let before = backend.requestCount
+        continuation.yield()  // the app came back
+        try await eventually { backend.requestCount == before + 1 }
+        #expect(backend.requestCount == before + 1)
+        _ = await observed.loadRequests.first?.response()
+        // Fresh again: another event sends nothing.
+        continuation.yield()
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(backend.requestCount == before + 1)
+        refetching.cancel()
+        continuation.finish()
+        await refetching.value
+        withExtendedLifetime(owner) {}
+    }
+
+    @Test("A posted notification refetches what went stale; once cancelled, posts do nothing and the observers are gone")
+    func refetchOnNotifications() async throws {
+        let api = try service()
+        let observed = api.resource("/observed")
+        let owner = NSObject()
+        observed.addObserver(owner: owner) { _, _ in }
+        _ = await observed.load().response()
+        let center = NotificationCenter()
+        let cameBack = Notification.Name("HammockTestsAppCameBack")
+        let refetching = api.refetchStale(whenPosted: [cameBack], by: center)
+        clock.advance(by: .seconds(31))
+        let before = backend.requestCount
+        center.post(name: cameBack, object: nil)
+        try await eventually { backend.requestCount == before + 1 }
+        #expect(backend.requestCount == before + 1)
+        _ = await observed.loadRequests.first?.response()
+        refetching.cancel()
+        await refetching.value
+        clock.advance(by: .seconds(31))
+        center.post(name: cameBack, object: nil)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(backend.requestCount == before + 1)
+        withExtendedLifetime(owner) {}
+    }
+
+    @Test("A refetching task does not keep its service alive, and ends when the service is gone")
+    func refetchingDoesNotRetain() async throws {
+        weak var weakService: Service?
+        let (events, continuation) = AsyncStream.makeStream(of: Void.self)
+        var refetching: Task<Void, Never>?
+        do {
+            let api = try service()
+            weakService = api
+            refetching = api.refetchStale(whenever: events)
+        }
+        #expect(weakService == nil)
+        continuation.yield()
+        await refetching?.value  // ends at the first event, finding no service
+        continuation.finish()
+    }
+
     @Test("With an unobserved lifetime, an idle resource not asked for within it is let go; observed and recent ones stay")
     func releaseByAge() async throws {
         let api = try service()
