@@ -46,6 +46,23 @@ package enum PrivateFile {
             }
         }
 
+        /// Opens a partial download written earlier to append to it, or (with `truncating`) to write it
+        /// anew. `O_NOFOLLOW`: a link someone put at the name is never written through.
+        package static func reopen(at path: String, truncating: Bool) async throws -> Sink {
+            try await run {
+                let descriptor = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | (truncating ? O_TRUNC : O_APPEND))
+                guard descriptor >= 0 else {
+                    throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path])
+                }
+                var info = stat()
+                guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+                    closeDescriptor(descriptor)
+                    throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path])
+                }
+                return Sink(handle: FileHandle(fileDescriptor: descriptor, closeOnDealloc: true), path: path)
+            }
+        }
+
         /// Appends `bytes`.
         package func write(_ bytes: [UInt8]) async throws {
             guard !bytes.isEmpty else { return }
@@ -75,3 +92,6 @@ package enum PrivateFile {
         }
     }
 }
+
+/// `close(2)`, out of reach of the `close()` methods above.
+private func closeDescriptor(_ descriptor: Int32) { _ = close(descriptor) }

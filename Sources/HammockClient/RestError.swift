@@ -52,6 +52,9 @@ public struct RestError: Error, Sendable, CustomStringConvertible {
     public var body: [UInt8]?
     /// The error body decoded by the API's `@ErrorBody` type, if it declares one and it decoded.
     public var errorBody: (any Sendable)?
+    /// What a download that broke off kept on disk, when the server can send the rest
+    /// (`RestClient.download(_:resuming:)`); the file is then yours to resume or remove.
+    public var partialDownload: PartialDownload?
 
     /// Creates an error.
     public init(

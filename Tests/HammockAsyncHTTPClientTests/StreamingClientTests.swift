@@ -229,6 +229,50 @@ struct StreamingClientTests {
         }
     }
 
+    @Test(
+        "A download cut off mid-body keeps what arrived, and resuming asks for the rest and completes the same file",
+        arguments: Road.allCases)
+    func resumedDownload(road: Road) async throws {
+        try await Self.withClient(road) { client, server in
+            let whole = (0..<50_000).map { UInt8($0 % 251) }
+            server.setFaults([try Fault("GET /report", effect: .connection(.truncate))])
+            let error = await #expect(throws: RestError.self) { try await client.download(RequestBuilder(.get, "/report")) }
+            let partial = try #require(error?.partialDownload, "\(String(describing: error))")
+            defer { try? FileManager.default.removeItem(at: partial.url) }
+            #expect(partial.byteCount > 0 && partial.byteCount < 50_000)
+            #expect(partial.etag != nil && partial.suggestedFilename == "report.bin")
+            #expect(try Data(contentsOf: partial.url) == Data(whole.prefix(partial.byteCount)))
+            server.setFaults([])
+            server.journal.clear()
+            let file = try await client.download(RequestBuilder(.get, "/report"), resuming: partial)
+            #expect(file.url == partial.url && file.byteCount == 50_000)
+            #expect(try Data(contentsOf: file.url) == Data(whole))
+            // One request, for the rest only, conditional on the same body.
+            let sent = server.journal.entries.map(\.request)
+            #expect(sent.count == 1)
+            #expect(sent.first?.headerFields[.range] == "bytes=\(partial.byteCount)-")
+            #expect(sent.first?.headerFields[.ifRange] == partial.etag)
+            // Everything already there: the server's 416 names the size, and the file is the download.
+            var complete = partial
+            complete.byteCount = 50_000
+            #expect(try await client.download(RequestBuilder(.get, "/report"), resuming: complete).byteCount == 50_000)
+        }
+    }
+
+    @Test(
+        "A resumption whose validator no longer matches gets the whole body, which replaces the bytes on disk",
+        arguments: Road.allCases)
+    func resumedDownloadOfAChangedBody(road: Road) async throws {
+        try await Self.withClient(road) { client, _ in
+            let url = URL(fileURLWithPath: TemporaryFiles.directory("resume-changed") + "partial.bin")
+            try Data(repeating: 0xFF, count: 1_000).write(to: url)
+            let stale = PartialDownload(url: url, byteCount: 1_000, etag: "\"an-older-version\"")
+            let file = try await client.download(RequestBuilder(.get, "/report"), resuming: stale)
+            #expect(file.byteCount == 50_000)
+            #expect(try Data(contentsOf: url) == Data((0..<50_000).map { UInt8($0 % 251) }))
+        }
+    }
+
     @Test("A throttled answer arrives in several chunks, the same bytes as whole", arguments: Road.allCases)
     func throttled(road: Road) async throws {
         try await Self.withClient(road) { client, server in

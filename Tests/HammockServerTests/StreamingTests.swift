@@ -123,6 +123,56 @@ struct StreamingTests {
         }
     }
 
+    @Test(
+        "A file stub answers one byte range with 206, a range past the end with 416, and the whole file for several ranges, a stale If-Range or a malformed Range"
+    )
+    func fileRanges() async throws {
+        let directory = TemporaryFiles.directory("file-ranges")
+        let contents = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        try Data(contents).write(to: URL(fileURLWithPath: directory + "video.bin"))
+        let server = try await Self.configured(#"[{"method": "GET", "path": "/video", "file": "video.bin"}]"#, in: directory)
+        try await server.whileServing { port in
+            let client = LoopbackClient(port: port)
+            let whole = try await client.send("GET", "/video")
+            #expect(whole.status == 200 && whole.header("Accept-Ranges") == "bytes")
+            let etag = try #require(whole.header("ETag"))
+            let lastModified = try #require(whole.header("Last-Modified"))
+            for (range, part) in [
+                ("bytes=0-9", 0..<10), ("bytes=99990-", 99_990..<100_000), ("bytes=-5", 99_995..<100_000),
+                ("bytes=50000-99999999", 50_000..<100_000), ("bytes=-999999", 0..<100_000), ("BYTES=7-7", 7..<8),
+            ] {
+                let reply = try await client.send("GET", "/video", headers: ["Range": range])
+                #expect(reply.status == 206, "\(range)")
+                let same = reply.body == Array(contents[part])
+                #expect(same, "\(range): \(reply.body.count) bytes")
+                #expect(reply.header("Content-Range") == "bytes \(part.lowerBound)-\(part.upperBound - 1)/100000", "\(range)")
+                #expect(reply.header("Content-Length") == String(part.count), "\(range)")
+            }
+            for range in ["bytes=100000-", "bytes=-0", "bytes=99999999999999999999-"] {
+                let reply = try await client.send("GET", "/video", headers: ["Range": range])
+                #expect(reply.status == 416, "\(range)")
+                #expect(reply.header("Content-Range") == "bytes */100000", "\(range)")
+                #expect(reply.json?["size"] == 100_000)
+            }
+            // Ignored: the whole file, 200.
+            for headers in [
+                ["Range": "bytes=0-1,5-6"], ["Range": "items=0-5"], ["Range": "bytes=9-3"], ["Range": "bytes=a-b"],
+                ["Range": "bytes=-"], ["Range": "bytes = 0-9"], ["Range": "bytes=0-9", "If-Range": "\"another\""],
+                ["Range": "bytes=0-9", "If-Range": "W/\(etag)"],
+                ["Range": "bytes=0-9", "If-Range": "Tue, 01 Jan 2019 00:00:00 GMT"],
+            ] {
+                let reply = try await client.send("GET", "/video", headers: headers)
+                let whole = reply.body == contents
+                #expect(reply.status == 200 && whole, "\(headers)")
+            }
+            // A matching If-Range, by tag or by date, keeps the range.
+            for condition in [etag, lastModified] {
+                let reply = try await client.send("GET", "/video", headers: ["Range": "bytes=10-19", "If-Range": condition])
+                #expect(reply.status == 206 && reply.body == Array(contents[10..<20]), "\(condition)")
+            }
+        }
+    }
+
     @Test("A file stub streams from disk with its Content-Length, keeps the connection open, and HEAD gives the length")
     func fileStub() async throws {
         let directory = TemporaryFiles.directory("file")

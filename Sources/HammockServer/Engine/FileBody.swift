@@ -25,6 +25,23 @@ extension StreamingBody {
             while let chunk = try await file.next() { try await writer.write(chunk) }
         }
     }
+
+    /// The bytes `range` of the file at `path` (a `206 Partial Content` answer's body), read as
+    /// ``file(at:)`` reads; `range` must lie within the file's size, which the caller read.
+    static func file(at path: String, range: Range<Int>) -> StreamingBody {
+        StreamingBody(length: range.count) { writer in
+            let file = try await FileReader.open(path)
+            defer { file.close() }
+            try file.seek(to: range.lowerBound)
+            var remaining = range.count
+            while remaining > 0, var chunk = try await file.next() {
+                // The file may have grown since its size was read: no more than the range is sent.
+                if chunk.count > remaining { chunk.removeSubrange(remaining...) }
+                remaining -= chunk.count
+                try await writer.write(chunk)
+            }
+        }
+    }
 }
 
 /// A file that cannot be served, and why, in the system's words.
@@ -81,4 +98,11 @@ final class FileReader: Sendable {
     }
 
     func close() { _ = systemClose(descriptor) }
+
+    /// Moves the next read to `offset` bytes from the start.
+    func seek(to offset: Int) throws(FileBodyError) {
+        guard lseek(descriptor, off_t(offset), SEEK_SET) >= 0 else {
+            throw FileBodyError(path: "", reason: String(cString: strerror(errno)))
+        }
+    }
 }

@@ -363,7 +363,9 @@ final class CustomRoutes: MockRoutes {
         if !request.body.isEmpty, request.headerFields[.contentType]?.lowercased().contains("json") ?? true {
             body = try? JSON(parsing: request.body)
         }
-        return StubTemplate.Context(parameters: [:], query: query, headers: request.headerFields, body: body)
+        var context = StubTemplate.Context(parameters: [:], query: query, headers: request.headerFields, body: body)
+        context.method = request.method
+        return context
     }
 }
 

@@ -157,6 +157,33 @@ public struct StubAnswer: Sendable {
         return HTTPField(name: .contentType, value: types[suffix] ?? "application/octet-stream")
     }
 
+    /// A file's validators and `Accept-Ranges` added to `fields` (unless the stub set its own), and for a
+    /// `GET` with a `Range` the part it asked for (206) or a 416; `nil` to answer the whole file.
+    static func rangedFile(_ path: String, _ context: StubTemplate.Context, _ fields: inout HTTPFields) -> MockResponse? {
+        guard let file = ByteRange.validators(ofFile: path) else { return nil }
+        if fields[.acceptRanges] == nil { fields[.acceptRanges] = "bytes" }
+        if fields[.eTag] == nil { fields[.eTag] = file.etag }
+        if fields[.lastModified] == nil { fields[.lastModified] = file.lastModified }
+        guard context.method == .get else { return nil }
+        let asked = ByteRange.read(
+            range: context.headers[.range], ifRange: context.headers[.ifRange], size: file.size,
+            etag: fields[.eTag] ?? file.etag, lastModified: fields[.lastModified] ?? file.lastModified)
+        switch asked {
+        case .whole:
+            return nil
+        case .part(let range):
+            fields[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(file.size)"
+            return MockResponse(status: .partialContent, headerFields: fields, stream: StreamingBody.file(at: path, range: range))
+        case .unsatisfiable:
+            var problem = HTTPProblem(
+                .rangeNotSatisfiable, detail: "The range \(context.headers[.range] ?? "") is past the end of \(file.size) bytes",
+                extensions: ["size": .integer(file.size)]
+            ).response
+            problem.headerFields[.contentRange] = "bytes */\(file.size)"
+            return problem
+        }
+    }
+
     /// The answer to a request, placeholders filled from `context`; event delays wait on `timer`.
     func response(in context: StubTemplate.Context, timer: LatencyTimer) throws -> MockResponse {
         var fields: HTTPFields
@@ -172,6 +199,9 @@ public struct StubAnswer: Sendable {
         switch body {
         case .file(let path):
             if fields[.contentType] == nil { fields.append(Self.contentType(ofFile: path)) }
+            if status == .ok, [.get, .head].contains(context.method), let ranged = Self.rangedFile(path, context, &fields) {
+                return ranged
+            }
             do {
                 return MockResponse(status: status, headerFields: fields, stream: try StreamingBody.file(at: path))
             } catch {

@@ -83,6 +83,8 @@ struct StubTemplate {
         var query: [ListQuery.Item]
         var headers: HTTPFields
         var body: JSON?
+        /// The request's method (a file answers a `GET`'s `Range`).
+        var method: HTTPRequest.Method = .get
         /// The record the stub's `create` made, once it has.
         var created: JSON?
         /// The moment of the answer, for `{{now}}`.
