@@ -110,7 +110,7 @@ public final class PagedResource<Item: Sendable> {
             let itemsBefore = self.pages.reduce(0) { $0 + $1.items.count }
             let resource = self.firstPage.service.resource(absoluteURL: next)
             let page = try await self.loadPage(resource, index: self.pages.count, itemsBefore: itemsBefore, forced: false)
-            self.pages.append(page)
+            self.pages.append(Self.endingCycles(page, after: self.pages))
         }
         return items
     }
@@ -127,7 +127,8 @@ public final class PagedResource<Item: Sendable> {
             var resource = self.firstPage
             var itemsBefore = 0
             while fresh.count < count {
-                let page = try await self.loadPage(resource, index: fresh.count, itemsBefore: itemsBefore, forced: true)
+                let page = Self.endingCycles(
+                    try await self.loadPage(resource, index: fresh.count, itemsBefore: itemsBefore, forced: true), after: fresh)
                 fresh.append(page)
                 itemsBefore += page.items.count
                 guard let next = page.next else { break }
@@ -135,6 +136,15 @@ public final class PagedResource<Item: Sendable> {
             }
             self.pages = fresh
         }
+    }
+
+    /// `page`, ending the list if its next page is one already loaded: a server that names a page
+    /// again (a cursor that does not move) would otherwise be scrolled for ever.
+    static func endingCycles(_ page: Page, after pages: [Page]) -> Page {
+        guard let next = page.next else { return page }
+        let target = page.resource.service.resource(absoluteURL: next)
+        guard target === page.resource || pages.contains(where: { $0.resource === target }) else { return page }
+        return Page(resource: page.resource, items: page.items, next: nil, version: page.version)
     }
 
     /// Forgets the loaded pages (their resources keep their data); the next load starts from the first.

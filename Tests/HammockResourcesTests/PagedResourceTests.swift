@@ -304,6 +304,23 @@ struct PagedResourceTests {
         }
     }
 
+    @Test("A server that names a page already loaded as the next one ends the list instead of looping")
+    func cycles() async throws {
+        let setup = try await Self.setup()
+        // Every answer's Link points back at the first page.
+        try setup.server.route(.get, "/loop") { _ in
+            MockResponse(
+                status: .ok, headerFields: [.contentType: "application/json", HTTPField.Name("Link")!: "</loop>; rel=\"next\""],
+                body: Array(#"[{"id": 1, "name": "again"}]"#.utf8))
+        }
+        let list = setup.service.pagedResource("/loop", of: Named.self, paging: .link())
+        try await list.loadIfNeeded()
+        #expect(!list.hasNextPage && list.items.count == 1)
+        try await list.loadNextPage()
+        try await list.refresh()
+        #expect(list.pages.count == 1)
+    }
+
     @API
     protocol People: Sendable {
         @GET("/people")
