@@ -40,6 +40,8 @@ public final class PagedResource<Item: Sendable> {
     /// What is in flight, and how to join it.
     @ObservationIgnored var inFlight: (kind: Operation, id: Int, task: Task<Result<Void, ResourceError>, Never>)?
     @ObservationIgnored var nextOperationID = 0
+    /// Moved by ``reset()``: an operation that started before it does not put its pages back.
+    @ObservationIgnored var generation = 0
 
     enum Operation { case next, refresh }
 
@@ -101,16 +103,17 @@ public final class PagedResource<Item: Sendable> {
     /// - Throws: ``ResourceError``: the page failed to load or to read; the pages loaded stay.
     @discardableResult
     public func loadNextPage() async throws(ResourceError) -> [Item] {
-        try await run(.next) { () async throws(ResourceError) in
+        try await run(.next) { (generation: Int) async throws(ResourceError) in
             if self.pages.isEmpty || self.firstPage.latestData == nil {
-                self.pages = [try await self.loadPage(self.firstPage, index: 0, itemsBefore: 0, forced: false)]
+                let first = try await self.loadPage(self.firstPage, index: 0, itemsBefore: 0, forced: false)
+                if generation == self.generation { self.pages = [first] }
                 return
             }
             guard let last = self.pages.last, let next = last.next else { return }
             let itemsBefore = self.pages.reduce(0) { $0 + $1.items.count }
             let resource = self.firstPage.service.resource(absoluteURL: next)
             let page = try await self.loadPage(resource, index: self.pages.count, itemsBefore: itemsBefore, forced: false)
-            self.pages.append(Self.endingCycles(page, after: self.pages))
+            if generation == self.generation { self.pages.append(Self.endingCycles(page, after: self.pages)) }
         }
         return items
     }
@@ -120,7 +123,7 @@ public final class PagedResource<Item: Sendable> {
     /// in flight is joined.
     /// - Throws: ``ResourceError``: a page failed; the pages as they were stay.
     public func refresh() async throws(ResourceError) {
-        try await run(.refresh) { () async throws(ResourceError) in
+        try await run(.refresh) { (generation: Int) async throws(ResourceError) in
             // After a wipe, a new session starts from one page, not as deep as the old one scrolled.
             let count = self.firstPage.latestData == nil ? 1 : max(self.pages.count, 1)
             var fresh: [Page] = []
@@ -134,7 +137,7 @@ public final class PagedResource<Item: Sendable> {
                 guard let next = page.next else { break }
                 resource = self.firstPage.service.resource(absoluteURL: next)
             }
-            self.pages = fresh
+            if generation == self.generation { self.pages = fresh }
         }
     }
 
@@ -147,15 +150,18 @@ public final class PagedResource<Item: Sendable> {
         return Page(resource: page.resource, items: page.items, next: nil, version: page.version)
     }
 
-    /// Forgets the loaded pages (their resources keep their data); the next load starts from the first.
+    /// Forgets the loaded pages (their resources keep their data); the next load starts from the first,
+    /// and a load in flight does not put its pages back.
     public func reset() {
+        generation += 1
         pages = []
         latestError = nil
     }
 
-    /// Runs `body` as the one operation in flight, or joins one of the same kind.
+    /// Runs `body` as the one operation in flight, or joins one of the same kind. `body` gets the
+    /// generation the operation started in (the moment it became the one in flight).
     private func run(
-        _ kind: Operation, _ body: @escaping @MainActor () async throws(ResourceError) -> Void
+        _ kind: Operation, _ body: @escaping @MainActor (Int) async throws(ResourceError) -> Void
     ) async throws(ResourceError) {
         while let current = inFlight {
             if current.kind == kind { return try await current.task.value.get() }
@@ -163,11 +169,12 @@ public final class PagedResource<Item: Sendable> {
         }
         nextOperationID += 1
         let id = nextOperationID
+        let generation = self.generation
         setFlag(kind, true)
         let task = Task { @MainActor () -> Result<Void, ResourceError> in
             let result: Result<Void, ResourceError>
             do throws(ResourceError) {
-                try await body()
+                try await body(generation)
                 result = .success(())
                 self.latestError = nil
             } catch {

@@ -304,6 +304,19 @@ struct PagedResourceTests {
         }
     }
 
+    @Test("A reset while a next page is in flight keeps the list empty: the old load does not put its page back")
+    func resetDuringLoad() async throws {
+        let setup = try await Self.setup()
+        let list = setup.list(.link)
+        try await list.loadIfNeeded()
+        async let loading = list.loadNextPage()
+        while !list.isLoadingNextPage { await Task.yield() }  // the load has started
+        list.reset()
+        _ = try await loading
+        #expect(list.pages.isEmpty && list.items.isEmpty)
+        #expect(try await list.loadNextPage().map(\.name) == ["p1", "p2"])
+    }
+
     @Test("A server that names a page already loaded as the next one ends the list instead of looping")
     func cycles() async throws {
         let setup = try await Self.setup()
