@@ -6,9 +6,9 @@ public enum TransferEvent: Sendable, Hashable {
     /// So many body bytes have arrived in all.
     case responseBytesReceived(total: Int)
     /// So many bytes of the request body have gone to the transport in all, of `expected` if known. A
-    /// file body reports each chunk as the transport reads it (AsyncHTTPClient as it sends; URLSession and
-    /// the in-process transport read the file whole first); a body of bytes reports once, whole, when
-    /// the answer comes. A retry sends a file again, from zero.
+    /// file body reports as it goes: each chunk as AsyncHTTPClient reads it to send, URLSession's upload
+    /// task's own progress, and in process each chunk as the server's request is read whole; a body of
+    /// bytes reports once, whole, when the answer comes. A retry sends a file again, from zero.
     case requestBytesSent(total: Int, expected: Int?)
 }
 

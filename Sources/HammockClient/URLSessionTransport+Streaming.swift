@@ -14,6 +14,12 @@ protocol TaskTransfer: Sendable {
     func received(_ data: Data, on task: URLSessionDataTask) -> Bool
     /// The task ended.
     func completed(error: (any Error)?, response: URLResponse?)
+    /// So many bytes of the request body have gone, of `expected` (negative when unknown).
+    func sent(total: Int64, expected: Int64)
+}
+
+extension TaskTransfer {
+    func sent(total: Int64, expected: Int64) {}
 }
 
 extension URLSessionTransport {
@@ -25,15 +31,22 @@ extension URLSessionTransport {
     /// `AsyncHTTPClientTransport` there for bodies larger than memory). The timeout bounds the wait for
     /// the head (URLSession's own idle timeout, `timeoutIntervalForRequest`, still applies between
     /// chunks). With a session you passed, the body is read whole first, as ``send(_:body:)`` does.
+    ///
+    /// A body read from a file (`BodyStream(contentsOf:)`, an `@Body` file URL) goes as an upload task
+    /// from that file: URLSession reads it as it sends (FoundationNetworking's upload task sent a 300 MB
+    /// file through about 43 MB of resident memory; docs/benchmarks.md), and its progress is the task's
+    /// own, reported as ``TransferEvent/requestBytesSent(total:expected:)``. A 307 or 308 answering such
+    /// an upload on Linux is not followed (FoundationNetworking would resend it without its body).
     public func stream(_ request: HTTPRequest, body: BodyStream?) async throws -> (HTTPResponse, BodyStream) {
-        let bytes = try await body?.collect(upTo: 1 << 30)
+        let file = streams ? body?.fileSource : nil
+        let bytes = file == nil ? try await body?.collect(upTo: 1 << 30) : nil
         guard streams else {
             let (response, data) = try await send(request, body: bytes)
             return (response, BodyStream(data))
         }
         let urlRequest = try Self.urlRequest(for: request, body: bytes)
         let handle = DataTaskHandle()
-        let transfer = StreamTransfer(handle: handle)
+        let transfer = StreamTransfer(handle: handle, uploadReporter: file?.reporter)
         let timeout = self.timeout
         let deadline = Task {
             try await Task.sleep(for: timeout)
@@ -44,7 +57,9 @@ extension URLSessionTransport {
             try await withCheckedThrowingContinuation {
                 (continuation: CheckedContinuation<(URLResponse, BodyStream), any Error>) in
                 transfer.start(continuation)
-                let task = session.dataTask(with: urlRequest)
+                let task =
+                    file.map { session.uploadTask(with: urlRequest, fromFile: URL(fileURLWithPath: $0.path)) }
+                    ?? session.dataTask(with: urlRequest)
                 TransferRouter.shared.register(transfer, for: task)
                 TransferRouter.shared.register(redirects, for: task)
                 handle.start(task)
@@ -74,9 +89,17 @@ final class StreamTransfer: TaskTransfer {
     private let channel: ChunkChannel
     private let writer: BodyStream.Writer
 
-    init(handle: DataTaskHandle) {
+    /// Who hears of a file upload's progress, if anyone (captured where the call started).
+    private let uploadReporter: TransferReporter?
+
+    init(handle: DataTaskHandle, uploadReporter: TransferReporter? = nil) {
         channel = ChunkChannel(bufferSize: BodyStream.defaultBufferSize, onTermination: { handle.cancel() })
         writer = BodyStream.Writer(channel: channel)
+        self.uploadReporter = uploadReporter
+    }
+
+    func sent(total: Int64, expected: Int64) {
+        uploadReporter?.report(.requestBytesSent(total: Int(total), expected: expected >= 0 ? Int(expected) : nil))
     }
 
     func start(_ continuation: CheckedContinuation<(URLResponse, BodyStream), any Error>) {

@@ -311,6 +311,13 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         if transfer(for: dataTask)?.received(data, on: dataTask) == false { dataTask.cancel() }
     }
 
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        transfer(for: task)?.sent(total: totalBytesSent, expected: totalBytesExpectedToSend)
+    }
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let transfer = transfers.withLock { $0.removeValue(forKey: ObjectIdentifier(task)) }
         policies.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(task)) }
@@ -325,7 +332,9 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendabl
         // A 307 or 308 sends the method and body again (RFC 9110 §15.4.8), but FoundationNetworking
         // sends the method with an empty body, whatever the new request holds: a POST would arrive
         // empty. Such a redirect is not followed; the caller gets the 307 or 308 itself.
-        if [307, 308].contains(response.statusCode), task.originalRequest?.httpBody?.isEmpty == false {
+        if [307, 308].contains(response.statusCode),
+            task.originalRequest?.httpBody?.isEmpty == false || task is URLSessionUploadTask
+        {
             completionHandler(nil)
             return
         }
