@@ -1,4 +1,5 @@
 import Foundation
+import HammockWire
 import Synchronization
 
 #if canImport(Glibc)
@@ -54,15 +55,12 @@ final class FileSource: Sendable {
         size = Int(status.st_size)
     }
 
-    /// Opens `path` for reading without waiting (a FIFO would wait for a writer) and checks that it
-    /// is a regular file.
+    /// Opens `path` for reading without waiting (a FIFO would wait for a writer), a regular file only.
     static func openRegular(_ path: String) throws(UploadFileError) -> Int32 {
-        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else { throw UploadFileError(path: path, reason: String(cString: strerror(errno))) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
-            close(descriptor)
-            throw UploadFileError(path: path, reason: "it is not a regular file")
+        let descriptor = openRegularFileForReading(path)
+        guard descriptor >= 0 else {
+            throw UploadFileError(
+                path: path, reason: errno == EINVAL ? "it is not a regular file" : String(cString: strerror(errno)))
         }
         return descriptor
     }

@@ -62,8 +62,6 @@ public struct BodyStream: AsyncSequence, Sendable {
         return nil
     }
 
-    /// Whether the body can be read again from the start (made from bytes or a file): a retry or a 307
-    /// can send it anew.
     /// The file this body reads, if it is one (``init(contentsOf:chunkSize:)``): a transport that can
     /// send a file itself (URLSession's upload task) takes it from there.
     var fileSource: FileSource? {
@@ -71,6 +69,8 @@ public struct BodyStream: AsyncSequence, Sendable {
         return nil
     }
 
+    /// Whether the body can be read again from the start (made from bytes or a file): a retry or a 307
+    /// can send it anew.
     public var isRepeatable: Bool {
         switch lifetime.origin {
         case .bytes, .file: true

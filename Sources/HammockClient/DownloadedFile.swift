@@ -115,8 +115,18 @@ extension RestClient {
     ///   what is on disk now. A `206` that does not start where the file ends is refused
     ///   (``DownloadResumeError``), the file left as it was.
     public func download(_ request: RequestBuilder, resuming partial: PartialDownload) async throws(RestError) -> DownloadedFile {
+        // A `PartialDownload` may come back from storage, or from elsewhere: only a file that holds what
+        // it says (a regular file, not a link, of exactly that size) is appended to or rewritten.
+        let attributes = try? FileManager.default.attributesOfItem(atPath: partial.url.path)
+        let held = (attributes?[.type] as? FileAttributeType) == .typeRegular ? (attributes?[.size] as? NSNumber)?.intValue : nil
+        guard partial.byteCount >= 0, held == partial.byteCount else {
+            throw RestError(
+                .invalidRequest(
+                    "the partial download at \(partial.url.path) holds \(held.map { "\($0) bytes" } ?? "no regular file"), not the \(partial.byteCount) it names"
+                ), method: request.method, url: request.describeURL(baseURL: baseURL))
+        }
         var ranged = request
-        ranged.setHeader("Range", "bytes=\(max(0, partial.byteCount))-")
+        ranged.setHeader("Range", "bytes=\(partial.byteCount)-")
         if let validator = partial.validator { ranged.setHeader("If-Range", validator) }
         let response: StreamedResponse
         do {

@@ -67,13 +67,13 @@ public struct RequestBuilder: Sendable {
 
     /// Fills the `{name}` placeholder (percent-encoded as one segment: `/` becomes `%2F`).
     public mutating func setPathValue(_ value: some ParameterValue, for name: String) {
-        pathValues[name] = value.parameterStrings
+        pathValues.set(value.parameterStrings, for: name)
     }
 
     /// Fills the `{name}` placeholder of the template's static query (`/search?q={query}`), strictly
     /// encoded. `nil` drops the item; an array repeats it once per element.
     public mutating func setQueryValue(_ value: some ParameterValue, for name: String) {
-        queryValues[name] = value.parameterStrings
+        queryValues.set(value.parameterStrings, for: name)
     }
 
     /// Adds query items (none for `nil`, one per element for arrays).
@@ -85,13 +85,19 @@ public struct RequestBuilder: Sendable {
     /// adds none); `name` is the parameter's and is not sent. What an `@API` method's dictionary
     /// parameter becomes: `func search(filters: [String: String])` sends `?a=1&b=2`.
     public mutating func addQuery<Value: ParameterValue>(_ name: String, _ map: [String: Value]?) {
-        for (key, value) in (map ?? [:]).sorted(by: { $0.key < $1.key }) { addQuery(key, value) }
+        for (key, value) in Self.sortedPairs(map) { addQuery(key, value) }
     }
 
     /// Sets a header per pair of `map` (an `@API` method's `@HeaderMap` parameter); a `nil` value removes
     /// that header, a `nil` map sets none.
     public mutating func setHeaders<Value: ParameterValue>(_ map: [String: Value]?) {
-        for (name, value) in (map ?? [:]).sorted(by: { $0.key < $1.key }) { setHeader(name, value) }
+        for (name, value) in Self.sortedPairs(map) { setHeader(name, value) }
+    }
+
+    /// A dictionary parameter's pairs, keys in sorted order (a dictionary's own order changes from run to
+    /// run); none for `nil`.
+    private static func sortedPairs<Value>(_ map: [String: Value]?) -> [(key: String, value: Value)] {
+        (map ?? [:]).sorted { $0.key < $1.key }
     }
 
     /// Sets a header; a `nil` optional removes it. Later settings win; names compare case-insensitively.
@@ -116,12 +122,12 @@ public struct RequestBuilder: Sendable {
 
     /// Adds a form field per pair of `map`, keys in sorted order; `name` is the parameter's and is not sent.
     public mutating func addFormField<Value: ParameterValue>(_ name: String, _ map: [String: Value]?) {
-        for (key, value) in (map ?? [:]).sorted(by: { $0.key < $1.key }) { addFormField(key, value) }
+        for (key, value) in Self.sortedPairs(map) { addFormField(key, value) }
     }
 
     /// Adds a text part per pair of `map`, keys in sorted order; `name` is the parameter's and is not sent.
     public mutating func addPart<Value: ParameterValue>(_ name: String, _ map: [String: Value]?) {
-        for (key, value) in (map ?? [:]).sorted(by: { $0.key < $1.key }) { addPart(key, value) }
+        for (key, value) in Self.sortedPairs(map) { addPart(key, value) }
     }
 
     /// Adds a multipart part; the body becomes multipart.
@@ -294,13 +300,15 @@ struct PlaceholderValues: Sendable {
     private var entries: [(name: String, values: [String])] = []
 
     subscript(name: String) -> [String]? {
-        get { entries.first { $0.name == name }?.values }
-        set {
-            if let index = entries.firstIndex(where: { $0.name == name }) {
-                if let newValue { entries[index].values = newValue } else { entries.remove(at: index) }
-            } else if let newValue {
-                entries.append((name, newValue))
-            }
+        entries.first { $0.name == name }?.values
+    }
+
+    /// Sets `name`'s values, replacing what it had.
+    mutating func set(_ values: [String], for name: String) {
+        if let index = entries.firstIndex(where: { $0.name == name }) {
+            entries[index].values = values
+        } else {
+            entries.append((name, values))
         }
     }
 }

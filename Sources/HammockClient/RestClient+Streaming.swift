@@ -75,7 +75,7 @@ extension RestClient {
         } catch {
             throw Self.failure(for: error, failure)
         }
-        if let body, !body.isEmpty { TransferProgress.report(.requestBytesSent(total: body.count, expected: body.count)) }
+        Self.reportSent(body)
         guard (200...299).contains(response.status.code) else {
             let excerpt = try? await InterceptedTransport.prefix(of: stream, upTo: InterceptedTransport.streamedErrorBodyLimit)
             var error = RestError(

@@ -126,7 +126,7 @@ public struct RestClient: Sendable {
         } catch {
             throw Self.failure(for: error, failure)
         }
-        if let body, !body.isEmpty { TransferProgress.report(.requestBytesSent(total: body.count, expected: body.count)) }
+        Self.reportSent(body)
         guard acceptingAnyStatus || (200...299).contains(response.status.code) else {
             var error = RestError(
                 .unacceptableStatus, method: request.method, url: request.describeURL(baseURL: baseURL),
@@ -138,6 +138,11 @@ public struct RestClient: Sendable {
             await tell(writeObservers, of: request, head: head, status: response.status)
         }
         return RawResponse(status: response.status, headerFields: response.headerFields, body: responseBody)
+    }
+
+    /// Tells a progress listener that a body of bytes went whole (a file body reports as it is read).
+    static func reportSent(_ body: [UInt8]?) {
+        if let body, !body.isEmpty { TransferProgress.report(.requestBytesSent(total: body.count, expected: body.count)) }
     }
 
     /// The error a call reports for `error`, met on its way out or back (the transport, an interceptor,

@@ -266,6 +266,33 @@ struct StreamingClientTests {
     }
 
     @Test(
+        "A partial download whose file is not what it says (another size, a link, a directory, extremes) is refused before anything is sent"
+    )
+    func resumeRefusesAForeignFile() async throws {
+        try await Self.withClient(.inProcess) { client, server in
+            let directory = TemporaryFiles.directory("resume-foreign")
+            let url = URL(fileURLWithPath: directory + "partial.bin")
+            try Data(repeating: 1, count: 100).write(to: url)
+            let link = URL(fileURLWithPath: directory + "link.bin")
+            try FileManager.default.createSymbolicLink(at: link, withDestinationURL: url)
+            server.journal.clear()
+            for partial in [
+                PartialDownload(url: url, byteCount: 99), PartialDownload(url: url, byteCount: -1),
+                PartialDownload(url: url, byteCount: .max), PartialDownload(url: link, byteCount: 100),
+                PartialDownload(url: URL(fileURLWithPath: directory), byteCount: 100),
+                PartialDownload(url: URL(fileURLWithPath: directory + "missing.bin"), byteCount: 0),
+            ] {
+                let error = await #expect(throws: RestError.self) {
+                    try await client.download(RequestBuilder(.get, "/report"), resuming: partial)
+                }
+                #expect(error?.kind == .invalidRequest, "\(partial)")
+            }
+            #expect(server.journal.entries.isEmpty)
+            #expect(try Data(contentsOf: url) == Data(repeating: 1, count: 100))
+        }
+    }
+
+    @Test(
         "A resumption whose validator no longer matches gets the whole body, which replaces the bytes on disk",
         arguments: Road.allCases)
     func resumedDownloadOfAChangedBody(road: Road) async throws {

@@ -39,6 +39,15 @@ struct RefetchAndReleaseTests {
         withExtendedLifetime(owner) {}
     }
 
+    /// `/observed`, loaded, with an observer whose owner the caller keeps alive.
+    func loadedAndObserved(_ api: Service) async -> (Resource, NSObject) {
+        let observed = api.resource("/observed")
+        let owner = NSObject()
+        observed.addObserver(owner: owner) { _, _ in }
+        _ = await observed.load().response()
+        return (observed, owner)
+    }
+
     /// Waits (on the main actor, which the refetching task needs) until `condition` holds, up to 5 s.
     func eventually(_ condition: () -> Bool) async throws {
         for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
@@ -47,10 +56,7 @@ struct RefetchAndReleaseTests {
     @Test("Events from any async sequence refetch what went stale, until the task is cancelled")
     func refetchOnEvents() async throws {
         let api = try service()
-        let observed = api.resource("/observed")
-        let owner = NSObject()
-        observed.addObserver(owner: owner) { _, _ in }
-        _ = await observed.load().response()
+        let (observed, owner) = await loadedAndObserved(api)
         let (events, continuation) = AsyncStream.makeStream(of: Void.self)
         let refetching = api.refetchStale(whenever: events)
         clock.advance(by: .seconds(31))
@@ -72,10 +78,7 @@ struct RefetchAndReleaseTests {
     @Test("A posted notification refetches what went stale; once cancelled, posts do nothing and the observers are gone")
     func refetchOnNotifications() async throws {
         let api = try service()
-        let observed = api.resource("/observed")
-        let owner = NSObject()
-        observed.addObserver(owner: owner) { _, _ in }
-        _ = await observed.load().response()
+        let (observed, owner) = await loadedAndObserved(api)
         let center = NotificationCenter()
         let cameBack = Notification.Name("HammockTestsAppCameBack")
         let refetching = api.refetchStale(whenPosted: [cameBack], by: center)

@@ -123,14 +123,23 @@ struct StreamingTests {
         }
     }
 
+    /// A server whose `GET path` answers `file`, written first in a directory of its own with `bytes`
+    /// bytes (`n × step`, truncated): the server, the bytes and the directory.
+    static func fileStub(
+        _ path: String, file: String, bytes: Int, step: Int
+    ) async throws -> (MockServer, [UInt8], String) {
+        let directory = TemporaryFiles.directory("file")
+        let contents = (0..<bytes).map { UInt8(truncatingIfNeeded: $0 &* step) }
+        try Data(contents).write(to: URL(fileURLWithPath: directory + file))
+        let server = try await configured(#"[{"method": "GET", "path": "\#(path)", "file": "\#(file)"}]"#, in: directory)
+        return (server, contents, directory)
+    }
+
     @Test(
         "A file stub answers one byte range with 206, a range past the end with 416, and the whole file for several ranges, a stale If-Range or a malformed Range"
     )
     func fileRanges() async throws {
-        let directory = TemporaryFiles.directory("file-ranges")
-        let contents = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
-        try Data(contents).write(to: URL(fileURLWithPath: directory + "video.bin"))
-        let server = try await Self.configured(#"[{"method": "GET", "path": "/video", "file": "video.bin"}]"#, in: directory)
+        let (server, contents, _) = try await Self.fileStub("/video", file: "video.bin", bytes: 100_000, step: 7)
         try await server.whileServing { port in
             let client = LoopbackClient(port: port)
             let whole = try await client.send("GET", "/video")
@@ -175,10 +184,7 @@ struct StreamingTests {
 
     @Test("A file stub streams from disk with its Content-Length, keeps the connection open, and HEAD gives the length")
     func fileStub() async throws {
-        let directory = TemporaryFiles.directory("file")
-        let contents = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
-        try Data(contents).write(to: URL(fileURLWithPath: directory + "photo.jpg"))
-        let server = try await Self.configured(#"[{"method": "GET", "path": "/photo", "file": "photo.jpg"}]"#, in: directory)
+        let (server, contents, directory) = try await Self.fileStub("/photo", file: "photo.jpg", bytes: 200_000, step: 31)
         try await server.whileServing { port in
             let raw = try RawConnection(port: port)
             // Two pipelined on one connection: the first body's length frames it, and the second follows.

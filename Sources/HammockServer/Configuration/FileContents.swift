@@ -44,23 +44,10 @@ package enum FileContents {
     }
 }
 
-/// The C library's `read(2)`, `open(2)` and `close(2)`, out of reach of methods of the same names.
+/// The C library's `read(2)` and `close(2)`, out of reach of methods of the same names (opening is
+/// HammockWire's `openRegularFileForReading`).
 func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
     read(descriptor, buffer, count)
-}
-
-/// Opens `path` for reading without blocking (a FIFO put there would block `open` until a writer came),
-/// and only if it is a regular file then; -1 with `errno` set otherwise (`EINVAL` for not a regular file).
-func systemOpenRegularFile(_ path: String) -> Int32 {
-    let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-    guard descriptor >= 0 else { return descriptor }
-    var info = stat()
-    guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-        close(descriptor)
-        errno = EINVAL
-        return -1
-    }
-    return descriptor
 }
 
 func systemClose(_ descriptor: Int32) -> Int32 { close(descriptor) }

@@ -1,4 +1,5 @@
 import Dispatch
+import HammockWire
 
 #if canImport(Glibc)
 import Glibc
@@ -63,7 +64,7 @@ final class FileReader: Sendable {
         let result: Result<Int32, FileBodyError> = await withCheckedContinuation { continuation in
             queue.async {
                 // Checked again when opened: the path may have become a FIFO since the stub was made.
-                let descriptor = systemOpenRegularFile(path)
+                let descriptor = openRegularFileForReading(path)
                 let reason = errno == EINVAL ? "not a regular file" : String(cString: strerror(errno))
                 continuation.resume(
                     returning: descriptor >= 0 ? .success(descriptor) : .failure(FileBodyError(path: path, reason: reason)))

@@ -1,4 +1,4 @@
-import Foundation
+import HammockWire
 
 /// The `_cursor` of a list page: opaque to clients, a position in the query's order to the server.
 ///
@@ -17,18 +17,14 @@ package enum ListCursor {
 
     /// The cursor of the page that starts at `position`.
     package static func token(for position: Int) -> String {
-        Data((prefix + String(position)).utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        Base64URL.encode(Array((prefix + String(position)).utf8))
     }
 
     /// The position a cursor made by ``token(for:)`` stands for; `nil` for anything else.
     package static func position(of token: String) -> Int? {
         // 64 characters hold any `Int` this makes; a longer value is refused before it is decoded.
         guard token.utf8.count <= 64 else { return nil }
-        var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8),
+        guard let bytes = Base64URL.decode(token), let text = String(validating: bytes, as: UTF8.self),
             text.hasPrefix(prefix), let position = Int(text.dropFirst(prefix.count)), position >= 0
         else { return nil }
         return position
