@@ -10,10 +10,9 @@ import Darwin
 /// httpbin (from PyPI) under gunicorn on 127.0.0.1, a free port, for the duration of one test.
 /// `scripts/setup --tests` installs it (in the project's .venv).
 public final class HTTPBinServer: Sendable {
-    let process: Process
+    let process: ChildProcess
     /// The port it listens on.
     public let port: Int
-    private let exited: AsyncStream<Int32>
 
     /// Whether it serves HTTPS.
     public let isTLS: Bool
@@ -21,10 +20,9 @@ public final class HTTPBinServer: Sendable {
     /// `http://127.0.0.1:PORT` (`https` over TLS).
     public var baseURL: URL { URL(string: "\(isTLS ? "https" : "http")://127.0.0.1:\(port)")! }
 
-    private init(process: Process, port: Int, exited: AsyncStream<Int32>, isTLS: Bool) {
+    private init(process: ChildProcess, port: Int, isTLS: Bool) {
         self.process = process
         self.port = port
-        self.exited = exited
         self.isTLS = isTLS
     }
 
@@ -36,35 +34,29 @@ public final class HTTPBinServer: Sendable {
     /// Starts httpbin on a free port of 127.0.0.1 and returns once it listens; over TLS (gunicorn's, with
     /// Python's ssl module) when given a certificate file and its key file (PEM).
     public static func start(certificateFile: String? = nil, keyFile: String? = nil) async throws -> HTTPBinServer {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         var tls: [String] = []
         if let certificateFile, let keyFile { tls = ["--certfile", certificateFile, "--keyfile", keyFile] }
-        process.arguments =
+        let arguments =
             [
                 ProjectPython.executable, "-m", "gunicorn", "-k", "gthread", "--threads", "8", "--no-control-socket",
                 "--graceful-timeout", "1", "-b", "127.0.0.1:0",
             ] + tls + ["httpbin:app"]
-        let errors = Pipe()
-        // Keep the pipe out of processes other tests spawn at the same moment (see HammockProcess).
-        for handle in [errors.fileHandleForReading, errors.fileHandleForWriting] {
-            _ = fcntl(handle.fileDescriptor, F_SETFD, FD_CLOEXEC)
-        }
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
+        let process = try ChildProcess("/usr/bin/env", arguments, errors: .pipe)
+        guard let reading = process.errors else { throw StartFailure(description: "httpbin: no pipe") }
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int?.self)
-        let (exited, exitContinuation) = AsyncStream.makeStream(of: Int32.self)
         let output = Mutex("")
         // Read on a thread of its own with blocking reads, not with a readabilityHandler: that handler is a
         // dispatch source, and a pipe closed while its cancellation was still on libdispatch's manager
         // thread crashed the test process (SIGSEGV in _dispatch_event_loop_drain) once another test's
-        // process reused the descriptor: 4 runs in 14 of the HTTPS suite.
-        let reading = errors.fileHandleForReading
+        // process reused the descriptor: 4 runs in 14 of the HTTPS suite. The pipe ends when gunicorn and
+        // its workers have all exited.
         Thread.detachNewThread {
             while true {
                 let chunk = reading.readAvailable()
                 if chunk.isEmpty {
+                    reading.close()
                     portContinuation.yield(nil)
+                    portContinuation.finish()
                     return
                 }
                 let text = output.withLock { text -> String in
@@ -78,28 +70,25 @@ public final class HTTPBinServer: Sendable {
                 }
             }
         }
-        process.terminationHandler = { process in
-            portContinuation.yield(nil)
-            exitContinuation.yield(process.terminationStatus)
-            exitContinuation.finish()
-        }
-        try process.run()
         for await port in ports {
             guard let port else { break }
-            return HTTPBinServer(process: process, port: port, exited: exited, isTLS: !tls.isEmpty)
+            return HTTPBinServer(process: process, port: port, isTLS: !tls.isEmpty)
         }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        throw StartFailure(description: "httpbin did not start (run scripts/setup --tests): \(output.withLock { $0 })")
+        process.send(SIGKILL)
+        let ended = await process.termination()
+        throw StartFailure(
+            description: "httpbin did not start (run scripts/setup --tests; it \(ended)): \(output.withLock { $0 })")
     }
 
     /// Stops it and its workers, and returns once it has exited.
     public func stop() async {
-        // SIGKILL, not SIGTERM: a child of the test process may inherit a signal mask that blocks
-        // SIGTERM, and gunicorn then never sees it. Its workers exit when the master is gone.
-        let master = process.processIdentifier
-        for worker in Self.children(of: master) { kill(worker, SIGKILL) }  // a worker may be mid-request
-        if process.isRunning { kill(master, SIGKILL) }
-        for await _ in exited { break }
+        // SIGKILL, not SIGTERM: nothing in it is worth saving, and SIGTERM waits for a worker mid-request
+        // up to the graceful timeout. Workers first (they would outlive the master a moment).
+        if process.isRunning {
+            for worker in Self.children(of: process.processIdentifier) { kill(worker, SIGKILL) }
+        }
+        process.send(SIGKILL)
+        _ = await process.termination()
     }
 }
 

@@ -32,7 +32,7 @@ public final class ThrowawayPostgres: Sendable {
     public let directory: String
     let binaries: String
     let runAs: String?
-    private let server = Mutex<Process?>(nil)
+    private let server = Mutex<ChildProcess?>(nil)
 
     private static let instance = Mutex<Task<ThrowawayPostgres, any Error>?>(nil)
 
@@ -71,7 +71,7 @@ public final class ThrowawayPostgres: Sendable {
         let password = UUID().uuidString
         try Data(password.utf8).write(to: URL(fileURLWithPath: directory + "password"))
         if let runAs {
-            guard await offPool({ run(as: nil, ["/bin/chown", "-R", runAs, directory], log: nil) }) == 0 else {
+            guard await run(as: nil, ["/bin/chown", "-R", runAs, directory], log: nil) == 0 else {
                 throw Unavailable(description: "cannot give \(directory) to the user \(runAs)")
             }
         }
@@ -79,7 +79,7 @@ public final class ThrowawayPostgres: Sendable {
             binaries + "initdb", "-D", directory + "data", "-U", "hammock", "--auth=scram-sha-256",
             "--pwfile=" + directory + "password", "-E", "UTF8", "--locale=C", "--no-sync",
         ]
-        guard await offPool({ run(as: runAs, initdb, log: directory + "initdb.log") }) == 0 else {
+        guard await run(as: runAs, initdb, log: directory + "initdb.log") == 0 else {
             throw Unavailable(description: "initdb failed; see \(directory)initdb.log")
         }
         let port = try freePort()
@@ -109,12 +109,9 @@ public final class ThrowawayPostgres: Sendable {
             kill -INT $server 2>/dev/null; wait $server
             [ -d /proc/\(getpid()) ] || rm -rf \(directory)
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: runAs == nil ? "/bin/sh" : "/usr/sbin/runuser")
-        process.arguments = (runAs.map { ["-u", $0, "--"] } ?? []) + (runAs == nil ? [] : ["/bin/sh"]) + ["-c", script]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess(
+            runAs == nil ? "/bin/sh" : "/usr/sbin/runuser",
+            (runAs.map { ["-u", $0, "--", "/bin/sh"] } ?? []) + ["-c", script])
         server.withLock { $0 = process }
         for _ in 0..<300 {
             // Accepting TCP is not yet accepting sign-ins while the server starts or recovers: the
@@ -234,36 +231,17 @@ public final class ThrowawayPostgres: Sendable {
         return nil
     }
 
-    /// Runs blocking work (a child process waited for) on a thread of its own, off the cooperative pool.
-    static func offPool(_ work: @escaping @Sendable () -> Int32) async -> Int32 {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: work()) }
-        }
-    }
-
-    /// Runs a command (as `user`, through `runuser`), waits, and returns its exit status.
-    static func run(as user: String?, _ command: [String], log: String?) -> Int32 {
-        let process = Process()
-        if let user {
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-            process.arguments = ["-u", user, "--"] + command
-        } else {
-            process.executableURL = URL(fileURLWithPath: command[0])
-            process.arguments = Array(command.dropFirst())
-        }
-        if let log, FileManager.default.createFile(atPath: log, contents: nil), let handle = FileHandle(forWritingAtPath: log) {
-            process.standardOutput = handle
-            process.standardError = handle
-        } else {
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-        }
-        do {
-            try process.run()
-        } catch {
-            return -1
-        }
-        process.waitUntilExit()
-        return process.terminationStatus
+    /// Runs a command (as `user`, through `runuser`), waits, and returns its exit status (-1 when it could
+    /// not start).
+    static func run(as user: String?, _ command: [String], log: String?) async -> Int32 {
+        guard let program = command.first else { return -1 }
+        let (executable, arguments) =
+            user.map { ("/usr/sbin/runuser", ["-u", $0, "--"] + command) } ?? (program, Array(command.dropFirst()))
+        guard
+            let child = try? ChildProcess(
+                executable, arguments, output: log.map { .file($0) } ?? .nullDevice,
+                errors: log == nil ? .nullDevice : .sameAsOutput)
+        else { return -1 }
+        return await child.termination().status
     }
 }

@@ -12,13 +12,10 @@ import Darwin
 
 /// Runs the built `hammock` executable and reads its output as it comes.
 final class HammockProcess: Sendable {
-    let process: Process
+    let process: ChildProcess
     let lines: AsyncStream<String>
     let errorOutput = LockedText()
-    private let exit: AsyncStream<Int32>
     private let errorsEnded: AsyncStream<Void>
-    /// The child's standard input.
-    private let input = Pipe()
 
     /// A built product next to the test bundle (the test target depends on it, so it is built).
     static func executable(named name: String = "hammock") -> URL {
@@ -55,74 +52,62 @@ final class HammockProcess: Sendable {
         _ arguments: [String], executable: String = "hammock", shellPrefix: String? = nil,
         environment: [String: String] = [:]
     ) throws {
-        let process = Process()
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        }
+        let program: String
+        let programArguments: [String]
         if let shellPrefix {
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments =
+            program = "/bin/sh"
+            programArguments =
                 ["-c", shellPrefix + " && exec \"$0\" \"$@\"", Self.executable(named: executable).path] + arguments
         } else {
             // A path runs that program (python3); a name, the built product.
-            process.executableURL =
-                executable.hasPrefix("/") ? URL(fileURLWithPath: executable) : Self.executable(named: executable)
-            process.arguments = arguments
+            program = executable.hasPrefix("/") ? executable : Self.executable(named: executable).path
+            programArguments = arguments
         }
-        process.currentDirectoryURL = Self.packageRoot
-        let output = Pipe()
-        let errors = Pipe()
-        // Tests spawn processes in parallel (httpbin, other servers). A child spawned by someone else
-        // would inherit these pipes' write ends and hold them open, so our reader would never see the
-        // end of the output. Close-on-exec keeps them ours; the child still gets its own copies as
-        // stdout and stderr.
-        for handle in [
-            output.fileHandleForReading, output.fileHandleForWriting, errors.fileHandleForReading, errors.fileHandleForWriting,
-            input.fileHandleForReading, input.fileHandleForWriting,
-        ] {
-            _ = fcntl(handle.fileDescriptor, F_SETFD, FD_CLOEXEC)
-        }
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = input
+        // Pipes of its own, close-on-exec this side, and nothing else inherited (see ChildProcess): a
+        // child another test spawns at the same moment must not hold these open, or the reads below would
+        // never see the end of the output.
+        let process = try ChildProcess(
+            program, programArguments, adding: environment, directory: Self.packageRoot.path, input: .pipe,
+            output: .pipe, errors: .pipe)
         let (lines, lineContinuation) = AsyncStream.makeStream(of: String.self)
-        let (exit, exitContinuation) = AsyncStream.makeStream(of: Int32.self)
         let (errorsEnded, errorsEndedContinuation) = AsyncStream.makeStream(of: Void.self)
-        process.terminationHandler = { process in
-            exitContinuation.yield(process.terminationStatus)
-            exitContinuation.finish()
-        }
         self.process = process
         self.lines = lines
-        self.exit = exit
         self.errorsEnded = errorsEnded
-        try process.run()
         // Blocking reads on threads of their own (never the concurrency pool): a read returns no bytes
-        // exactly at the end of the output, which the readability handler did not always report.
-        let outputReader = output.fileHandleForReading
-        Thread.detachNewThread {
-            var buffer = Data()
-            while true {
-                let chunk = outputReader.readAvailable()
-                if chunk.isEmpty { break }
-                buffer.append(chunk)
-                while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                    lineContinuation.yield(String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self))
-                    buffer.removeSubrange(buffer.startIndex...newline)
+        // exactly at the end of the output.
+        if let outputReader = process.output {
+            Thread.detachNewThread {
+                var buffer: [UInt8] = []
+                while true {
+                    let chunk = outputReader.readAvailable()
+                    if chunk.isEmpty { break }
+                    buffer += chunk
+                    while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                        lineContinuation.yield(String(decoding: buffer[..<newline], as: UTF8.self))
+                        buffer.removeSubrange(...newline)
+                    }
                 }
+                outputReader.close()
+                // A last line without a newline (curl's answer, say) is a line too.
+                if !buffer.isEmpty { lineContinuation.yield(String(decoding: buffer, as: UTF8.self)) }
+                lineContinuation.finish()
             }
-            // A last line without a newline (curl's answer, say) is a line too.
-            if !buffer.isEmpty { lineContinuation.yield(String(decoding: buffer, as: UTF8.self)) }
+        } else {
             lineContinuation.finish()
         }
-        let errorReader = errors.fileHandleForReading
         let errorOutput = self.errorOutput
-        Thread.detachNewThread {
-            while true {
-                let chunk = errorReader.readAvailable()
-                if chunk.isEmpty { break }
-                errorOutput.withLock { $0 += String(decoding: chunk, as: UTF8.self) }
+        if let errorReader = process.errors {
+            Thread.detachNewThread {
+                while true {
+                    let chunk = errorReader.readAvailable()
+                    if chunk.isEmpty { break }
+                    errorOutput.withLock { $0 += String(decoding: chunk, as: UTF8.self) }
+                }
+                errorReader.close()
+                errorsEndedContinuation.finish()
             }
+        } else {
             errorsEndedContinuation.finish()
         }
     }
@@ -133,13 +118,10 @@ final class HammockProcess: Sendable {
         return nil
     }
 
-    /// Waits for the process to end, and for its error output to be read, and returns its exit status.
+    /// Waits for the process to end, and for its error output to be read, and returns its exit status
+    /// (128 plus the signal's number when a signal ended it).
     func exitStatus() async -> Int32 {
-        var status: Int32 = -1  // reading terminationStatus before the end traps
-        for await code in exit {
-            status = code
-            break
-        }
+        let status = await process.termination().status
         for await _ in errorsEnded {}
         return status
     }
@@ -148,15 +130,11 @@ final class HammockProcess: Sendable {
 
     /// Writes `line` and a newline to the child's standard input.
     func send(_ line: String) throws {
-        try input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
+        try process.input?.write(Array((line + "\n").utf8))
     }
 
     /// Ends the child's standard input.
-    func closeInput() throws { try input.fileHandleForWriting.close() }
-
-    deinit {
-        if process.isRunning { process.terminate() }
-    }
+    func closeInput() { process.input?.close() }
 }
 
 /// Text shared between a pipe's reader and the test.

@@ -52,7 +52,7 @@ struct UITestStandInTests {
         let (_, faultResponse) = try await mock.session.data(for: fault)
         #expect((faultResponse as? HTTPURLResponse)?.statusCode == 200)
         #expect(try await Self.ask(app, "list") == "status: 503")
-        try app.closeInput()
+        app.closeInput()
         #expect(await app.exitStatus() == 0)
         mock.verify(RequestPattern(.get, "/people", status: 503), count: .once)
     }

@@ -1064,12 +1064,12 @@ extension OpenAPIImportTests {
         }
         #expect(try await names("after=2&limit=2") == ["e3", "e4"])
         // The document's opaque `cursor` pages by the mock's own cursors, under the document's names.
-        let first = try await server.get("/events?cursor=&limit=2")
+        let first = await server.get("/events?cursor=&limit=2")
         let next = try #require(first.headerFields[.nextCursor])
         #expect(first.headerFields[.link]?.contains("cursor=\(next)&limit=2>") == true)
         #expect(try await names("cursor=\(next)&limit=2") == ["e3", "e4"])
         // One it did not make is the document's business: ignored and said so, the first page answered.
-        let foreign = try await server.get("/events?cursor=opaque-from-production&limit=2")
+        let foreign = await server.get("/events?cursor=opaque-from-production&limit=2")
         #expect(foreign.status == .ok && foreign.headerFields[.ignoredQuery] == "cursor")
         #expect(try await names("before=3") == ["e1", "e2"])
         #expect(try await names("created_after=2024-04-01") == ["e4", "e5"])
