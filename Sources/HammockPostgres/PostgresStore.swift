@@ -73,7 +73,10 @@ public final class PostgresStore: MockStore {
         // The server ends a statement that runs too long: a bound on every call that costs nothing here.
         clientConfiguration.options.additionalStartupParameters = [
             // At least 1 ms: 0 would mean no limit at all.
-            ("statement_timeout", "\(max(1, Self.milliseconds(configuration.operationTimeout)))")
+            ("statement_timeout", "\(max(1, Self.milliseconds(configuration.operationTimeout)))"),
+            // Which mock a connection belongs to, in `pg_stat_activity` (the database keeps printable
+            // ASCII and 63 bytes of it).
+            ("application_name", Self.applicationName(namespace: configuration.namespace)),
         ]
         // Why 16: a server answers on a few event loops; more connections than that only queue in the database.
         // One pool on the shared event loops: a pool per loop (so a statement would not leave the loop
@@ -82,8 +85,17 @@ public final class PostgresStore: MockStore {
         clientConfiguration.options.maximumConnections = 16
         let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
         self.client = client
-        // The client's connections live as long as this task; `close()` ends it.
+        // The client's connections live as long as this task; `close()` ends it, and so does dropping the
+        // store (the task holds the client, never the store).
         running = Task { await client.run() }
+    }
+
+    deinit { running.cancel() }
+
+    /// `hammock:NAMESPACE` as PostgreSQL shows it: printable ASCII (anything else is `?`), 63 bytes at most.
+    static func applicationName(namespace: String) -> String {
+        let printable = ("hammock:" + namespace).unicodeScalars.map { (32...126).contains($0.value) ? Character($0) : "?" }
+        return String(printable.prefix(63))
     }
 
     /// Connects, creates the namespace and the store's own tables if they are missing, and returns the store.

@@ -30,7 +30,8 @@ public final class ThrowawayPostgres: Sendable {
     public let password: String
     /// The cluster's directory (data, socket, log).
     public let directory: String
-    let binaries: String
+    /// The folder of PostgreSQL's programs (`postgres`, `psql`, …), ending in `/`.
+    public let binaries: String
     let runAs: String?
     private let server = Mutex<ChildProcess?>(nil)
 

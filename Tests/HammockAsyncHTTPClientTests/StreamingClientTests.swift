@@ -70,7 +70,7 @@ struct StreamingClientTests {
         try Data((0..<50_000).map { UInt8($0 % 251) }).write(to: URL(fileURLWithPath: directory + "report.bin"))
         try Data(
             #"""
-            {"routes": [
+            {"requestTimeout": 300, "routes": [
               {"method": "GET", "path": "/ticks", "repeat": true, "events": [
                 {"event": "tick", "data": {"n": 1}, "delay": 5}, {"event": "tick", "data": {"n": 2}, "delay": 5}]},
               {"method": "GET", "path": "/report", "file": "report.bin",
@@ -79,6 +79,10 @@ struct StreamingClientTests {
             ]}
             """#.utf8
         ).write(to: URL(fileURLWithPath: directory + "mock.json"))
+        // A request timeout of 300 s, not 30: what these tests check is what streams, and in a full run
+        // the client's task waited 10 to 15 s for a turn on the two cooperative threads after each chunk of
+        // a file was read (measured: up to 15.3 s between the read and the task going on, in each of three
+        // runs), so a 900 KB upload in four chunks outlasted 30 s once in about three runs.
         let server = try await MockServer(
             configuration: ServerConfiguration(contentsOfFile: directory + "mock.json"), store: MemoryStore())
         try server.route(.get, "/numbers") { _ in

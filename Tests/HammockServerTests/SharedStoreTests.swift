@@ -22,7 +22,55 @@ struct SharedStoreTests {
         return try await MockServer(resources: resources, store: store, now: now)
     }
 
+    /// A store and a server on a cluster just started, for a test whose connect limit is short on purpose
+    /// (an outage, a frozen server): on a loaded machine (the whole suite beside it) the first connections
+    /// of a fresh cluster took longer than that in about one full run in four, in opening the store or in
+    /// the server's first statements, so both are tried again (five times, a second apart). What the test
+    /// is about starts after this.
+    static func openServer(_ configuration: PostgresStore.Configuration) async throws -> (PostgresStore, MockServer) {
+        for _ in 1..<5 {
+            let store = try? await PostgresStore.open(configuration)
+            if let store, let server = try? await MockServer(resources: resources, store: store) { return (store, server) }
+            try? await store?.close()
+            try await Task.sleep(for: .seconds(1))
+        }
+        let store = try await PostgresStore.open(configuration)
+        return (store, try await MockServer(resources: resources, store: store))
+    }
+
     static func namespace() -> String { "shared_" + UUID().uuidString.prefix(12).lowercased() }
+
+    /// How many connections the database has from stores of `namespace` (by the application name each
+    /// store signs in with), counted with the cluster's own psql.
+    static func connections(ofNamespace namespace: String) async throws -> Int {
+        let cluster = try await ThrowawayPostgres.shared()
+        let query = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'hammock:\(namespace)'"
+        let psql = try ChildProcess(
+            cluster.binaries + "psql",
+            ["-h", "127.0.0.1", "-p", "\(cluster.port)", "-U", cluster.username, "-d", "postgres", "-Atc", query],
+            adding: ["PGPASSWORD": cluster.password], output: .pipe, errors: .sameAsOutput)
+        let output = try #require(psql.output)
+        let text = await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: String(decoding: output.readToEnd(), as: UTF8.self)) }
+        }
+        #expect(await psql.termination() == .exited(0), "\(text)")
+        return try #require(Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), "\(text)")
+    }
+
+    @Test("A store dropped without being closed closes its connections; each names its namespace to the database")
+    func droppedStoreClosesItsConnections() async throws {
+        let namespace = Self.namespace()
+        var store: PostgresStore? = try await PostgresStore.open(StoreKind.postgresConfiguration(namespace: namespace))
+        #expect(await store?.health() == .available)
+        #expect(try await Self.connections(ofNamespace: namespace) > 0)
+        store = nil
+        var open = -1
+        for _ in 0..<100 where open != 0 {
+            open = try await Self.connections(ofNamespace: namespace)
+            if open != 0 { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(open == 0, "connections of a dropped store are still open")
+    }
 
     @Test("A write through one server is served by the other at once, with the same ETag and Last-Modified")
     func writesAreSharedAtOnce() async throws {
@@ -158,18 +206,8 @@ struct SharedStoreTests {
             // gone, requests do not wait for it: the connect probe (2 s) answers 503, not this limit.
             database: "postgres", namespace: "outage", connectTimeout: .seconds(2), operationTimeout: .seconds(60))
         // The short connect limit is for the outage; opening a fresh cluster on a loaded machine can take
-        // longer (a CI run timed out here once, with the whole suite starting clusters at once): the
-        // opening is tried again, and what is under test starts after it.
-        var opened: PostgresStore?
-        for attempt in 1...5 where opened == nil {
-            do {
-                opened = try await PostgresStore.open(configuration)
-            } catch  where attempt < 5 {
-                try await Task.sleep(for: .milliseconds(500))
-            }
-        }
-        let store = try #require(opened)
-        let server = try await MockServer(resources: Self.resources, store: store)
+        // longer (a CI run timed out here once, with the whole suite starting clusters at once).
+        let (store, server) = try await Self.openServer(configuration)
         _ = await server.send(.post, "/people", json: ["name": "ada"])
         try await server.whileServing { port in
             let client = LoopbackClient(port: port)
@@ -210,18 +248,8 @@ struct SharedStoreTests {
         let configuration = PostgresStore.Configuration(
             host: "127.0.0.1", port: cluster.port, username: cluster.username, password: cluster.password,
             database: "postgres", namespace: "paused", connectTimeout: .seconds(3), operationTimeout: .seconds(60))
-        // The 3 s limit is for the frozen server below; a cluster just started on a loaded machine (the
-        // whole suite beside it) once took longer to take the first connection, so opening tries again.
-        var opened: PostgresStore?
-        for attempt in 1...4 where opened == nil {
-            do {
-                opened = try await PostgresStore.open(configuration)
-            } catch  where attempt < 4 {
-                try await Task.sleep(for: .seconds(1))
-            }
-        }
-        let store = try #require(opened)
-        let server = try await MockServer(resources: Self.resources, store: store)
+        // The 3 s limit is for the frozen server below (see openServer).
+        let (store, server) = try await Self.openServer(configuration)
         #expect(await server.send(.post, "/people", json: ["name": "ada"]).0.status == .created)
         cluster.pause()
         // Each answer must come while the database is still frozen: before, the time limit waited for the
