@@ -25,9 +25,12 @@ struct Bench {
                 only: arguments.contains("--only") ? option("--only", 0) : nil)
         }
         if which == "queries" {
+            // `--records 100000,1000000`, `--store memory,sqlite,postgres`: lists, comma-separated.
+            let records = arguments.firstIndex(of: "--records").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
             try await QueryBenchmark.run(
-                records: option("--records", 100_000), seconds: option("--seconds", 5),
-                connections: option("--connections", 32), storeNames: store.map { [$0] } ?? ["memory", "sqlite"])
+                recordCounts: records.map { $0.split(separator: ",").compactMap { Int($0) } } ?? [100_000, 1_000_000],
+                seconds: option("--seconds", 5), connections: option("--connections", 32),
+                storeNames: store.map { $0.split(separator: ",").map(String.init) } ?? ["memory", "sqlite", "postgres"])
         }
         if which == "stores" {
             try await StoreBenchmark.run(

@@ -1,55 +1,181 @@
 import Foundation
 import HammockJSON
+import HammockTestSupport
 
-/// List queries on 100,000 records, both stores, through `hammock serve`: an equality filter, a sort on
-/// a field that is not the key, and a search, each a page of 20, against `GET /people/:id` in the same
-/// run. Requests per second and wrk's p50 and p99 latency.
+/// List queries through `hammock serve` on generated people (`--seed 1`), at each record count and on
+/// each store, in one run: the first answer of each query (cold: its indexes, if any, not yet built),
+/// then for each workload wrk's rate, p50 and p99 at `connections`, and the CPU per request of the
+/// server and (PostgreSQL) of the database's processes. The ratio is to `GET /people/:id` in the same
+/// run and store. Writes (`POST`, `PATCH` of a random record) come last, so the reads see the data as
+/// generated.
 enum QueryBenchmark {
-    static let workloads: [(name: String, path: String)] = [
-        ("GET /people/:id", "/people/50000"),
-        ("equality filter, page of 20", "/people?numberOfKids=3&_page=5&_per_page=20"),
-        ("sort on name, page of 20", "/people?_sort=name&_page=5&_per_page=20"),
-        ("q search, page of 20", "/people?q=amy&_page=1&_per_page=20"),
-    ]
+    struct Workload {
+        var name: String
+        var path: String
+        /// A wrk Lua script (for writes).
+        var script: String?
+        var isList: Bool { path.contains("?") }
+    }
 
-    static func run(records: Int, seconds: Int, connections: Int, storeNames: [String]) async throws {
+    static func workloads(records: Int, directory: String) throws -> [Workload] {
+        let post = directory + "post.lua"
+        try Data(
+            """
+            wrk.method = "POST"
+            wrk.body = '{"name":"John Doe","email":"john@example.com","numberOfKids":1,"kilometersWalked":2.5}'
+            wrk.headers["Content-Type"] = "application/json"
+            """.utf8
+        ).write(to: URL(fileURLWithPath: post))
+        let patch = directory + "patch.lua"
+        // A random record and a random number of kids: the write moves the record in that field's index.
+        try Data(
+            """
+            math.randomseed(7)
+            request = function()
+              local body = '{"numberOfKids":' .. math.random(0, 4) .. '}'
+              return wrk.format("PATCH", "/people/" .. math.random(1, \(records)),
+                {["Content-Type"] = "application/json"}, body)
+            end
+            """.utf8
+        ).write(to: URL(fileURLWithPath: patch))
+        return [
+            Workload(name: "GET /people/:id", path: "/people/\(records / 2)"),
+            Workload(name: "equality filter, page of 20", path: "/people?numberOfKids=3&_page=5&_per_page=20"),
+            Workload(
+                name: "filtered page with total (equality + _like + sort on another field)",
+                path: "/people?numberOfKids=3&name_like=an&_sort=-kilometersWalked&_page=5&_per_page=20"),
+            Workload(name: "sort on name, page of 20", path: "/people?_sort=name&_page=5&_per_page=20"),
+            Workload(name: "q search with total, page of 20", path: "/people?q=silva&_page=2&_per_page=20"),
+            Workload(name: "POST /people", path: "/people", script: post),
+            Workload(name: "PATCH /people/:id (random)", path: "/people/1", script: patch),
+        ]
+    }
+
+    struct Result {
+        var requestsPerSecond = 0.0
+        var p50: Double?
+        var p99: Double?
+        var cpuMicroseconds = 0.0
+        var databaseMicroseconds = 0.0
+        var first: Double?
+    }
+
+    static func run(recordCounts: [Int], seconds: Int, connections: Int, storeNames: [String]) async throws {
         let executable = try hammockExecutable()
-        let directory = NSTemporaryDirectory() + "hammock-query-bench-\(UUID().uuidString)/"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let configurationPath = directory + "people.json"
-        try Data(configuration(records: records).serialized()).write(to: URL(fileURLWithPath: configurationPath))
-
-        print("\n### List queries on \(records) records (`hammock serve --quiet`, wrk -t1 -c\(connections), \(seconds) s)\n")
-        print("| store | workload | req/s | p50 | p99 | rate / by id |")
-        print("|---|---|---:|---:|---:|---:|")
-        for storeName in storeNames {
-            let store = storeName == "sqlite" ? "sqlite:\(directory)people.sqlite" : "memory"
-            let logPath = directory + "serve-\(storeName).log"
-            FileManager.default.createFile(atPath: logPath, contents: nil)
-            guard let log = FileHandle(forWritingAtPath: logPath) else { throw BenchmarkError("cannot write \(logPath)") }
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = ["serve", configurationPath, "--port", "0", "--store", store, "--quiet"]
-            process.standardOutput = log
-            process.standardError = log
-            try process.run()
-            defer { if process.isRunning { process.interrupt() } }
-            let port = try await HTTPBenchmark.waitForPort(logPath: logPath, process: process, seconds: 300)
-            var byID: Double?
-            for (name, path) in workloads {
-                let url = "http://127.0.0.1:\(port)\(path)"
-                _ = try await Wrk.run(url: url, seconds: 1, connections: connections)
-                let result = try await Wrk.run(url: url, seconds: seconds, connections: connections, latency: true)
-                if byID == nil { byID = result.requestsPerSecond }
-                let ratio = byID.map { String(format: "%.2f", result.requestsPerSecond / $0) } ?? "-"
+        let cluster = storeNames.contains("postgres") ? try await ThrowawayPostgres.make() : nil
+        for records in recordCounts {
+            let directory = NSTemporaryDirectory() + "hammock-query-bench-\(UUID().uuidString)/"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let configurationPath = directory + "people.json"
+            try Data(generatedConfiguration(records: records).serialized()).write(to: URL(fileURLWithPath: configurationPath))
+            let workloads = try workloads(records: records, directory: directory)
+            print(
+                "\n### List queries on \(records) generated people (`hammock serve --seed 1 --quiet`, wrk -t1 "
+                    + "-c\(connections), \(seconds) s each)\n")
+            print("| store | workload | first answer | req/s | p50 | p99 | CPU/request | rate / by id |")
+            print("|---|---|---:|---:|---:|---:|---:|---:|")
+            for storeName in storeNames {
+                let namespace = "bench\(records)"
+                let store: String
+                switch storeName {
+                case "sqlite": store = "sqlite:\(directory)people.sqlite"
+                case "postgres":
+                    guard let cluster else { continue }
+                    store = cluster.url() + "?namespace=\(namespace)"
+                default: store = "memory"
+                }
+                let logPath = directory + "serve-\(storeName).log"
+                let started = ContinuousClock.now
+                let server = try ChildProcess(
+                    executable.path, ["serve", configurationPath, "--port", "0", "--store", store, "--seed", "1", "--quiet"],
+                    adding: cluster.map { ["PGPASSWORD": $0.password] } ?? [:], output: .file(logPath),
+                    errors: .sameAsOutput)
+                defer { server.interrupt() }
+                let port = try await waitForPort(logPath: logPath, server: server, seconds: 1_800)
+                let loading = ContinuousClock.now - started
+                let loadedRSS = residentMegabytes(server.processIdentifier)
+                let database = storeName == "postgres" ? cluster.map { $0.directory + "data/postmaster.pid" } : nil
+                var results: [(Workload, Result)] = []
+                // Cold first: each list query once, in order, before any warm-up built what it needs.
+                var firsts: [String: Double] = [:]
+                for workload in workloads where workload.isList {
+                    firsts[workload.name] = try await firstAnswer("http://127.0.0.1:\(port)\(workload.path)")
+                }
+                for workload in workloads {
+                    let url = "http://127.0.0.1:\(port)\(workload.path)"
+                    _ = try await Wrk.run(url: url, seconds: 1, connections: connections, script: workload.script)
+                    let before = StoreBenchmark.cpu(server: server.processIdentifier, databasePIDFile: database)
+                    let run = try await Wrk.run(
+                        url: url, seconds: seconds, connections: connections, script: workload.script, latency: true)
+                    let after = StoreBenchmark.cpu(server: server.processIdentifier, databasePIDFile: database)
+                    let spent = after.total(since: before)
+                    let serverSpent =
+                        after.seconds[server.processIdentifier, default: 0] - before.seconds[server.processIdentifier, default: 0]
+                    var result = Result()
+                    result.requestsPerSecond = run.requestsPerSecond
+                    result.p50 = run.p50
+                    result.p99 = run.p99
+                    result.cpuMicroseconds = spent / Double(max(run.requests, 1)) * 1e6
+                    result.databaseMicroseconds = (spent - serverSpent) / Double(max(run.requests, 1)) * 1e6
+                    result.first = firsts[workload.name]
+                    results.append((workload, result))
+                }
+                let byID = results.first?.1.requestsPerSecond ?? 1
+                for (workload, result) in results {
+                    let cpu =
+                        result.databaseMicroseconds > 0.5
+                        ? String(
+                            format: "%.0f µs (%.0f + %.0f db)", result.cpuMicroseconds,
+                            result.cpuMicroseconds - result.databaseMicroseconds, result.databaseMicroseconds)
+                        : String(format: "%.0f µs", result.cpuMicroseconds)
+                    let first = result.first.map { String(format: "%.1f ms", $0 * 1000) } ?? ""
+                    print(
+                        "| \(storeName) | \(workload.name) | \(first) | \(Int(result.requestsPerSecond)) | "
+                            + "\(milliseconds(result.p50)) | \(milliseconds(result.p99)) | \(cpu) | "
+                            + String(format: "%.2f", result.requestsPerSecond / byID) + " |")
+                }
+                let finalRSS = residentMegabytes(server.processIdentifier)
                 print(
-                    "| \(storeName) | \(name) | \(Int(result.requestsPerSecond)) | \(milliseconds(result.p50)) | "
-                        + "\(milliseconds(result.p99)) | \(ratio) |")
+                    "| \(storeName) | *load (generate \(records))* | \(String(format: "%.1f s", Double(loading.components.seconds) + Double(loading.components.attoseconds) / 1e18)) "
+                        + "| | | | | RSS \(loadedRSS) MB loaded, \(finalRSS) MB after the queries |")
+                server.interrupt()
+                _ = await server.termination()
             }
-            process.interrupt()
-            process.waitUntilExit()
         }
+        try? await cluster?.remove()
+    }
+
+    /// The time one request takes, from connecting to the last byte (curl, on a fresh connection).
+    static func firstAnswer(_ url: String) async throws -> Double {
+        let (output, status) = try await runToEnd(["curl", "-s", "-o", "/dev/null", "-w", "%{time_total} %{http_code}", url])
+        let parts = output.split(separator: " ")
+        guard status == 0, parts.count == 2, parts[1] == "200", let seconds = Double(parts[0]) else {
+            throw BenchmarkError("first request to \(url) failed: \(output)")
+        }
+        return seconds
+    }
+
+    /// VmRSS of `pid`, in MB.
+    static func residentMegabytes(_ pid: Int32) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
+        return kilobytes / 1024
+    }
+
+    static func waitForPort(logPath: String, server: ChildProcess, seconds: Int) async throws -> Int {
+        for _ in 0..<(seconds * 20) {
+            let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            if let range = text.range(of: "http://127.0.0.1:") {
+                let digits = text[range.upperBound...].prefix { $0.isNumber }
+                if let port = Int(digits) { return port }
+            }
+            guard server.isRunning else { throw BenchmarkError("hammock serve exited:\n\(text)") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw BenchmarkError("hammock serve did not announce its port")
     }
 
     /// The `hammock` binary that `scripts/bench` builds beside `hammock-bench`.
@@ -64,7 +190,30 @@ enum QueryBenchmark {
         seconds.map { String(format: "%.2f ms", $0 * 1000) } ?? "-"
     }
 
-    /// People with names from a small list of first names, numbered, a few kids each.
+    /// People made up by the server (`generate`, with `--seed 1`): a full name, an email, a city, 0 to 4
+    /// kids, a distance walked.
+    static func generatedConfiguration(records: Int) -> JSON {
+        [
+            "resources": [
+                [
+                    "name": "people",
+                    "fields": [
+                        "name": "string", "email": "string", "city": "string", "numberOfKids": "integer",
+                        "kilometersWalked": "float",
+                    ],
+                ]
+            ],
+            "generate": [
+                "people": [
+                    "count": .integer(records),
+                    "fields": ["numberOfKids": ["min": 0, "max": 4], "kilometersWalked": ["min": 0, "max": 1000]],
+                ]
+            ],
+        ]
+    }
+
+    /// People with names from a small list of first names, numbered, a few kids each (the stores
+    /// benchmark's data).
     static func configuration(records: Int) -> JSON {
         let names = ["amy", "bob", "carl", "dora", "eve", "frank", "gus", "hana", "ivan", "june", "kai", "lena"]
         let people = (0..<records).map { index -> JSON in
