@@ -104,6 +104,9 @@ enum QueryBenchmark {
                 }
                 for workload in workloads {
                     let url = "http://127.0.0.1:\(port)\(workload.path)"
+                    // Requests wrk gave up on (its 2 s timeout) are still being answered: the next workload
+                    // starts once the server (and the database) is idle, or their backlog is measured in it.
+                    await settle(server: server.processIdentifier, databasePIDFile: database)
                     _ = try await Wrk.run(url: url, seconds: 1, connections: connections, script: workload.script)
                     let before = StoreBenchmark.cpu(server: server.processIdentifier, databasePIDFile: database)
                     let run = try await Wrk.run(
@@ -144,6 +147,16 @@ enum QueryBenchmark {
             }
         }
         try? await cluster?.remove()
+    }
+
+    /// Waits (at most 120 s) until the server and the database spend under 2% of a core over half a second.
+    static func settle(server: Int32, databasePIDFile: String?) async {
+        for _ in 0..<240 {
+            let before = StoreBenchmark.cpu(server: server, databasePIDFile: databasePIDFile)
+            try? await Task.sleep(for: .milliseconds(500))
+            let after = StoreBenchmark.cpu(server: server, databasePIDFile: databasePIDFile)
+            if after.total(since: before) < 0.01 { return }
+        }
     }
 
     /// The time one request takes, from connecting to the last byte (curl, on a fresh connection).

@@ -117,6 +117,53 @@ struct IndexedQueryTests {
         }
     }
 
+    @Test("A bounded heap gives a full sort's window and the count, for any window and any arrival order")
+    func topRecordsMatchAFullSort() async throws {
+        let schema = try await Self.schema()
+        var generator = SplitMix64(seed: 11)
+        for round in 0..<300 {
+            let records = (0..<Int.random(in: 0...40, using: &generator)).map { index in
+                StoredRecord(schema.makeRecord(key: .integer(index + 1), values: Self.randomRecord(&generator)))
+            }.shuffled(using: &generator)
+            let keys = (0..<Int.random(in: 0...2, using: &generator)).map { _ in
+                ListQuery.SortKey(
+                    field: ["name", "size", "weight", "flag", "tags"].randomElement(using: &generator) ?? "size",
+                    isDescending: Bool.random(using: &generator))
+            }
+            let window: ListQuery.Window? =
+                switch Int.random(in: 0..<3, using: &generator) {
+                case 0: .page(number: Int.random(in: 1...5, using: &generator), size: Int.random(in: 1...9, using: &generator))
+                case 1: .range(start: Int.random(in: 0...12, using: &generator), end: Int.random(in: 0...30, using: &generator))
+                default: nil
+                }
+            let order = RecordOrder(keys: keys, keyName: "id")
+            var top = TopRecords(window: window, order: order)
+            for record in records { top.add(record) }
+            var query = ListQuery()
+            query.sort = keys
+            query.window = window
+            let expected = query.apply(to: records.sorted(by: order.precedes), schema: schema)
+            #expect(Self.keys(top.result.page) == Self.keys(expected.page), "round \(round)")
+            #expect(top.result.total == records.count)
+        }
+    }
+
+    @Test("_like folds ASCII letters in place and matches as the lowercased copy does, with and without %")
+    func likeFoldsInPlace() {
+        var generator = SplitMix64(seed: 5)
+        let pieces = ["a", "B", "ab", "AB", "%", "é", "É", "z", "Zz", " ", "_", "ß"]
+        func random(_ count: ClosedRange<Int>) -> String {
+            (0..<Int.random(in: count, using: &generator)).map { _ in pieces.randomElement(using: &generator) ?? "a" }.joined()
+        }
+        for _ in 0..<3_000 {
+            let text = String(random(0...6).filter { $0 != "%" })
+            let pattern = random(0...4)
+            let parts = pattern.lowercased().split(separator: "%", omittingEmptySubsequences: false).map { Array($0.utf8) }
+            let expected = TextMatch.matches(Array(text.lowercased().utf8), pattern: parts)
+            #expect(TextMatch.matches(text, pattern: parts) == expected, "\(text) ~ \(pattern)")
+        }
+    }
+
     @Test("A key inserted below the others, and a table emptied and refilled, keep the indexes in order")
     func insertsBelowAndRefills() async throws {
         let schema = try await Self.schema()

@@ -135,8 +135,7 @@ extension ListQuery {
             case .null: return filter.values.allSatisfy { $0.boolValue == value.isNull }
             case .like:
                 guard case .string(let text) = value else { return false }
-                let lowered = TextMatch.lowercased(text)
-                return filter.patterns.contains { TextMatch.matches(lowered, pattern: $0) }
+                return filter.patterns.contains { TextMatch.matches(text, pattern: $0) }
             case .greater, .greaterOrEqual, .less, .lessOrEqual:
                 guard !value.isNull else { return false }
                 return filter.values.allSatisfy { bound in
@@ -223,18 +222,53 @@ enum TextMatch {
 
     static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool { find(needle, in: haystack, from: 0) != nil }
 
+    /// Whether `text`, lowercased, matches `parts` (lowercased UTF-8). ASCII text is compared with its
+    /// letters folded in place: lowercasing a copy of each record's text allocated, and was 15% of a
+    /// filtered page's CPU (the copy, malloc and free) at a million records. Other text is lowercased
+    /// by the Unicode tables, as before.
+    static func matches(_ text: String, pattern parts: [[UInt8]]) -> Bool {
+        let folded = text.utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
+            for byte in bytes where byte >= 0x80 { return nil }
+            return matches(UnsafeRawBufferPointer(bytes), folding: true, pattern: parts)
+        }
+        if let folded, let result = folded { return result }
+        return matches(lowercased(text), pattern: parts)
+    }
+
     /// `parts` of a pattern split at `%`: one part is a substring; otherwise the first part is a prefix,
     /// the last a suffix, and the ones between occur in order.
     static func matches(_ text: [UInt8], pattern parts: [[UInt8]]) -> Bool {
+        text.withUnsafeBytes { matches($0, folding: false, pattern: parts) }
+    }
+
+    /// ``matches(_:pattern:)`` on bytes, with ASCII capitals taken as small letters when `folding`.
+    static func matches(_ text: UnsafeRawBufferPointer, folding: Bool, pattern parts: [[UInt8]]) -> Bool {
+        @inline(__always) func byte(_ index: Int) -> UInt8 {
+            let value = text[index]
+            return folding && value &- 0x41 < 26 ? value | 0x20 : value
+        }
+        /// Whether `part` is at `position`.
+        func isAt(_ part: [UInt8], _ position: Int) -> Bool {
+            guard position >= 0, text.count - position >= part.count else { return false }
+            for (offset, expected) in part.enumerated() where byte(position + offset) != expected { return false }
+            return true
+        }
+        /// The position after the first `part` at or after `start`.
+        func find(_ part: [UInt8], from start: Int) -> Int? {
+            guard !part.isEmpty else { return start }
+            guard text.count >= part.count, start <= text.count - part.count else { return nil }
+            for position in start...(text.count - part.count) where isAt(part, position) { return position + part.count }
+            return nil
+        }
         guard let first = parts.first else { return true }
-        if parts.count == 1 { return contains(text, first) }
-        guard text.starts(with: first) else { return false }
+        if parts.count == 1 { return find(first, from: 0) != nil }
+        guard isAt(first, 0) else { return false }
         var position = first.count
         for part in parts.dropFirst().dropLast() {
-            guard let after = find(part, in: text, from: position) else { return false }
+            guard let after = find(part, from: position) else { return false }
             position = after
         }
         let last = parts[parts.count - 1]
-        return text.count - position >= last.count && text.suffix(last.count).elementsEqual(last)
+        return text.count - position >= last.count && isAt(last, text.count - last.count)
     }
 }

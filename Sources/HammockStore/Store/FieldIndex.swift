@@ -164,32 +164,43 @@ struct FieldIndex: Sendable {
     }
 
     /// Calls `body` with the entries at `positions`, in order (or reversed), until it returns false.
-    func walk(_ positions: Range<Int>, reversed: Bool = false, _ body: (Entry) -> Bool) {
+    /// Each entry is lent, not copied: a copy retains its value, key and record (three or four atomic
+    /// increments), which was 41% of the CPU of a filtered page walking 200,000 entries at a million
+    /// records, most of it the two event loops bouncing the same counters between their cores.
+    func walk(_ positions: Range<Int>, reversed: Bool = false, _ body: (borrowing Entry) -> Bool) {
         guard !positions.isEmpty else { return }
+        var remaining = positions.count
         if reversed {
             var (chunk, offset) = locate(positions.upperBound - 1)
-            var remaining = positions.count
-            while remaining > 0 {
-                guard body(chunks[chunk][offset]) else { return }
-                remaining -= 1
-                if offset == 0 {
-                    chunk -= 1
-                    if chunk >= 0 { offset = chunks[chunk].count - 1 }
-                } else {
-                    offset -= 1
+            while remaining > 0, chunk >= 0 {
+                let stopped = chunks[chunk].withUnsafeBufferPointer { entries -> Bool in
+                    let lowest = max(0, offset - remaining + 1)
+                    var index = offset
+                    while index >= lowest {
+                        guard body(entries[index]) else { return true }
+                        index -= 1
+                    }
+                    remaining -= offset - lowest + 1
+                    return false
                 }
+                if stopped { return }
+                chunk -= 1
+                if chunk >= 0 { offset = chunks[chunk].count - 1 }
             }
         } else {
             var (chunk, offset) = locate(positions.lowerBound)
-            var remaining = positions.count
-            while remaining > 0 {
-                guard body(chunks[chunk][offset]) else { return }
-                remaining -= 1
-                offset += 1
-                if offset == chunks[chunk].count {
-                    chunk += 1
-                    offset = 0
+            while remaining > 0, chunk < chunks.count {
+                let stopped = chunks[chunk].withUnsafeBufferPointer { entries -> Bool in
+                    let end = min(entries.count, offset + remaining)
+                    for index in offset..<end {
+                        guard body(entries[index]) else { return true }
+                    }
+                    remaining -= end - offset
+                    return false
                 }
+                if stopped { return }
+                chunk += 1
+                offset = 0
             }
         }
     }
