@@ -22,8 +22,8 @@ extension PostgresStore {
         var binds = plan.binds
         let conditions = plan.conditions.isEmpty ? "" : " WHERE " + plan.conditions.joined(separator: " AND ")
         // A filter with a sort: the database reads every match to order them whatever it does, and
-        // counting them in the same pass is cheaper than a second statement (6.9 against 11.8 ms of the
-        // database's CPU for an equality, a `_like` and a sort at 100,000 records). Otherwise the page can
+        // counting them in the same pass is cheaper than a second statement (6.9 against 11.8 ms of CPU,
+        // server and database, for an equality, a `_like` and a sort at 100,000 records). Otherwise the page can
         // stop early and the count is a statement of its own (below).
         let countsInPass = query.window != nil && !plan.conditions.isEmpty && !query.sort.isEmpty
         var sql =
@@ -66,7 +66,7 @@ extension PostgresStore {
         // The page and the count as two statements of one snapshot. One statement with
         // `count(*) OVER ()` has to produce every matching row, with every column, before the window
         // can cut it: a sort on an indexed field could not stop at the page (at 100,000 records a sort's
-        // page took 72.9 ms of the database's CPU, now 24.3; docs/benchmarks.md). The page walks the
+        // page took 72.9 ms of CPU, server and database, now 25; docs/benchmarks.md). The page walks the
         // index and stops; the count reads no columns.
         let count = PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table(schema))" + conditions, binds: plan.binds)
         let (rows, total) = try await run {

@@ -164,9 +164,9 @@ struct FieldIndex: Sendable {
     }
 
     /// Calls `body` with the entries at `positions`, in order (or reversed), until it returns false.
-    /// Each entry is lent, not copied: a copy retains its value, key and record (three or four atomic
-    /// increments), which was 41% of the CPU of a filtered page walking 200,000 entries at a million
-    /// records, most of it the two event loops bouncing the same counters between their cores.
+    /// Each entry is lent, not copied (a copy retained its value, key and record). At a million records
+    /// the profile of a filtered page still shows most of its CPU in `swift_retain`: the first touch of
+    /// each of 200,000 records scattered through the heap, a cache miss each (docs/benchmarks.md).
     func walk(_ positions: Range<Int>, reversed: Bool = false, _ body: (borrowing Entry) -> Bool) {
         guard !positions.isEmpty else { return }
         var remaining = positions.count
