@@ -199,13 +199,18 @@ enum HTTPBenchmark {
 
     /// The port `hammock serve --port 0` announces in its banner (`http://127.0.0.1:PORT`).
     static func waitForPort(logPath: String, process: Process, seconds: Int = 10) async throws -> Int {
+        try await waitForPort(logPath: logPath, isRunning: { process.isRunning }, seconds: seconds)
+    }
+
+    /// The port `hammock serve` announces in its log at `logPath`, while `isRunning`.
+    static func waitForPort(logPath: String, isRunning: () -> Bool, seconds: Int = 10) async throws -> Int {
         for _ in 0..<(seconds * 20) {
             let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
             if let range = text.range(of: "http://127.0.0.1:") {
                 let digits = text[range.upperBound...].prefix { $0.isNumber }
                 if let port = Int(digits) { return port }
             }
-            guard process.isRunning else { throw BenchmarkError("hammock serve exited:\n\(text)") }
+            guard isRunning() else { throw BenchmarkError("hammock serve exited:\n\(text)") }
             try await Task.sleep(for: .milliseconds(50))
         }
         throw BenchmarkError("hammock serve did not announce its port")

@@ -92,7 +92,7 @@ enum QueryBenchmark {
                     adding: cluster.map { ["PGPASSWORD": $0.password] } ?? [:], output: .file(logPath),
                     errors: .sameAsOutput)
                 defer { server.interrupt() }
-                let port = try await waitForPort(logPath: logPath, server: server, seconds: 1_800)
+                let port = try await HTTPBenchmark.waitForPort(logPath: logPath, isRunning: { server.isRunning }, seconds: 1_800)
                 let loading = ContinuousClock.now - started
                 let loadedRSS = residentMegabytes(server.processIdentifier)
                 let database = storeName == "postgres" ? cluster.map { $0.directory + "data/postmaster.pid" } : nil
@@ -176,19 +176,6 @@ enum QueryBenchmark {
             let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
         else { return 0 }
         return kilobytes / 1024
-    }
-
-    static func waitForPort(logPath: String, server: ChildProcess, seconds: Int) async throws -> Int {
-        for _ in 0..<(seconds * 20) {
-            let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-            if let range = text.range(of: "http://127.0.0.1:") {
-                let digits = text[range.upperBound...].prefix { $0.isNumber }
-                if let port = Int(digits) { return port }
-            }
-            guard server.isRunning else { throw BenchmarkError("hammock serve exited:\n\(text)") }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        throw BenchmarkError("hammock serve did not announce its port")
     }
 
     /// The `hammock` binary that `scripts/bench` builds beside `hammock-bench`.
