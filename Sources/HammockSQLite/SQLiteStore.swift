@@ -29,7 +29,7 @@ public final class SQLiteStore: MockStore {
     /// changed: in this process's memory, as the file lock makes this store the file's only writer;
     /// after a restart every resource counts as changed then (a later date is always safe: a client
     /// re-reads once).
-    let mirror = LockedRecordTables()
+    let mirror: LockedRecordTables
 
     /// The database file's path.
     public let path: String
@@ -46,8 +46,13 @@ public final class SQLiteStore: MockStore {
     /// other, is refused; the claim ends with the process, however it ends.
     /// - Throws: `StoreError.fileInUse(path:)` if another store holds the file, or
     ///   `StoreError.storageFailure(_:)` if it cannot be opened as an SQLite database.
-    public init(path: String) throws {
+    public convenience init(path: String) throws { try self.init(path: path, indexingFrom: RecordTable.indexingThreshold) }
+
+    /// A store whose mirror keeps indexes from `indexingFrom` records, so tests run the query planner on a
+    /// few records.
+    package init(path: String, indexingFrom: Int) throws {
         self.path = path
+        mirror = LockedRecordTables(indexingFrom: indexingFrom)
         lock = try DatabaseFileLock(path: path)
         var configuration = Configuration()
         configuration.label = "Hammock.SQLiteStore"
@@ -104,9 +109,10 @@ public final class SQLiteStore: MockStore {
     }
 
     public func addResource(_ schema: ResourceSchema) async throws {
+        let indexingFrom = mirror.indexingFrom
         try await write { db, changes in
             try Self.createOrMigrateTable(schema, in: db)
-            changes.replaceTable(try Self.loadTable(schema, from: db))
+            changes.replaceTable(try Self.loadTable(schema, from: db, indexingFrom: indexingFrom))
         }
     }
 
@@ -319,8 +325,8 @@ extension SQLiteStore {
         return nil
     }
 
-    static func loadTable(_ schema: ResourceSchema, from db: Database) throws -> RecordTable {
-        var table = RecordTable(schema: schema)
+    static func loadTable(_ schema: ResourceSchema, from db: Database, indexingFrom: Int) throws -> RecordTable {
+        var table = RecordTable(schema: schema, indexingFrom: indexingFrom)
         let statement = try db.makeStatement(sql: selectSQL(schema, where: nil))
         for record in try fetch(statement, [], schema) { table.insert(record, key: record[schema.key.name] ?? .null) }
         return table

@@ -6,7 +6,7 @@ import Testing
 @testable import HammockServer
 @testable import HammockStore
 
-/// The indexed answers of a record table (``RecordTable/answer(_:indexingFrom:)``) against the plain scan
+/// The indexed answers of a record table (``RecordTable/answer(_:)``) against the plain scan
 /// (``ListQuery/apply(to:schema:)``), which the property test in ListQueryPropertyTests holds to an oracle.
 @Suite("Indexed list queries")
 struct IndexedQueryTests {
@@ -51,7 +51,15 @@ struct IndexedQueryTests {
             let values: [JSON]
             switch comparison {
             case .null: values = [.bool(Bool.random(using: &generator))]
-            case .like: values = [randomValue("name", &generator)].map { $0.isNull ? "a" : $0 }
+            case .like:
+                // Needles of up to three bytes are answered by the text index alone, longer ones confirmed
+                // on the records, and a `%` splits a pattern into parts.
+                let needle = { (generator: inout SplitMix64) in randomValue("name", &generator).stringValue ?? "a" }
+                switch Int.random(in: 0..<4, using: &generator) {
+                case 0: values = [.string(needle(&generator) + "%" + needle(&generator))]
+                case 1: values = [.string(needle(&generator) + needle(&generator)), .string(needle(&generator))]
+                default: values = [.string(needle(&generator))]
+                }
             default:
                 values = (0..<Int.random(in: 1...3, using: &generator)).map { _ in
                     field == "id" ? .integer(Int.random(in: 0...40, using: &generator)) : randomValue(field, &generator)
@@ -60,7 +68,7 @@ struct IndexedQueryTests {
             query.filters.append(ListQuery.Filter(field: field, comparison: comparison, values: values))
         }
         if Int.random(in: 0..<4, using: &generator) == 0 {
-            query.search = ["", "a", "é", "b a", "É"].randomElement(using: &generator)
+            query.search = ["", "a", "é", "b a", "É", "ab a", "aé b", "e\u{301}a"].randomElement(using: &generator)
         }
         query.sort = (0..<Int.random(in: 0...2, using: &generator)).map { _ in
             ListQuery.SortKey(
@@ -85,7 +93,7 @@ struct IndexedQueryTests {
         let schema = try await Self.schema()
         var generator = SplitMix64(seed: 7)
         for _ in 0..<6 {
-            var table = RecordTable(schema: schema)
+            var table = RecordTable(schema: schema, indexingFrom: 0)
             for _ in 0..<Int.random(in: 0...25, using: &generator) {
                 table.insert(
                     schema.makeRecord(key: .integer(table.lastGeneratedKey + 1), values: Self.randomRecord(&generator)),
@@ -96,12 +104,15 @@ struct IndexedQueryTests {
                 for _ in 0..<4 {
                     let query = Self.randomQuery(&generator)
                     let expected = query.apply(to: table.storedRecords, schema: schema)
-                    let answered = table.answer(query, indexingFrom: 0)
+                    let answered = table.answer(query)
                     #expect(Self.keys(answered.page) == Self.keys(expected.page), "step \(step): \(query)")
                     #expect(answered.total == expected.total, "step \(step): \(query)")
                 }
                 let key = JSON.integer(Int.random(in: 1...max(1, table.lastGeneratedKey), using: &generator))
-                switch Int.random(in: 0..<5, using: &generator) {
+                switch Int.random(in: 0..<6, using: &generator) {
+                case 5 where table.record(withKey: key) == nil:
+                    // A key below the last, in the row a removal freed: rows no longer follow the key order.
+                    table.insert(schema.makeRecord(key: key, values: Self.randomRecord(&generator)), key: key)
                 case 0, 1:
                     let next = JSON.integer(table.lastGeneratedKey + Int.random(in: 1...2, using: &generator))
                     table.insert(schema.makeRecord(key: next, values: Self.randomRecord(&generator)), key: next)
@@ -167,21 +178,21 @@ struct IndexedQueryTests {
     @Test("A key inserted below the others, and a table emptied and refilled, keep the indexes in order")
     func insertsBelowAndRefills() async throws {
         let schema = try await Self.schema()
-        var table = RecordTable(schema: schema)
+        var table = RecordTable(schema: schema, indexingFrom: 0)
         let bySize = ListQuery(sort: [.init(field: "size")])
         for number in stride(from: 2_000, to: 0, by: -1) {
             table.insert(schema.makeRecord(key: .integer(number), values: ["size": .integer(number % 7)]), key: .integer(number))
-            if number % 500 == 0 { _ = table.answer(bySize, indexingFrom: 0) }
+            if number % 500 == 0 { _ = table.answer(bySize) }
         }
         let expected = bySize.apply(to: table.storedRecords, schema: schema)
-        #expect(Self.keys(table.answer(bySize, indexingFrom: 0).page) == Self.keys(expected.page))
+        #expect(Self.keys(table.answer(bySize).page) == Self.keys(expected.page))
         for number in 1...2_000 {
             let removed = table.remove(key: .integer(number))
             #expect(removed)
         }
-        #expect(table.answer(ListQuery(filters: [.init(field: "size", values: [3])]), indexingFrom: 0).total == 0)
+        #expect(table.answer(ListQuery(filters: [.init(field: "size", values: [3])])).total == 0)
         table.insert(schema.makeRecord(key: 5, values: ["size": 3]), key: 5)
-        #expect(Self.keys(table.answer(ListQuery(filters: [.init(field: "size", values: [3])]), indexingFrom: 0).page) == [5])
+        #expect(Self.keys(table.answer(ListQuery(filters: [.init(field: "size", values: [3])])).page) == [5])
     }
 
     @Test(
@@ -254,7 +265,6 @@ struct IndexedQueryTests {
     @Test("A field index with small chunks keeps its order, bounds and walks through random inserts and removals")
     func fieldIndexAgainstASortedArray() {
         var generator = SplitMix64(seed: 21)
-        let record = StoredRecord([:])
         var index = FieldIndex(field: "size", keyName: "id", records: [], chunkLimit: 4)
         var model: [(value: Int, key: Int)] = []
         var nextKey = 0
@@ -262,7 +272,7 @@ struct IndexedQueryTests {
             if model.isEmpty || Int.random(in: 0..<3, using: &generator) > 0 {
                 nextKey += 1
                 let value = Int.random(in: 0...9, using: &generator)
-                index.insert(FieldIndex.Entry(value: .integer(value), key: .integer(nextKey), record: record))
+                index.insert(FieldIndex.Entry(value: .integer(value), key: .integer(nextKey), row: Int32(nextKey)))
                 model.append((value, nextKey))
                 model.sort { ($0.value, $0.key) < ($1.value, $1.key) }
             } else {
@@ -287,51 +297,126 @@ struct IndexedQueryTests {
     @Test("A string rewritten in another Unicode form moves in the index, which compares bytes as filters do")
     func canonicallyEquivalentRewrite() async throws {
         let schema = try await Self.schema()
-        var table = RecordTable(schema: schema)
+        var table = RecordTable(schema: schema, indexingFrom: 0)
         let composed = "caf\u{E9}"
         let decomposed = "cafe\u{301}"
         #expect(composed == decomposed)  // Swift's == equates them; the index must not
         table.insert(schema.makeRecord(key: 1, values: ["name": .string(composed)]), key: 1)
         table.insert(schema.makeRecord(key: 2, values: ["name": "cafe"]), key: 2)
         let byName = { (name: String) in ListQuery(filters: [.init(field: "name", values: [.string(name)])]) }
-        #expect(Self.keys(table.answer(byName(composed), indexingFrom: 0).page) == [1])
+        #expect(Self.keys(table.answer(byName(composed)).page) == [1])
         _ = table.merge(["name": .string(decomposed)], intoKey: 1)
         for name in [composed, decomposed] {
             let query = byName(name)
             #expect(
-                Self.keys(table.answer(query, indexingFrom: 0).page)
+                Self.keys(table.answer(query).page)
                     == Self.keys(query.apply(to: table.storedRecords, schema: schema).page))
         }
         let removed = table.remove(key: 1)
         #expect(removed)
-        #expect(Self.keys(table.answer(ListQuery(sort: [.init(field: "name")]), indexingFrom: 0).page) == [2])
+        #expect(Self.keys(table.answer(ListQuery(sort: [.init(field: "name")])).page) == [2])
     }
 
-    @Test("A search scanned without the lock is scanned again if a write came between the scan and the answer")
-    func searchAcrossAWrite() async throws {
+    @Test("A row set agrees with a plain set through inserts, removals, intersections and unions, sparse and dense")
+    func rowSetAgainstASet() {
+        var generator = SplitMix64(seed: 31)
+        func randomSet(_ generator: inout SplitMix64) -> (RowSet, Set<Int>) {
+            var rows = RowSet()
+            var model = Set<Int>()
+            // Bursts in a few 65,536-row chunks make some chunks dense (bitmaps) and leave others sparse.
+            for _ in 0..<Int.random(in: 0...3, using: &generator) {
+                let chunk = Int.random(in: 0...3, using: &generator) << 16
+                let density = [10, 3_000, 9_000, 40_000].randomElement(using: &generator) ?? 10
+                for _ in 0..<density {
+                    let row = chunk | Int.random(in: 0..<65_536, using: &generator)
+                    let inserted = rows.insert(row)
+                    #expect(inserted == model.insert(row).inserted)
+                }
+            }
+            return (rows, model)
+        }
+        for round in 0..<12 {
+            var (rows, model) = randomSet(&generator)
+            // Removals bring dense chunks back under the limit, and some chunks to nothing.
+            for row in model.shuffled(using: &generator).prefix(model.count * 3 / 4) {
+                let removed = rows.remove(row)
+                #expect(removed)
+                model.remove(row)
+            }
+            let (removedNegative, removedAbsent) = (rows.remove(-1), rows.remove(1 << 20))
+            #expect(!removedNegative && !removedAbsent)
+            #expect(rows.count == model.count, "round \(round)")
+            #expect(rows.rows == model.sorted(), "round \(round)")
+            for _ in 0..<200 {
+                let probe = Int.random(in: -2...(4 << 16), using: &generator)
+                #expect(rows.contains(probe) == model.contains(probe))
+            }
+            let (other, otherModel) = randomSet(&generator)
+            let both = rows.intersection(other)
+            #expect(both.rows == model.intersection(otherModel).sorted(), "round \(round)")
+            #expect(both.count == model.intersection(otherModel).count)
+            let either = rows.union(other)
+            #expect(either.rows == model.union(otherModel).sorted(), "round \(round)")
+            #expect(either.count == model.union(otherModel).count)
+            #expect(RowSet(model.shuffled(using: &generator)).rows == model.sorted())
+        }
+    }
+
+    @Test("The text index's candidates hold every match, and are exactly the matches when it says so")
+    func gramIndexAgainstAScan() {
+        var generator = SplitMix64(seed: 41)
+        let pieces = ["a", "B", "ab", "é", "É", "e\u{301}", " ", "ß", "zz", "abc"]
+        func random(_ count: ClosedRange<Int>, _ generator: inout SplitMix64) -> String {
+            (0..<Int.random(in: count, using: &generator)).map { _ in pieces.randomElement(using: &generator) ?? "a" }.joined()
+        }
+        for round in 0..<20 {
+            var index = GramIndex()
+            var values: [Int: JSON] = [:]
+            for row in 0..<200 {
+                let value: JSON = Int.random(in: 0..<8, using: &generator) == 0 ? .integer(row) : .string(random(0...5, &generator))
+                values[row] = value
+                index.insert(row: row, value: value)
+            }
+            // Rewrites: the old value's grams go, the new value's come.
+            for row in 0..<200 where Int.random(in: 0..<4, using: &generator) == 0 {
+                index.remove(row: row, value: values[row] ?? .null)
+                let value = JSON.string(random(0...4, &generator))
+                values[row] = value
+                index.insert(row: row, value: value)
+            }
+            for _ in 0..<60 {
+                let pattern = random(0...3, &generator) + (Bool.random(using: &generator) ? "%" + random(0...2, &generator) : "")
+                let parts = ListQuery.Matcher.likePatterns([.string(pattern)])[0]
+                let matching = values.filter { _, value in
+                    guard case .string(let text) = value else { return false }
+                    return TextMatch.matches(text, pattern: parts)
+                }.keys.sorted()
+                let (candidates, exact) = index.candidates(for: parts)
+                #expect(Set(matching).isSubset(of: candidates.rows), "round \(round): \(pattern)")
+                if exact { #expect(candidates.rows == matching, "round \(round): \(pattern)") }
+            }
+        }
+    }
+
+    @Test("A table makes its indexes in the write that brings it to the threshold, and a query never makes one")
+    func indexesComeWithTheWrite() async throws {
         let schema = try await Self.schema()
-        var table = RecordTable(schema: schema)
-        for (number, name) in ["amy", "bob", "amy b", "carl"].enumerated() {
-            table.insert(schema.makeRecord(key: .integer(number + 1), values: ["name": .string(name)]), key: .integer(number + 1))
+        var table = RecordTable(schema: schema, indexingFrom: 10)
+        for number in 1...9 {
+            table.insert(schema.makeRecord(key: .integer(number), values: ["size": .integer(number % 3)]), key: .integer(number))
         }
-        let query = ListQuery(search: "AMY")
-        guard case .scan(let pending) = table.step(query, indexingFrom: 0) else {
-            Issue.record("a search of the whole table is handed back to be scanned")
-            return
-        }
-        let matches = pending.run()
-        #expect(matches.positions == [0, 2])
-        // The scan's positions are used while the block is the table's...
-        let stale = SearchMatches(block: matches.block, positions: [2])
-        var unchanged = table
-        #expect(Self.keys(unchanged.answer(query, indexingFrom: 0, matches: stale).page) == [3])
-        // ...and ignored once a write dropped it: a record added, one removed, one renamed.
-        table.insert(schema.makeRecord(key: 5, values: ["name": "Amy five"]), key: 5)
-        _ = table.remove(key: 1)
-        _ = table.merge(["name": "bob amy"], intoKey: 2)
-        let answered = table.answer(query, indexingFrom: 0, matches: matches)
-        #expect(Self.keys(answered.page) == [2, 3, 5])
-        #expect(answered.total == 3)
+        let query = ListQuery(filters: [.init(field: "size", values: [1])], sort: [.init(field: "name")])
+        #expect(table.answer(query).total == 3)
+        #expect(table.indexes == nil)
+        table.insert(schema.makeRecord(key: 10, values: ["size": 1]), key: 10)
+        let indexes = try #require(table.indexes)
+        #expect(Set(indexes.fields.keys) == ["id", "name", "size", "weight", "flag"])
+        #expect(Set(indexes.texts.keys) == ["name"])
+        #expect(Self.keys(table.answer(query).page) == [1, 4, 7, 10])
+        // Back under the threshold the indexes stay: they are dropped only when the schema changes.
+        _ = table.remove(key: 10)
+        #expect(table.indexes != nil)
+        #expect(table.answer(query).total == 3)
     }
 
     @Test("The sixteen-at-a-time text search finds what a plain search finds, at every offset and near the end")
@@ -351,19 +436,6 @@ struct IndexedQueryTests {
                 #expect(fast == plain, "\(needle) in \(haystack) from \(start)")
             }
         }
-    }
-
-    @Test("A search block finds each record once, even with several hits, empty texts and a hit in the last record")
-    func searchBlockMatches() {
-        // Each scalar one byte, so "\u{FF}" is the separator byte 0xFF.
-        func bytes(_ text: String) -> [UInt8] { text.unicodeScalars.map { UInt8(truncatingIfNeeded: $0.value) } }
-        let block = SearchBlock(["amy amy\u{FF}", "", "bob\u{FF}", "", "amy\u{FF}zamy\u{FF}", "xamy\u{FF}"].map(bytes))
-        #expect(block.matches(Array("amy".utf8)) == [0, 4, 5])
-        #expect(block.matches(Array("b".utf8)) == [2])
-        #expect(block.matches([]) == [0, 2, 4, 5])
-        // The end of one text and the start of the next are never read as one.
-        #expect(block.matches(bytes("obam")).isEmpty)
-        #expect(SearchBlock([]).matches(Array("a".utf8)).isEmpty)
     }
 }
 

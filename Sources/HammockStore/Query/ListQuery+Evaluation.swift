@@ -105,17 +105,24 @@ extension ListQuery {
 
         init(query: ListQuery, schema: ResourceSchema) {
             filters = query.filters.map { filter in
-                let patterns =
-                    filter.comparison == .like
-                    ? filter.values.map { value in
-                        (value.stringValue ?? "").lowercased().split(separator: "%", omittingEmptySubsequences: false)
-                            .map { Array($0.utf8) }
-                    } : []
+                let patterns = filter.comparison == .like ? Self.likePatterns(filter.values) : []
                 return Prepared(field: filter.field, comparison: filter.comparison, values: filter.values, patterns: patterns)
             }
-            searchText = query.search.map { Array($0.lowercased().utf8) }
+            searchText = query.search.map(Self.searchNeedle)
             searchFields = schema.columns.filter { $0.type == .string }.map(\.name)
         }
+
+        /// A `_like` filter's values, each lowercased and split at `%` (a value that is not a string is
+        /// the empty pattern).
+        static func likePatterns(_ values: [JSON]) -> [[[UInt8]]] {
+            values.map { value in
+                (value.stringValue ?? "").lowercased().split(separator: "%", omittingEmptySubsequences: false)
+                    .map { Array($0.utf8) }
+            }
+        }
+
+        /// What `q` looks for: the search lowercased, in UTF-8.
+        static func searchNeedle(_ search: String) -> [UInt8] { Array(search.lowercased().utf8) }
 
         func matches(_ record: JSONObject) -> Bool {
             for filter in filters where !Self.passes(record[filter.field] ?? .null, filter) { return false }

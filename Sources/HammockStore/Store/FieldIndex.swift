@@ -1,33 +1,40 @@
 import HammockJSON
 
 /// One field's values across a table, in the order a list query sorts them: by value (``ListQuery``'s
-/// order, `null` first), then by key. Each entry carries its record, so a page is read straight out.
+/// order, `null` first), then by key. Each entry names its record's row (``RecordTable``).
 ///
 /// A run of equal values is a contiguous range whose records are in key order, which answers an equality
 /// filter with a page as a slice; the whole index answers a sort. Entries live in chunks of at most
-/// `chunkLimit`, so a write moves a few hundred entries, not the table.
+/// `chunkLimit`, so a write moves a few hundred entries, not the table; `starts` says where each chunk
+/// begins, so a position is found by a binary search (a walk over 4,000 chunks was most of a sorted
+/// page's 234 µs at a million records).
 struct FieldIndex: Sendable {
     struct Entry: Sendable {
         var value: JSON
         var key: JSON
-        var record: StoredRecord
+        var row: Int32
     }
 
     /// Where a chunk splits in two.
     let chunkLimit: Int
 
     private(set) var chunks: [[Entry]] = []
+    /// The position of each chunk's first entry.
+    private var starts: [Int] = []
     private(set) var count = 0
 
-    /// An index of `records` (in any order) on `field`.
-    init(field: String, keyName: String, records: [StoredRecord], chunkLimit: Int = 512) {
+    /// An index on `field` of `records` (in any order) with their rows.
+    init(field: String, keyName: String, records: [(row: Int, record: StoredRecord)], chunkLimit: Int = 512) {
         self.chunkLimit = max(2, chunkLimit)
-        var entries = records.map { Entry(value: $0.fields[field] ?? .null, key: $0.fields[keyName] ?? .null, record: $0) }
+        var entries = records.map {
+            Entry(value: $0.record.fields[field] ?? .null, key: $0.record.fields[keyName] ?? .null, row: Int32($0.row))
+        }
         entries.sort { Self.order($0.value, $0.key, $1.value, $1.key) < 0 }
         count = entries.count
         var start = 0
         while start < entries.count {
             let end = min(start + self.chunkLimit / 2, entries.count)
+            starts.append(start)
             chunks.append(Array(entries[start..<end]))
             start = end
         }
@@ -45,6 +52,7 @@ struct FieldIndex: Sendable {
         count += 1
         guard !chunks.isEmpty else {
             chunks = [[entry]]
+            starts = [0]
             return
         }
         // The first chunk whose last entry follows the new one; the last chunk if none does.
@@ -54,10 +62,19 @@ struct FieldIndex: Sendable {
             offset = chunks[chunk].count
         }
         chunks[chunk].insert(entry, at: offset)
+        shiftStarts(after: chunk, by: 1)
         if chunks[chunk].count > chunkLimit {
             let upper = Array(chunks[chunk][(chunkLimit / 2)...])
             chunks[chunk].removeSubrange((chunkLimit / 2)...)
             chunks.insert(upper, at: chunk + 1)
+            starts.insert(starts[chunk] + chunkLimit / 2, at: chunk + 1)
+        }
+    }
+
+    /// Moves the start of every chunk after `chunk` by `change` entries.
+    private mutating func shiftStarts(after chunk: Int, by change: Int) {
+        starts.withUnsafeMutableBufferPointer { starts in
+            for index in (chunk + 1)..<starts.count { starts[index] += change }
         }
     }
 
@@ -69,18 +86,23 @@ struct FieldIndex: Sendable {
             Self.order(chunks[chunk][offset].value, chunks[chunk][offset].key, value, key) == 0
         else { return false }
         chunks[chunk].remove(at: offset)
-        if chunks[chunk].isEmpty { chunks.remove(at: chunk) }
+        shiftStarts(after: chunk, by: -1)
+        if chunks[chunk].isEmpty {
+            chunks.remove(at: chunk)
+            starts.remove(at: chunk)
+        }
         count -= 1
         return true
     }
 
-    /// Puts `record` in the entry of `key`, whose value stays `value`; false if there is none.
-    mutating func replaceRecord(value: JSON, key: JSON, with record: StoredRecord) -> Bool {
+    /// Puts `newValue` in the entry of `key`, whose value is `value` and takes the same place in the
+    /// order; false if there is none.
+    mutating func replaceValue(value: JSON, key: JSON, with newValue: JSON) -> Bool {
         let (chunk, offset) = place(of: value, key)
         guard chunk < chunks.count, offset < chunks[chunk].count,
             Self.order(chunks[chunk][offset].value, chunks[chunk][offset].key, value, key) == 0
         else { return false }
-        chunks[chunk][offset].record = record
+        chunks[chunk][offset].value = newValue
         return true
     }
 
@@ -152,21 +174,19 @@ struct FieldIndex: Sendable {
         return chunks[chunk][offset]
     }
 
-    /// The records at `positions`, in order.
-    func records(in positions: Range<Int>) -> [StoredRecord] {
-        var result: [StoredRecord] = []
+    /// The rows at `positions`, in order.
+    func rows(in positions: Range<Int>) -> [Int] {
+        var result: [Int] = []
         result.reserveCapacity(positions.count)
         walk(positions) { entry in
-            result.append(entry.record)
+            result.append(Int(entry.row))
             return true
         }
         return result
     }
 
     /// Calls `body` with the entries at `positions`, in order (or reversed), until it returns false.
-    /// Each entry is lent, not copied (a copy retained its value, key and record). At a million records
-    /// the profile of a filtered page still shows most of its CPU in `swift_retain`: the first touch of
-    /// each of 200,000 records scattered through the heap, a cache miss each (docs/benchmarks.md).
+    /// Each entry is lent, not copied (a copy retained its value and key).
     func walk(_ positions: Range<Int>, reversed: Bool = false, _ body: (borrowing Entry) -> Bool) {
         guard !positions.isEmpty else { return }
         var remaining = positions.count
@@ -207,18 +227,15 @@ struct FieldIndex: Sendable {
 
     /// The chunk and offset of `position` (which must be below `count`).
     private func locate(_ position: Int) -> (chunk: Int, offset: Int) {
-        var remaining = position
-        var chunk = 0
-        while remaining >= chunks[chunk].count {
-            remaining -= chunks[chunk].count
-            chunk += 1
+        // The last chunk starting at or before `position`.
+        var low = 0
+        var high = starts.count
+        while low + 1 < high {
+            let middle = (low + high) / 2
+            if starts[middle] <= position { low = middle } else { high = middle }
         }
-        return (chunk, remaining)
+        return (low, position - starts[low])
     }
 
-    private func entriesBefore(_ chunk: Int) -> Int {
-        var total = 0
-        for index in 0..<chunk { total += chunks[index].count }
-        return total
-    }
+    private func entriesBefore(_ chunk: Int) -> Int { chunk < starts.count ? starts[chunk] : count }
 }

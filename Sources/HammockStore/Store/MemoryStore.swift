@@ -8,10 +8,14 @@ public import HammockJSON
 /// Every call runs under one lock, so each is atomic; none of them suspends while holding it. A write
 /// and its change date are one step under it (``StoreRules`` over the tables).
 public final class MemoryStore: MockStore {
-    private let tables = LockedRecordTables()
+    private let tables: LockedRecordTables
 
     /// Creates an empty store.
-    public init() {}
+    public init() { tables = LockedRecordTables() }
+
+    /// A store whose tables keep indexes from `indexingFrom` records, so tests run the query planner on
+    /// a few records.
+    package init(indexingFrom: Int) { tables = LockedRecordTables(indexingFrom: indexingFrom) }
 
     public func addResource(_ schema: ResourceSchema) async throws {
         tables.withLock { $0.add(schema) }

@@ -1,139 +1,197 @@
 import HammockJSON
 
 extension RecordTable {
-    /// Below this many records a query scans the table: indexes would cost more to keep than they save.
+    /// From this many records a table keeps indexes: below, a query scans the table, which costs less
+    /// than keeping indexes up to date on every write.
     package static let indexingThreshold = 1_000
 
     /// The records that answer `query`, as ``ListQuery/apply(to:schema:)`` would, without reading the
-    /// whole table when an index can say where the answer is.
+    /// whole table when its indexes can say where the answer is. The plan:
     ///
-    /// - An equality, range or `_null` filter is answered from its field's index: the filter that leaves
-    ///   the fewest records drives, and the other conditions are checked on those records only. One
-    ///   equality value and no other condition is a slice of the index: the page, and its length the total.
-    /// - A sort without a selective filter walks the first sort field's index and stops at the page's end.
-    /// - `q` scans one block of the records' lowercased texts, which ``step(_:indexingFrom:matches:)`` lets
-    ///   a caller do without holding the table's lock.
+    /// 1. Each condition an index answers becomes rows: an equality, range or `_null` filter is runs of
+    ///    its ``FieldIndex``; a `_like` filter or `q` is rows of the ``GramIndex`` of each string field,
+    ///    exact for a needle of up to three bytes, a superset that the records confirm for a longer one.
+    /// 2. One equality value with nothing else to check and no sort is a slice of its index: the page,
+    ///    and the run's length the total. Otherwise the conditions within 16 times the smallest one's
+    ///    size are made sets and intersected (``RowSet``), rarest first; the rest, and the conditions no
+    ///    index answers (`_ne`, a json field), are checked on the records that remain.
+    /// 3. The total is the final set's size. The page is read by walking the first sort field's index
+    ///    (or the key order) and keeping the rows in the set until the window is full, or, when the set
+    ///    is small enough that walking would pass over many more rows than it holds, by a bounded heap
+    ///    over the set's records (``TopRecords``).
     ///
-    /// Indexes are built on first use and kept by every write (see ``TableIndexes``).
-    package mutating func answer(
-        _ query: ListQuery, indexingFrom threshold: Int = Self.indexingThreshold
-    ) -> (page: [StoredRecord], total: Int) {
-        switch step(query, indexingFrom: threshold) {
-        case .answered(let page, let total): return (page, total)
-        case .scan(let search): return answer(query, indexingFrom: threshold, matches: search.run())
+    /// Without any indexed condition a sort walks its field's index, and anything else scans.
+    package func answer(_ query: ListQuery) -> (page: [StoredRecord], total: Int) {
+        guard let indexes, !query.filters.isEmpty || query.search != nil || !query.sort.isEmpty else {
+            return query.apply(to: ordered, schema: schema)
         }
-    }
-
-    /// ``answer(_:indexingFrom:)`` with the positions of a search scanned by ``PendingSearch/run()``.
-    /// Positions of a block the table no longer has (a write came between) are ignored and the search is
-    /// scanned again.
-    package mutating func answer(
-        _ query: ListQuery, indexingFrom threshold: Int = Self.indexingThreshold, matches: SearchMatches
-    ) -> (page: [StoredRecord], total: Int) {
-        switch step(query, indexingFrom: threshold, matches: matches) {
-        case .answered(let page, let total): return (page, total)
-        case .scan(let search): return answer(query, indexingFrom: threshold, matches: search.run())
-        }
-    }
-
-    /// The answer to `query`, or, when it needs a search of the whole table, that search: a scan of an
-    /// immutable block that the caller runs without holding the table's lock, then hands back.
-    package mutating func step(
-        _ query: ListQuery, indexingFrom threshold: Int = Self.indexingThreshold, matches: SearchMatches? = nil
-    ) -> QueryStep {
-        guard count >= threshold, !query.filters.isEmpty || query.search != nil || !query.sort.isEmpty else {
-            return .answered(query.apply(to: ordered, schema: schema))
-        }
-        var collector = PageCollector(query.window)
-        // The indexed filter that leaves the fewest records drives; the others are checked per record.
-        var driver: (filter: Int, index: FieldIndex, runs: Runs, size: Int)?
-        for (position, filter) in query.filters.enumerated() {
-            guard let (index, runs) = runs(of: filter) else { continue }
-            let size = runs.ranges.reduce(0) { $0 + $1.count }
-            if size < driver?.size ?? Int.max { driver = (position, index, runs, size) }
-        }
-        if let driver, query.sort.isEmpty || driver.size * 4 <= count {
-            var rest = query
-            rest.filters.remove(at: driver.filter)
-            let matcher = Self.matcher(rest, schema)
-            if query.sort.isEmpty, driver.runs.areInKeyOrder, let run = driver.runs.ranges.first {
-                // One run of equal values is in key order: the answer is part of it.
-                guard let matcher else {
-                    let cut = collector.cut(run.count)
-                    let page = driver.index.records(in: (run.lowerBound + cut.lowerBound)..<(run.lowerBound + cut.upperBound))
-                    return .answered(page: page, total: run.count)
-                }
-                driver.index.walk(run) { entry in
-                    if matcher.matches(entry.record.fields) { collector.add(entry.record) }
-                    return true
-                }
-                return .answered(collector.result)
+        var residual = query
+        residual.filters = []
+        residual.search = nil
+        // Each condition an index answers, with what it answers: a filter, or the search (`nil`).
+        var conditions: [(condition: Condition, filter: ListQuery.Filter?)] = []
+        for filter in query.filters {
+            if let condition = condition(for: filter, indexes) {
+                conditions.append((condition, filter))
+                if !condition.isExact { residual.filters.append(filter) }
+            } else {
+                residual.filters.append(filter)
             }
-            // Several runs, or a sort: the passing records go through a bounded heap, which keeps the
-            // window's end and counts the rest, never a sorted copy of every match (at a million records
-            // the equality's 200,000 candidates were copied and sorted for a page of twenty).
-            var top = TopRecords(window: query.window, order: order(of: query.sort))
-            for run in driver.runs.ranges {
-                driver.index.walk(run) { entry in
-                    if matcher?.matches(entry.record.fields) ?? true { top.add(entry.record) }
-                    return true
-                }
-            }
-            return .answered(top.result)
         }
         if let search = query.search {
-            return searched(for: search, query: query, matches: matches, into: &collector)
+            let condition = searchCondition(for: search, indexes)
+            conditions.append((condition, nil))
+            if !condition.isExact { residual.search = search }
         }
-        guard let first = query.sort.first else { return .answered(query.apply(to: ordered, schema: schema)) }
-        return .answered(walkedInOrder(of: first, query: query, into: &collector))
-    }
-
-    /// How the records of an answer are ordered: by `keys`, then by key (by key alone without any).
-    private func order(of keys: [ListQuery.SortKey]) -> RecordOrder {
-        RecordOrder(keys: keys, keyName: schema.key.name)
-    }
-
-    /// `q` without a selective filter: one pass over the search texts, in key order. Without `matches`
-    /// of this table's block, the pass is handed back to the caller to run.
-    private mutating func searched(
-        for search: String, query: ListQuery, matches: SearchMatches?, into collector: inout PageCollector
-    ) -> QueryStep {
-        let block = searchBlock()
-        guard let matches, matches.block.storage === block.storage else {
-            return .scan(PendingSearch(block: block, needle: TextMatch.lowercased(search)))
-        }
-        var filtersOnly = query
-        filtersOnly.search = nil
-        guard let matcher = Self.matcher(filtersOnly, schema) else {
-            if query.sort.isEmpty {
-                // Only the page's records are read.
-                let cut = collector.cut(matches.positions.count)
-                return .answered(page: matches.positions[cut].map { ordered[$0] }, total: matches.positions.count)
+        let matcher = Self.matcher(residual, schema)
+        guard let smallest = conditions.map(\.condition.size).min() else {
+            // Nothing an index answers: a sort walks its index, checking each record; the rest scans.
+            if let first = query.sort.first, let index = indexes.fields[first.field] {
+                let accepts = matcher.map { matcher in { (_: Int, record: StoredRecord) in matcher.matches(record.fields) } }
+                return walked(index, sort: query.sort, window: query.window, total: nil, accepts: accepts)
             }
-            var top = TopRecords(window: query.window, order: order(of: query.sort))
-            for position in matches.positions { top.add(ordered[position]) }
-            return .answered(top.result)
+            return query.apply(to: ordered, schema: schema)
         }
-        if query.sort.isEmpty {
-            for position in matches.positions where matcher.matches(ordered[position].fields) { collector.add(ordered[position]) }
-            return .answered(collector.result)
+        if conditions.count == 1, matcher == nil, query.sort.isEmpty,
+            case .runs(let index, let runs, _) = conditions[0].condition, runs.areInKeyOrder
+        {
+            // One run of equal values is in key order: the answer is a slice of it.
+            let run = runs.ranges.first ?? 0..<0
+            let cut = PageCollector(query.window).cut(run.count)
+            let rows = index.rows(in: (run.lowerBound + cut.lowerBound)..<(run.lowerBound + cut.upperBound))
+            return (rows.map { record(inRow: $0) }, run.count)
         }
-        var top = TopRecords(window: query.window, order: order(of: query.sort))
-        for position in matches.positions where matcher.matches(ordered[position].fields) { top.add(ordered[position]) }
-        return .answered(top.result)
+        // The conditions worth a set; the others are checked on the records that remain.
+        var sets: [RowSet] = []
+        var checked = residual
+        for (condition, filter) in conditions {
+            if condition.size <= smallest * 16 {
+                sets.append(condition.rows)
+            } else if condition.isExact {
+                if let filter { checked.filters.append(filter) } else { checked.search = query.search }
+            }
+        }
+        sets.sort { $0.count < $1.count }
+        var found = sets[0]
+        for set in sets.dropFirst() where !found.isEmpty { found = found.intersection(set) }
+        if let confirm = Self.matcher(checked, schema) {
+            var confirmed = RowSet()
+            found.forEach { row in if confirm.matches(record(inRow: row).fields) { confirmed.insert(row) } }
+            found = confirmed
+        }
+        return page(of: found, query: query)
+    }
+
+    /// A condition an index answers: runs of a field index, or rows.
+    private enum Condition {
+        case runs(FieldIndex, Runs, size: Int)
+        /// Rows; `exact` when they are the answer, not a superset the records must confirm.
+        case rows(RowSet, exact: Bool)
+
+        var size: Int {
+            switch self {
+            case .runs(_, _, let size): size
+            case .rows(let rows, _): rows.count
+            }
+        }
+
+        var isExact: Bool {
+            switch self {
+            case .runs: true
+            case .rows(_, let exact): exact
+            }
+        }
+
+        /// The rows, as a set.
+        var rows: RowSet {
+            switch self {
+            case .rows(let rows, _): return rows
+            case .runs(let index, let runs, _):
+                var rows = RowSet()
+                for run in runs.ranges {
+                    index.walk(run) { entry in
+                        rows.insert(Int(entry.row))
+                        return true
+                    }
+                }
+                return rows
+            }
+        }
+    }
+
+    private func condition(for filter: ListQuery.Filter, _ indexes: TableIndexes) -> Condition? {
+        if filter.comparison == .like {
+            guard let texts = indexes.texts[filter.field] else { return nil }
+            var rows = RowSet()
+            var exact = true
+            for pattern in ListQuery.Matcher.likePatterns(filter.values) {
+                let candidates = texts.candidates(for: pattern)
+                rows = rows.isEmpty ? candidates.rows : rows.union(candidates.rows)
+                exact = exact && candidates.exact
+            }
+            return .rows(rows, exact: exact)
+        }
+        guard let index = indexes.fields[filter.field], let runs = runs(of: filter, in: index) else { return nil }
+        return .runs(index, runs, size: runs.ranges.reduce(0) { $0 + $1.count })
+    }
+
+    /// `q`: the rows of every string field that may hold the needle.
+    private func searchCondition(for search: String, _ indexes: TableIndexes) -> Condition {
+        let needle = ListQuery.Matcher.searchNeedle(search)
+        var rows = RowSet()
+        var exact = true
+        for column in schema.columns where column.type == .string {
+            guard let texts = indexes.texts[column.name] else { continue }
+            let candidates = texts.candidates(for: [needle])
+            rows = rows.isEmpty ? candidates.rows : rows.union(candidates.rows)
+            exact = exact && candidates.exact
+        }
+        return .rows(rows, exact: exact)
+    }
+
+    /// The window of `rows` in the query's order, and their count.
+    private func page(of rows: RowSet, query: ListQuery) -> (page: [StoredRecord], total: Int) {
+        let (_, end) = ListQuery.openBounds(of: query.window)
+        guard !rows.isEmpty, end > 0 else { return ([], rows.count) }
+        // A walk passes over about `end × count / rows` rows to fill the window, each a set lookup; the
+        // heap reads each of the set's records once, a cache miss each at a million records: about ten
+        // lookups' worth.
+        let walkIsShorter = end <= rows.count && end.multipliedReportingOverflow(by: count).partialValue / rows.count <= rows.count * 10
+        if walkIsShorter {
+            if let first = query.sort.first, let index = indexes?.fields[first.field] {
+                return walked(index, sort: query.sort, window: query.window, total: rows.count) { row, _ in
+                    rows.contains(row)
+                }
+            }
+            if query.sort.isEmpty {
+                var collector = PageCollector(query.window)
+                for row in orderedRows where rows.contains(Int(row)) {
+                    collector.add(record(inRow: Int(row)))
+                    if collector.isComplete { break }
+                }
+                return (collector.page, rows.count)
+            }
+        }
+        var top = TopRecords(window: query.window, order: RecordOrder(keys: query.sort, keyName: schema.key.name))
+        rows.forEach { top.add(record(inRow: $0)) }
+        return top.result
     }
 
     /// A sort walked along the index of its first field, run of equal values by run of equal values,
-    /// until the page is complete (or, with filters, to the end for the total).
-    private mutating func walkedInOrder(
-        of first: ListQuery.SortKey, query: ListQuery, into collector: inout PageCollector
+    /// keeping the records `accepts` takes (by row and record; every record without it), until the page
+    /// is complete. With the `total` known the walk stops there; without it, it goes on to count, unless
+    /// every record is accepted.
+    private func walked(
+        _ index: FieldIndex, sort: [ListQuery.SortKey], window: ListQuery.Window?, total: Int?,
+        accepts: ((Int, StoredRecord) -> Bool)?
     ) -> (page: [StoredRecord], total: Int) {
-        let index = fieldIndex(first.field)
-        let matcher = Self.matcher(query, schema)
+        var collector = PageCollector(window)
+        let first = sort[0]
         let keyName = schema.key.name
-        let laterKeys = Array(query.sort.dropFirst())
+        let laterKeys = Array(sort.dropFirst())
+        let acceptsAll = total == nil && accepts == nil
         var walked = 0..<index.count
-        if matcher == nil {
+        if acceptsAll {
             // Every record is in the answer, and a run takes as many places in the answer as in the index:
             // only the runs that overlap the window are read.
             let window = collector.cut(index.count)
@@ -151,21 +209,24 @@ extension RecordTable {
         func flush() {
             if first.isDescending { run.reverse() }
             if !laterKeys.isEmpty { run.sort { ListQuery.precedes($0, $1, by: laterKeys, keyName: keyName) } }
-            for record in run where matcher?.matches(record.fields) ?? true { collector.add(record) }
+            for record in run { collector.add(record) }
             run.removeAll(keepingCapacity: true)
         }
+        let stops = acceptsAll || total != nil
         index.walk(walked, reversed: first.isDescending) { entry in
             if !run.isEmpty, ListQuery.compare(entry.value, runValue) != 0 {
                 flush()
-                // Without filters every record counts: the total is the table's, and the walk can stop.
-                if matcher == nil, collector.isComplete { return false }
+                if stops, collector.isComplete { return false }
             }
+            let record = record(inRow: Int(entry.row))
+            guard accepts?(Int(entry.row), record) ?? true else { return true }
             if run.isEmpty { runValue = entry.value }
-            run.append(entry.record)
+            run.append(record)
             return true
         }
         flush()
-        if matcher == nil { collector.total = count }
+        if acceptsAll { collector.total = count }
+        if let total { collector.total = total }
         return collector.result
     }
 
@@ -181,16 +242,12 @@ extension RecordTable {
         }
     }
 
-    /// The runs of `filter`'s field index that hold the records passing it, in index order; `nil` for a
-    /// filter an index cannot answer (`_ne`, `_like`).
-    private mutating func runs(of filter: ListQuery.Filter) -> (FieldIndex, Runs)? {
-        switch filter.comparison {
-        case .notEqual, .like: return nil
-        default: break
-        }
-        let index = fieldIndex(filter.field)
+    /// The runs of `index` that hold the records passing `filter`, in index order; `nil` for a filter an
+    /// index cannot answer (`_ne`, `_like`).
+    private func runs(of filter: ListQuery.Filter, in index: FieldIndex) -> Runs? {
         var firstNonNull: Int { index.bound(of: .null, after: true) }
         switch filter.comparison {
+        case .notEqual, .like: return nil
         case .equal:
             let runs = filter.values.map { index.bound(of: $0, after: false)..<index.bound(of: $0, after: true) }
             // Repeated values give the same run: keep each once.
@@ -199,16 +256,14 @@ extension RecordTable {
                 if let last = distinct.last, run.lowerBound < last.upperBound { continue }
                 distinct.append(run)
             }
-            return (index, Runs(distinct, ofOneValue: true))
+            return Runs(distinct, ofOneValue: true)
         case .null:
-            if filter.values.allSatisfy({ $0.boolValue == true }) {
-                return (index, Runs([0..<firstNonNull], ofOneValue: true))
-            }
+            if filter.values.allSatisfy({ $0.boolValue == true }) { return Runs([0..<firstNonNull], ofOneValue: true) }
             if filter.values.allSatisfy({ $0.boolValue == false }) {
-                return (index, Runs([firstNonNull..<index.count], ofOneValue: false))
+                return Runs([firstNonNull..<index.count], ofOneValue: false)
             }
-            return (index, Runs([], ofOneValue: true))
-        default:
+            return Runs([], ofOneValue: true)
+        case .greater, .greaterOrEqual, .less, .lessOrEqual:
             var lower = firstNonNull
             var upper = index.count
             for value in filter.values {
@@ -219,60 +274,14 @@ extension RecordTable {
                 default: upper = min(upper, index.bound(of: value, after: true))
                 }
             }
-            return (index, Runs(lower < upper ? [lower..<upper] : [], ofOneValue: false))
+            return Runs(lower < upper ? [lower..<upper] : [], ofOneValue: false)
         }
-    }
-
-    /// The index of `field`, built now if no query has needed it yet.
-    private mutating func fieldIndex(_ field: String) -> FieldIndex {
-        if let index = indexes.fields[field] { return index }
-        let index = FieldIndex(field: field, keyName: schema.key.name, records: ordered)
-        indexes.fields[field] = index
-        return index
-    }
-
-    /// The search texts in one block, joined now if a write came since the last search, and lowercased
-    /// now if no query has searched yet.
-    private mutating func searchBlock() -> SearchBlock {
-        if let block = indexes.searchBlock { return block }
-        let texts = indexes.searchTexts ?? ordered.map { TableIndexes.searchText(of: $0.fields, schema: schema) }
-        let block = SearchBlock(texts)
-        indexes.searchTexts = texts
-        indexes.searchBlock = block
-        return block
     }
 
     /// A matcher for the filters and search of `query`; `nil` when it has neither.
     private static func matcher(_ query: ListQuery, _ schema: ResourceSchema) -> ListQuery.Matcher? {
         query.filters.isEmpty && query.search == nil ? nil : ListQuery.Matcher(query: query, schema: schema)
     }
-}
-
-/// One step of answering a list query under a table's lock (``RecordTable/step(_:indexingFrom:matches:)``).
-package enum QueryStep: Sendable {
-    /// The page and the total.
-    case answered(page: [StoredRecord], total: Int)
-    /// A search of the whole table is needed first: run it (without the lock), then step again with it.
-    case scan(PendingSearch)
-
-    static func answered(_ result: (page: [StoredRecord], total: Int)) -> QueryStep {
-        .answered(page: result.page, total: result.total)
-    }
-}
-
-/// A scan for `q` over a table's search block, which needs no lock: the block is immutable.
-package struct PendingSearch: Sendable {
-    let block: SearchBlock
-    let needle: [UInt8]
-
-    /// The positions of the matching records, for the block's table.
-    package func run() -> SearchMatches { SearchMatches(block: block, positions: block.matches(needle)) }
-}
-
-/// The records of a search block that a search matched, by position.
-package struct SearchMatches: Sendable {
-    let block: SearchBlock
-    let positions: [Int]
 }
 
 /// An order of records: by sort keys, then by key (``ListQuery/precedes(_:_:by:keyName:)``).

@@ -3,36 +3,61 @@ import Synchronization
 
 /// One resource's records in memory, ordered by key. Shared by ``MemoryStore`` and the read mirror of
 /// ``SQLiteStore``, so both answer reads with the same code.
+///
+/// Each record has a row: a number that stays its own while it lives (a removed record's row is handed
+/// to a later one), by which indexes name it (``RowSet``, ``FieldIndex``, ``GramIndex``).
 package struct RecordTable: Sendable {
     package var schema: ResourceSchema {
-        // Field types may have changed: indexes are rebuilt when next needed.
-        didSet { indexes = TableIndexes() }
+        // Field types may have changed: the indexes are made again for the new columns (only then: at
+        // a million records that takes seconds, and a reload that changes nothing sets the schema).
+        didSet { if oldValue.columns != schema.columns || oldValue.key != schema.key { rebuildIndexes() } }
     }
-    /// By key, strings compared by their bytes (``RecordKey``), as the key order is.
-    package private(set) var rows: [RecordKey: StoredRecord] = [:]
+    /// Rows by key, strings compared by their bytes (``RecordKey``), as the key order is.
+    private var rowNumbers: [RecordKey: Int32] = [:]
+    /// Records by row; `nil` for a row free for the next insert.
+    private var slots: [StoredRecord?] = []
+    private var freeRows: [Int32] = []
     /// Keys in ascending order.
     package private(set) var order: [JSON] = []
     /// The records in key order, beside `order`: a list is this array, with no lookup per record.
     package private(set) var ordered: [StoredRecord] = []
+    /// The rows in key order, beside `order`.
+    private(set) var orderedRows: [Int32] = []
     /// The highest generated key handed out, so keys are never reused.
     package var lastGeneratedKey = 0
-    /// Indexes built by list queries, kept up to date by every write (see ``answer(_:indexingFrom:)``).
-    var indexes = TableIndexes()
+    /// From how many records the table keeps indexes (``indexingThreshold`` unless a test asks for less).
+    let indexingFrom: Int
+    /// The table's indexes once it holds `indexingFrom` records, kept up to date by every write; `nil`
+    /// below, where a query scans (see ``answer(_:)``).
+    var indexes: TableIndexes?
 
-    package init(schema: ResourceSchema) { self.schema = schema }
+    package init(schema: ResourceSchema, indexingFrom threshold: Int = Self.indexingThreshold) {
+        self.schema = schema
+        indexingFrom = threshold
+        if threshold <= 0 { indexes = TableIndexes(schema: schema, records: []) }
+    }
 
     package var count: Int { order.count }
 
-    package func record(withKey key: JSON) -> JSONObject? { rows[RecordKey(key)]?.fields }
+    package func record(withKey key: JSON) -> JSONObject? { storedRecord(withKey: key)?.fields }
 
-    package func storedRecord(withKey key: JSON) -> StoredRecord? { rows[RecordKey(key)] }
+    package func storedRecord(withKey key: JSON) -> StoredRecord? {
+        rowNumbers[RecordKey(key)].flatMap { slots[Int($0)] }
+    }
 
     package var storedRecords: [StoredRecord] { ordered }
 
+    /// The record in `row` (a row an index named, so one that holds a record).
+    func record(inRow row: Int) -> StoredRecord {
+        // Indexes name only rows that hold records: every write that empties a row removes it from them.
+        guard let record = slots[row] else { preconditionFailure("row \(row) of an index holds no record") }
+        return record
+    }
+
     /// The records whose `foreignKey` is `parentKey`, in key order: from the field's index in a large
-    /// table (built now if needed), by a scan in a small one.
-    package mutating func storedRecords(where foreignKey: String, is parentKey: JSON) -> [StoredRecord] {
-        guard count >= Self.indexingThreshold else {
+    /// table, by a scan in a small one.
+    package func storedRecords(where foreignKey: String, is parentKey: JSON) -> [StoredRecord] {
+        guard indexes != nil else {
             return ordered.filter { ($0.fields[foreignKey] ?? .null).isSameKey(as: parentKey) }
         }
         return answer(ListQuery(filters: [ListQuery.Filter(field: foreignKey, values: [parentKey])])).page
@@ -41,17 +66,33 @@ package struct RecordTable: Sendable {
     /// Inserts a complete record under `key` (which must be free).
     package mutating func insert(_ record: JSONObject, key: JSON) {
         let stored = StoredRecord(record)
-        rows[RecordKey(key)] = stored
+        let row: Int32
+        if let free = freeRows.popLast() {
+            row = free
+            slots[Int(row)] = stored
+        } else {
+            row = Int32(slots.count)
+            slots.append(stored)
+        }
+        rowNumbers[RecordKey(key)] = row
         if case .integer(let number) = key { lastGeneratedKey = max(lastGeneratedKey, number) }
+        let position: Int
         if let last = order.last, !keyPrecedes(last, key) {
-            let position = position(of: key)
+            position = self.position(of: key)
             order.insert(key, at: position)
             ordered.insert(stored, at: position)
-            indexes.insert(stored, key: key, at: position, schema: schema)
+            orderedRows.insert(row, at: position)
         } else {
+            position = order.count
             order.append(key)
             ordered.append(stored)
-            indexes.insert(stored, key: key, at: ordered.count - 1, schema: schema)
+            orderedRows.append(row)
+        }
+        if indexes != nil {
+            indexes?.insert(stored, key: key, row: Int(row), schema: schema)
+        } else if count >= indexingFrom {
+            // Built once, in the write that brings the table to the threshold: never by a query.
+            rebuildIndexes()
         }
     }
 
@@ -59,21 +100,24 @@ package struct RecordTable: Sendable {
     /// if there is none.
     @discardableResult
     package mutating func replace(_ record: JSONObject, key: JSON) -> Bool {
-        guard let old = rows.removeValue(forKey: RecordKey(key)) else { return false }
+        guard let row = rowNumbers[RecordKey(key)], let old = slots[Int(row)] else { return false }
         let stored = StoredRecord(record)
-        rows[RecordKey(key)] = stored
+        slots[Int(row)] = stored
         let position = position(of: key)
         ordered[position] = stored
-        indexes.replace(old, with: stored, key: key, at: position, schema: schema)
+        indexes?.replace(old, with: stored, key: key, row: Int(row), schema: schema)
         return true
     }
 
     package mutating func remove(key: JSON) -> Bool {
-        guard let old = rows.removeValue(forKey: RecordKey(key)) else { return false }
+        guard let row = rowNumbers.removeValue(forKey: RecordKey(key)), let old = slots[Int(row)] else { return false }
+        slots[Int(row)] = nil
+        freeRows.append(row)
         let position = position(of: key)
         order.remove(at: position)
         ordered.remove(at: position)
-        indexes.remove(old, key: key, at: position)
+        orderedRows.remove(at: position)
+        indexes?.remove(old, key: key, row: Int(row), schema: schema)
         return true
     }
 
@@ -86,9 +130,18 @@ package struct RecordTable: Sendable {
             row[foreignKey] = .null
             let stored = StoredRecord(row)
             ordered[index] = stored
-            rows[RecordKey(order[index])] = stored
-            indexes.replace(old, with: stored, key: order[index], at: index, schema: schema)
+            slots[Int(orderedRows[index])] = stored
+            indexes?.replace(old, with: stored, key: order[index], row: Int(orderedRows[index]), schema: schema)
         }
+    }
+
+    /// Makes the indexes anew from the records, if the table is large enough to keep them.
+    private mutating func rebuildIndexes() {
+        guard count >= indexingFrom else {
+            indexes = nil
+            return
+        }
+        indexes = TableIndexes(schema: schema, records: orderedRows.indices.map { (Int(orderedRows[$0]), ordered[$0]) })
     }
 
     private func position(of key: JSON) -> Int {
@@ -107,8 +160,11 @@ package struct RecordTables: Sendable {
     private var tables: [String: RecordTable] = [:]
     /// When each resource last changed: kept with the records, so that a write and its date are one step.
     package var modifications = ModificationLog()
+    /// From how many records a new table keeps indexes (``RecordTable/indexingThreshold``; less in tests
+    /// of the planner, which then runs on a few records).
+    package let indexingFrom: Int
 
-    package init() {}
+    package init(indexingFrom: Int = RecordTable.indexingThreshold) { self.indexingFrom = indexingFrom }
 
     package func table(_ schema: ResourceSchema) throws(StoreError) -> RecordTable {
         guard let table = tables[schema.name] else { throw StoreError.unknownResource(schema.name) }
@@ -119,14 +175,14 @@ package struct RecordTables: Sendable {
     /// columns (a new field is `null`, a field no longer declared is gone).
     package mutating func add(_ schema: ResourceSchema) {
         guard let existing = tables[schema.name] else {
-            tables[schema.name] = RecordTable(schema: schema)
+            tables[schema.name] = RecordTable(schema: schema, indexingFrom: indexingFrom)
             return
         }
         guard existing.schema.columns != schema.columns else {
             tables[schema.name]?.schema = schema
             return
         }
-        var table = RecordTable(schema: schema)
+        var table = RecordTable(schema: schema, indexingFrom: indexingFrom)
         for record in existing.storedRecords {
             let key = record.fields[schema.key.name] ?? .null
             table.insert(schema.makeRecord(key: key, values: record.fields), key: key)
@@ -202,9 +258,14 @@ extension RecordTables: StoreTransaction {
 
 /// Record tables behind one lock, with the read operations both stores answer the same way.
 package final class LockedRecordTables: Sendable {
-    private let tables = Mutex(RecordTables())
+    private let tables: Mutex<RecordTables>
 
-    package init() {}
+    package init(indexingFrom: Int = RecordTable.indexingThreshold) {
+        tables = Mutex(RecordTables(indexingFrom: indexingFrom))
+    }
+
+    /// From how many records a table keeps indexes.
+    package var indexingFrom: Int { tables.withLock { $0.indexingFrom } }
 
     /// Runs `body` with exclusive access. Keep it short: no suspension is possible inside.
     package func withLock<Result, Failure: Error>(
@@ -234,21 +295,10 @@ package final class LockedRecordTables: Sendable {
         try storedRecords(of: schema, where: foreignKey, is: parentKey).map(\.fields)
     }
 
-    /// The records that answer `query`, from the table's indexes (built under the lock on first use).
-    /// A search of the whole table scans its immutable search block after the lock is released, so the
-    /// other event loop's reads and writes do not wait for it; its positions are used only if no write
-    /// replaced the block meanwhile.
+    /// The records that answer `query`, from the table's indexes. A search reads posting lists, and the
+    /// records only to confirm a needle longer than three bytes.
     package func answer(_ query: ListQuery, of schema: ResourceSchema) throws(StoreError) -> (page: [StoredRecord], total: Int) {
-        let first = try withLock { tables throws(StoreError) in try tables.mutate(schema) { table in table.step(query) } }
-        switch first {
-        case .answered(let page, let total):
-            return (page, total)
-        case .scan(let search):
-            let matches = search.run()
-            return try withLock { tables throws(StoreError) in
-                try tables.mutate(schema) { table in table.answer(query, matches: matches) }
-            }
-        }
+        try withLock { tables throws(StoreError) in try tables.table(schema).answer(query) }
     }
 
     package func storedRecord(of schema: ResourceSchema, withKey key: JSON) throws(StoreError) -> StoredRecord? {
@@ -265,7 +315,7 @@ package final class LockedRecordTables: Sendable {
         throws(StoreError) -> [StoredRecord]
     {
         try withLock { tables throws(StoreError) in
-            try tables.mutate(schema) { table in table.storedRecords(where: foreignKey.name, is: parentKey) }
+            try tables.table(schema).storedRecords(where: foreignKey.name, is: parentKey)
         }
     }
 }

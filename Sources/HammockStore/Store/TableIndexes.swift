@@ -1,119 +1,85 @@
 import HammockJSON
 
-/// The indexes of one ``RecordTable``: built by the first list query that needs them, then kept up to
-/// date by every write, so a later query costs the page it answers rather than the table.
+/// The indexes of one ``RecordTable``: made when the table reaches its indexing threshold (in the write
+/// that brings it there, or at once for a table loaded whole), then kept up to date by every write, so a
+/// query never waits for one to be built and costs the answer it gives rather than the table.
+///
+/// - A ``FieldIndex`` on every field a filter or a sort can use by order: the key and the string, date,
+///   number and boolean fields (a json or blob field is filtered and sorted by a scan).
+/// - A ``GramIndex`` on every string field, for `_like` and `q`.
 struct TableIndexes: Sendable {
     /// Field indexes by field name. Writes walk a copy of the names, never the dictionary itself: a loop
     /// over the dictionary would hold a second reference and make every update copy the index.
     var fields: [String: FieldIndex] = [:]
-    /// The lowercased text of each record's string fields, aligned with the table's records in key
-    /// order, for `q`; `nil` until a search asks for it.
-    var searchTexts: [[UInt8]]?
-    /// `searchTexts` joined, for a scan of one block; dropped by every write and joined again by the next
-    /// search (about 1.5 ms for 100,000 records: docs/benchmarks.md).
-    var searchBlock: SearchBlock?
+    /// Text indexes by field name.
+    var texts: [String: GramIndex] = [:]
 
-    mutating func insert(_ record: StoredRecord, key: JSON, at position: Int, schema: ResourceSchema) {
-        for field in Array(fields.keys) {
-            fields[field]?.insert(FieldIndex.Entry(value: record.fields[field] ?? .null, key: key, record: record))
+    /// The indexes of `records` (with their rows).
+    init(schema: ResourceSchema, records: [(row: Int, record: StoredRecord)]) {
+        let keyName = schema.key.name
+        for column in schema.columns where Self.ordersByIndex(column.type) || column.name == keyName {
+            fields[column.name] = FieldIndex(field: column.name, keyName: keyName, records: records)
         }
-        searchTexts?.insert(Self.searchText(of: record.fields, schema: schema), at: position)
-        searchBlock = nil
+        for column in schema.columns where column.type == .string {
+            var index = GramIndex()
+            for (row, record) in records { index.insert(row: row, value: record.fields[column.name] ?? .null) }
+            texts[column.name] = index
+        }
     }
 
-    mutating func remove(_ record: StoredRecord, key: JSON, at position: Int) {
+    /// Whether a field of `type` has a ``FieldIndex``.
+    static func ordersByIndex(_ type: FieldType) -> Bool {
+        switch type {
+        case .string, .integer, .float, .boolean, .date: true
+        case .blob, .json: false
+        }
+    }
+
+    mutating func insert(_ record: StoredRecord, key: JSON, row: Int, schema: ResourceSchema) {
+        for field in Array(fields.keys) {
+            fields[field]?.insert(FieldIndex.Entry(value: record.fields[field] ?? .null, key: key, row: Int32(row)))
+        }
+        for field in Array(texts.keys) { texts[field]?.insert(row: row, value: record.fields[field] ?? .null) }
+    }
+
+    mutating func remove(_ record: StoredRecord, key: JSON, row: Int, schema: ResourceSchema) {
         for field in Array(fields.keys) { fields[field]?.remove(value: record.fields[field] ?? .null, key: key) }
-        searchTexts?.remove(at: position)
-        searchBlock = nil
+        for field in Array(texts.keys) { texts[field]?.remove(row: row, value: record.fields[field] ?? .null) }
     }
 
-    mutating func replace(_ old: StoredRecord, with new: StoredRecord, key: JSON, at position: Int, schema: ResourceSchema) {
+    mutating func replace(_ old: StoredRecord, with new: StoredRecord, key: JSON, row: Int, schema: ResourceSchema) {
         for field in Array(fields.keys) {
             let (oldValue, newValue) = (old.fields[field] ?? .null, new.fields[field] ?? .null)
             // A value in the same place of the index's order (its bytes, for a string: not `==`, which
-            // equates canonically equivalent strings) keeps its entry; only the record in it changes.
+            // equates canonically equivalent strings) keeps its entry.
             if ListQuery.compare(oldValue, newValue) == 0,
-                fields[field]?.replaceRecord(value: oldValue, key: key, with: new) == true
+                fields[field]?.replaceValue(value: oldValue, key: key, with: newValue) == true
             {
                 continue
             }
             fields[field]?.remove(value: oldValue, key: key)
-            fields[field]?.insert(FieldIndex.Entry(value: newValue, key: key, record: new))
+            fields[field]?.insert(FieldIndex.Entry(value: newValue, key: key, row: Int32(row)))
         }
-        if searchTexts != nil {
-            searchTexts?[position] = Self.searchText(of: new.fields, schema: schema)
-            searchBlock = nil
-        }
-    }
-
-    /// The values of the string fields, each lowercased and followed by 0xFF, a byte UTF-8 never uses, so
-    /// a search text cannot match across two fields.
-    static func searchText(of record: JSONObject, schema: ResourceSchema) -> [UInt8] {
-        var text: [UInt8] = []
-        for column in schema.columns where column.type == .string {
-            guard case .string(let value) = record[column.name] else { continue }
-            TextMatch.appendLowercased(value, to: &text)
-            text.append(0xFF)
-        }
-        return text
-    }
-}
-
-/// The search texts of a table in one block, each ending where the next begins. Immutable: a write drops
-/// the table's block rather than changing it, so a search may scan a block outside the table's lock, and
-/// the block's identity tells whether its positions still describe the table.
-struct SearchBlock: Sendable {
-    final class Storage: Sendable {
-        let bytes: [UInt8]
-        /// Where each record's text starts, and the block's end.
-        let starts: [Int]
-
-        init(bytes: [UInt8], starts: [Int]) {
-            self.bytes = bytes
-            self.starts = starts
+        for field in Array(texts.keys) {
+            let (oldValue, newValue) = (old.fields[field] ?? .null, new.fields[field] ?? .null)
+            guard !Self.sameText(oldValue, newValue) else { continue }
+            texts[field]?.remove(row: row, value: oldValue)
+            texts[field]?.insert(row: row, value: newValue)
         }
     }
 
-    let storage: Storage
-
-    init(_ texts: [[UInt8]]) {
-        var bytes: [UInt8] = []
-        var starts: [Int] = []
-        bytes.reserveCapacity(texts.reduce(0) { $0 + $1.count })
-        starts.reserveCapacity(texts.count + 1)
-        for text in texts {
-            starts.append(bytes.count)
-            bytes.append(contentsOf: text)
+    /// Whether two values index the same grams: the same string, byte for byte, or two non-strings.
+    private static func sameText(_ left: JSON, _ right: JSON) -> Bool {
+        switch (left, right) {
+        case (.string(let a), .string(let b)): a.utf8.elementsEqual(b.utf8)
+        case (.string, _), (_, .string): false
+        default: true
         }
-        starts.append(bytes.count)
-        storage = Storage(bytes: bytes, starts: starts)
     }
 
-    /// The positions of the records whose text contains `needle`, in order. An empty needle matches every
-    /// record with a string value. Each text ends with 0xFF, which `needle` (UTF-8) cannot hold, so a
-    /// match never spans two records.
-    func matches(_ needle: [UInt8]) -> [Int] {
-        let starts = storage.starts
-        let records = starts.count - 1
-        guard !needle.isEmpty else { return (0..<records).filter { starts[$0 + 1] > starts[$0] } }
-        var result: [Int] = []
-        storage.bytes.withUnsafeBytes { block in
-            needle.withUnsafeBytes { needle in
-                var from = 0
-                var record = 0
-                while record < records, let hit = TextMatch.firstOccurrence(of: needle, in: block, from: from) {
-                    // The record holding the hit: the last whose start is not after it.
-                    var high = records
-                    while record + 1 < high {
-                        let middle = (record + high) / 2
-                        if starts[middle] <= hit { record = middle } else { high = middle }
-                    }
-                    result.append(record)
-                    from = starts[record + 1]
-                    record += 1
-                }
-            }
-        }
-        return result
+    /// Bytes held by the indexes, by kind (for docs/benchmarks.md).
+    var byteCounts: (fields: Int, texts: Int) {
+        let fieldBytes = fields.values.reduce(0) { $0 + $1.count * MemoryLayout<FieldIndex.Entry>.stride }
+        return (fieldBytes, texts.values.reduce(0) { $0 + $1.byteCount })
     }
 }

@@ -20,6 +20,16 @@ enum StoreKind: String, CaseIterable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// An empty store whose tables keep indexes from `indexingFrom` records (memory and SQLite: their
+    /// shared engine plans queries over indexes; PostgreSQL plans in SQL and has no such threshold).
+    func makeStore(indexingFrom: Int) async throws -> any MockStore {
+        switch self {
+        case .memory: MemoryStore(indexingFrom: indexingFrom)
+        case .sqlite: try SQLiteStore(path: TemporaryDirectory.make().appending("store.sqlite"), indexingFrom: indexingFrom)
+        case .postgres: try await makeStore()
+        }
+    }
+
     /// The throwaway cluster's address with a fresh namespace (or `namespace`, to share one).
     static func postgresConfiguration(namespace: String? = nil) async throws -> PostgresStore.Configuration {
         let cluster = try await ThrowawayPostgres.shared()
