@@ -180,11 +180,11 @@ struct SQLiteTransaction: StoreTransaction {
 
     mutating func keys(of schema: ResourceSchema, where foreignKey: String, is parentKey: JSON) throws -> [JSON] {
         let committed: [StoredRecord]
-        if case .some(.some(let table)) = changes.table(named: schema.name) {
+        if case .some(.some(var table)) = changes.table(named: schema.name) {
             committed = table.storedRecords(where: foreignKey, is: parentKey)
         } else {
             committed = try mirror.withLock { tables throws(StoreError) in
-                try tables.table(schema).storedRecords(where: foreignKey, is: parentKey)
+                try tables.mutate(schema) { table in table.storedRecords(where: foreignKey, is: parentKey) }
             }
         }
         let keys = committed.map { $0.fields[schema.key.name] ?? .null }

@@ -127,9 +127,11 @@ extension ListQuery {
         func matches(_ record: JSONObject) -> Bool {
             for filter in filters where !Self.passes(record[filter.field] ?? .null, filter) { return false }
             if let searchText {
+                let pattern = [searchText]
                 return searchFields.contains { field in
                     guard case .string(let text) = record[field] else { return false }
-                    return TextMatch.contains(TextMatch.lowercased(text), searchText)
+                    // Folded in place, as `_like` is: a lowercased copy of each text allocated.
+                    return TextMatch.matches(text, pattern: pattern)
                 }
             }
             return true

@@ -21,34 +21,35 @@ extension RecordTable {
     ///    over the set's records (``TopRecords``).
     ///
     /// Without any indexed condition a sort walks its field's index, and anything else scans.
-    package func answer(_ query: ListQuery) -> (page: [StoredRecord], total: Int) {
+    package mutating func answer(_ query: ListQuery) -> (page: [StoredRecord], total: Int) {
         guard let indexes, !query.filters.isEmpty || query.search != nil || !query.sort.isEmpty else {
             return query.apply(to: ordered, schema: schema)
         }
+        // What no index answers (`_ne`, a json field), checked on the records that remain.
         var residual = query
         residual.filters = []
         residual.search = nil
-        // Each condition an index answers, with what it answers: a filter, or the search (`nil`).
-        var conditions: [(condition: Condition, filter: ListQuery.Filter?)] = []
+        var conditions: [Planned] = []
         for filter in query.filters {
-            if let condition = condition(for: filter, indexes) {
-                conditions.append((condition, filter))
-                if !condition.isExact { residual.filters.append(filter) }
+            let planned = Planned(key: ConditionSets.Key(filter), alone: ListQuery(filters: [filter]))
+            if let kept = self.indexes?.conditions.rows(of: planned.key) {
+                conditions.append(planned.with(.rows(kept, exact: true)))
+            } else if let condition = condition(for: filter, indexes) {
+                conditions.append(planned.with(condition))
             } else {
                 residual.filters.append(filter)
             }
         }
         if let search = query.search {
-            let condition = searchCondition(for: search, indexes)
-            conditions.append((condition, nil))
-            if !condition.isExact { residual.search = search }
+            let planned = Planned(key: ConditionSets.Key(search: search), alone: ListQuery(search: search))
+            let kept = self.indexes?.conditions.rows(of: planned.key)
+            conditions.append(planned.with(kept.map { .rows($0, exact: true) } ?? searchCondition(for: search, indexes)))
         }
         let matcher = Self.matcher(residual, schema)
         guard let smallest = conditions.map(\.condition.size).min() else {
             // Nothing an index answers: a sort walks its index, checking each record; the rest scans.
             if let first = query.sort.first, let index = indexes.fields[first.field] {
-                let accepts = matcher.map { matcher in { (_: Int, record: StoredRecord) in matcher.matches(record.fields) } }
-                return walked(index, sort: query.sort, window: query.window, total: nil, accepts: accepts)
+                return walked(index, sort: query.sort, window: query.window, total: nil, accepts: matcher.map(Accepted.records))
             }
             return query.apply(to: ordered, schema: schema)
         }
@@ -61,15 +62,28 @@ extension RecordTable {
             let rows = index.rows(in: (run.lowerBound + cut.lowerBound)..<(run.lowerBound + cut.upperBound))
             return (rows.map { record(inRow: $0) }, run.count)
         }
-        // The conditions worth a set; the others are checked on the records that remain.
+        // The conditions worth a set (confirmed on records if the index gave a superset, and kept if that
+        // cost enough); the others are checked on the records that remain.
         var sets: [RowSet] = []
         var checked = residual
-        for (condition, filter) in conditions {
-            if condition.size <= smallest * 16 {
-                sets.append(condition.rows)
-            } else if condition.isExact {
-                if let filter { checked.filters.append(filter) } else { checked.search = query.search }
+        for planned in conditions {
+            guard planned.condition.size <= smallest * 16 else {
+                checked.filters += planned.alone.filters
+                checked.search = checked.search ?? planned.alone.search
+                continue
             }
+            var rows = planned.condition.rows
+            var cost = planned.condition.buildCost
+            if !planned.condition.isExact, let alone = Self.matcher(planned.alone, schema) {
+                var confirmed = RowSet()
+                rows.forEach { row in if alone.matches(record(inRow: row).fields) { confirmed.insert(row) } }
+                cost = rows.count
+                rows = confirmed
+            }
+            if cost >= indexes.conditions.threshold, let alone = Self.matcher(planned.alone, schema) {
+                self.indexes?.conditions.keep(rows, of: planned.key, matcher: alone)
+            }
+            sets.append(rows)
         }
         sets.sort { $0.count < $1.count }
         var found = sets[0]
@@ -80,6 +94,19 @@ extension RecordTable {
             found = confirmed
         }
         return page(of: found, query: query)
+    }
+
+    /// A condition of a query: its key among kept answers, the query of it alone, and what answers it.
+    private struct Planned {
+        let key: ConditionSets.Key
+        let alone: ListQuery
+        var condition = Condition.rows(RowSet(), exact: true)
+
+        func with(_ condition: Condition) -> Planned {
+            var planned = self
+            planned.condition = condition
+            return planned
+        }
     }
 
     /// A condition an index answers: runs of a field index, or rows.
@@ -99,6 +126,14 @@ extension RecordTable {
             switch self {
             case .runs: true
             case .rows(_, let exact): exact
+            }
+        }
+
+        /// The steps ``rows`` takes: an entry of a run each; none for rows already made.
+        var buildCost: Int {
+            switch self {
+            case .runs(_, _, let size): size
+            case .rows: 0
             }
         }
 
@@ -159,9 +194,7 @@ extension RecordTable {
         let walkIsShorter = end <= rows.count && end.multipliedReportingOverflow(by: count).partialValue / rows.count <= rows.count * 10
         if walkIsShorter {
             if let first = query.sort.first, let index = indexes?.fields[first.field] {
-                return walked(index, sort: query.sort, window: query.window, total: rows.count) { row, _ in
-                    rows.contains(row)
-                }
+                return walked(index, sort: query.sort, window: query.window, total: rows.count, accepts: .rows(rows))
             }
             if query.sort.isEmpty {
                 var collector = PageCollector(query.window)
@@ -178,12 +211,11 @@ extension RecordTable {
     }
 
     /// A sort walked along the index of its first field, run of equal values by run of equal values,
-    /// keeping the records `accepts` takes (by row and record; every record without it), until the page
-    /// is complete. With the `total` known the walk stops there; without it, it goes on to count, unless
-    /// every record is accepted.
+    /// keeping the records `accepts` takes (every record without it), until the page is complete. With
+    /// the `total` known the walk stops there; without it, it goes on to count, unless every record is
+    /// accepted.
     private func walked(
-        _ index: FieldIndex, sort: [ListQuery.SortKey], window: ListQuery.Window?, total: Int?,
-        accepts: ((Int, StoredRecord) -> Bool)?
+        _ index: FieldIndex, sort: [ListQuery.SortKey], window: ListQuery.Window?, total: Int?, accepts: Accepted?
     ) -> (page: [StoredRecord], total: Int) {
         var collector = PageCollector(window)
         let first = sort[0]
@@ -218,8 +250,11 @@ extension RecordTable {
                 flush()
                 if stops, collector.isComplete { return false }
             }
-            let record = record(inRow: Int(entry.row))
-            guard accepts?(Int(entry.row), record) ?? true else { return true }
+            let row = Int(entry.row)
+            // A set answers by row: the record is read only if it is kept (a cache miss each at a million).
+            if case .rows(let rows) = accepts, !rows.contains(row) { return true }
+            let record = record(inRow: row)
+            if case .records(let matcher) = accepts, !matcher.matches(record.fields) { return true }
             if run.isEmpty { runValue = entry.value }
             run.append(record)
             return true
@@ -228,6 +263,12 @@ extension RecordTable {
         if acceptsAll { collector.total = count }
         if let total { collector.total = total }
         return collector.result
+    }
+
+    /// What a walk keeps: the rows of a set, or the records a matcher passes.
+    private enum Accepted {
+        case rows(RowSet)
+        case records(ListQuery.Matcher)
     }
 
     /// Positions in a field index.

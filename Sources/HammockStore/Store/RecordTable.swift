@@ -34,7 +34,7 @@ package struct RecordTable: Sendable {
     package init(schema: ResourceSchema, indexingFrom threshold: Int = Self.indexingThreshold) {
         self.schema = schema
         indexingFrom = threshold
-        if threshold <= 0 { indexes = TableIndexes(schema: schema, records: []) }
+        if threshold <= 0 { indexes = TableIndexes(schema: schema, records: [], keepingFrom: 0) }
     }
 
     package var count: Int { order.count }
@@ -56,7 +56,7 @@ package struct RecordTable: Sendable {
 
     /// The records whose `foreignKey` is `parentKey`, in key order: from the field's index in a large
     /// table, by a scan in a small one.
-    package func storedRecords(where foreignKey: String, is parentKey: JSON) -> [StoredRecord] {
+    package mutating func storedRecords(where foreignKey: String, is parentKey: JSON) -> [StoredRecord] {
         guard indexes != nil else {
             return ordered.filter { ($0.fields[foreignKey] ?? .null).isSameKey(as: parentKey) }
         }
@@ -135,13 +135,20 @@ package struct RecordTable: Sendable {
         }
     }
 
+    /// How many steps making a condition's rows must cost for its answer to be kept (``ConditionSets``):
+    /// 1,024, about a microsecond's work below which keeping costs more than it saves; fewer for a table
+    /// indexed from fewer records (tests of the planner, which then keep every condition).
+    static func conditionKeepingThreshold(_ indexingFrom: Int) -> Int { min(1_024, max(0, indexingFrom)) }
+
     /// Makes the indexes anew from the records, if the table is large enough to keep them.
     private mutating func rebuildIndexes() {
         guard count >= indexingFrom else {
             indexes = nil
             return
         }
-        indexes = TableIndexes(schema: schema, records: orderedRows.indices.map { (Int(orderedRows[$0]), ordered[$0]) })
+        indexes = TableIndexes(
+            schema: schema, records: orderedRows.indices.map { (Int(orderedRows[$0]), ordered[$0]) },
+            keepingFrom: Self.conditionKeepingThreshold(indexingFrom))
     }
 
     private func position(of key: JSON) -> Int {
@@ -298,7 +305,7 @@ package final class LockedRecordTables: Sendable {
     /// The records that answer `query`, from the table's indexes. A search reads posting lists, and the
     /// records only to confirm a needle longer than three bytes.
     package func answer(_ query: ListQuery, of schema: ResourceSchema) throws(StoreError) -> (page: [StoredRecord], total: Int) {
-        try withLock { tables throws(StoreError) in try tables.table(schema).answer(query) }
+        try withLock { tables throws(StoreError) in try tables.mutate(schema) { table in table.answer(query) } }
     }
 
     package func storedRecord(of schema: ResourceSchema, withKey key: JSON) throws(StoreError) -> StoredRecord? {
@@ -315,7 +322,7 @@ package final class LockedRecordTables: Sendable {
         throws(StoreError) -> [StoredRecord]
     {
         try withLock { tables throws(StoreError) in
-            try tables.table(schema).storedRecords(where: foreignKey.name, is: parentKey)
+            try tables.mutate(schema) { table in table.storedRecords(where: foreignKey.name, is: parentKey) }
         }
     }
 }

@@ -13,9 +13,13 @@ struct TableIndexes: Sendable {
     var fields: [String: FieldIndex] = [:]
     /// Text indexes by field name.
     var texts: [String: GramIndex] = [:]
+    /// The answers of recent conditions.
+    var conditions: ConditionSets
 
-    /// The indexes of `records` (with their rows).
-    init(schema: ResourceSchema, records: [(row: Int, record: StoredRecord)]) {
+    /// The indexes of `records` (with their rows); a condition's answer is kept when making it cost at
+    /// least `keepingFrom` steps.
+    init(schema: ResourceSchema, records: [(row: Int, record: StoredRecord)], keepingFrom: Int) {
+        conditions = ConditionSets(threshold: keepingFrom)
         let keyName = schema.key.name
         for column in schema.columns where Self.ordersByIndex(column.type) || column.name == keyName {
             fields[column.name] = FieldIndex(field: column.name, keyName: keyName, records: records)
@@ -40,11 +44,13 @@ struct TableIndexes: Sendable {
             fields[field]?.insert(FieldIndex.Entry(value: record.fields[field] ?? .null, key: key, row: Int32(row)))
         }
         for field in Array(texts.keys) { texts[field]?.insert(row: row, value: record.fields[field] ?? .null) }
+        conditions.update(row: row, record: record)
     }
 
     mutating func remove(_ record: StoredRecord, key: JSON, row: Int, schema: ResourceSchema) {
         for field in Array(fields.keys) { fields[field]?.remove(value: record.fields[field] ?? .null, key: key) }
         for field in Array(texts.keys) { texts[field]?.remove(row: row, value: record.fields[field] ?? .null) }
+        conditions.update(row: row, record: nil)
     }
 
     mutating func replace(_ old: StoredRecord, with new: StoredRecord, key: JSON, row: Int, schema: ResourceSchema) {
@@ -66,6 +72,7 @@ struct TableIndexes: Sendable {
             texts[field]?.remove(row: row, value: oldValue)
             texts[field]?.insert(row: row, value: newValue)
         }
+        conditions.update(row: row, record: new)
     }
 
     /// Whether two values index the same grams: the same string, byte for byte, or two non-strings.
@@ -81,5 +88,74 @@ struct TableIndexes: Sendable {
     var byteCounts: (fields: Int, texts: Int) {
         let fieldBytes = fields.values.reduce(0) { $0 + $1.count * MemoryLayout<FieldIndex.Entry>.stride }
         return (fieldBytes, texts.values.reduce(0) { $0 + $1.byteCount })
+    }
+}
+
+/// The rows that answered recent conditions (one filter, or `q`), kept up to date by every write: a list
+/// read again (the next page, a refresh, another sort of the same filter) costs its page, not its
+/// conditions. A condition is kept when making its set cost at least `threshold` steps (a run of a field
+/// index turned into a set, or a text search confirmed on records); the least recently used goes when
+/// `limit` are kept. Each write checks the written record against every kept condition: at most `limit`
+/// matcher calls.
+struct ConditionSets: Sendable {
+    /// A condition, byte for byte: values serialized, so that strings that Swift's `==` equates but the
+    /// index orders apart (composed and decomposed accents) are different conditions.
+    struct Key: Hashable, Sendable {
+        let bytes: [UInt8]
+
+        init(_ filter: ListQuery.Filter) {
+            var bytes = Array("\(filter.field)\u{0}\(filter.comparison)\u{0}".utf8)
+            bytes += JSON.array(filter.values).serialized()
+            self.bytes = bytes
+        }
+
+        init(search: String) { bytes = [1] + Array(search.utf8) }
+    }
+
+    private struct Entry: Sendable {
+        let key: Key
+        let matcher: ListQuery.Matcher
+        var rows: RowSet
+        var lastUse: Int
+    }
+
+    static let limit = 16
+    let threshold: Int
+    private var entries: [Entry] = []
+    private var uses = 0
+
+    init(threshold: Int) { self.threshold = threshold }
+
+    /// The rows of `key`, if kept.
+    mutating func rows(of key: Key) -> RowSet? {
+        guard let position = entries.firstIndex(where: { $0.key == key }) else { return nil }
+        uses += 1
+        entries[position].lastUse = uses
+        return entries[position].rows
+    }
+
+    /// Keeps `rows` as the answer of `key`, which `matcher` evaluates on one record.
+    mutating func keep(_ rows: RowSet, of key: Key, matcher: ListQuery.Matcher) {
+        uses += 1
+        if let position = entries.firstIndex(where: { $0.key == key }) {
+            entries[position].rows = rows
+            entries[position].lastUse = uses
+            return
+        }
+        if entries.count >= Self.limit, let oldest = entries.indices.min(by: { entries[$0].lastUse < entries[$1].lastUse }) {
+            entries.remove(at: oldest)
+        }
+        entries.append(Entry(key: key, matcher: matcher, rows: rows, lastUse: uses))
+    }
+
+    /// Notes that `row` now holds `record` (`nil`: nothing).
+    mutating func update(row: Int, record: StoredRecord?) {
+        for position in entries.indices {
+            if let record, entries[position].matcher.matches(record.fields) {
+                entries[position].rows.insert(row)
+            } else {
+                entries[position].rows.remove(row)
+            }
+        }
     }
 }
