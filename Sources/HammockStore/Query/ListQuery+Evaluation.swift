@@ -85,6 +85,20 @@ extension ListQuery {
     }
 
     static func compareBytes(_ left: String, _ right: String) -> Int {
+        // One memcmp over native strings' contiguous UTF-8 (what JSON parsing makes); the two passes of
+        // `elementsEqual` and `lexicographicallyPrecedes` otherwise. Index upkeep compares a value at each
+        // step of a binary search, on every write.
+        let fast = left.utf8.withContiguousStorageIfAvailable { a in
+            right.utf8.withContiguousStorageIfAvailable { b -> Int in
+                let common = min(a.count, b.count)
+                if common > 0, let x = a.baseAddress, let y = b.baseAddress {
+                    let order = memcmp(x, y, common)
+                    if order != 0 { return order < 0 ? -1 : 1 }
+                }
+                return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+            }
+        }
+        if let fast, let order = fast { return order }
         if left.utf8.elementsEqual(right.utf8) { return 0 }
         return left.utf8.lexicographicallyPrecedes(right.utf8) ? -1 : 1
     }

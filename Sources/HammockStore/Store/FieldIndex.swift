@@ -55,6 +55,15 @@ struct FieldIndex: Sendable {
             starts = [0]
             return
         }
+        // After every entry (a generated key in the key's index, a new largest value): appended, without
+        // a search.
+        let lastChunk = chunks.count - 1
+        let lastEntry = chunks[lastChunk].count - 1
+        if Self.order(chunks[lastChunk][lastEntry].value, chunks[lastChunk][lastEntry].key, entry.value, entry.key) < 0 {
+            chunks[lastChunk].append(entry)
+            splitIfFull(lastChunk)
+            return
+        }
         // The first chunk whose last entry follows the new one; the last chunk if none does.
         var (chunk, offset) = place(of: entry.value, entry.key)
         if chunk == chunks.count {
@@ -63,12 +72,16 @@ struct FieldIndex: Sendable {
         }
         chunks[chunk].insert(entry, at: offset)
         shiftStarts(after: chunk, by: 1)
-        if chunks[chunk].count > chunkLimit {
-            let upper = Array(chunks[chunk][(chunkLimit / 2)...])
-            chunks[chunk].removeSubrange((chunkLimit / 2)...)
-            chunks.insert(upper, at: chunk + 1)
-            starts.insert(starts[chunk] + chunkLimit / 2, at: chunk + 1)
-        }
+        splitIfFull(chunk)
+    }
+
+    /// Splits `chunk` in two halves if it is over the limit.
+    private mutating func splitIfFull(_ chunk: Int) {
+        guard chunks[chunk].count > chunkLimit else { return }
+        let upper = Array(chunks[chunk][(chunkLimit / 2)...])
+        chunks[chunk].removeSubrange((chunkLimit / 2)...)
+        chunks.insert(upper, at: chunk + 1)
+        starts.insert(starts[chunk] + chunkLimit / 2, at: chunk + 1)
     }
 
     /// Moves the start of every chunk after `chunk` by `change` entries.

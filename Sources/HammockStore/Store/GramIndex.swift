@@ -21,7 +21,11 @@ struct GramIndex: Sendable {
     /// `bytes` (one to three) as one number: the length above the bytes, so "a" and "a\0" differ.
     static func gram(_ bytes: UnsafeBufferPointer<UInt8>.SubSequence) -> UInt32 {
         var gram = UInt32(bytes.count) << 24
-        for (shift, byte) in zip([16, 8, 0], bytes) { gram |= UInt32(byte) << UInt32(shift) }
+        var shift: UInt32 = 16
+        for byte in bytes {
+            gram |= UInt32(byte) << shift
+            shift &-= 8
+        }
         return gram
     }
 
@@ -37,10 +41,14 @@ struct GramIndex: Sendable {
             }
         }
         grams.sort()
-        var distinct: [UInt32] = []
-        distinct.reserveCapacity(grams.count)
-        for gram in grams where distinct.last != gram { distinct.append(gram) }
-        return distinct
+        // Duplicates removed in place.
+        var kept = 0
+        for index in grams.indices where kept == 0 || grams[kept - 1] != grams[index] {
+            grams[kept] = grams[index]
+            kept += 1
+        }
+        grams.removeSubrange(kept...)
+        return grams
     }
 
     /// Adds `row`, whose value is `value`.

@@ -194,11 +194,12 @@ extension RecordTable {
         let walkIsShorter = end <= rows.count && end.multipliedReportingOverflow(by: count).partialValue / rows.count <= rows.count * 10
         if walkIsShorter {
             if let first = query.sort.first, let index = indexes?.fields[first.field] {
-                return walked(index, sort: query.sort, window: query.window, total: rows.count, accepts: .rows(rows))
+                return walked(index, sort: query.sort, window: query.window, total: rows.count, accepts: .rows(RowBitmap(rows)))
             }
             if query.sort.isEmpty {
                 var collector = PageCollector(query.window)
-                for row in orderedRows where rows.contains(Int(row)) {
+                let bitmap = RowBitmap(rows)
+                for row in orderedRows where bitmap.contains(Int(row)) {
                     collector.add(record(inRow: Int(row)))
                     if collector.isComplete { break }
                 }
@@ -246,15 +247,18 @@ extension RecordTable {
         }
         let stops = acceptsAll || total != nil
         index.walk(walked, reversed: first.isDescending) { entry in
+            let row = Int(entry.row)
+            // A set answers by row, first: most entries of a walk are not kept, and each is then passed
+            // over without reading its value or its record (a cache miss each at a million records).
+            if case .rows(let rows) = accepts, !rows.contains(row) { return true }
+            let record = record(inRow: row)
+            if case .records(let matcher) = accepts, !matcher.matches(record.fields) { return true }
+            // Kept entries of equal values are next to each other among the kept ones: runs are found
+            // on them alone.
             if !run.isEmpty, ListQuery.compare(entry.value, runValue) != 0 {
                 flush()
                 if stops, collector.isComplete { return false }
             }
-            let row = Int(entry.row)
-            // A set answers by row: the record is read only if it is kept (a cache miss each at a million).
-            if case .rows(let rows) = accepts, !rows.contains(row) { return true }
-            let record = record(inRow: row)
-            if case .records(let matcher) = accepts, !matcher.matches(record.fields) { return true }
             if run.isEmpty { runValue = entry.value }
             run.append(record)
             return true
@@ -267,7 +271,7 @@ extension RecordTable {
 
     /// What a walk keeps: the rows of a set, or the records a matcher passes.
     private enum Accepted {
-        case rows(RowSet)
+        case rows(RowBitmap)
         case records(ListQuery.Matcher)
     }
 
