@@ -419,6 +419,36 @@ struct IndexedQueryTests {
         #expect(table.answer(query).total == 3)
     }
 
+    @Test("A kept answer follows every write: a record written into or out of a condition is in or out of the next answer")
+    func keptAnswersFollowWrites() async throws {
+        let schema = try await Self.schema()
+        var table = RecordTable(schema: schema, indexingFrom: 0)
+        for number in 1...40 {
+            table.insert(
+                schema.makeRecord(key: .integer(number), values: ["size": .integer(number % 4), "name": .string("n\(number)")]),
+                key: .integer(number))
+        }
+        let query = ListQuery(filters: [.init(field: "size", values: [1])], search: "n1", sort: [.init(field: "weight")])
+        func check(_ step: String) {
+            let answered = table.answer(query)
+            let expected = query.apply(to: table.storedRecords, schema: schema)
+            #expect(Self.keys(answered.page) == Self.keys(expected.page), "\(step)")
+            #expect(answered.total == expected.total, "\(step)")
+        }
+        check("first answer, which keeps both conditions")
+        _ = table.merge(["size": 1], intoKey: 12)  // into the filter, and already in the search
+        check("updated into the filter")
+        _ = table.merge(["name": "other"], intoKey: 13)  // out of the search
+        check("updated out of the search")
+        _ = table.remove(key: 17)
+        check("removed")
+        table.insert(schema.makeRecord(key: 100, values: ["size": 1, "name": "n100"]), key: 100)
+        check("inserted into both")
+        table.insert(schema.makeRecord(key: 17, values: ["size": 1, "name": "N1 again"]), key: 17)
+        check("inserted in a freed row, below the last key")
+        #expect(table.answer(query).total == 4)  // 1, 12, 17 and 100
+    }
+
     @Test("The sixteen-at-a-time text search finds what a plain search finds, at every offset and near the end")
     func textSearchAgainstAPlainSearch() {
         var generator = SplitMix64(seed: 5)

@@ -193,13 +193,17 @@ extension RecordTable {
         // lookups' worth.
         let walkIsShorter = end <= rows.count && end.multipliedReportingOverflow(by: count).partialValue / rows.count <= rows.count * 10
         if walkIsShorter {
+            // A flat bitmap costs a word per 64 rows of the table to make (16,384 at a million) and then
+            // a load per test; the set's own test searches its chunks (a few steps). Made only for a walk
+            // that tests more entries than the bitmap has words.
+            let walk = end.multipliedReportingOverflow(by: count).partialValue / rows.count
+            let accepts = walk > count / 64 ? Accepted.bitmap(RowBitmap(rows)) : .rows(rows)
             if let first = query.sort.first, let index = indexes?.fields[first.field] {
-                return walked(index, sort: query.sort, window: query.window, total: rows.count, accepts: .rows(RowBitmap(rows)))
+                return walked(index, sort: query.sort, window: query.window, total: rows.count, accepts: accepts)
             }
             if query.sort.isEmpty {
                 var collector = PageCollector(query.window)
-                let bitmap = RowBitmap(rows)
-                for row in orderedRows where bitmap.contains(Int(row)) {
+                for row in orderedRows where accepts.contains(Int(row)) {
                     collector.add(record(inRow: Int(row)))
                     if collector.isComplete { break }
                 }
@@ -236,13 +240,21 @@ extension RecordTable {
             walked = start..<end
             collector.total = first.isDescending ? index.count - walked.upperBound : walked.lowerBound
         }
-        var run: [StoredRecord] = []
+        var run: [Int] = []
         var runValue = JSON.null
         // A run comes out in key order (reversed when walking down), then in the later keys' order.
+        // Without later keys a run's place in the answer is known, and only the records inside the
+        // window are read: a run of one name is 625 people at a million, and reading all of them to keep
+        // twenty was most of a sorted page's CPU.
         func flush() {
             if first.isDescending { run.reverse() }
-            if !laterKeys.isEmpty { run.sort { ListQuery.precedes($0, $1, by: laterKeys, keyName: keyName) } }
-            for record in run { collector.add(record) }
+            if laterKeys.isEmpty {
+                for row in run { collector.add { record(inRow: row) } }
+            } else {
+                var records = run.map { record(inRow: $0) }
+                records.sort { ListQuery.precedes($0, $1, by: laterKeys, keyName: keyName) }
+                for record in records { collector.add(record) }
+            }
             run.removeAll(keepingCapacity: true)
         }
         let stops = acceptsAll || total != nil
@@ -250,9 +262,12 @@ extension RecordTable {
             let row = Int(entry.row)
             // A set answers by row, first: most entries of a walk are not kept, and each is then passed
             // over without reading its value or its record (a cache miss each at a million records).
-            if case .rows(let rows) = accepts, !rows.contains(row) { return true }
-            let record = record(inRow: row)
-            if case .records(let matcher) = accepts, !matcher.matches(record.fields) { return true }
+            switch accepts {
+            case .rows(let rows): if !rows.contains(row) { return true }
+            case .bitmap(let bitmap): if !bitmap.contains(row) { return true }
+            case .records(let matcher): if !matcher.matches(record(inRow: row).fields) { return true }
+            case nil: break
+            }
             // Kept entries of equal values are next to each other among the kept ones: runs are found
             // on them alone.
             if !run.isEmpty, ListQuery.compare(entry.value, runValue) != 0 {
@@ -260,7 +275,7 @@ extension RecordTable {
                 if stops, collector.isComplete { return false }
             }
             if run.isEmpty { runValue = entry.value }
-            run.append(record)
+            run.append(row)
             return true
         }
         flush()
@@ -271,8 +286,19 @@ extension RecordTable {
 
     /// What a walk keeps: the rows of a set, or the records a matcher passes.
     private enum Accepted {
-        case rows(RowBitmap)
+        case rows(RowSet)
+        /// The same rows as one flat bitmap: quicker to test, slower to make (a pass over every chunk).
+        case bitmap(RowBitmap)
         case records(ListQuery.Matcher)
+
+        /// Whether `row` is in the rows (a matcher's case is not asked by row).
+        func contains(_ row: Int) -> Bool {
+            switch self {
+            case .rows(let rows): rows.contains(row)
+            case .bitmap(let bitmap): bitmap.contains(row)
+            case .records: true
+            }
+        }
     }
 
     /// Positions in a field index.
@@ -415,6 +441,12 @@ struct PageCollector {
 
     mutating func add(_ record: StoredRecord) {
         if total >= start && total < end { page.append(record) }
+        total += 1
+    }
+
+    /// Counts a record, made by `record` only if it is inside the window.
+    mutating func add(_ record: () -> StoredRecord) {
+        if total >= start && total < end { page.append(record()) }
         total += 1
     }
 

@@ -56,6 +56,8 @@ struct TableIndexes: Sendable {
     mutating func replace(_ old: StoredRecord, with new: StoredRecord, key: JSON, row: Int, schema: ResourceSchema) {
         for field in Array(fields.keys) {
             let (oldValue, newValue) = (old.fields[field] ?? .null, new.fields[field] ?? .null)
+            // An unchanged value leaves the index alone: a PATCH of one field searched all six indexes.
+            if Self.identical(oldValue, newValue) { continue }
             // A value in the same place of the index's order (its bytes, for a string: not `==`, which
             // equates canonically equivalent strings) keeps its entry.
             if ListQuery.compare(oldValue, newValue) == 0,
@@ -73,6 +75,19 @@ struct TableIndexes: Sendable {
             texts[field]?.insert(row: row, value: newValue)
         }
         conditions.update(row: row, record: new)
+    }
+
+    /// Whether two values are the same, byte for byte for strings (Swift's `==` equates composed and
+    /// decomposed accents, which the index orders apart).
+    private static func identical(_ left: JSON, _ right: JSON) -> Bool {
+        switch (left, right) {
+        case (.string(let a), .string(let b)): a.utf8.elementsEqual(b.utf8)
+        case (.integer(let a), .integer(let b)): a == b
+        case (.double(let a), .double(let b)): a == b && a.sign == b.sign
+        case (.bool(let a), .bool(let b)): a == b
+        case (.null, .null): true
+        default: false
+        }
     }
 
     /// Whether two values index the same grams: the same string, byte for byte, or two non-strings.
