@@ -449,6 +449,25 @@ struct IndexedQueryTests {
         #expect(table.answer(query).total == 4)  // 1, 12, 17 and 100
     }
 
+    @Test("A snapshot keeps no index, so the first write after it copies none; a restore makes them again")
+    func snapshotsLeaveIndexesBehind() async throws {
+        let schema = try await Self.schema()
+        var table = RecordTable(schema: schema, indexingFrom: 0)
+        for number in 1...30 {
+            table.insert(schema.makeRecord(key: .integer(number), values: ["size": .integer(number % 3)]), key: .integer(number))
+        }
+        let snapshot = StoreSnapshot(tables: [schema.name: table])
+        #expect(snapshot.tables[schema.name]?.indexes == nil)
+        #expect(snapshot.records(of: schema.name).count == 30)
+        _ = table.remove(key: 3)  // the live table goes on with its own indexes
+        #expect(table.answer(ListQuery(filters: [.init(field: "size", values: [0])])).total == 9)
+        var restored = try #require(snapshot.tables(for: [schema]).first)
+        #expect(restored.indexes != nil)
+        let query = ListQuery(filters: [.init(field: "size", values: [0])], sort: [.init(field: "id", isDescending: true)])
+        #expect(restored.answer(query).total == 10)
+        #expect(Self.keys(restored.answer(query).page) == Self.keys(query.apply(to: restored.storedRecords, schema: schema).page))
+    }
+
     @Test("The sixteen-at-a-time text search finds what a plain search finds, at every offset and near the end")
     func textSearchAgainstAPlainSearch() {
         var generator = SplitMix64(seed: 5)

@@ -140,6 +140,18 @@ package struct RecordTable: Sendable {
     /// indexed from fewer records (tests of the planner, which then keep every condition).
     static func conditionKeepingThreshold(_ indexingFrom: Int) -> Int { min(1_024, max(0, indexingFrom)) }
 
+    /// The table without its indexes (a snapshot's copy: see ``StoreSnapshot``).
+    package func withoutIndexes() -> RecordTable {
+        var copy = self
+        copy.indexes = nil
+        return copy
+    }
+
+    /// Makes the indexes of a table taken ``withoutIndexes()``, if it is large enough to keep them.
+    package mutating func restoreIndexes() {
+        if indexes == nil { rebuildIndexes() }
+    }
+
     /// Makes the indexes anew from the records, if the table is large enough to keep them.
     private mutating func rebuildIndexes() {
         guard count >= indexingFrom else {
