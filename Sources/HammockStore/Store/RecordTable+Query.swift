@@ -416,9 +416,14 @@ struct TopRecords {
 
     /// The window's records in order, and the total.
     var result: (page: [StoredRecord], total: Int) {
-        let sorted = kept.sorted(by: order.precedes)
-        guard start < sorted.count else { return ([], total) }
-        return (sorted[start...].map(\.record), total)
+        guard start < kept.count else { return ([], total) }
+        // Positions are sorted, not the records: moving a record copies its fields (a retain and a
+        // release each), and sorting 45 of them that way was a third of a small table's filtered page.
+        let order = self.order
+        return kept.withUnsafeBufferPointer { ranked in
+            let sorted = ranked.indices.sorted { order.precedes(ranked[$0], ranked[$1]) }
+            return (sorted[start...].map { ranked[$0].record }, total)
+        }
     }
 
     private mutating func makeHeap() {
