@@ -38,6 +38,36 @@ enum QueryBenchmark {
             end
             """.utf8
         ).write(to: URL(fileURLWithPath: patch))
+        // Forty needles in turn, more than a table keeps answers for (16): every request is planned and
+        // counted anew, as a first answer is.
+        let rotatingSearch = directory + "search.lua"
+        try Data(
+            """
+            names = {"lee", "garcia", "smith", "novak", "okafor", "tanaka", "moreau", "rossi", "kowalski", "haddad",
+              "johansson", "silva", "nguyen", "patel", "cohen", "fischer", "kim", "larsen", "mendes", "park",
+              "quispe", "reyes", "sato", "torres", "usman", "vargas", "walsh", "xu", "young", "zhang", "abbott",
+              "becker", "costa", "diaz", "evans", "ferreira", "gomez", "hughes", "ito", "jensen"}
+            counter = 0
+            request = function()
+              counter = counter + 1
+              return wrk.format("GET", "/people?q=" .. names[counter % #names + 1] .. "&_page=2&_per_page=20")
+            end
+            """.utf8
+        ).write(to: URL(fileURLWithPath: rotatingSearch))
+        let rotatingFilter = directory + "filter.lua"
+        try Data(
+            """
+            needles = {"an", "ar", "el", "mar", "ia", "on", "ra", "en"}
+            counter = 0
+            request = function()
+              counter = counter + 1
+              local kids = counter % 5
+              local needle = needles[math.floor(counter / 5) % #needles + 1]
+              return wrk.format("GET", "/people?numberOfKids=" .. kids .. "&name_like=" .. needle
+                .. "&_sort=-kilometersWalked&_page=5&_per_page=20")
+            end
+            """.utf8
+        ).write(to: URL(fileURLWithPath: rotatingFilter))
         return [
             Workload(name: "GET /people/:id", path: "/people/\(records / 2)"),
             Workload(name: "equality filter, page of 20", path: "/people?numberOfKids=3&_page=5&_per_page=20"),
@@ -46,6 +76,13 @@ enum QueryBenchmark {
                 path: "/people?numberOfKids=3&name_like=an&_sort=-kilometersWalked&_page=5&_per_page=20"),
             Workload(name: "sort on name, page of 20", path: "/people?_sort=name&_page=5&_per_page=20"),
             Workload(name: "q search with total, page of 20", path: "/people?q=silva&_page=2&_per_page=20"),
+            Workload(
+                name: "filtered page, 40 conditions in turn (none kept)",
+                path: "/people?numberOfKids=1&name_like=ar&_sort=-kilometersWalked&_page=5&_per_page=20",
+                script: rotatingFilter),
+            Workload(
+                name: "q search, 40 needles in turn (none kept)", path: "/people?q=garcia&_page=2&_per_page=20",
+                script: rotatingSearch),
             Workload(name: "POST /people", path: "/people", script: post),
             Workload(name: "PATCH /people/:id (random)", path: "/people/1", script: patch),
         ]

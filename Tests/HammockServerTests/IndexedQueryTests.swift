@@ -288,6 +288,12 @@ struct IndexedQueryTests {
             #expect(index.bound(of: .integer(probe), after: true) == model.partitioningIndex { $0.value > probe })
             let low = Int.random(in: 0...model.count, using: &generator)
             let high = Int.random(in: low...model.count, using: &generator)
+            if !model.isEmpty {
+                let position = Int.random(in: 0..<model.count, using: &generator)
+                let value = model[position].value
+                let expected = model.partitioningIndex { $0.value >= value }..<model.partitioningIndex { $0.value > value }
+                #expect(index.run(containing: position) == expected)
+            }
             let walked = index.entries(in: low..<high).map(\.key)
             #expect(walked == model[low..<high].map { JSON.integer($0.key) })
             #expect(index.entries(in: low..<high, reversed: true).map(\.key) == walked.reversed())
@@ -347,6 +353,12 @@ struct IndexedQueryTests {
             #expect(!removedNegative && !removedAbsent)
             #expect(rows.count == model.count, "round \(round)")
             #expect(rows.rows == model.sorted(), "round \(round)")
+            let sorted = model.sorted()
+            for _ in 0..<20 {
+                let low = Int.random(in: 0...sorted.count, using: &generator)
+                let high = Int.random(in: low...min(sorted.count, low + Int.random(in: 0...9_000, using: &generator)), using: &generator)
+                #expect(rows.rows(ranked: low..<high) == Array(sorted[low..<high]), "round \(round): \(low)..<\(high)")
+            }
             for _ in 0..<200 {
                 let probe = Int.random(in: -2...(4 << 16), using: &generator)
                 #expect(rows.contains(probe) == model.contains(probe))

@@ -181,6 +181,50 @@ struct FieldIndex: Sendable {
         return result
     }
 
+    /// The positions of the run of equal values holding `position` (below `count`): found by steps that
+    /// double away from it, then a binary search, so a run of one entry costs two comparisons where
+    /// ``bound(of:after:)`` searches the whole index twice.
+    func run(containing position: Int) -> Range<Int> {
+        let value = entry(at: position).value
+        func sameValue(_ probe: Int) -> Bool { ListQuery.compare(entry(at: probe).value, value) == 0 }
+        // The lowest position of the run: `low` is in it, `low - step` is probed.
+        var low = position
+        var step = 1
+        while low > 0 {
+            let probe = max(0, low - step)
+            if sameValue(probe) {
+                low = probe
+                step *= 2
+                continue
+            }
+            var (below, above) = (probe + 1, low)
+            while below < above {
+                let middle = (below + above) / 2
+                if sameValue(middle) { above = middle } else { below = middle + 1 }
+            }
+            low = below
+            break
+        }
+        var high = position + 1
+        step = 1
+        while high < count {
+            let probe = min(count - 1, high - 1 + step)
+            if sameValue(probe) {
+                high = probe + 1
+                step *= 2
+                continue
+            }
+            var (below, above) = (high, probe)
+            while below < above {
+                let middle = (below + above) / 2
+                if sameValue(middle) { below = middle + 1 } else { above = middle }
+            }
+            high = below
+            break
+        }
+        return low..<high
+    }
+
     /// The entry at `position` (below `count`).
     func entry(at position: Int) -> Entry {
         let (chunk, offset) = locate(position)

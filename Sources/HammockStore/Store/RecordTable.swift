@@ -17,6 +17,10 @@ package struct RecordTable: Sendable {
     /// Records by row; `nil` for a row free for the next insert.
     private var slots: [StoredRecord?] = []
     private var freeRows: [Int32] = []
+    /// Whether ascending rows are ascending keys: true while every insert took a new last row for a key
+    /// above every other (what loading and generated keys do), so a list in key order is its rows in
+    /// order. Freed rows are reused only once it is false.
+    private(set) var rowsFollowKeys = true
     /// Keys in ascending order.
     package private(set) var order: [JSON] = []
     /// The records in key order, beside `order`: a list is this array, with no lookup per record.
@@ -67,7 +71,11 @@ package struct RecordTable: Sendable {
     package mutating func insert(_ record: JSONObject, key: JSON) {
         let stored = StoredRecord(record)
         let row: Int32
-        if let free = freeRows.popLast() {
+        let isLastKey = order.last.map { keyPrecedes($0, key) } ?? true
+        if !isLastKey { rowsFollowKeys = false }
+        // Rows freed by removals are reused once rows no longer follow keys; before, a new key above the
+        // others takes a new last row and keeps them in step (the holes cost 8 bytes each).
+        if !rowsFollowKeys, let free = freeRows.popLast() {
             row = free
             slots[Int(row)] = stored
         } else {

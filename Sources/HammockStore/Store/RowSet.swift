@@ -282,6 +282,45 @@ struct RowSet: Sendable, Equatable {
         }
     }
 
+    /// The rows at `ranks` in ascending order (the first row has rank 0), without reading the others:
+    /// whole chunks are skipped by their counts, and a bitmap's words by their bit counts.
+    func rows(ranked ranks: Range<Int>) -> [Int] {
+        var result: [Int] = []
+        guard !ranks.isEmpty else { return result }
+        result.reserveCapacity(ranks.count)
+        var before = 0
+        for chunk in chunks {
+            if before + chunk.count <= ranks.lowerBound {
+                before += chunk.count
+                continue
+            }
+            let base = chunk.high << 16
+            if chunk.isBitmap {
+                for (index, word) in chunk.words.enumerated() where word != 0 {
+                    let bits = word.nonzeroBitCount
+                    if before + bits <= ranks.lowerBound {
+                        before += bits
+                        continue
+                    }
+                    var rest = word
+                    while rest != 0 {
+                        if before >= ranks.lowerBound { result.append(base | index << 6 | rest.trailingZeroBitCount) }
+                        before += 1
+                        if before >= ranks.upperBound { return result }
+                        rest &= rest - 1
+                    }
+                }
+            } else {
+                let from = max(0, ranks.lowerBound - before)
+                let to = min(chunk.count, ranks.upperBound - before)
+                for low in chunk.values[from..<to] { result.append(base | Int(low)) }
+                before += chunk.count
+                if before >= ranks.upperBound { return result }
+            }
+        }
+        return result
+    }
+
     /// The rows, ascending.
     var rows: [Int] {
         var result: [Int] = []
