@@ -79,7 +79,8 @@ struct StreamingClientTests {
             ]}
             """#.utf8
         ).write(to: URL(fileURLWithPath: directory + "mock.json"))
-        // A request timeout of 300 s, not 30: what these tests check is what streams, and in a full run
+        // A request timeout of 300 s, not 30 (in the file for the in-process road, given to `start` below
+        // for the network ones): what these tests check is what streams, and in a full run
         // the client's task waited 10 to 15 s for a turn on the two cooperative threads after each chunk of
         // a file was read (measured: up to 15.3 s between the read and the task going on, in each of three
         // runs), so a 900 KB upload in four chunks outlasted 30 s once in about three runs.
@@ -96,7 +97,9 @@ struct StreamingClientTests {
         let base: URL
         switch road {
         case .urlSession, .asyncHTTPClient:
-            let port = try await server.start(host: "127.0.0.1", port: 0)
+            // The file's limits are the CLI's to apply: `start` takes its own (30 s without them), which is
+            // why the 300 s above did not reach the socket and a CI-loaded run still got 408.
+            let port = try await server.start(host: "127.0.0.1", port: 0, limits: ConnectionLimits(requestTimeout: .seconds(300)))
             base = try #require(URL(string: "http://127.0.0.1:\(port)"))
             transport = road == .urlSession ? URLSessionTransport() : AsyncHTTPClientTransport()
         case .inProcess:
