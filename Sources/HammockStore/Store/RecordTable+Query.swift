@@ -72,7 +72,7 @@ extension RecordTable {
                 checked.search = checked.search ?? planned.alone.search
                 continue
             }
-            var rows = self.rows(of: planned.condition)
+            var rows = planned.condition.rows
             var cost = planned.condition.buildCost
             if !planned.condition.isExact, let alone = Self.matcher(planned.alone, schema) {
                 var confirmed = RowSet()
@@ -114,16 +114,11 @@ extension RecordTable {
         case runs(FieldIndex, Runs, size: Int)
         /// Rows; `exact` when they are the answer, not a superset the records must confirm.
         case rows(RowSet, exact: Bool)
-        /// `q`: each string field's candidates, and whether they are exact; the others are confirmed on
-        /// their field when the condition is made a set (``RecordTable/rows(of:)``), so a search that
-        /// another condition makes unneeded reads no record.
-        case search([(field: String, rows: RowSet, exact: Bool)], pattern: [[UInt8]])
 
         var size: Int {
             switch self {
             case .runs(_, _, let size): size
             case .rows(let rows, _): rows.count
-            case .search(let fields, _): fields.reduce(0) { $0 + $1.rows.count }
             }
         }
 
@@ -131,7 +126,6 @@ extension RecordTable {
             switch self {
             case .runs: true
             case .rows(_, let exact): exact
-            case .search: true
             }
         }
 
@@ -140,16 +134,13 @@ extension RecordTable {
             switch self {
             case .runs(_, _, let size): size
             case .rows: 0
-            case .search(let fields, _): fields.reduce(0) { $0 + ($1.exact ? 0 : $1.rows.count) }
             }
         }
 
-        /// The rows, as a set (a search's candidates unconfirmed: see ``RecordTable/rows(of:)``).
+        /// The rows, as a set.
         var rows: RowSet {
             switch self {
             case .rows(let rows, _): return rows
-            case .search(let fields, _):
-                return fields.reduce(RowSet()) { $0.isEmpty ? $1.rows : $0.union($1.rows) }
             case .runs(let index, let runs, _):
                 var rows = RowSet()
                 for run in runs.ranges {
@@ -179,37 +170,18 @@ extension RecordTable {
         return .runs(index, runs, size: runs.ranges.reduce(0) { $0 + $1.count })
     }
 
-    /// `q`: the rows of every string field that hold the needle. A field's candidates are confirmed on
-    /// that field alone (the whole search checked every string field of each candidate, three times the
-    /// work for people).
+    /// `q`: the rows of every string field that may hold the needle.
     private func searchCondition(for search: String, _ indexes: TableIndexes) -> Condition {
-        let pattern = [ListQuery.Matcher.searchNeedle(search)]
-        var fields: [(field: String, rows: RowSet, exact: Bool)] = []
+        let needle = ListQuery.Matcher.searchNeedle(search)
+        var rows = RowSet()
+        var exact = true
         for column in schema.columns where column.type == .string {
             guard let texts = indexes.texts[column.name] else { continue }
-            let (found, exact) = texts.candidates(for: pattern)
-            fields.append((column.name, found, exact))
+            let candidates = texts.candidates(for: [needle])
+            rows = rows.isEmpty ? candidates.rows : rows.union(candidates.rows)
+            exact = exact && candidates.exact
         }
-        return .search(fields, pattern: pattern)
-    }
-
-    /// The rows of `condition` as a set: a search's inexact candidates confirmed on their own field.
-    private func rows(of condition: Condition) -> RowSet {
-        guard case .search(let fields, let pattern) = condition else { return condition.rows }
-        var rows = RowSet()
-        for (field, found, exact) in fields {
-            var answer = found
-            if !exact {
-                answer = RowSet()
-                found.forEach { row in
-                    guard case .string(let text) = record(inRow: row).fields[field], TextMatch.matches(text, pattern: pattern)
-                    else { return }
-                    answer.insert(row)
-                }
-            }
-            rows = rows.isEmpty ? answer : rows.union(answer)
-        }
-        return rows
+        return .rows(rows, exact: exact)
     }
 
     /// The window of `rows` in the query's order, and their count.
