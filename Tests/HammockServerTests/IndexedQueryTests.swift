@@ -356,7 +356,8 @@ struct IndexedQueryTests {
             let sorted = model.sorted()
             for _ in 0..<20 {
                 let low = Int.random(in: 0...sorted.count, using: &generator)
-                let high = Int.random(in: low...min(sorted.count, low + Int.random(in: 0...9_000, using: &generator)), using: &generator)
+                let high = Int.random(
+                    in: low...min(sorted.count, low + Int.random(in: 0...9_000, using: &generator)), using: &generator)
                 #expect(rows.rows(ranked: low..<high) == Array(sorted[low..<high]), "round \(round): \(low)..<\(high)")
             }
             for _ in 0..<200 {
@@ -385,7 +386,8 @@ struct IndexedQueryTests {
             var index = GramIndex()
             var values: [Int: JSON] = [:]
             for row in 0..<200 {
-                let value: JSON = Int.random(in: 0..<8, using: &generator) == 0 ? .integer(row) : .string(random(0...5, &generator))
+                let value: JSON =
+                    Int.random(in: 0..<8, using: &generator) == 0 ? .integer(row) : .string(random(0...5, &generator))
                 values[row] = value
                 index.insert(row: row, value: value)
             }

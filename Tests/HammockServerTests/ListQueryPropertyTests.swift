@@ -156,7 +156,11 @@ struct ListQueryPropertyTests {
             var servers: [MockServer] = []
             for (kind, indexingFrom) in Self.stores {
                 let store: any MockStore
-                if let indexingFrom { store = try await kind.makeStore(indexingFrom: indexingFrom) } else { store = try await kind.makeStore() }
+                if let indexingFrom {
+                    store = try await kind.makeStore(indexingFrom: indexingFrom)
+                } else {
+                    store = try await kind.makeStore()
+                }
                 let server = try await MockServer(resources: [Self.items], store: store)
                 for item in items {
                     var body = JSONObject()

@@ -76,7 +76,7 @@ extension RecordTable {
             var cost = planned.condition.buildCost
             if !planned.condition.isExact, let alone = Self.matcher(planned.alone, schema) {
                 var confirmed = RowSet()
-                rows.forEach { row in if alone.matches(record(inRow: row).fields) { confirmed.insert(row) } }
+                for row in rows where alone.matches(record(inRow: row).fields) { confirmed.insert(row) }
                 cost = rows.count
                 rows = confirmed
             }
@@ -90,7 +90,7 @@ extension RecordTable {
         for set in sets.dropFirst() where !found.isEmpty { found = found.intersection(set) }
         if let confirm = Self.matcher(checked, schema) {
             var confirmed = RowSet()
-            found.forEach { row in if confirm.matches(record(inRow: row).fields) { confirmed.insert(row) } }
+            for row in found where confirm.matches(record(inRow: row).fields) { confirmed.insert(row) }
             found = confirmed
         }
         return page(of: found, query: query)
@@ -196,7 +196,8 @@ extension RecordTable {
         // A walk passes over about `end × count / rows` rows to fill the window, each a set lookup; the
         // heap reads each of the set's records once, a cache miss each at a million records: about ten
         // lookups' worth.
-        let walkIsShorter = end <= rows.count && end.multipliedReportingOverflow(by: count).partialValue / rows.count <= rows.count * 10
+        let walkIsShorter =
+            end <= rows.count && end.multipliedReportingOverflow(by: count).partialValue / rows.count <= rows.count * 10
         if walkIsShorter {
             // A flat bitmap costs a word per 64 rows of the table to make (16,384 at a million) and then
             // a load per test; the set's own test searches its chunks (a few steps). Made only for a walk
@@ -216,7 +217,7 @@ extension RecordTable {
             }
         }
         var top = TopRecords(window: query.window, order: RecordOrder(keys: query.sort, keyName: schema.key.name))
-        rows.forEach { top.add(record(inRow: $0)) }
+        for row in rows { top.add(record(inRow: row)) }
         return top.result
     }
 

@@ -274,14 +274,6 @@ struct RowSet: Sendable, Equatable {
         return result
     }
 
-    /// Calls `body` with each row, ascending.
-    func forEach(_ body: (Int) -> Void) {
-        for chunk in chunks {
-            let base = chunk.high << 16
-            chunk.forEachLow { body(base | Int($0)) }
-        }
-    }
-
     /// The rows at `ranks` in ascending order (the first row has rank 0), without reading the others:
     /// whole chunks are skipped by their counts, and a bitmap's words by their bit counts.
     func rows(ranked ranks: Range<Int>) -> [Int] {
@@ -311,8 +303,8 @@ struct RowSet: Sendable, Equatable {
                     }
                 }
             } else {
-                let from = max(0, ranks.lowerBound - before)
-                let to = min(chunk.count, ranks.upperBound - before)
+                let from = Swift.max(0, ranks.lowerBound - before)
+                let to = Swift.min(chunk.count, ranks.upperBound - before)
                 for low in chunk.values[from..<to] { result.append(base | Int(low)) }
                 before += chunk.count
                 if before >= ranks.upperBound { return result }
@@ -325,7 +317,7 @@ struct RowSet: Sendable, Equatable {
     var rows: [Int] {
         var result: [Int] = []
         result.reserveCapacity(count)
-        forEach { result.append($0) }
+        for row in self { result.append(row) }
         return result
     }
 
@@ -341,6 +333,51 @@ struct RowSet: Sendable, Equatable {
         }
         return low < chunks.count && chunks[low].high == high ? low : nil
     }
+}
+
+extension RowSet: Sequence {
+    /// The rows, ascending: a chunk's array in order, a bitmap's words bit by bit.
+    struct Iterator: IteratorProtocol {
+        private let chunks: [Chunk]
+        private var chunk = 0
+        /// The position in the chunk's array, or of the bitmap's word.
+        private var position = 0
+        /// The bitmap word's bits not yet given.
+        private var word: UInt64 = 0
+
+        init(_ chunks: [Chunk]) { self.chunks = chunks }
+
+        mutating func next() -> Int? {
+            while chunk < chunks.count {
+                let current = chunks[chunk]
+                let base = current.high << 16
+                if !current.isBitmap {
+                    if position < current.values.count {
+                        position += 1
+                        return base | Int(current.values[position - 1])
+                    }
+                } else {
+                    while word == 0, position < 1024 {
+                        word = current.words[position]
+                        position += 1
+                    }
+                    if word != 0 {
+                        let bit = word.trailingZeroBitCount
+                        word &= word - 1
+                        return base | (position - 1) << 6 | bit
+                    }
+                }
+                chunk += 1
+                position = 0
+                word = 0
+            }
+            return nil
+        }
+    }
+
+    func makeIterator() -> Iterator { Iterator(chunks) }
+
+    var underestimatedCount: Int { count }
 }
 
 extension Array where Element == UInt16 {
