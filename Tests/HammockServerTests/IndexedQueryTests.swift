@@ -463,6 +463,32 @@ struct IndexedQueryTests {
         #expect(table.answer(query).total == 4)  // 1, 12, 17 and 100
     }
 
+    @Test("A table that keeps removing old records and adding new ones reuses freed rows instead of growing")
+    func churnReusesRows() async throws {
+        let schema = try await Self.schema()
+        var table = RecordTable(schema: schema, indexingFrom: 0)
+        for number in 1...10 {
+            table.insert(schema.makeRecord(key: .integer(number), values: ["size": .integer(number % 3)]), key: .integer(number))
+        }
+        #expect(table.rowsFollowKeys)
+        for number in 11...400 {
+            _ = table.remove(key: .integer(number - 10))
+            table.insert(schema.makeRecord(key: .integer(number), values: ["size": .integer(number % 3)]), key: .integer(number))
+        }
+        #expect(table.count == 10)
+        #expect(table.slots.count <= 21, "\(table.slots.count) rows for 10 records")
+        #expect(!table.rowsFollowKeys)
+        for query in [
+            ListQuery(filters: [.init(field: "size", values: [1])], window: .page(number: 1, size: 3)),
+            ListQuery(sort: [.init(field: "size", isDescending: true)], window: .page(number: 2, size: 3)),
+        ] {
+            let answered = table.answer(query)
+            let expected = query.apply(to: table.storedRecords, schema: schema)
+            #expect(Self.keys(answered.page) == Self.keys(expected.page))
+            #expect(answered.total == expected.total)
+        }
+    }
+
     @Test("A snapshot keeps no index, so the first write after it copies none; a restore makes them again")
     func snapshotsLeaveIndexesBehind() async throws {
         let schema = try await Self.schema()

@@ -15,11 +15,12 @@ package struct RecordTable: Sendable {
     /// Rows by key, strings compared by their bytes (``RecordKey``), as the key order is.
     private var rowNumbers: [RecordKey: Int32] = [:]
     /// Records by row; `nil` for a row free for the next insert.
-    private var slots: [StoredRecord?] = []
+    private(set) var slots: [StoredRecord?] = []
     private var freeRows: [Int32] = []
     /// Whether ascending rows are ascending keys: true while every insert took a new last row for a key
     /// above every other (what loading and generated keys do), so a list in key order is its rows in
-    /// order. Freed rows are reused only once it is false.
+    /// order. Freed rows are reused once it is false, or once they are half the rows (then it becomes
+    /// false): a table that keeps removing old records and adding new ones does not grow without end.
     private(set) var rowsFollowKeys = true
     /// Keys in ascending order.
     package private(set) var order: [JSON] = []
@@ -72,9 +73,9 @@ package struct RecordTable: Sendable {
         let stored = StoredRecord(record)
         let row: Int32
         let isLastKey = order.last.map { keyPrecedes($0, key) } ?? true
-        if !isLastKey { rowsFollowKeys = false }
+        if !isLastKey || freeRows.count * 2 > slots.count { rowsFollowKeys = false }
         // Rows freed by removals are reused once rows no longer follow keys; before, a new key above the
-        // others takes a new last row and keeps them in step (the holes cost 8 bytes each).
+        // others takes a new last row and keeps them in step (a hole costs a slot of 40 bytes).
         if !rowsFollowKeys, let free = freeRows.popLast() {
             row = free
             slots[Int(row)] = stored
