@@ -1,7 +1,8 @@
 import HammockJSON
 
 /// One field's values across a table, in the order a list query sorts them: by value (``ListQuery``'s
-/// order, `null` first), then by key. Each entry names its record's row (``RecordTable``).
+/// order, `null` first), then by key. Each entry is its record's row (``RecordTable``); values and keys
+/// are read from the records.
 ///
 /// A run of equal values is a contiguous range whose records are in key order, which answers an equality
 /// filter with a page as a slice; the whole index answers a sort. Entries live in chunks of at most
@@ -9,25 +10,46 @@ import HammockJSON
 /// begins, so a position is found by a binary search (a walk over 4,000 chunks was most of a sorted
 /// page's 234 µs at a million records).
 struct FieldIndex: Sendable {
-    struct Entry: Sendable {
-        var value: JSON
-        var key: JSON
-        var row: Int32
-    }
-
+    /// The field, and where records hold it among their fields (a guess checked by name: see
+    /// ``JSONObject/value(at:named:)``).
+    let field: String
+    let column: Int
+    /// The key field, and where records hold it.
+    let keyName: String
+    let keyColumn: Int
     /// Where a chunk splits in two.
     let chunkLimit: Int
 
-    private(set) var chunks: [[Entry]] = []
+    /// Rows, in the index's order. Values are read from the records (`records`, the table's rows, in
+    /// every call that compares): an entry that held its value and key cost 72 bytes, a row costs 4, and
+    /// six indexes on a million records held 430 MB that way.
+    private(set) var chunks: [[Int32]] = []
     /// The position of each chunk's first entry.
     private var starts: [Int] = []
     private(set) var count = 0
 
-    /// An index on `field` of `records` (in any order) with their rows.
-    init(field: String, keyName: String, records: [(row: Int, record: StoredRecord)], chunkLimit: Int = 512) {
+    /// An index on `field` of `records` (in any order) with their rows; records hold `field` at
+    /// `column` and the key at `keyColumn`, or find them by name.
+    init(
+        field: String, column: Int, keyName: String, keyColumn: Int, records: [(row: Int, record: StoredRecord)],
+        chunkLimit: Int = 512
+    ) {
+        self.field = field
+        self.column = column
+        self.keyName = keyName
+        self.keyColumn = keyColumn
         self.chunkLimit = max(2, chunkLimit)
+        // Sorted with their values beside them (read once each: a sort that read them from the records
+        // would chase two pointers per comparison), then only the rows are kept.
+        struct Entry {
+            let value: JSON
+            let key: JSON
+            let row: Int32
+        }
         var entries = records.map {
-            Entry(value: $0.record.fields[field] ?? .null, key: $0.record.fields[keyName] ?? .null, row: Int32($0.row))
+            Entry(
+                value: $0.record.fields.value(at: column, named: field) ?? .null,
+                key: $0.record.fields.value(at: keyColumn, named: keyName) ?? .null, row: Int32($0.row))
         }
         entries.sort { Self.order($0.value, $0.key, $1.value, $1.key) < 0 }
         count = entries.count
@@ -35,7 +57,7 @@ struct FieldIndex: Sendable {
         while start < entries.count {
             let end = min(start + self.chunkLimit / 2, entries.count)
             starts.append(start)
-            chunks.append(Array(entries[start..<end]))
+            chunks.append(entries[start..<end].map(\.row))
             start = end
         }
     }
@@ -48,29 +70,52 @@ struct FieldIndex: Sendable {
         return keyPrecedes(rightKey, leftKey) ? 1 : 0
     }
 
-    mutating func insert(_ entry: Entry) {
+    /// The indexed value of `row`, which `records` holds.
+    @inline(__always)
+    func value(of row: Int32, in records: [StoredRecord?]) -> JSON {
+        records[Int(row)]?.fields.value(at: column, named: field) ?? .null
+    }
+
+    /// The key of `row`, which `records` holds.
+    @inline(__always)
+    private func key(of row: Int32, in records: [StoredRecord?]) -> JSON {
+        records[Int(row)]?.fields.value(at: keyColumn, named: keyName) ?? .null
+    }
+
+    /// -1, 0 or 1: the entry of `row` against `(value, key)`; the key is read only when the values tie.
+    @inline(__always)
+    private func order(of row: Int32, _ value: JSON, _ key: JSON, in records: [StoredRecord?]) -> Int {
+        let byValue = ListQuery.compare(self.value(of: row, in: records), value)
+        if byValue != 0 { return byValue }
+        let rowKey = self.key(of: row, in: records)
+        if keyPrecedes(rowKey, key) { return -1 }
+        return keyPrecedes(key, rowKey) ? 1 : 0
+    }
+
+    /// Adds `row`, whose value is `value` and key `key`; `records` holds the rows already in the index.
+    mutating func insert(row: Int32, value: JSON, key: JSON, in records: [StoredRecord?]) {
         count += 1
         guard !chunks.isEmpty else {
-            chunks = [[entry]]
+            chunks = [[row]]
             starts = [0]
             return
         }
         // After every entry (a generated key in the key's index, a new largest value): appended, without
         // a search.
         let lastChunk = chunks.count - 1
-        let lastEntry = chunks[lastChunk].count - 1
-        if Self.order(chunks[lastChunk][lastEntry].value, chunks[lastChunk][lastEntry].key, entry.value, entry.key) < 0 {
-            chunks[lastChunk].append(entry)
+        let lastRow = chunks[lastChunk][chunks[lastChunk].count - 1]
+        if order(of: lastRow, value, key, in: records) < 0 {
+            chunks[lastChunk].append(row)
             splitIfFull(lastChunk)
             return
         }
         // The first chunk whose last entry follows the new one; the last chunk if none does.
-        var (chunk, offset) = place(of: entry.value, entry.key)
+        var (chunk, offset) = place(of: value, key, in: records)
         if chunk == chunks.count {
             chunk -= 1
             offset = chunks[chunk].count
         }
-        chunks[chunk].insert(entry, at: offset)
+        chunks[chunk].insert(row, at: offset)
         shiftStarts(after: chunk, by: 1)
         splitIfFull(chunk)
     }
@@ -91,13 +136,12 @@ struct FieldIndex: Sendable {
         }
     }
 
-    /// Removes the entry of `key`, whose value is `value`; false if there is none.
+    /// Removes `row`, whose value is `value` and key `key` (as `records` still holds them); false if the
+    /// index does not hold it there.
     @discardableResult
-    mutating func remove(value: JSON, key: JSON) -> Bool {
-        let (chunk, offset) = place(of: value, key)
-        guard chunk < chunks.count, offset < chunks[chunk].count,
-            Self.order(chunks[chunk][offset].value, chunks[chunk][offset].key, value, key) == 0
-        else { return false }
+    mutating func remove(row: Int32, value: JSON, key: JSON, in records: [StoredRecord?]) -> Bool {
+        let (chunk, offset) = place(of: value, key, in: records)
+        guard chunk < chunks.count, offset < chunks[chunk].count, chunks[chunk][offset] == row else { return false }
         chunks[chunk].remove(at: offset)
         shiftStarts(after: chunk, by: -1)
         if chunks[chunk].isEmpty {
@@ -108,26 +152,14 @@ struct FieldIndex: Sendable {
         return true
     }
 
-    /// Puts `newValue` in the entry of `key`, whose value is `value` and takes the same place in the
-    /// order; false if there is none.
-    mutating func replaceValue(value: JSON, key: JSON, with newValue: JSON) -> Bool {
-        let (chunk, offset) = place(of: value, key)
-        guard chunk < chunks.count, offset < chunks[chunk].count,
-            Self.order(chunks[chunk][offset].value, chunks[chunk][offset].key, value, key) == 0
-        else { return false }
-        chunks[chunk][offset].value = newValue
-        return true
-    }
-
     /// The chunk and offset of the first entry not before `(value, key)`; `chunks.count` if every entry
-    /// is before it. Binary searches on the entries in place, so no entry is copied to be compared.
-    private func place(of value: JSON, _ key: JSON) -> (chunk: Int, offset: Int) {
+    /// is before it.
+    private func place(of value: JSON, _ key: JSON, in records: [StoredRecord?]) -> (chunk: Int, offset: Int) {
         var low = 0
         var high = chunks.count
         while low < high {
             let middle = (low + high) / 2
-            let last = chunks[middle].count - 1
-            if Self.order(chunks[middle][last].value, chunks[middle][last].key, value, key) >= 0 {
+            if order(of: chunks[middle][chunks[middle].count - 1], value, key, in: records) >= 0 {
                 high = middle
             } else {
                 low = middle + 1
@@ -135,58 +167,49 @@ struct FieldIndex: Sendable {
         }
         let chunk = low
         guard chunk < chunks.count else { return (chunk, 0) }
-        low = 0
-        high = chunks[chunk].count
-        while low < high {
-            let middle = (low + high) / 2
-            if Self.order(chunks[chunk][middle].value, chunks[chunk][middle].key, value, key) >= 0 {
-                high = middle
-            } else {
-                low = middle + 1
+        return chunks[chunk].withUnsafeBufferPointer { rows in
+            var (low, high) = (0, rows.count)
+            while low < high {
+                let middle = (low + high) / 2
+                if order(of: rows[middle], value, key, in: records) >= 0 { high = middle } else { low = middle + 1 }
             }
+            return (chunk, low)
         }
-        return (chunk, low)
     }
 
     /// The position of the first entry whose value is not below `value` (`after`: above it).
-    func bound(of value: JSON, after: Bool) -> Int {
-        // Binary searches on the values in place: a closure taking entries would copy each one probed.
+    func bound(of value: JSON, after: Bool, in records: [StoredRecord?]) -> Int {
+        func follows(_ row: Int32) -> Bool {
+            let order = ListQuery.compare(self.value(of: row, in: records), value)
+            return after ? order > 0 : order >= 0
+        }
         var low = 0
         var high = chunks.count
         while low < high {
             let middle = (low + high) / 2
-            let order = ListQuery.compare(chunks[middle][chunks[middle].count - 1].value, value)
-            if after ? order > 0 : order >= 0 { high = middle } else { low = middle + 1 }
+            if follows(chunks[middle][chunks[middle].count - 1]) { high = middle } else { low = middle + 1 }
         }
         let chunk = low
         guard chunk < chunks.count else { return count }
-        low = 0
-        high = chunks[chunk].count
-        while low < high {
-            let middle = (low + high) / 2
-            let order = ListQuery.compare(chunks[chunk][middle].value, value)
-            if after ? order > 0 : order >= 0 { high = middle } else { low = middle + 1 }
+        let offset = chunks[chunk].withUnsafeBufferPointer { rows in
+            var (low, high) = (0, rows.count)
+            while low < high {
+                let middle = (low + high) / 2
+                if follows(rows[middle]) { high = middle } else { low = middle + 1 }
+            }
+            return low
         }
-        return entriesBefore(chunk) + low
-    }
-
-    /// The entries at `positions`, in order (or reversed).
-    func entries(in positions: Range<Int>, reversed: Bool = false) -> [Entry] {
-        var result: [Entry] = []
-        result.reserveCapacity(positions.count)
-        walk(positions, reversed: reversed) { entry in
-            result.append(entry)
-            return true
-        }
-        return result
+        return entriesBefore(chunk) + offset
     }
 
     /// The positions of the run of equal values holding `position` (below `count`): found by steps that
     /// double away from it, then a binary search, so a run of one entry costs two comparisons where
-    /// ``bound(of:after:)`` searches the whole index twice.
-    func run(containing position: Int) -> Range<Int> {
-        let value = entry(at: position).value
-        func sameValue(_ probe: Int) -> Bool { ListQuery.compare(entry(at: probe).value, value) == 0 }
+    /// ``bound(of:after:in:)`` searches the whole index twice.
+    func run(containing position: Int, in records: [StoredRecord?]) -> Range<Int> {
+        let value = self.value(of: row(at: position), in: records)
+        func sameValue(_ probe: Int) -> Bool {
+            ListQuery.compare(self.value(of: row(at: probe), in: records), value) == 0
+        }
         // The lowest position of the run: `low` is in it, `low - step` is probed.
         var low = position
         var step = 1
@@ -225,36 +248,35 @@ struct FieldIndex: Sendable {
         return low..<high
     }
 
-    /// The entry at `position` (below `count`).
-    func entry(at position: Int) -> Entry {
+    /// The row at `position` (below `count`).
+    func row(at position: Int) -> Int32 {
         let (chunk, offset) = locate(position)
         return chunks[chunk][offset]
     }
 
-    /// The rows at `positions`, in order.
-    func rows(in positions: Range<Int>) -> [Int] {
+    /// The rows at `positions`, in order (or reversed).
+    func rows(in positions: Range<Int>, reversed: Bool = false) -> [Int] {
         var result: [Int] = []
         result.reserveCapacity(positions.count)
-        walk(positions) { entry in
-            result.append(Int(entry.row))
+        walk(positions, reversed: reversed) { row in
+            result.append(Int(row))
             return true
         }
         return result
     }
 
-    /// Calls `body` with the entries at `positions`, in order (or reversed), until it returns false.
-    /// Each entry is lent, not copied (a copy retained its value and key).
-    func walk(_ positions: Range<Int>, reversed: Bool = false, _ body: (borrowing Entry) -> Bool) {
+    /// Calls `body` with the rows at `positions`, in order (or reversed), until it returns false.
+    func walk(_ positions: Range<Int>, reversed: Bool = false, _ body: (Int32) -> Bool) {
         guard !positions.isEmpty else { return }
         var remaining = positions.count
         if reversed {
             var (chunk, offset) = locate(positions.upperBound - 1)
             while remaining > 0, chunk >= 0 {
-                let stopped = chunks[chunk].withUnsafeBufferPointer { entries -> Bool in
+                let stopped = chunks[chunk].withUnsafeBufferPointer { rows -> Bool in
                     let lowest = max(0, offset - remaining + 1)
                     var index = offset
                     while index >= lowest {
-                        guard body(entries[index]) else { return true }
+                        guard body(rows[index]) else { return true }
                         index -= 1
                     }
                     remaining -= offset - lowest + 1
@@ -267,10 +289,10 @@ struct FieldIndex: Sendable {
         } else {
             var (chunk, offset) = locate(positions.lowerBound)
             while remaining > 0, chunk < chunks.count {
-                let stopped = chunks[chunk].withUnsafeBufferPointer { entries -> Bool in
-                    let end = min(entries.count, offset + remaining)
+                let stopped = chunks[chunk].withUnsafeBufferPointer { rows -> Bool in
+                    let end = min(rows.count, offset + remaining)
                     for index in offset..<end {
-                        guard body(entries[index]) else { return true }
+                        guard body(rows[index]) else { return true }
                     }
                     remaining -= end - offset
                     return false
@@ -295,4 +317,9 @@ struct FieldIndex: Sendable {
     }
 
     private func entriesBefore(_ chunk: Int) -> Int { chunk < starts.count ? starts[chunk] : count }
+
+    /// Bytes held: the rows, the chunks' headers and starts (for docs/benchmarks.md).
+    var byteCount: Int {
+        chunks.reduce(0) { $0 + 32 + $1.capacity * MemoryLayout<Int32>.stride } + starts.capacity * 8
+    }
 }

@@ -144,8 +144,8 @@ extension RecordTable {
             case .runs(let index, let runs, _):
                 var rows = RowSet()
                 for run in runs.ranges {
-                    index.walk(run) { entry in
-                        rows.insert(Int(entry.row))
+                    index.walk(run) { row in
+                        rows.insert(Int(row))
                         return true
                     }
                 }
@@ -243,9 +243,9 @@ extension RecordTable {
                 var run = 0..<0
                 for position in window {
                     let mirrored = index.count - 1 - position
-                    if !run.contains(mirrored) { run = index.run(containing: mirrored) }
+                    if !run.contains(mirrored) { run = index.run(containing: mirrored, in: slots) }
                     // The run's records take the answer's positions from `count - run.upperBound`, by key.
-                    rows.append(Int(index.entry(at: run.lowerBound + position - (index.count - run.upperBound)).row))
+                    rows.append(Int(index.row(at: run.lowerBound + position - (index.count - run.upperBound))))
                 }
             } else {
                 rows = index.rows(in: window)
@@ -260,8 +260,8 @@ extension RecordTable {
             guard let last = window.last else { return ([], index.count) }
             let low = first.isDescending ? index.count - 1 - last : window.lowerBound
             let high = first.isDescending ? index.count - window.lowerBound : last + 1
-            let start = index.bound(of: index.entry(at: low).value, after: false)
-            let end = index.bound(of: index.entry(at: high - 1).value, after: true)
+            let start = index.bound(of: index.value(of: index.row(at: low), in: slots), after: false, in: slots)
+            let end = index.bound(of: index.value(of: index.row(at: high - 1), in: slots), after: true, in: slots)
             walked = start..<end
             collector.total = first.isDescending ? index.count - walked.upperBound : walked.lowerBound
         }
@@ -283,8 +283,8 @@ extension RecordTable {
             run.removeAll(keepingCapacity: true)
         }
         let stops = acceptsAll || total != nil
-        index.walk(walked, reversed: first.isDescending) { entry in
-            let row = Int(entry.row)
+        index.walk(walked, reversed: first.isDescending) { entryRow in
+            let row = Int(entryRow)
             // A set answers by row, first: most entries of a walk are not kept, and each is then passed
             // over without reading its value or its record (a cache miss each at a million records).
             switch accepts {
@@ -295,11 +295,12 @@ extension RecordTable {
             }
             // Kept entries of equal values are next to each other among the kept ones: runs are found
             // on them alone.
-            if !run.isEmpty, ListQuery.compare(entry.value, runValue) != 0 {
+            let value = index.value(of: entryRow, in: slots)
+            if !run.isEmpty, ListQuery.compare(value, runValue) != 0 {
                 flush()
                 if stops, collector.isComplete { return false }
             }
-            if run.isEmpty { runValue = entry.value }
+            if run.isEmpty { runValue = value }
             run.append(row)
             return true
         }
@@ -341,11 +342,13 @@ extension RecordTable {
     /// The runs of `index` that hold the records passing `filter`, in index order; `nil` for a filter an
     /// index cannot answer (`_ne`, `_like`).
     private func runs(of filter: ListQuery.Filter, in index: FieldIndex) -> Runs? {
-        var firstNonNull: Int { index.bound(of: .null, after: true) }
+        var firstNonNull: Int { index.bound(of: .null, after: true, in: slots) }
         switch filter.comparison {
         case .notEqual, .like: return nil
         case .equal:
-            let runs = filter.values.map { index.bound(of: $0, after: false)..<index.bound(of: $0, after: true) }
+            let runs = filter.values.map {
+                index.bound(of: $0, after: false, in: slots)..<index.bound(of: $0, after: true, in: slots)
+            }
             // Repeated values give the same run: keep each once.
             var distinct: [Range<Int>] = []
             for run in runs.sorted(by: { $0.lowerBound < $1.lowerBound }) where !run.isEmpty {
@@ -364,10 +367,10 @@ extension RecordTable {
             var upper = index.count
             for value in filter.values {
                 switch filter.comparison {
-                case .greater: lower = max(lower, index.bound(of: value, after: true))
-                case .greaterOrEqual: lower = max(lower, index.bound(of: value, after: false))
-                case .less: upper = min(upper, index.bound(of: value, after: false))
-                default: upper = min(upper, index.bound(of: value, after: true))
+                case .greater: lower = max(lower, index.bound(of: value, after: true, in: slots))
+                case .greaterOrEqual: lower = max(lower, index.bound(of: value, after: false, in: slots))
+                case .less: upper = min(upper, index.bound(of: value, after: false, in: slots))
+                default: upper = min(upper, index.bound(of: value, after: true, in: slots))
                 }
             }
             return Runs(lower < upper ? [lower..<upper] : [], ofOneValue: false)

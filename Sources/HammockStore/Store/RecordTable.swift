@@ -10,8 +10,15 @@ package struct RecordTable: Sendable {
     package var schema: ResourceSchema {
         // Field types may have changed: the indexes are made again for the new columns (only then: at
         // a million records that takes seconds, and a reload that changes nothing sets the schema).
-        didSet { if oldValue.columns != schema.columns || oldValue.key != schema.key { rebuildIndexes() } }
+        didSet {
+            guard oldValue.columns != schema.columns || oldValue.key != schema.key else { return }
+            shape = Self.shape(of: schema)
+            rebuildIndexes()
+        }
     }
+    /// An object with the schema's columns as keys, in order: a record with exactly those keys shares
+    /// their storage (``JSONObject/init(keysOf:values:)``) instead of holding its own copy.
+    private var shape: JSONObject
     /// Rows by key, strings compared by their bytes (``RecordKey``), as the key order is.
     private var rowNumbers: [RecordKey: Int32] = [:]
     /// Records by row; `nil` for a row free for the next insert.
@@ -38,13 +45,45 @@ package struct RecordTable: Sendable {
 
     package init(schema: ResourceSchema, indexingFrom threshold: Int = Self.indexingThreshold) {
         self.schema = schema
+        shape = Self.shape(of: schema)
         indexingFrom = threshold
         if threshold <= 0 { indexes = TableIndexes(schema: schema, records: [], keepingFrom: 0) }
+    }
+
+    /// A table of `records`, in key order with distinct keys (a snapshot's), with its indexes if it is
+    /// large enough: rows follow keys, each record's row its position.
+    package init(
+        schema: ResourceSchema, restoring records: [StoredRecord], lastGeneratedKey: Int,
+        indexingFrom threshold: Int = Self.indexingThreshold
+    ) {
+        self.init(schema: schema, indexingFrom: threshold)
+        let keyName = schema.key.name
+        ordered = records
+        order = records.map { $0.fields[keyName] ?? .null }
+        slots = records
+        orderedRows = Array(0..<Int32(records.count))
+        rowNumbers.reserveCapacity(records.count)
+        for (row, key) in order.enumerated() { rowNumbers[RecordKey(key)] = Int32(row) }
+        self.lastGeneratedKey = lastGeneratedKey
+        rebuildIndexes()
     }
 
     package var count: Int { order.count }
 
     package func record(withKey key: JSON) -> JSONObject? { storedRecord(withKey: key)?.fields }
+
+    private static func shape(of schema: ResourceSchema) -> JSONObject {
+        var shape = JSONObject(minimumCapacity: schema.columns.count)
+        for column in schema.columns { shape[column.name] = .null }
+        return shape
+    }
+
+    /// `record`, stored: sharing the shape's keys when it has exactly the schema's columns in order (a
+    /// made record does), as it is otherwise.
+    private func stored(_ record: JSONObject) -> StoredRecord {
+        guard record.hasKeys(shape.keys) else { return StoredRecord(record) }
+        return StoredRecord(JSONObject(keysOf: shape, values: record.values))
+    }
 
     package func storedRecord(withKey key: JSON) -> StoredRecord? {
         rowNumbers[RecordKey(key)].flatMap { slots[Int($0)] }
@@ -70,7 +109,7 @@ package struct RecordTable: Sendable {
 
     /// Inserts a complete record under `key` (which must be free).
     package mutating func insert(_ record: JSONObject, key: JSON) {
-        let stored = StoredRecord(record)
+        let stored = stored(record)
         let row: Int32
         let isLastKey = order.last.map { keyPrecedes($0, key) } ?? true
         if !isLastKey || freeRows.count * 2 > slots.count { rowsFollowKeys = false }
@@ -98,7 +137,7 @@ package struct RecordTable: Sendable {
             orderedRows.append(row)
         }
         if indexes != nil {
-            indexes?.insert(stored, key: key, row: Int(row), schema: schema)
+            indexes?.insert(stored, key: key, row: Int(row), records: slots)
         } else if count >= indexingFrom {
             // Built once, in the write that brings the table to the threshold: never by a query.
             rebuildIndexes()
@@ -110,23 +149,24 @@ package struct RecordTable: Sendable {
     @discardableResult
     package mutating func replace(_ record: JSONObject, key: JSON) -> Bool {
         guard let row = rowNumbers[RecordKey(key)], let old = slots[Int(row)] else { return false }
-        let stored = StoredRecord(record)
+        let stored = stored(record)
+        // The indexes first: they find the row's entries by the values its slot still holds.
+        indexes?.replace(old, with: stored, key: key, row: Int(row), records: slots)
         slots[Int(row)] = stored
         let position = position(of: key)
         ordered[position] = stored
-        indexes?.replace(old, with: stored, key: key, row: Int(row), schema: schema)
         return true
     }
 
     package mutating func remove(key: JSON) -> Bool {
         guard let row = rowNumbers.removeValue(forKey: RecordKey(key)), let old = slots[Int(row)] else { return false }
+        indexes?.remove(old, key: key, row: Int(row), records: slots)
         slots[Int(row)] = nil
         freeRows.append(row)
         let position = position(of: key)
         order.remove(at: position)
         ordered.remove(at: position)
         orderedRows.remove(at: position)
-        indexes?.remove(old, key: key, row: Int(row), schema: schema)
         return true
     }
 
@@ -135,12 +175,13 @@ package struct RecordTable: Sendable {
         for index in ordered.indices {
             let old = ordered[index]
             guard (old.fields[foreignKey] ?? .null).isSameKey(as: parentKey) else { continue }
-            var row = old.fields
-            row[foreignKey] = .null
-            let stored = StoredRecord(row)
+            var fields = old.fields
+            fields[foreignKey] = .null
+            let stored = stored(fields)
+            let row = Int(orderedRows[index])
+            indexes?.replace(old, with: stored, key: order[index], row: row, records: slots)
             ordered[index] = stored
-            slots[Int(orderedRows[index])] = stored
-            indexes?.replace(old, with: stored, key: order[index], row: Int(orderedRows[index]), schema: schema)
+            slots[row] = stored
         }
     }
 
@@ -148,18 +189,6 @@ package struct RecordTable: Sendable {
     /// 1,024, about a microsecond's work below which keeping costs more than it saves; fewer for a table
     /// indexed from fewer records (tests of the planner, which then keep every condition).
     static func conditionKeepingThreshold(_ indexingFrom: Int) -> Int { min(1_024, max(0, indexingFrom)) }
-
-    /// The table without its indexes (a snapshot's copy: see ``StoreSnapshot``).
-    package func withoutIndexes() -> RecordTable {
-        var copy = self
-        copy.indexes = nil
-        return copy
-    }
-
-    /// Makes the indexes of a table taken ``withoutIndexes()``, if it is large enough to keep them.
-    package mutating func restoreIndexes() {
-        if indexes == nil { rebuildIndexes() }
-    }
 
     /// Makes the indexes anew from the records, if the table is large enough to keep them.
     private mutating func rebuildIndexes() {

@@ -10,12 +10,28 @@ public import HammockJSON
 /// ```
 /// Hammock's stores take one in a single step without copying (tables are copy-on-write values).
 public struct StoreSnapshot: Sendable {
-    package var tables: [String: RecordTable]
+    package var tables: [String: SavedTable]
 
-    /// The tables without their indexes, which a restore makes again: a snapshot sharing them with the
-    /// live tables made the first write after it copy every index (the baseline the server takes before
-    /// the first change is one: at a million records that was 700 MB more after one POST).
-    package init(tables: [String: RecordTable]) { self.tables = tables.mapValues { $0.withoutIndexes() } }
+    /// What a snapshot keeps of a table: its records in key order and its last generated key. The rows,
+    /// the key map and the indexes are made again by a restore: a snapshot that shared them with the
+    /// live tables made the first write after it copy them all (the baseline the server takes before the
+    /// first change is one: at a million records one POST added 700 MB with the indexes shared, 147 MB
+    /// with the rows and key map, and now copies the 32 MB list of records).
+    package struct SavedTable: Sendable {
+        package let schema: ResourceSchema
+        package let records: [StoredRecord]
+        package let lastGeneratedKey: Int
+        /// From how many records the table kept indexes (less than usual in tests of the planner).
+        package let indexingFrom: Int
+    }
+
+    package init(tables: [String: RecordTable]) {
+        self.tables = tables.mapValues {
+            SavedTable(
+                schema: $0.schema, records: $0.storedRecords, lastGeneratedKey: $0.lastGeneratedKey,
+                indexingFrom: $0.indexingFrom)
+        }
+    }
 
     /// A snapshot of records given as values, for a store of your own: each resource's records (with
     /// their keys) and the last key generated for it.
@@ -27,20 +43,20 @@ public struct StoreSnapshot: Sendable {
             table.lastGeneratedKey = max(table.lastGeneratedKey, lastGeneratedKey)
             tables[schema.name] = table
         }
-        self.tables = tables
+        self.init(tables: tables)
     }
 
     /// The resources it holds.
     public var resourceNames: [String] { tables.keys.sorted() }
 
     /// The records of `resource`, in key order (none if it holds no such resource).
-    public func records(of resource: String) -> [JSONObject] { tables[resource]?.storedRecords.map(\.fields) ?? [] }
+    public func records(of resource: String) -> [JSONObject] { tables[resource]?.records.map(\.fields) ?? [] }
 
     /// The last key generated for `resource` when the snapshot was taken.
     public func lastGeneratedKey(of resource: String) -> Int { tables[resource]?.lastGeneratedKey ?? 0 }
 
     /// How many records it holds, all resources together.
-    public var recordCount: Int { tables.values.reduce(0) { $0 + $1.count } }
+    public var recordCount: Int { tables.values.reduce(0) { $0 + $1.records.count } }
 
     /// The tables to put in place for `schemas`: the snapshot's for each resource it holds (records
     /// rebuilt when the resource's fields changed since), an empty one for each it does not, and
@@ -53,10 +69,12 @@ public struct StoreSnapshot: Sendable {
                 continue
             }
             if saved.schema == schema {
-                result[schema.name] = saved
+                result[schema.name] = RecordTable(
+                    schema: schema, restoring: saved.records, lastGeneratedKey: saved.lastGeneratedKey,
+                    indexingFrom: saved.indexingFrom)
             } else {
-                var table = RecordTable(schema: schema)
-                for record in saved.storedRecords {
+                var table = RecordTable(schema: schema, indexingFrom: saved.indexingFrom)
+                for record in saved.records {
                     let key = record.fields[schema.key.name] ?? .null
                     guard !key.isNull else { continue }
                     table.insert(schema.makeRecord(key: key, values: record.fields), key: key)
@@ -79,10 +97,6 @@ public struct StoreSnapshot: Sendable {
                 result[schema.name] = child
             }
         }
-        return schemas.compactMap { schema in
-            var table = result[schema.name]
-            table?.restoreIndexes()
-            return table
-        }
+        return schemas.compactMap { result[$0.name] }
     }
 }

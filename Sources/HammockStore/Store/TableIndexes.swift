@@ -21,8 +21,11 @@ struct TableIndexes: Sendable {
     init(schema: ResourceSchema, records: [(row: Int, record: StoredRecord)], keepingFrom: Int) {
         conditions = ConditionSets(threshold: keepingFrom)
         let keyName = schema.key.name
-        for column in schema.columns where Self.ordersByIndex(column.type) || column.name == keyName {
-            fields[column.name] = FieldIndex(field: column.name, keyName: keyName, records: records)
+        let keyColumn = schema.columns.firstIndex { $0.name == keyName } ?? 0
+        for (column, definition) in schema.columns.enumerated()
+        where Self.ordersByIndex(definition.type) || definition.name == keyName {
+            fields[definition.name] = FieldIndex(
+                field: definition.name, column: column, keyName: keyName, keyColumn: keyColumn, records: records)
         }
         for column in schema.columns where column.type == .string {
             var index = GramIndex()
@@ -39,34 +42,37 @@ struct TableIndexes: Sendable {
         }
     }
 
-    mutating func insert(_ record: StoredRecord, key: JSON, row: Int, schema: ResourceSchema) {
+    /// Adds `record`, now in `row` of `records`.
+    mutating func insert(_ record: StoredRecord, key: JSON, row: Int, records: [StoredRecord?]) {
         for field in Array(fields.keys) {
-            fields[field]?.insert(FieldIndex.Entry(value: record.fields[field] ?? .null, key: key, row: Int32(row)))
+            fields[field]?.insert(row: Int32(row), value: record.fields[field] ?? .null, key: key, in: records)
         }
         for field in Array(texts.keys) { texts[field]?.insert(row: row, value: record.fields[field] ?? .null) }
         conditions.update(row: row, record: record)
     }
 
-    mutating func remove(_ record: StoredRecord, key: JSON, row: Int, schema: ResourceSchema) {
-        for field in Array(fields.keys) { fields[field]?.remove(value: record.fields[field] ?? .null, key: key) }
+    /// Removes `record`, which `row` of `records` still holds (field indexes find its entries by the
+    /// values the records hold).
+    mutating func remove(_ record: StoredRecord, key: JSON, row: Int, records: [StoredRecord?]) {
+        for field in Array(fields.keys) {
+            fields[field]?.remove(row: Int32(row), value: record.fields[field] ?? .null, key: key, in: records)
+        }
         for field in Array(texts.keys) { texts[field]?.remove(row: row, value: record.fields[field] ?? .null) }
         conditions.update(row: row, record: nil)
     }
 
-    mutating func replace(_ old: StoredRecord, with new: StoredRecord, key: JSON, row: Int, schema: ResourceSchema) {
+    /// Replaces `old` by `new` in `row`; `records` still holds `old` there, and the caller puts `new` in
+    /// it right after.
+    mutating func replace(_ old: StoredRecord, with new: StoredRecord, key: JSON, row: Int, records: [StoredRecord?]) {
         for field in Array(fields.keys) {
             let (oldValue, newValue) = (old.fields[field] ?? .null, new.fields[field] ?? .null)
-            // An unchanged value leaves the index alone: a PATCH of one field searched all six indexes.
-            if Self.identical(oldValue, newValue) { continue }
             // A value in the same place of the index's order (its bytes, for a string: not `==`, which
-            // equates canonically equivalent strings) keeps its entry.
-            if ListQuery.compare(oldValue, newValue) == 0,
-                fields[field]?.replaceValue(value: oldValue, key: key, with: newValue) == true
-            {
-                continue
-            }
-            fields[field]?.remove(value: oldValue, key: key)
-            fields[field]?.insert(FieldIndex.Entry(value: newValue, key: key, row: Int32(row)))
+            // equates canonically equivalent strings) leaves the index alone: the entry is the row, and
+            // its value is read from the record. A PATCH of one field searched all six indexes before.
+            if ListQuery.compare(oldValue, newValue) == 0 { continue }
+            fields[field]?.remove(row: Int32(row), value: oldValue, key: key, in: records)
+            // The row is out of the index, so the search for the new place never reads its old record.
+            fields[field]?.insert(row: Int32(row), value: newValue, key: key, in: records)
         }
         for field in Array(texts.keys) {
             let (oldValue, newValue) = (old.fields[field] ?? .null, new.fields[field] ?? .null)
@@ -75,19 +81,6 @@ struct TableIndexes: Sendable {
             texts[field]?.insert(row: row, value: newValue)
         }
         conditions.update(row: row, record: new)
-    }
-
-    /// Whether two values are the same, byte for byte for strings (Swift's `==` equates composed and
-    /// decomposed accents, which the index orders apart).
-    private static func identical(_ left: JSON, _ right: JSON) -> Bool {
-        switch (left, right) {
-        case (.string(let a), .string(let b)): a.utf8.elementsEqual(b.utf8)
-        case (.integer(let a), .integer(let b)): a == b
-        case (.double(let a), .double(let b)): a == b && a.sign == b.sign
-        case (.bool(let a), .bool(let b)): a == b
-        case (.null, .null): true
-        default: false
-        }
     }
 
     /// Whether two values index the same grams: the same string, byte for byte, or two non-strings.
@@ -101,7 +94,7 @@ struct TableIndexes: Sendable {
 
     /// Bytes held by the indexes, by kind (for docs/benchmarks.md).
     var byteCounts: (fields: Int, texts: Int) {
-        let fieldBytes = fields.values.reduce(0) { $0 + $1.count * MemoryLayout<FieldIndex.Entry>.stride }
+        let fieldBytes = fields.values.reduce(0) { $0 + $1.byteCount }
         return (fieldBytes, texts.values.reduce(0) { $0 + $1.byteCount })
     }
 }
