@@ -55,7 +55,13 @@ extension MockServer {
                 var keys = Set<RecordKey>()
                 var records: [JSON] = []
                 let count = max(resource.count, resource.keys.count)
-                records.reserveCapacity(count)
+                // Made and loaded in parts, each freed before the next is made: the made objects (their
+                // own key lists and values) are copies the store does not keep, and a million of them made
+                // first and freed after the load left 390 MB of holes among the stored records that the
+                // allocator never returned (RSS 1,269 MB, 883 MB in use; glibc's malloc_stats).
+                let part = 10_000
+                var report = LoadReport(loaded: 0, skipped: 0, droppedValues: 0)
+                records.reserveCapacity(min(count, part))
                 for number in 1...count {
                     var record = maker.record(
                         for: schema, rules: resource.fields, number: number, parentKeys: parentKeys, keyMaker: keyMaker)
@@ -80,8 +86,16 @@ extension MockServer {
                         keys.insert(RecordKey(record[schema.key.name] ?? .null))
                     }
                     records.append(.object(record))
+                    if records.count == part || number == count {
+                        let loaded = try await self.resources.addData(.array(records), for: schema.name, announcing: false)
+                        report.loaded += loaded.loaded
+                        report.skipped += loaded.skipped
+                        report.droppedValues += loaded.droppedValues
+                        records.removeAll(keepingCapacity: true)
+                    }
                 }
-                reports.append((schema.name, try await self.addData(.array(records), for: schema.name)))
+                if report.loaded > 0 { try await self.resources.announceLoad(of: schema) }
+                reports.append((schema.name, report))
             }
             return reports
         }

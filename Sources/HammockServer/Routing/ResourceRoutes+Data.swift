@@ -34,8 +34,11 @@ public struct LoadReport: Sendable, Hashable, CustomStringConvertible {
 
 extension ResourceRoutes {
     /// Loads sample data into a resource; see ``MockServer/addData(_:for:progress:)``.
+    /// `announcing: false` leaves the change unannounced (no modification date, no invalidation): for a
+    /// caller loading in parts, which announces once with ``announceLoad(of:)`` at the end.
     func addData(
-        _ data: JSON, for resource: String, progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil
+        _ data: JSON, for resource: String, announcing: Bool = true,
+        progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil
     ) async throws -> LoadReport {
         guard
             let (schema, keyMaker) = registry.withLock({ registry in
@@ -78,12 +81,15 @@ extension ResourceRoutes {
                 progress?(index + 1, objects.count)
             }
         }
-        if report.loaded > 0 {
-            try await modifications.record(schema)
-            // One word for a bulk load, not a change per record: a feed listening would overflow.
-            changes.publish([ResourceChange(.invalidated, resource: schema.name)])
-        }
+        if report.loaded > 0, announcing { try await announceLoad(of: schema) }
         return report
+    }
+
+    /// Dates a bulk load of `schema` and tells listeners its records changed: one word for the load, not
+    /// a change per record (a feed listening would overflow).
+    func announceLoad(of schema: ResourceSchema) async throws {
+        try await modifications.record(schema)
+        changes.publish([ResourceChange(.invalidated, resource: schema.name)])
     }
 
     /// The values of a record to load, or `nil` (counted as skipped) when it cannot be one. A record
