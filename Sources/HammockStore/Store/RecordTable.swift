@@ -39,15 +39,19 @@ package struct RecordTable: Sendable {
     package var lastGeneratedKey = 0
     /// From how many records the table keeps indexes (``indexingThreshold`` unless a test asks for less).
     let indexingFrom: Int
+    let chunkLimit: Int
     /// The table's indexes once it holds `indexingFrom` records, kept up to date by every write; `nil`
     /// below, where a query scans (see ``answer(_:)``).
     var indexes: TableIndexes?
 
-    package init(schema: ResourceSchema, indexingFrom threshold: Int = Self.indexingThreshold) {
+    /// `chunkLimit`: how many rows a chunk of a field index holds before it splits (fewer in tests, so
+    /// that a few records make many chunks).
+    package init(schema: ResourceSchema, indexingFrom threshold: Int = Self.indexingThreshold, chunkLimit: Int = 512) {
         self.schema = schema
         shape = Self.shape(of: schema)
         indexingFrom = threshold
-        if threshold <= 0 { indexes = TableIndexes(schema: schema, records: [], keepingFrom: 0) }
+        self.chunkLimit = chunkLimit
+        if threshold <= 0 { indexes = TableIndexes(schema: schema, records: [], keepingFrom: 0, chunkLimit: chunkLimit) }
     }
 
     /// A table of `records`, in key order with distinct keys (a snapshot's), with its indexes if it is
@@ -198,7 +202,7 @@ package struct RecordTable: Sendable {
         }
         indexes = TableIndexes(
             schema: schema, records: orderedRows.indices.map { (Int(orderedRows[$0]), ordered[$0]) },
-            keepingFrom: Self.conditionKeepingThreshold(indexingFrom))
+            keepingFrom: Self.conditionKeepingThreshold(indexingFrom), chunkLimit: chunkLimit)
     }
 
     private func position(of key: JSON) -> Int {

@@ -18,14 +18,15 @@ struct TableIndexes: Sendable {
 
     /// The indexes of `records` (with their rows); a condition's answer is kept when making it cost at
     /// least `keepingFrom` steps.
-    init(schema: ResourceSchema, records: [(row: Int, record: StoredRecord)], keepingFrom: Int) {
+    init(schema: ResourceSchema, records: [(row: Int, record: StoredRecord)], keepingFrom: Int, chunkLimit: Int = 512) {
         conditions = ConditionSets(threshold: keepingFrom)
         let keyName = schema.key.name
         let keyColumn = schema.columns.firstIndex { $0.name == keyName } ?? 0
         for (column, definition) in schema.columns.enumerated()
         where Self.ordersByIndex(definition.type) || definition.name == keyName {
             fields[definition.name] = FieldIndex(
-                field: definition.name, column: column, keyName: keyName, keyColumn: keyColumn, records: records)
+                field: definition.name, column: column, keyName: keyName, keyColumn: keyColumn, records: records,
+                chunkLimit: chunkLimit)
         }
         for column in schema.columns where column.type == .string {
             var index = GramIndex()
