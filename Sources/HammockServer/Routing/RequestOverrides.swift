@@ -21,7 +21,9 @@ enum RequestOverrides {
         var delay: Duration?
         var status: HTTPResponse.Status?
         var applied: [String] = []
-        if let query = request.query, query.contains("_delay") {
+        // A byte search: `contains` on a String with Foundation imported is CFStringFind, on every request
+        // with a query (0.7% of a sorted page's CPU in a profile).
+        if let query = request.query, query.utf8.firstRange(of: "_delay".utf8) != nil {
             let items: [ListQuery.Item]
             do { items = try ListQuery.items(of: query) } catch { throw error.problem }
             for item in items where item.name == "_delay" {

@@ -250,7 +250,10 @@ extension ListQuery {
         func sortKeys(_ item: Item) throws(QueryError) -> [SortKey] {
             var keys: [SortKey] = []
             for part in item.value.split(separator: ",", omittingEmptySubsequences: false) {
-                var name = part.trimmingCharacters(in: .whitespaces)
+                // Foundation's trimming only when there is something to trim: it costs more than the
+                // rest of reading a sort key.
+                let padded = part.first?.isWhitespace == true || part.last?.isWhitespace == true
+                var name = padded ? part.trimmingCharacters(in: .whitespaces) : String(part)
                 let isDescending = name.hasPrefix("-")
                 if isDescending { name.removeFirst() }
                 guard column(name) != nil else {
