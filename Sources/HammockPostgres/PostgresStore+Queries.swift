@@ -9,15 +9,24 @@ extension PostgresStore {
     /// statement on the table's indexes, with the total counted alongside. Nothing from the request is
     /// spliced into the SQL text: values are parameters, and field names are the schema's, quoted.
     ///
-    /// A query the SQL cannot answer exactly as the other stores do (a filter or sort on a `json` field,
-    /// a bound of another kind than its field, `_like` on a string key) is answered by fetching the
-    /// records and evaluating the query in Swift, as `MockStore`'s default does.
+    /// A condition the SQL cannot answer exactly as the other stores do (a filter or sort on a `json`
+    /// field, a bound of another kind than its field, `_like` or `q` on a string key) is evaluated in
+    /// Swift, on the records the other conditions select in SQL (all of them only when there is no
+    /// other condition), and the order and window with it.
     public func storedRecords(
         of schema: ResourceSchema, answering query: ListQuery
     ) async throws -> (page: [StoredRecord], total: Int) {
         try known(schema)
-        guard let plan = SQLPlan(query, schema: schema) else {
-            return query.apply(to: try await records(of: schema).map(StoredRecord.init), schema: schema)
+        let plan = SQLPlan(query, schema: schema)
+        guard plan.isWhole else {
+            let conditions = plan.conditions.isEmpty ? "" : " WHERE " + plan.conditions.joined(separator: " AND ")
+            let statement = PostgresQuery(
+                unsafeSQL: "SELECT \(Columns.selectList(schema)) FROM \(table(schema))\(conditions) ORDER BY k",
+                binds: plan.binds)
+            var rest = query
+            rest.filters = plan.leftFilters
+            rest.search = plan.leftSearch
+            return rest.apply(to: try await records(statement, schema).map(StoredRecord.init), schema: schema)
         }
         var binds = plan.binds
         let conditions = plan.conditions.isEmpty ? "" : " WHERE " + plan.conditions.joined(separator: " AND ")
@@ -99,12 +108,22 @@ extension PostgresRow {
     }
 }
 
-/// A list query as SQL conditions and order over a resource's table, or `nil` where SQL would not
-/// answer exactly as `ListQuery.apply(to:schema:)` does.
+/// A list query as SQL conditions and order over a resource's table, and what SQL would not answer
+/// exactly as `ListQuery.apply(to:schema:)` does, left for Swift.
 struct SQLPlan {
     var conditions: [String] = []
     var order: [String] = []
     var binds = PostgresBindings()
+    /// Filters SQL does not answer (on a json field, a bound of another kind than its field, `_like` on
+    /// a string key).
+    var leftFilters: [ListQuery.Filter] = []
+    /// A search SQL does not answer (a resource with a string key, which has no lowercased copy).
+    var leftSearch: String?
+    /// Whether SQL orders the answer (not when a sort key is a json field).
+    var ordersInSQL = true
+
+    /// Whether SQL answers the whole query: conditions, order and window.
+    var isWhole: Bool { leftFilters.isEmpty && leftSearch == nil && ordersInSQL }
 
     /// A column a query can use: its SQL expression and the kind of values it holds.
     struct Target {
@@ -114,7 +133,7 @@ struct SQLPlan {
         var lowered: String?
     }
 
-    init?(_ query: ListQuery, schema: ResourceSchema) {
+    init(_ query: ListQuery, schema: ResourceSchema) {
         func target(_ field: String) -> Target? {
             if field == schema.key.name { return Target(expression: "k", type: schema.key.type, isKey: true, lowered: nil) }
             guard let column = schema.columns.first(where: { $0.name == field }), column.type != .json else { return nil }
@@ -123,14 +142,21 @@ struct SQLPlan {
                 lowered: Columns.hasLoweredCopy(column.type) ? Names.lowered(field) : nil)
         }
         for filter in query.filters {
-            guard let target = target(filter.field), let condition = condition(filter, on: target) else { return nil }
-            conditions.append(condition)
+            // A condition that gives up may have bound values already: they go with it.
+            let bound = binds
+            if let target = target(filter.field), let condition = condition(filter, on: target) {
+                conditions.append(condition)
+            } else {
+                binds = bound
+                leftFilters.append(filter)
+            }
         }
         if let search = query.search {
             let fields = schema.columns.filter { $0.type == .string }
-            // A string key is searched too, and has no lowercased copy.
-            guard !fields.contains(where: { $0.name == schema.key.name }) else { return nil }
-            if fields.isEmpty {
+            if fields.contains(where: { $0.name == schema.key.name }) {
+                // A string key is searched too, and has no lowercased copy.
+                leftSearch = search
+            } else if fields.isEmpty {
                 conditions.append("FALSE")
             } else {
                 binds.append(ByteBuffer(string: search.lowercased()))
@@ -140,7 +166,11 @@ struct SQLPlan {
             }
         }
         for key in query.sort {
-            guard let target = target(key.field) else { return nil }
+            guard let target = target(key.field) else {
+                ordersInSQL = false
+                order = []
+                break
+            }
             order.append(target.expression + (key.isDescending ? " DESC NULLS LAST" : " ASC NULLS FIRST"))
         }
     }

@@ -132,6 +132,55 @@ struct IndexedQueryTests {
         }
     }
 
+    @Test(
+        "PostgreSQL answers what SQL cannot (json fields, bounds of another kind) in Swift on the rows SQL selects, as the scan does"
+    )
+    func postgresLeavesToSwiftOnlyWhatSQLCannotAnswer() async throws {
+        let store = try await StoreKind.postgres.makeStore()
+        let server = try await MockServer(resources: [Self.items], store: store)
+        let schema = try #require(server.schema(named: "items"))
+        var generator = SplitMix64(seed: 17)
+        let records = (0..<40).map { _ in JSON.object(Self.randomRecord(&generator)) }
+        _ = try await server.addData(.array(records), for: "items")
+        let stored = try await store.storedRecords(of: schema)
+        #expect(stored.count == 40)
+        var mixed = 0
+        for round in 0..<300 {
+            var query = Self.randomQuery(&generator)
+            // Half the queries get a condition on the json field beside the others, so SQL selects the
+            // rows of the rest and Swift checks it on them.
+            if round % 2 == 0 {
+                let value = Self.randomValue("tags", &generator)
+                let comparison: ListQuery.Operator =
+                    [.equal, .notEqual, .greater, .null].randomElement(using: &generator) ?? .equal
+                query.filters.append(
+                    ListQuery.Filter(
+                        field: "tags", comparison: comparison, values: [comparison == .null ? .bool(value.isNull) : value]))
+            }
+            if query.filters.contains(where: { $0.field != "tags" }) && query.filters.contains(where: { $0.field == "tags" }) {
+                mixed += 1
+            }
+            let expected = query.apply(to: stored, schema: schema)
+            let answered = try await store.storedRecords(of: schema, answering: query)
+            #expect(Self.keys(answered.page) == Self.keys(expected.page), "\(query)")
+            #expect(answered.total == expected.total, "\(query)")
+        }
+        #expect(mixed > 50)
+        // A filter SQL gives up on after binding its first value (a string among a number field's values,
+        // as code may build one), with SQL conditions before and after it: their parameters keep their
+        // numbers.
+        let partly = ListQuery(
+            filters: [
+                .init(field: "weight", comparison: .greater, values: [.double(-1)]),
+                .init(field: "size", values: [.integer(1), .string("x")]),
+                .init(field: "flag", values: [.bool(true)]),
+            ], sort: [.init(field: "tags")])
+        let expected = partly.apply(to: stored, schema: schema)
+        let answered = try await store.storedRecords(of: schema, answering: partly)
+        #expect(Self.keys(answered.page) == Self.keys(expected.page))
+        #expect(answered.total == expected.total)
+    }
+
     @Test("A bounded heap gives a full sort's window and the count, for any window and any arrival order")
     func topRecordsMatchAFullSort() async throws {
         let schema = try await Self.schema()
