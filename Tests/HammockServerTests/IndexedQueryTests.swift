@@ -497,7 +497,7 @@ struct IndexedQueryTests {
         let schema = try await Self.schema()
         var table = RecordTable(schema: schema, indexingFrom: 10)
         for number in 1...9 {
-            table.insert(schema.makeRecord(key: .integer(number), values: ["size": .integer(number % 3)]), key: .integer(number))
+            table.insertSized(number, schema)
         }
         let query = ListQuery(filters: [.init(field: "size", values: [1])], sort: [.init(field: "name")])
         #expect(table.answer(query).total == 3)
@@ -548,12 +548,12 @@ struct IndexedQueryTests {
         let schema = try await Self.schema()
         var table = RecordTable(schema: schema, indexingFrom: 0)
         for number in 1...10 {
-            table.insert(schema.makeRecord(key: .integer(number), values: ["size": .integer(number % 3)]), key: .integer(number))
+            table.insertSized(number, schema)
         }
         #expect(table.rowsFollowKeys)
         for number in 11...400 {
             _ = table.remove(key: .integer(number - 10))
-            table.insert(schema.makeRecord(key: .integer(number), values: ["size": .integer(number % 3)]), key: .integer(number))
+            table.insertSized(number, schema)
         }
         #expect(table.count == 10)
         #expect(table.slots.count <= 21, "\(table.slots.count) rows for 10 records")
@@ -574,7 +574,7 @@ struct IndexedQueryTests {
         let schema = try await Self.schema()
         var table = RecordTable(schema: schema, indexingFrom: 0)
         for number in 1...30 {
-            table.insert(schema.makeRecord(key: .integer(number), values: ["size": .integer(number % 3)]), key: .integer(number))
+            table.insertSized(number, schema)
         }
         let snapshot = StoreSnapshot(tables: [schema.name: table])
         #expect(snapshot.tables[schema.name]?.records.count == 30)
@@ -621,6 +621,11 @@ extension Array {
 }
 
 extension RecordTable {
+    /// Inserts record `number` with the key `number` and the size `number % 3`.
+    mutating func insertSized(_ number: Int, _ schema: ResourceSchema) {
+        insert(schema.makeRecord(key: .integer(number), values: ["size": .integer(number % 3)]), key: .integer(number))
+    }
+
     /// An update as the store's rules make one (StoreRules merges, then replaces), for tests of the table alone.
     /// Merges values into the record with `key`; the key itself never changes.
     mutating func merge(_ values: JSONObject, intoKey key: JSON) -> JSONObject? {
