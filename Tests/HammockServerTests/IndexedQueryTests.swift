@@ -495,10 +495,7 @@ struct IndexedQueryTests {
     @Test("A table makes its indexes in the write that brings it to the threshold, and a query never makes one")
     func indexesComeWithTheWrite() async throws {
         let schema = try await Self.schema()
-        var table = RecordTable(schema: schema, indexingFrom: 10)
-        for number in 1...9 {
-            table.insertSized(number, schema)
-        }
+        var table = RecordTable.sized(1...9, schema, indexingFrom: 10)
         let query = ListQuery(filters: [.init(field: "size", values: [1])], sort: [.init(field: "name")])
         #expect(table.answer(query).total == 3)
         #expect(table.indexes == nil)
@@ -546,10 +543,7 @@ struct IndexedQueryTests {
     @Test("A table that keeps removing old records and adding new ones reuses freed rows instead of growing")
     func churnReusesRows() async throws {
         let schema = try await Self.schema()
-        var table = RecordTable(schema: schema, indexingFrom: 0)
-        for number in 1...10 {
-            table.insertSized(number, schema)
-        }
+        var table = RecordTable.sized(1...10, schema, indexingFrom: 0)
         #expect(table.rowsFollowKeys)
         for number in 11...400 {
             _ = table.remove(key: .integer(number - 10))
@@ -572,10 +566,7 @@ struct IndexedQueryTests {
     @Test("A snapshot keeps the records alone; a restore makes the rows, key map and indexes again and answers as a scan")
     func snapshotsLeaveIndexesBehind() async throws {
         let schema = try await Self.schema()
-        var table = RecordTable(schema: schema, indexingFrom: 0)
-        for number in 1...30 {
-            table.insertSized(number, schema)
-        }
+        var table = RecordTable.sized(1...30, schema, indexingFrom: 0)
         let snapshot = StoreSnapshot(tables: [schema.name: table])
         #expect(snapshot.tables[schema.name]?.records.count == 30)
         #expect(snapshot.records(of: schema.name).count == 30)
@@ -621,6 +612,13 @@ extension Array {
 }
 
 extension RecordTable {
+    /// A table of the records `numbers`, each sized as ``RecordTable/insertSized(_:_:)`` makes it.
+    static func sized(_ numbers: ClosedRange<Int>, _ schema: ResourceSchema, indexingFrom: Int) -> RecordTable {
+        var table = RecordTable(schema: schema, indexingFrom: indexingFrom)
+        for number in numbers { table.insertSized(number, schema) }
+        return table
+    }
+
     /// Inserts record `number` with the key `number` and the size `number % 3`.
     mutating func insertSized(_ number: Int, _ schema: ResourceSchema) {
         insert(schema.makeRecord(key: .integer(number), values: ["size": .integer(number % 3)]), key: .integer(number))

@@ -30,12 +30,12 @@ struct FieldIndex: Sendable {
     private var lasts: [Fence] = []
     /// The position of each chunk's first entry.
     private var starts: [Int] = []
+    private(set) var count = 0
 
     struct Fence: Sendable {
         var value: JSON
         var key: JSON
     }
-    private(set) var count = 0
 
     /// An index on `field` of `records` (in any order) with their rows; records hold `field` at
     /// `column` and the key at `keyColumn`, or find them by name.
@@ -135,8 +135,9 @@ struct FieldIndex: Sendable {
 
     /// The fence of `row`: its value and key, from `records` unless it is the row being inserted (whose
     /// slot may still hold the record it replaces).
-    private func fence(of row: Int32, in records: [StoredRecord?], inserted: (row: Int32, fence: Fence)) -> Fence {
-        row == inserted.row ? inserted.fence : Fence(value: value(of: row, in: records), key: key(of: row, in: records))
+    private func fence(of row: Int32, in records: [StoredRecord?], inserted: (row: Int32, fence: Fence)? = nil) -> Fence {
+        if let inserted, row == inserted.row { return inserted.fence }
+        return Fence(value: value(of: row, in: records), key: key(of: row, in: records))
     }
 
     /// Splits `chunk` in two halves if it is over the limit.
@@ -176,7 +177,7 @@ struct FieldIndex: Sendable {
         } else if offset == chunks[chunk].count, let last = chunks[chunk].last {
             // The chunk's last entry went: the one before it is the fence now (another row, whose slot
             // holds its record).
-            lasts[chunk] = Fence(value: self.value(of: last, in: records), key: self.key(of: last, in: records))
+            lasts[chunk] = fence(of: last, in: records)
         }
         count -= 1
         return true
