@@ -380,6 +380,50 @@ struct IndexedQueryTests {
         }
     }
 
+    @Test("Chunk positions agree with sums over an array of sizes through growth, shrinking and rebuilds")
+    func chunkPositionsAgainstAnArray() {
+        var generator = SplitMix64(seed: 5)
+        var sizes: [Int] = []
+        var positions = ChunkPositions(sizes: sizes)
+        #expect(positions.chunkCount == 0 && positions.start(of: 0) == 0)
+        for step in 0..<600 {
+            if sizes.isEmpty || Int.random(in: 0..<5, using: &generator) == 0 {
+                // A chunk split or emptied and taken, anywhere; a new first chunk when there is none.
+                if sizes.isEmpty {
+                    sizes = [Int.random(in: 1...9, using: &generator)]
+                    positions = ChunkPositions(sizes: sizes)
+                } else if Bool.random(using: &generator) {
+                    let chunk = Int.random(in: 0..<sizes.count, using: &generator)
+                    positions.add(-(sizes[chunk] - 1), to: chunk)
+                    positions.add(-1, to: chunk)
+                    positions.remove(chunk)
+                    sizes.remove(at: chunk)
+                } else if let chunk = sizes.indices.filter({ sizes[$0] > 1 }).randomElement(using: &generator) {
+                    let moved = Int.random(in: 1..<sizes[chunk], using: &generator)
+                    positions.split(chunk, moving: moved)
+                    sizes[chunk] -= moved
+                    sizes.insert(moved, at: chunk + 1)
+                }
+            } else {
+                let chunk = Int.random(in: 0..<sizes.count, using: &generator)
+                let change = sizes[chunk] > 1 && Bool.random(using: &generator) ? -1 : 1
+                sizes[chunk] += change
+                positions.add(change, to: chunk)
+            }
+            #expect(positions.chunkCount == sizes.count)
+            var start = 0
+            for (chunk, size) in sizes.enumerated() {
+                #expect(positions.start(of: chunk) == start, "step \(step), chunk \(chunk)")
+                for offset in 0..<size where offset == 0 || offset == size - 1 || step % 50 == 0 {
+                    let located = positions.locate(start + offset)
+                    #expect(located.chunk == chunk && located.offset == offset, "step \(step), position \(start + offset)")
+                }
+                start += size
+            }
+            #expect(positions.start(of: sizes.count) == start)
+        }
+    }
+
     @Test("A string rewritten in another Unicode form moves in the index, which compares bytes as filters do")
     func canonicallyEquivalentRewrite() async throws {
         let schema = try await Self.schema()

@@ -26,7 +26,8 @@ struct OverrideTests {
         "?_delay and Prefer: delay hold the answer on the server's clock, on resources and stubs alike",
         arguments: [
             ("/people/1?_delay=1500", nil), ("/people?_delay=1500", nil), ("/health?_delay=1500", nil),
-            ("/people/1", "delay=1500"),
+            ("/people/1", "delay=1500"), ("/people?name=x__dela&_page=1&_delay=1500", nil),
+            ("/people?name=a__delay&_delay=1500", nil),
         ])
     func delay(target: String, prefer: String?) async throws {
         let clock = ManualClock()

@@ -21,9 +21,7 @@ enum RequestOverrides {
         var delay: Duration?
         var status: HTTPResponse.Status?
         var applied: [String] = []
-        // A byte search: `contains` on a String with Foundation imported is CFStringFind, on every request
-        // with a query (0.7% of a sorted page's CPU in a profile).
-        if let query = request.query, query.utf8.firstRange(of: "_delay".utf8) != nil {
+        if let query = request.query, Self.mentionsDelay(query) {
             let items: [ListQuery.Item]
             do { items = try ListQuery.items(of: query) } catch { throw error.problem }
             for item in items where item.name == "_delay" {
@@ -58,6 +56,26 @@ enum RequestOverrides {
         guard !applied.isEmpty else { return nil }
         return Intervention(
             origin: .asked(applied: applied.joined(separator: ", ")), hold: delay, answer: status.map(Self.response(for:)))
+    }
+
+    private static let delayBytes = Array("_delay".utf8)
+
+    /// Whether `query` holds the bytes `_delay`: a plain loop. `contains` on a String with Foundation
+    /// imported is CFStringFind (0.7% of a sorted page's CPU), and `utf8.firstRange(of:)` is
+    /// _StringProcessing's generic search, which was worse: 10% of a sorted page's CPU at a million
+    /// records (4 µs a request, measured with perf).
+    static func mentionsDelay(_ query: String) -> Bool {
+        let needle = delayBytes
+        var query = query
+        return query.withUTF8 { bytes in
+            guard bytes.count >= needle.count else { return false }
+            for start in 0...(bytes.count - needle.count) where bytes[start] == UInt8(ascii: "_") {
+                var matched = 1
+                while matched < needle.count, bytes[start + matched] == needle[matched] { matched += 1 }
+                if matched == needle.count { return true }
+            }
+            return false
+        }
     }
 
     static func delay(_ text: String, parameter: String) throws(HTTPProblem) -> Duration {

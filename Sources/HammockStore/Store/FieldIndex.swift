@@ -6,9 +6,9 @@ import HammockJSON
 ///
 /// A run of equal values is a contiguous range whose records are in key order, which answers an equality
 /// filter with a page as a slice; the whole index answers a sort. Entries live in chunks of at most
-/// `chunkLimit`, so a write moves a few hundred entries, not the table; `starts` says where each chunk
-/// begins, so a position is found by a binary search (a walk over 4,000 chunks was most of a sorted
-/// page's 234 µs at a million records).
+/// `chunkLimit`, so a write moves a few hundred entries, not the table; `positions` says where each
+/// chunk begins, so a position is found in log2(chunks) steps (a walk over 4,000 chunks was most of a
+/// sorted page's 234 µs at a million records).
 struct FieldIndex: Sendable {
     /// The field, and where records hold it among their fields (a guess checked by name: see
     /// ``JSONObject/value(at:named:)``).
@@ -28,8 +28,8 @@ struct FieldIndex: Sendable {
     /// record (11 of the 20 steps of a search at a million records, each a cache miss or three), and reads
     /// records only inside the chunk.
     private var lasts: [Fence] = []
-    /// The position of each chunk's first entry.
-    private var starts: [Int] = []
+    /// Where each chunk begins.
+    private var positions = ChunkPositions()
     private(set) var count = 0
 
     struct Fence: Sendable {
@@ -65,11 +65,11 @@ struct FieldIndex: Sendable {
         var start = 0
         while start < entries.count {
             let end = min(start + self.chunkLimit / 2, entries.count)
-            starts.append(start)
             chunks.append(entries[start..<end].map(\.row))
             lasts.append(Fence(value: entries[end - 1].value, key: entries[end - 1].key))
             start = end
         }
+        positions = ChunkPositions(sizes: chunks.map(\.count))
     }
 
     /// -1, 0 or 1: by value, then by key.
@@ -109,7 +109,7 @@ struct FieldIndex: Sendable {
         guard !chunks.isEmpty else {
             chunks = [[row]]
             lasts = [inserted.fence]
-            starts = [0]
+            positions = ChunkPositions(sizes: [1])
             return
         }
         // After every entry (a generated key in the key's index, a new largest value): appended, without
@@ -118,6 +118,7 @@ struct FieldIndex: Sendable {
         if Self.order(lasts[lastChunk].value, lasts[lastChunk].key, value, key) < 0 {
             chunks[lastChunk].append(row)
             lasts[lastChunk] = inserted.fence
+            positions.add(1, to: lastChunk)
             splitIfFull(lastChunk, in: records, inserted: inserted)
             return
         }
@@ -129,7 +130,7 @@ struct FieldIndex: Sendable {
         }
         if offset == chunks[chunk].count { lasts[chunk] = inserted.fence }
         chunks[chunk].insert(row, at: offset)
-        shiftStarts(after: chunk, by: 1)
+        positions.add(1, to: chunk)
         splitIfFull(chunk, in: records, inserted: inserted)
     }
 
@@ -149,17 +150,7 @@ struct FieldIndex: Sendable {
         chunks.insert(upper, at: chunk + 1)
         lasts.insert(lasts[chunk], at: chunk + 1)
         lasts[chunk] = fence(of: chunks[chunk][half - 1], in: records, inserted: inserted)
-        starts.insert(starts[chunk] + half, at: chunk + 1)
-    }
-
-    /// Moves the start of every chunk after `chunk` by `change` entries.
-    private mutating func shiftStarts(after chunk: Int, by change: Int) {
-        // A wrapping add, which the compiler vectorizes: the checked one was a load, an add and an
-        // overflow branch per chunk, 90% of `insert`'s own time at a million records (4,000 chunks after an
-        // early name). A position is below the count, which is an `Int`, so it cannot wrap.
-        starts.withUnsafeMutableBufferPointer { starts in
-            for index in (chunk + 1)..<starts.count { starts[index] &+= change }
-        }
+        positions.split(chunk, moving: upper.count)
     }
 
     /// Removes `row`, whose value is `value` and key `key` (as `records` still holds them); false if the
@@ -169,15 +160,17 @@ struct FieldIndex: Sendable {
         let (chunk, offset) = place(of: value, key, in: records)
         guard chunk < chunks.count, offset < chunks[chunk].count, chunks[chunk][offset] == row else { return false }
         chunks[chunk].remove(at: offset)
-        shiftStarts(after: chunk, by: -1)
         if chunks[chunk].isEmpty {
             chunks.remove(at: chunk)
             lasts.remove(at: chunk)
-            starts.remove(at: chunk)
-        } else if offset == chunks[chunk].count, let last = chunks[chunk].last {
-            // The chunk's last entry went: the one before it is the fence now (another row, whose slot
-            // holds its record).
-            lasts[chunk] = fence(of: last, in: records)
+            positions.remove(chunk)
+        } else {
+            positions.add(-1, to: chunk)
+            if offset == chunks[chunk].count, let last = chunks[chunk].last {
+                // The chunk's last entry went: the one before it is the fence now (another row, whose slot
+                // holds its record).
+                lasts[chunk] = fence(of: last, in: records)
+            }
         }
         count -= 1
         return true
@@ -337,22 +330,13 @@ struct FieldIndex: Sendable {
     }
 
     /// The chunk and offset of `position` (which must be below `count`).
-    private func locate(_ position: Int) -> (chunk: Int, offset: Int) {
-        // The last chunk starting at or before `position`.
-        var low = 0
-        var high = starts.count
-        while low + 1 < high {
-            let middle = (low + high) / 2
-            if starts[middle] <= position { low = middle } else { high = middle }
-        }
-        return (low, position - starts[low])
-    }
+    private func locate(_ position: Int) -> (chunk: Int, offset: Int) { positions.locate(position) }
 
-    private func entriesBefore(_ chunk: Int) -> Int { chunk < starts.count ? starts[chunk] : count }
+    private func entriesBefore(_ chunk: Int) -> Int { chunk < chunks.count ? positions.start(of: chunk) : count }
 
-    /// Bytes held: the rows, the chunks' headers, fences and starts (for docs/benchmarks.md).
+    /// Bytes held: the rows, the chunks' headers, fences and positions (for docs/benchmarks.md).
     var byteCount: Int {
-        chunks.reduce(0) { $0 + 32 + $1.capacity * MemoryLayout<Int32>.stride } + starts.capacity * 8
+        chunks.reduce(0) { $0 + 32 + $1.capacity * MemoryLayout<Int32>.stride } + positions.byteCount
             + lasts.capacity * MemoryLayout<Fence>.stride
     }
 
