@@ -92,11 +92,16 @@ package enum PercentEncoding {
 
     /// Decodes one name or value of an `application/x-www-form-urlencoded` body (WHATWG URL standard:
     /// `+` is a space, `%XX` a byte); `nil` for a malformed escape or bytes that are not UTF-8.
-    package static func decodeForm(_ bytes: ArraySlice<UInt8>) -> String? {
+    package static func decodeForm(_ bytes: some Collection<UInt8>) -> String? {
         decode(bytes, plusIsSpace: true)
     }
 
     static func decode(_ bytes: some Collection<UInt8>, plusIsSpace: Bool) -> String? {
+        // Most names and values of a query have nothing to decode (`_sort=name`): validated as they are,
+        // without the byte-by-byte copy below.
+        if !bytes.contains(where: { $0 == UInt8(ascii: "%") || (plusIsSpace && $0 == UInt8(ascii: "+")) }) {
+            return String(validating: bytes, as: UTF8.self)
+        }
         var output: [UInt8] = []
         output.reserveCapacity(bytes.count)
         var iterator = bytes.makeIterator()

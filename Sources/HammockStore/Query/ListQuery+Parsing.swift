@@ -112,8 +112,7 @@ extension ListQuery {
             let equals = part.firstIndex(of: UInt8(ascii: "="))
             let rawName = equals.map { part[part.startIndex..<$0] } ?? part[...]
             let rawValue = equals.map { part[part.index(after: $0)...] } ?? part[part.endIndex...]
-            guard let name = PercentEncoding.decodeForm(ArraySlice(rawName)),
-                let value = PercentEncoding.decodeForm(ArraySlice(rawValue))
+            guard let name = PercentEncoding.decodeForm(rawName), let value = PercentEncoding.decodeForm(rawValue)
             else {
                 throw QueryError.badQuery(
                     String(decoding: rawName, as: UTF8.self), "is not correctly percent-encoded UTF-8")
