@@ -31,6 +31,33 @@ extension PostgresStore {
         schemas.withLock { $0[schema.name] = nil }
     }
 
+    /// Vacuums and analyzes the table after a bulk load, so that the first queries find statistics to
+    /// plan with and rows already known to be visible to every transaction. Without it the first query
+    /// that counted a million freshly generated rows set each row's hint bits, writing the table again:
+    /// the first equality page after the load took 29.5 s (docs/benchmarks.md, "Fourth step"). Best
+    /// effort: a failure (a role that may not vacuum the table, a database going away) leaves queries
+    /// correct and only slower at first, so it is logged, not thrown.
+    public func finishLoad(of schema: ResourceSchema) async throws {
+        try known(schema)
+        let vacuum = PostgresQuery(unsafeSQL: "VACUUM (ANALYZE) \(table(schema))")
+        do {
+            try await client.withConnection { connection in
+                // Seconds for a million rows: more than one statement may usually take. `VACUUM` cannot run in
+                // a transaction, so the limit is lifted for this session and put back.
+                try await connection.query("SET statement_timeout = 0", logger: self.logger)
+                do {
+                    try await connection.query(vacuum, logger: self.logger)
+                } catch {
+                    _ = try? await connection.query("RESET statement_timeout", logger: self.logger)
+                    throw error
+                }
+                try await connection.query("RESET statement_timeout", logger: self.logger)
+            }
+        } catch {
+            logger.warning("could not vacuum and analyze \(schema.name) after loading it: \(String(reflecting: error))")
+        }
+    }
+
     /// Creates the table, adds columns for new fields, and refuses a field whose type changed while the
     /// table holds records (an empty one is made again with the new types). The key counter is kept.
     private func createOrMigrateTable(_ schema: ResourceSchema, on connection: PostgresConnection) async throws {

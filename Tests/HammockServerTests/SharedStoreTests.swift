@@ -43,8 +43,13 @@ struct SharedStoreTests {
     /// How many connections the database has from stores of `namespace` (by the application name each
     /// store signs in with), counted with the cluster's own psql.
     static func connections(ofNamespace namespace: String) async throws -> Int {
+        let text = try await psql("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'hammock:\(namespace)'")
+        return try #require(Int(text), "\(text)")
+    }
+
+    /// What the shared cluster's own psql prints for `query` (unaligned, tuples only), trimmed.
+    static func psql(_ query: String) async throws -> String {
         let cluster = try await ThrowawayPostgres.shared()
-        let query = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'hammock:\(namespace)'"
         let psql = try ChildProcess(
             cluster.binaries + "psql",
             ["-h", "127.0.0.1", "-p", "\(cluster.port)", "-U", cluster.username, "-d", "postgres", "-Atc", query],
@@ -54,7 +59,7 @@ struct SharedStoreTests {
             Thread.detachNewThread { continuation.resume(returning: String(decoding: output.readToEnd(), as: UTF8.self)) }
         }
         #expect(await psql.termination() == .exited(0), "\(text)")
-        return try #require(Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), "\(text)")
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     @Test("A store dropped without being closed closes its connections; each names its namespace to the database")
@@ -177,6 +182,28 @@ struct SharedStoreTests {
         #expect(loaded.sorted() == [0, 0, 0, 3])
         let listed = try await servers[0].respond(to: MockRequest(.get, "/people")).json()
         #expect(listed.arrayValue?.compactMap { $0["name"]?.stringValue } == ["a", "b", "c"])
+    }
+
+    @Test("A load leaves its table vacuumed and analyzed, so the first queries find statistics and rows already checked")
+    func loadVacuumsAndAnalyzes() async throws {
+        let namespace = Self.namespace()
+        let text = #"""
+            {"resources": [{"name": "people", "fields": {"name": "string"}}],
+             "data": {"people": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}}
+            """#
+        let configuration = try ServerConfiguration(parsing: Array(text.utf8), file: "seed.json")
+        let store = try await PostgresStore.open(StoreKind.postgresConfiguration(namespace: namespace))
+        let server = try await MockServer(configuration: configuration, store: store)
+        let table = "'\"\(namespace)\".\"r:people\"'::regclass"
+        // Before the load: created, never analyzed (-1 since PostgreSQL 14).
+        #expect(try await Self.psql("SELECT reltuples FROM pg_class WHERE oid = \(table)") == "-1")
+        #expect(try await server.loadData(from: configuration).reduce(0) { $0 + $1.report.loaded } == 3)
+        // Analyzed: the row count is known. Vacuumed: counted in the table's statistics. (Whether pages
+        // are marked visible to all depends on every other transaction on the cluster: not asserted.)
+        #expect(try await Self.psql("SELECT reltuples FROM pg_class WHERE oid = \(table)") == "3")
+        let counts = try await Self.psql("SELECT vacuum_count, analyze_count FROM pg_stat_user_tables WHERE relid = \(table)")
+        #expect(counts == "1|1")
+        try await store.close()
     }
 
     @Test("Namespaces keep data apart on one database; the admin API's reset and snapshots work per namespace")

@@ -88,6 +88,7 @@ extension ResourceRoutes {
     /// Dates a bulk load of `schema` and tells listeners its records changed: one word for the load, not
     /// a change per record (a feed listening would overflow).
     func announceLoad(of schema: ResourceSchema) async throws {
+        try await store.finishLoad(of: schema)
         try await modifications.record(schema)
         changes.publish([ResourceChange(.invalidated, resource: schema.name)])
     }

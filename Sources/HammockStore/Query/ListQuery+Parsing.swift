@@ -125,7 +125,9 @@ extension ListQuery {
     /// Reads the items one by one; options given twice and contradictory pages are found here.
     struct Parser {
         let schema: ResourceSchema
-        var seenOptions: Set<String> = []
+        /// The options read so far: a query names a handful, so a list searched in place beats hashing
+        /// each name into a set.
+        var seenOptions: [String] = []
         var orders: [Bool]?
         var page: Int?
         var perPage: Int?
@@ -232,7 +234,8 @@ extension ListQuery {
         }
 
         mutating func once(_ name: String) throws(QueryError) {
-            guard seenOptions.insert(name).inserted else { throw QueryError.badQuery(name, "is given more than once") }
+            guard !seenOptions.contains(name) else { throw QueryError.badQuery(name, "is given more than once") }
+            seenOptions.append(name)
         }
 
         func count(_ item: Item, minimum: Int) throws(QueryError) -> Int {
@@ -248,10 +251,20 @@ extension ListQuery {
 
         func sortKeys(_ item: Item) throws(QueryError) -> [SortKey] {
             var keys: [SortKey] = []
-            for part in item.value.split(separator: ",", omittingEmptySubsequences: false) {
+            // ASCII text (every sort a client writes) is split and checked byte by byte; other text by
+            // characters, where a comma followed by a combining mark is one character and no separator.
+            let isASCII = item.value.utf8.allSatisfy { $0 < 0x80 }
+            let parts =
+                isASCII
+                ? item.value.utf8.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).map { Substring($0) }
+                : item.value.split(separator: ",", omittingEmptySubsequences: false)
+            for part in parts {
                 // Foundation's trimming only when there is something to trim: it costs more than the
                 // rest of reading a sort key.
-                let padded = part.first?.isWhitespace == true || part.last?.isWhitespace == true
+                let padded =
+                    isASCII
+                    ? Self.isASCIISpace(part.utf8.first) || Self.isASCIISpace(part.utf8.last)
+                    : part.first?.isWhitespace == true || part.last?.isWhitespace == true
                 var name = padded ? part.trimmingCharacters(in: .whitespaces) : String(part)
                 let isDescending = name.hasPrefix("-")
                 if isDescending { name.removeFirst() }
@@ -263,6 +276,12 @@ extension ListQuery {
                 keys.append(SortKey(field: name, isDescending: isDescending))
             }
             return keys
+        }
+
+        /// Whether `byte` is ASCII white space (what `Character.isWhitespace` says of an ASCII character).
+        static func isASCIISpace(_ byte: UInt8?) -> Bool {
+            guard let byte else { return false }
+            return byte == 0x20 || (0x09...0x0D).contains(byte)
         }
 
         func addFilter(
