@@ -373,6 +373,10 @@ struct Serve: AsyncParsableCommand {
                 let seed = self.seed ?? UInt64.random(in: 0...999_999)
                 generated = (seed, try await server.generateData(generation, seed: seed))
             }
+            // The baseline `reset()` returns to, taken before listening rather than by the first request,
+            // which waited for it: on PostgreSQL it reads every record back (30 s after generating a
+            // million people, docs/benchmarks.md, "Fourth step"). Nothing can change the data in between.
+            try await server.takeBaseline()
             do {
                 if let tls {
                     port = try await server.start(
