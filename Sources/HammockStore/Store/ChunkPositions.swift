@@ -4,8 +4,8 @@
 ///
 /// An array of starts answers the first two as fast but pays for the third: every later start moves.
 /// At a million records a field index has 4,000 to 8,000 chunks, and a `POST` whose values sort early
-/// (a `null` city, a small number) shifted most of them in each of six indexes: 64 KB of memory written
-/// per index per write. Adding or removing a chunk (one write in about 256) rebuilds the tree from the
+/// (a `null` city, a small number) shifted most of them in each index it landed early in: 64 KB of
+/// memory written per index per write. Adding or removing a chunk (one write in about 256) rebuilds the tree from the
 /// sizes, which are kept here beside it: rebuilding from the chunks themselves read 8,000 array headers
 /// scattered over the heap, and cost 18% of a `POST`'s CPU at a million records.
 struct ChunkPositions: Sendable, Equatable {
