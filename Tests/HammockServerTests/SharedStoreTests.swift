@@ -40,6 +40,15 @@ struct SharedStoreTests {
 
     static func namespace() -> String { "shared_" + UUID().uuidString.prefix(12).lowercased() }
 
+    /// A file with one resource and three records to load.
+    static func seedConfiguration() throws -> ServerConfiguration {
+        let text = #"""
+            {"resources": [{"name": "people", "fields": {"name": "string"}}],
+             "data": {"people": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}}
+            """#
+        return try ServerConfiguration(parsing: Array(text.utf8), file: "seed.json")
+    }
+
     /// How many connections the database has from stores of `namespace` (by the application name each
     /// store signs in with), counted with the cluster's own psql.
     static func connections(ofNamespace namespace: String) async throws -> Int {
@@ -155,11 +164,7 @@ struct SharedStoreTests {
     @Test("Servers starting together on one database load the seed data once")
     func seedLoadsOnce() async throws {
         let namespace = Self.namespace()
-        let text = #"""
-            {"resources": [{"name": "people", "fields": {"name": "string"}}],
-             "data": {"people": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}}
-            """#
-        let configuration = try ServerConfiguration(parsing: Array(text.utf8), file: "seed.json")
+        let configuration = try Self.seedConfiguration()
         let servers = try await withThrowingTaskGroup(of: MockServer.self) { group in
             for _ in 0..<4 {
                 group.addTask {
@@ -187,12 +192,18 @@ struct SharedStoreTests {
     @Test("A load leaves its table vacuumed and analyzed, so the first queries find statistics and rows already checked")
     func loadVacuumsAndAnalyzes() async throws {
         let namespace = Self.namespace()
-        let text = #"""
-            {"resources": [{"name": "people", "fields": {"name": "string"}}],
-             "data": {"people": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}}
-            """#
-        let configuration = try ServerConfiguration(parsing: Array(text.utf8), file: "seed.json")
+        let configuration = try Self.seedConfiguration()
         let store = try await PostgresStore.open(StoreKind.postgresConfiguration(namespace: namespace))
+        do {
+            try await checkLoadVacuums(store: store, configuration: configuration, namespace: namespace)
+        } catch {
+            try? await store.close()
+            throw error
+        }
+        try await store.close()
+    }
+
+    func checkLoadVacuums(store: PostgresStore, configuration: ServerConfiguration, namespace: String) async throws {
         let server = try await MockServer(configuration: configuration, store: store)
         let table = "'\"\(namespace)\".\"r:people\"'::regclass"
         // Before the load: created, never analyzed (-1 since PostgreSQL 14).
@@ -204,7 +215,6 @@ struct SharedStoreTests {
         #expect(try await Self.psql("SELECT reltuples FROM pg_class WHERE oid = \(table)") == "3")
         let counts = try await Self.psql("SELECT vacuum_count, analyze_count FROM pg_stat_user_tables WHERE relid = \(table)")
         #expect(counts == "1|1")
-        try await store.close()
     }
 
     @Test("Namespaces keep data apart on one database; the admin API's reset and snapshots work per namespace")
