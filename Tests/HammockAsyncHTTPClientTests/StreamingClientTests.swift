@@ -316,9 +316,10 @@ struct StreamingClientTests {
     @Test("A throttled answer arrives in several chunks, the same bytes as whole", arguments: Road.allCases)
     func throttled(road: Road) async throws {
         try await Self.withClient(road) { client, server in
-            // 2,000 bytes at 4,000 B/s: ten slices of 200 bytes, one each twentieth of a second, over
-            // half a second. (At 20,000 B/s, two slices came in one read under the whole suite's load.)
-            let block = (0..<2000).map { UInt8($0 % 251) }
+            // 4,000 bytes at 4,000 B/s: twenty slices of 200 bytes, one each twentieth of a second, over
+            // a second. (At 20,000 B/s, two slices came in one read under the whole suite's load; over
+            // half a second, once, all ten: the reading side starved that long on two busy cores.)
+            let block = (0..<4000).map { UInt8($0 % 251) }
             try server.route(.get, "/block") { _ in MockResponse(status: .ok, body: block) }
             server.setFaults([try Fault("GET /block", effect: .bandwidth(4_000))])
             var chunks = 0
