@@ -64,6 +64,16 @@ package enum PercentEncoding {
         if text.utf8.allSatisfy(isUnreserved) { return text }
         var output: [UInt8] = []
         output.reserveCapacity(text.utf8.count + 16)
+        append(text, spaceAsPlus: spaceAsPlus, to: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// ``encodeForm(_:)``'s bytes, appended to `output`: for text built as bytes (a `Link` header).
+    package static func appendForm(_ text: String, to output: inout [UInt8]) {
+        append(text, spaceAsPlus: true, to: &output)
+    }
+
+    private static func append(_ text: String, spaceAsPlus: Bool, to output: inout [UInt8]) {
         for byte in text.utf8 {
             if isUnreserved(byte) {
                 output.append(byte)
@@ -73,7 +83,6 @@ package enum PercentEncoding {
                 appendEscape(of: byte, to: &output)
             }
         }
-        return String(decoding: output, as: UTF8.self)
     }
 
     /// `%XX` for `byte`, appended without an array of its own per escape.

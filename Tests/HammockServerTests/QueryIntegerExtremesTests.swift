@@ -1,9 +1,10 @@
 import Foundation
 import HTTPTypes
 import HammockJSON
-import HammockServer
 import HammockTestSupport
 import Testing
+
+@testable import HammockServer
 
 /// Every numeric query option with values from the whole `Int` range and beyond, on both stores and on
 /// nested lists: an answer is a page no longer than asked and no longer than the total, with links
@@ -172,6 +173,19 @@ struct QueryIntegerExtremesTests {
             #expect(page.count <= 7, "\(window)")
             let fields = query.responseFields(total: total, path: "/people")
             #expect(fields[.totalCount] == "7", "\(window)")
+        }
+    }
+
+    @Test("Numbers in links are written as String writes them, at the ends of Int and between")
+    func numbersInLinksAreWrittenAsStringWritesThem() {
+        var generator = SystemRandomNumberGenerator()
+        let values =
+            [0, 1, 9, 10, 99, 100, -1, -10, Int.max, Int.min, Int.max - 1, Int.min + 1]
+            + (0..<200).map { _ in Int.random(in: Int.min...Int.max, using: &generator) }
+        for value in values {
+            var bytes = Array("x=".utf8)
+            LinkWriter.appendDecimal(value, to: &bytes)
+            #expect(String(decoding: bytes, as: UTF8.self) == "x=\(value)")
         }
     }
 }

@@ -108,16 +108,33 @@ extension ListQuery {
     /// The decoded `name=value` pairs of a query string (`+` is a space, as browsers send forms).
     package static func items(of query: String) throws(QueryError) -> [Item] {
         var items: [Item] = []
-        for part in query.utf8.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
-            let equals = part.firstIndex(of: UInt8(ascii: "="))
-            let rawName = equals.map { part[part.startIndex..<$0] } ?? part[...]
-            let rawValue = equals.map { part[part.index(after: $0)...] } ?? part[part.endIndex...]
-            guard let name = PercentEncoding.decodeForm(rawName), let value = PercentEncoding.decodeForm(rawValue)
-            else {
-                throw QueryError.badQuery(
-                    String(decoding: rawName, as: UTF8.self), "is not correctly percent-encoded UTF-8")
+        // One pass over the bytes, finding each item's `=` on the way: `split` made an array of the parts
+        // first (1% of a sorted page's CPU at a million records, with the search for `=` after it).
+        let utf8 = query.utf8
+        var partStart = utf8.startIndex
+        var equals: String.Index?
+        var position = partStart
+        while true {
+            let atEnd = position == utf8.endIndex
+            let byte = atEnd ? UInt8(ascii: "&") : utf8[position]
+            if byte == UInt8(ascii: "="), equals == nil {
+                equals = position
+            } else if byte == UInt8(ascii: "&") {
+                if position != partStart {
+                    let rawName = utf8[partStart..<(equals ?? position)]
+                    let rawValue = equals.map { utf8[utf8.index(after: $0)..<position] } ?? utf8[position..<position]
+                    guard let name = PercentEncoding.decodeForm(rawName), let value = PercentEncoding.decodeForm(rawValue)
+                    else {
+                        throw QueryError.badQuery(
+                            String(decoding: rawName, as: UTF8.self), "is not correctly percent-encoded UTF-8")
+                    }
+                    items.append(Item(name: name, value: value))
+                }
+                if atEnd { break }
+                partStart = utf8.index(after: position)
+                equals = nil
             }
-            items.append(Item(name: name, value: value))
+            position = utf8.index(after: position)
         }
         return items
     }
