@@ -76,21 +76,30 @@ extension PostgresStore {
         // can cut it: a sort on an indexed field could not stop at the page (at 100,000 records a sort's
         // page took 72.9 ms of CPU, server and database, now 25; docs/benchmarks.md). The page walks the
         // index and stops; the count reads no columns.
-        let count = PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table(schema))" + conditions, binds: plan.binds)
-        let (rows, total) = try await run {
+        // Without a condition the total is the table's, which the writes keep (PostgresStore+Counts.swift):
+        // a sum over a few deltas instead of `count(*)` over every row.
+        let wholeTable = plan.conditions.isEmpty
+        let count =
+            wholeTable
+            ? countQuery(of: schema)
+            : PostgresQuery(unsafeSQL: "SELECT count(*), 1::bigint FROM \(table(schema))" + conditions, binds: plan.binds)
+        let (rows, total, deltas) = try await run {
             try await self.client.withConnection { connection in
                 try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: self.logger)
                 do {
                     let rows = try await connection.query(statement, logger: self.logger).collect()
-                    let total = try await connection.query(count, logger: self.logger).collect().first?.decode(Int.self) ?? 0
+                    let counted =
+                        try await connection.query(count, logger: self.logger).collect().first?
+                        .decode((Int, Int).self) ?? (0, 0)
                     try await connection.query("COMMIT", logger: self.logger)
-                    return (rows, total)
+                    return (rows, counted.0, counted.1)
                 } catch {
                     _ = try? await connection.query("ROLLBACK", logger: self.logger)
                     throw error
                 }
             }
         }
+        if wholeTable, deltas > Self.countFoldThreshold { await compactCount(of: schema) }
         return (try rows.map { StoredRecord(try Columns.record($0, schema)) }, total)
     }
 }

@@ -9,10 +9,12 @@ import Synchronization
 extension PostgresStore {
     public func count(of schema: ResourceSchema) async throws -> Int {
         try known(schema)
-        let sql = "SELECT count(*) FROM \(table(schema))"
-        return try await run {
-            try await self.client.query(PostgresQuery(unsafeSQL: sql), logger: self.logger).collect().first?.decode(Int.self) ?? 0
+        let statement = countQuery(of: schema)
+        let (total, deltas) = try await run {
+            try await self.client.query(statement, logger: self.logger).collect().first?.decode((Int, Int).self) ?? (0, 0)
         }
+        if deltas > Self.countFoldThreshold { await compactCount(of: schema) }
+        return total
     }
 
     public func storedRecord(of schema: ResourceSchema, withKey key: JSON) async throws -> StoredRecord? {

@@ -22,6 +22,11 @@ extension PostgresStore {
                 PostgresQuery(unsafeSQL: "DROP TABLE IF EXISTS \(self.table(schema))"), logger: self.logger)
             var binds = PostgresBindings()
             binds.append(schema.name)
+            var counted = PostgresBindings()
+            counted.append("r:" + schema.name)
+            try await connection.query(
+                PostgresQuery(unsafeSQL: "DELETE FROM \(self.meta("hammock_counts")) WHERE resource = $1", binds: counted),
+                logger: self.logger)
             for metaTable in ["hammock_fields", "hammock_relations"] {
                 try await connection.query(
                     PostgresQuery(unsafeSQL: "DELETE FROM \(self.meta(metaTable)) WHERE resource = $1", binds: binds),
@@ -39,6 +44,8 @@ extension PostgresStore {
     /// thrown.
     public func finishLoad(of schema: ResourceSchema) async throws {
         try known(schema)
+        // A load adds a delta per batch: one row for the first reader to sum instead.
+        await compactCount(of: schema)
         let vacuum = PostgresQuery(unsafeSQL: "VACUUM (ANALYZE) \(table(schema))")
         do {
             try await client.withConnection { connection in
@@ -109,6 +116,7 @@ extension PostgresStore {
                 PostgresQuery(unsafeSQL: "CREATE INDEX IF NOT EXISTS \(index) ON \(table) (\(Names.field(column.name)))"),
                 logger: logger)
         }
+        try await installCount(for: schema, tableIsNew: existing.isEmpty, on: connection)
         // Generated keys come from a sequence, which no transaction waits on: a counter row serialized
         // every create behind one row lock. It outlives the table (a type change, a drop), so that keys
         // are never given twice.

@@ -1,0 +1,117 @@
+import HammockStore
+import PostgresNIO
+
+// MARK: Totals kept by the writes
+
+/// Each table's number of rows, kept by the database as writes happen, so that a page of the whole list
+/// (`GET /people?_sort=name&_page=5`) states its total without counting the table. `count(*)` over a
+/// million rows cost about a second of database CPU under 32 connections (docs/benchmarks.md, "Fourth
+/// step"): the sort's page answered once a second.
+///
+/// Statement triggers on every resource table add a row of `(table, +n)` or `(table, -n)` to
+/// `hammock_counts` for each statement that inserts or deletes rows, in the statement's own transaction:
+/// a reader's snapshot sees the rows and their count change together, whatever wrote them (this server,
+/// another one on the same namespace, a cascade, `psql`). Rows are only ever added, never updated, so no
+/// two writes wait on each other for them; a reader that finds many folds them into one
+/// (``compactCount(of:)``).
+extension PostgresStore {
+    /// The table of deltas, its index, and the trigger function, created if missing. The function finds
+    /// the table through the trigger's own schema (`TG_TABLE_SCHEMA`), so no namespace's text is ever
+    /// part of its body, and each trigger names its transition table `changed_rows`.
+    static func countStatements(_ counts: String, function: String) -> [String] {
+        [
+            "CREATE TABLE IF NOT EXISTS \(counts) (resource text NOT NULL, delta bigint NOT NULL)",
+            "CREATE INDEX IF NOT EXISTS \(Names.quote("hammock_counts_resource")) ON \(counts) (resource)",
+            """
+            CREATE OR REPLACE FUNCTION \(function)() RETURNS trigger LANGUAGE plpgsql AS $body$
+            DECLARE n bigint;
+            BEGIN
+              IF TG_OP = 'TRUNCATE' THEN
+                EXECUTE format('DELETE FROM %I.hammock_counts WHERE resource = $1', TG_TABLE_SCHEMA) USING TG_TABLE_NAME;
+                RETURN NULL;
+              END IF;
+              SELECT count(*) INTO n FROM changed_rows;
+              IF n > 0 THEN
+                EXECUTE format('INSERT INTO %I.hammock_counts (resource, delta) VALUES ($1, $2)', TG_TABLE_SCHEMA)
+                  USING TG_TABLE_NAME, CASE WHEN TG_OP = 'DELETE' THEN -n ELSE n END;
+              END IF;
+              RETURN NULL;
+            END
+            $body$
+            """,
+        ]
+    }
+
+    /// Puts the counting triggers on `schema`'s table, unless they are there, and counts the rows it
+    /// already holds (a table made by an earlier version). Runs in the transaction that creates or
+    /// migrates the table, under the namespace's lock; the table is locked against writes while it is
+    /// counted, so no write falls between the count and the first trigger.
+    func installCount(for schema: ResourceSchema, tableIsNew: Bool, on connection: PostgresConnection) async throws {
+        let table = self.table(schema)
+        var binds = PostgresBindings()
+        binds.append(table)
+        let installed =
+            try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: "SELECT count(*) FROM pg_trigger WHERE tgrelid = $1::regclass AND tgname = 'hammock_count_insert'",
+                    binds: binds), logger: logger
+            ).collect().first?.decode(Int.self) ?? 0
+        guard installed == 0 else { return }
+        var resource = PostgresBindings()
+        resource.append("r:" + schema.name)
+        try await connection.query(
+            PostgresQuery(unsafeSQL: "LOCK TABLE \(table) IN SHARE ROW EXCLUSIVE MODE"), logger: logger)
+        try await connection.query(
+            PostgresQuery(unsafeSQL: "DELETE FROM \(meta("hammock_counts")) WHERE resource = $1", binds: resource),
+            logger: logger)
+        if !tableIsNew {
+            try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: "INSERT INTO \(meta("hammock_counts")) (resource, delta) SELECT $1, count(*) FROM \(table)",
+                    binds: resource), logger: logger)
+        }
+        let function = meta("hammock_count")
+        for (name, event, transition) in [
+            ("hammock_count_insert", "INSERT", " REFERENCING NEW TABLE AS changed_rows"),
+            ("hammock_count_delete", "DELETE", " REFERENCING OLD TABLE AS changed_rows"),
+            ("hammock_count_truncate", "TRUNCATE", ""),
+        ] {
+            try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: "CREATE TRIGGER \(Names.quote(name)) AFTER \(event) ON \(table)\(transition) "
+                        + "FOR EACH STATEMENT EXECUTE FUNCTION \(function)()"), logger: logger)
+        }
+    }
+
+    /// The statement that reads `schema`'s total and how many deltas it is made of.
+    func countQuery(of schema: ResourceSchema) -> PostgresQuery {
+        var binds = PostgresBindings()
+        binds.append("r:" + schema.name)
+        return PostgresQuery(
+            unsafeSQL: "SELECT coalesce(sum(delta), 0)::bigint, count(*) FROM \(meta("hammock_counts")) WHERE resource = $1",
+            binds: binds)
+    }
+
+    /// Beyond this many deltas a reader folds them into one: summing 64 index entries costs little, and
+    /// folding after every few writes would cost each reader a write.
+    static let countFoldThreshold = 64
+
+    /// Folds `schema`'s deltas into one row, in one statement: the rows it deletes are the ones it sums,
+    /// so a write committed meanwhile (a new delta this statement's snapshot does not see) is kept, and
+    /// two folds at once each sum only what they deleted. Best effort: a failure leaves the deltas,
+    /// which still add up.
+    func compactCount(of schema: ResourceSchema) async {
+        let counts = meta("hammock_counts")
+        var binds = PostgresBindings()
+        binds.append("r:" + schema.name)
+        let fold = PostgresQuery(
+            unsafeSQL: "WITH gone AS (DELETE FROM \(counts) WHERE resource = $1 RETURNING delta) "
+                + "INSERT INTO \(counts) (resource, delta) SELECT $1, sum(delta) FROM gone HAVING count(*) > 0",
+            binds: binds)
+        do {
+            _ = try await run { try await self.client.query(fold, logger: self.logger).collect() }
+        } catch {
+            logger.warning("could not fold the row count of \(schema.name): \(String(reflecting: error))")
+        }
+    }
+}
