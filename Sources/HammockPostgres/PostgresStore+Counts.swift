@@ -15,31 +15,52 @@ import PostgresNIO
 /// two writes wait on each other for them; a reader that finds many folds them into one
 /// (``compactCount(of:)``).
 extension PostgresStore {
-    /// The table of deltas, its index, and the trigger function, created if missing. The function finds
-    /// the table through the trigger's own schema (`TG_TABLE_SCHEMA`), so no namespace's text is ever
-    /// part of its body, and each trigger names its transition table `changed_rows`.
-    static func countStatements(_ counts: String, function: String) -> [String] {
-        [
-            "CREATE TABLE IF NOT EXISTS \(counts) (resource text NOT NULL, delta bigint NOT NULL)",
-            "CREATE INDEX IF NOT EXISTS \(Names.quote("hammock_counts_resource")) ON \(counts) (resource)",
-            """
-            CREATE OR REPLACE FUNCTION \(function)() RETURNS trigger LANGUAGE plpgsql AS $body$
-            DECLARE n bigint;
-            BEGIN
-              IF TG_OP = 'TRUNCATE' THEN
-                EXECUTE format('DELETE FROM %I.hammock_counts WHERE resource = $1', TG_TABLE_SCHEMA) USING TG_TABLE_NAME;
-                RETURN NULL;
-              END IF;
-              SELECT count(*) INTO n FROM changed_rows;
-              IF n > 0 THEN
-                EXECUTE format('INSERT INTO %I.hammock_counts (resource, delta) VALUES ($1, $2)', TG_TABLE_SCHEMA)
-                  USING TG_TABLE_NAME, CASE WHEN TG_OP = 'DELETE' THEN -n ELSE n END;
-              END IF;
-              RETURN NULL;
-            END
-            $body$
-            """,
-        ]
+    /// Creates the table of deltas, its index, and the trigger function where they are missing, in the
+    /// transaction that prepares the namespace. The function is made only when it is not there (not
+    /// replaced): another role sharing the namespace could not replace the owner's.
+    func prepareCounts(on connection: PostgresConnection) async throws {
+        let counts = meta("hammock_counts")
+        try await connection.query(
+            PostgresQuery(unsafeSQL: "CREATE TABLE IF NOT EXISTS \(counts) (resource text NOT NULL, delta bigint NOT NULL)"),
+            logger: logger)
+        try await connection.query(
+            PostgresQuery(
+                unsafeSQL: "CREATE INDEX IF NOT EXISTS \(Names.quote("hammock_counts_resource")) ON \(counts) (resource)"),
+            logger: logger)
+        var binds = PostgresBindings()
+        binds.append(configuration.namespace)
+        let functions =
+            try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: "SELECT count(*) FROM pg_proc JOIN pg_namespace ON pg_namespace.oid = pronamespace "
+                        + "WHERE nspname = $1 AND proname = 'hammock_count'", binds: binds), logger: logger
+            ).collect().first?.decode(Int.self) ?? 0
+        if functions == 0 {
+            try await connection.query(PostgresQuery(unsafeSQL: Self.countFunction(meta("hammock_count"))), logger: logger)
+        }
+    }
+
+    /// The trigger function. It finds the table of deltas through the trigger's own schema
+    /// (`TG_TABLE_SCHEMA`), so no namespace's text is ever part of its body, and each trigger names its
+    /// transition table `changed_rows`.
+    static func countFunction(_ function: String) -> String {
+        """
+        CREATE FUNCTION \(function)() RETURNS trigger LANGUAGE plpgsql AS $body$
+        DECLARE n bigint;
+        BEGIN
+          IF TG_OP = 'TRUNCATE' THEN
+            EXECUTE format('DELETE FROM %I.hammock_counts WHERE resource = $1', TG_TABLE_SCHEMA) USING TG_TABLE_NAME;
+            RETURN NULL;
+          END IF;
+          SELECT count(*) INTO n FROM changed_rows;
+          IF n > 0 THEN
+            EXECUTE format('INSERT INTO %I.hammock_counts (resource, delta) VALUES ($1, $2)', TG_TABLE_SCHEMA)
+              USING TG_TABLE_NAME, CASE WHEN TG_OP = 'DELETE' THEN -n ELSE n END;
+          END IF;
+          RETURN NULL;
+        END
+        $body$
+        """
     }
 
     /// Puts the counting triggers on `schema`'s table, unless they are there, and counts the rows it

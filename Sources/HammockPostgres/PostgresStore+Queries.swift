@@ -179,7 +179,13 @@ struct SQLPlan {
                 order = []
                 break
             }
-            order.append(target.expression + (key.isDescending ? " DESC NULLS LAST" : " ASC NULLS FIRST"))
+            // Nulls first, as the other stores order them, which is the order of the fields' indexes (a
+            // backward scan gives `DESC NULLS LAST`). The key is never null: its own index's order.
+            order.append(
+                target.expression
+                    + (target.isKey
+                        ? (key.isDescending ? " DESC" : " ASC")
+                        : (key.isDescending ? " DESC NULLS LAST" : " ASC NULLS FIRST")))
         }
     }
 

@@ -109,11 +109,22 @@ extension PostgresStore {
                         + "ON CONFLICT (resource, field) DO UPDATE SET type = EXCLUDED.type", binds: binds), logger: logger)
         }
         // Indexes for what lists and queries read: children by foreign key, and every field a filter or
-        // sort may name (a b-tree serves equality, ranges, order and IS NULL).
+        // sort may name (a b-tree serves equality, ranges, order and IS NULL). Nulls first and then the
+        // key, the order a sort asks for: the first version's indexes (nulls last, no key) could not give
+        // it, and a sort's page at a million records sorted the whole table (510 ms of database CPU;
+        // docs/benchmarks.md, "Fifth step"). A table made by that version has its indexes made again once.
+        let schemaName = Names.quote(configuration.namespace)
         for column in schema.columns.dropFirst() where column.type != .json {
-            let index = Names.quote(Self.indexName(schema.name, column.name))
+            let old = schemaName + "." + Names.quote(Self.indexName(schema.name, column.name))
+            let index = Names.quote(Self.indexName(schema.name, column.name, ordered: true))
+            if !existing.isEmpty {
+                // Building an index over a large table may take longer than a statement may usually.
+                try await connection.query("SET LOCAL statement_timeout = 0", logger: logger)
+                try await connection.query(PostgresQuery(unsafeSQL: "DROP INDEX IF EXISTS \(old)"), logger: logger)
+            }
             try await connection.query(
-                PostgresQuery(unsafeSQL: "CREATE INDEX IF NOT EXISTS \(index) ON \(table) (\(Names.field(column.name)))"),
+                PostgresQuery(
+                    unsafeSQL: "CREATE INDEX IF NOT EXISTS \(index) ON \(table) (\(Names.field(column.name)) ASC NULLS FIRST, k)"),
                 logger: logger)
         }
         try await installCount(for: schema, tableIsNew: existing.isEmpty, on: connection)
@@ -162,12 +173,13 @@ extension PostgresStore {
     }
 
     /// An index name within PostgreSQL's 63 bytes that stays distinct for distinct fields.
-    static func indexName(_ resource: String, _ field: String) -> String {
+    /// `ordered`: the index of nulls first and then the key; without it, the first version's name.
+    static func indexName(_ resource: String, _ field: String, ordered: Bool = false) -> String {
         var hasher = FNV1a()
         hasher.add(resource)
         hasher.add("\u{0}")
         hasher.add(field)
-        return "hammock_" + String(hasher.value, radix: 16)
+        return (ordered ? "hammock_o_" : "hammock_") + String(hasher.value, radix: 16)
     }
 
     /// Whether a field changed type since the table was written: `true` if the table is empty (so it

@@ -175,9 +175,10 @@ public final class PostgresStore: MockStore {
                 // to a record it deletes, even of resources it does not serve itself.
                 "CREATE TABLE IF NOT EXISTS \(self.meta("hammock_relations")) (resource text PRIMARY KEY, "
                     + "relations text NOT NULL)",
-            ] + Self.countStatements(self.meta("hammock_counts"), function: self.meta("hammock_count")) {
+            ] {
                 try await connection.query(PostgresQuery(unsafeSQL: statement), logger: self.logger)
             }
+            try await self.prepareCounts(on: connection)
         }
     }
 

@@ -1,7 +1,9 @@
 import Foundation
 import HTTPTypes
 import HammockJSON
+import HammockStore
 import HammockTestSupport
+import HammockWire
 import Testing
 
 @testable import HammockServer
@@ -186,6 +188,40 @@ struct QueryIntegerExtremesTests {
             var bytes = Array("x=".utf8)
             LinkWriter.appendDecimal(value, to: &bytes)
             #expect(String(decoding: bytes, as: UTF8.self) == "x=\(value)")
+        }
+    }
+
+    @Test("A query string splits into the items a plain split gives, for random runs of separators, escapes and text")
+    func queryItemsSplitAsAPlainSplitDoes() throws {
+        var generator = SystemRandomNumberGenerator()
+        let pieces = ["a", "b", "=", "&", "%41", "+", "%", "é", "_sort", "=="]
+        for _ in 0..<2_000 {
+            let query = (0..<Int.random(in: 0...12, using: &generator)).map { _ in
+                pieces[Int.random(in: 0..<pieces.count, using: &generator)]
+            }
+            .joined()
+            // The reference: split on &, drop empty parts, cut each at its first =.
+            var expected: [(String, String)] = []
+            var malformed = false
+            for part in query.split(separator: "&", omittingEmptySubsequences: true) {
+                let cut = part.firstIndex(of: "=")
+                let name = cut.map { String(part[..<$0]) } ?? String(part)
+                let value = cut.map { String(part[part.index(after: $0)...]) } ?? ""
+                guard let decodedName = PercentEncoding.decodeForm(Array(name.utf8)[...]),
+                    let decodedValue = PercentEncoding.decodeForm(Array(value.utf8)[...])
+                else {
+                    malformed = true
+                    break
+                }
+                expected.append((decodedName, decodedValue))
+            }
+            if malformed {
+                #expect(throws: QueryError.self, "\(query)") { try ListQuery.items(of: query) }
+            } else {
+                let items = try ListQuery.items(of: query)
+                #expect(items.map(\.name) == expected.map(\.0), "\(query)")
+                #expect(items.map(\.value) == expected.map(\.1), "\(query)")
+            }
         }
     }
 }

@@ -2,10 +2,11 @@ import Foundation
 import HTTPTypes
 import HammockHTTPServer
 import HammockJSON
-import HammockPostgres
 import HammockServer
 import HammockTestSupport
 import Testing
+
+@testable import HammockPostgres
 
 /// Several servers on one PostgreSQL database, over loopback: what one writes the other serves at
 /// once, with the same validators; keys stay distinct; seed data loads once; namespaces keep teams
@@ -266,6 +267,40 @@ struct SharedStoreTests {
         #expect(await total(two) == "0")
         _ = try await Self.psql("TRUNCATE \(people) CASCADE")
         #expect(await total(two) == "0")
+    }
+
+    @Test(
+        "A sort reads the field's index in its order, nulls first, and a table from the first version gets its indexes made again"
+    )
+    func sortsReadIndexesInOrder() async throws {
+        let namespace = Self.namespace()
+        let one = try await Self.server(namespace: namespace)
+        for name in ["b", "a", "c"] { _ = await one.send(.post, "/people", json: ["name": .string(name)]) }
+        let people = "\"\(namespace)\".\"r:people\""
+        // With sequential scans and sorts priced out, a plan without a Sort node is one the index orders.
+        func plan(_ order: String) async throws -> String {
+            try await Self.psql(
+                "SET enable_seqscan = off; SET enable_sort = off; EXPLAIN SELECT k FROM \(people) ORDER BY \(order) LIMIT 20")
+        }
+        let ascending = try await plan("\"f:name\" ASC NULLS FIRST, k")
+        #expect(ascending.contains("Index") && !ascending.contains("Sort"), "\(ascending)")
+        // Descending, the index read backwards: only the ties are sorted.
+        let descending = try await plan("\"f:name\" DESC NULLS LAST, k")
+        #expect(descending.contains("Index") && !descending.contains("\n  ->  Sort"), "\(descending)")
+        // The first version's index: nulls last, no key, under its own name.
+        let newName = PostgresStore.indexName("people", "name", ordered: true)
+        let oldName = PostgresStore.indexName("people", "name")
+        _ = try await Self.psql(
+            "DROP INDEX \"\(namespace)\".\"\(newName)\"; CREATE INDEX \"\(oldName)\" ON \(people) (\"f:name\")")
+        _ = try await Self.server(namespace: namespace)
+        let indexes = try await Self.psql(
+            "SELECT indexname || ' ' || indexdef FROM pg_indexes WHERE schemaname = '\(namespace)' AND indexdef LIKE '%f:name%'")
+        #expect(!indexes.contains(oldName + " "), "\(indexes)")
+        #expect(indexes.contains(newName) && indexes.contains("NULLS FIRST, k)"), "\(indexes)")
+        let names = await one.send(.get, "/people?_sort=-name&_page=1&_per_page=2").1?.arrayValue?.compactMap {
+            $0["name"]?.stringValue
+        }
+        #expect(names == ["c", "b"])
     }
 
     @Test("Creates and deletes at once on two servers while readers fold the counts: the total is what the table holds")
