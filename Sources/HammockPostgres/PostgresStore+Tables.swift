@@ -36,34 +36,35 @@ extension PostgresStore {
         schemas.withLock { $0[schema.name] = nil }
     }
 
-    /// Vacuums and analyzes the table after a bulk load, so that the first queries find statistics to
-    /// plan with (autovacuum gets there a minute or more later) and rows whose commit is already noted:
-    /// at 100,000 generated people the equality page went 8.9 → 2.2 ms of CPU, database included
-    /// (docs/benchmarks.md, "Fourth step"). Best effort: a failure (a role that may not vacuum the table,
-    /// a database going away) leaves queries correct and only slower at first, so it is logged, not
-    /// thrown.
-    public func finishLoad(of schema: ResourceSchema) async throws {
+    /// Vacuums and analyzes the table after a bulk load of ``vacuumingFrom`` records or more, so that the
+    /// first queries find statistics to plan with (autovacuum gets there a minute or more later) and rows
+    /// whose commit is already noted: at 100,000 generated people the equality page went 8.9 → 2.2 ms of
+    /// CPU, database included (docs/benchmarks.md, "Fourth step"). Best effort: a failure (a role that may
+    /// not vacuum the table, a database going away) leaves queries correct and only slower at first, so it
+    /// is logged, not thrown.
+    public func finishLoad(of schema: ResourceSchema, records: Int) async throws {
         try known(schema)
         // A load adds a delta per batch: one row for the first reader to sum instead.
         await compactCount(of: schema)
+        guard records >= Self.vacuumingFrom else { return }
         let vacuum = PostgresQuery(unsafeSQL: "VACUUM (ANALYZE) \(table(schema))")
         do {
             try await client.withConnection { connection in
                 // Seconds for a million rows: more than one statement may usually take. `VACUUM` cannot run in
-                // a transaction, so the limit is lifted for this session and put back.
-                try await connection.query("SET statement_timeout = 0", logger: self.logger)
-                do {
+                // a transaction, so the limit is lifted for this session only.
+                try await self.withoutStatementLimit(on: connection) {
                     try await connection.query(vacuum, logger: self.logger)
-                } catch {
-                    _ = try? await connection.query("RESET statement_timeout", logger: self.logger)
-                    throw error
                 }
-                try await connection.query("RESET statement_timeout", logger: self.logger)
             }
         } catch {
             logger.warning("could not vacuum and analyze \(schema.name) after loading it: \(String(reflecting: error))")
         }
     }
+
+    /// The smallest load ``finishLoad(of:records:)`` vacuums after: a few records posted through the admin
+    /// API would otherwise cost a large table an `ANALYZE` sample (about 0.3 s at a million rows) each
+    /// time, and autovacuum gets to small changes soon enough.
+    static let vacuumingFrom = 1_000
 
     /// Creates the table, adds columns for new fields, and refuses a field whose type changed while the
     /// table holds records (an empty one is made again with the new types). The key counter is kept.

@@ -201,6 +201,22 @@ public final class PostgresStore: MockStore {
     /// The table of the resource `name`, in the namespace.
     func table(named name: String) -> String { Names.quote(configuration.namespace) + "." + Names.table(name) }
 
+    /// Runs `body` on `connection` with no limit on a statement's time, then puts the session's limit
+    /// back, whether `body` throws or not (the connection returns to the pool after).
+    func withoutStatementLimit<T>(
+        on connection: PostgresConnection, _ body: () async throws -> T
+    ) async throws -> T {
+        try await connection.query("SET statement_timeout = 0", logger: logger)
+        do {
+            let value = try await body()
+            try await connection.query("RESET statement_timeout", logger: logger)
+            return value
+        } catch {
+            _ = try? await connection.query("RESET statement_timeout", logger: logger)
+            throw error
+        }
+    }
+
     /// Runs `body` holding a session advisory lock on the namespace: of servers starting together, one
     /// checks for and loads the seed data while the others wait, then find it loaded.
     public func exclusively<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
@@ -211,18 +227,17 @@ public final class PostgresStore: MockStore {
         do {
             return try await client.withConnection { connection in
                 // Another server's load may take longer than any statement should: wait for it without limit.
-                try await connection.query("SET statement_timeout = 0", logger: self.logger)
-                try await connection.query(lock, logger: self.logger)
-                do {
-                    let value = try await body()
-                    try await connection.query(unlock, logger: self.logger)
-                    try await connection.query("RESET statement_timeout", logger: self.logger)
-                    return value
-                } catch {
-                    // A session lock outlives a failed statement: give it back, or the connection keeps it.
-                    _ = try? await connection.query(unlock, logger: self.logger)
-                    _ = try? await connection.query("RESET statement_timeout", logger: self.logger)
-                    throw error
+                try await self.withoutStatementLimit(on: connection) {
+                    try await connection.query(lock, logger: self.logger)
+                    do {
+                        let value = try await body()
+                        try await connection.query(unlock, logger: self.logger)
+                        return value
+                    } catch {
+                        // A session lock outlives a failed statement: give it back, or the connection keeps it.
+                        _ = try? await connection.query(unlock, logger: self.logger)
+                        throw error
+                    }
                 }
             }
         } catch let error as PSQLError {

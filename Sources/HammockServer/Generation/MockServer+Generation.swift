@@ -94,7 +94,7 @@ extension MockServer {
                         records.removeAll(keepingCapacity: true)
                     }
                 }
-                if report.loaded > 0 { try await self.resources.announceLoad(of: schema) }
+                if report.loaded > 0 { try await self.resources.announceLoad(of: schema, records: report.loaded) }
                 reports.append((schema.name, report))
             }
             return reports

@@ -25,7 +25,9 @@ extension RequestScopedStore {
         try await base.exclusively(body)
     }
     func health() async -> StoreHealth { await base.health() }
-    func finishLoad(of schema: ResourceSchema) async throws { try await base.finishLoad(of: schema) }
+    func finishLoad(of schema: ResourceSchema, records: Int) async throws {
+        try await base.finishLoad(of: schema, records: records)
+    }
     /// Not the request's to close: the server closes its store.
     func close() async throws {}
 }

@@ -35,7 +35,7 @@ public struct LoadReport: Sendable, Hashable, CustomStringConvertible {
 extension ResourceRoutes {
     /// Loads sample data into a resource; see ``MockServer/addData(_:for:progress:)``.
     /// `announcing: false` leaves the change unannounced (no modification date, no invalidation): for a
-    /// caller loading in parts, which announces once with ``announceLoad(of:)`` at the end.
+    /// caller loading in parts, which announces once with ``announceLoad(of:records:)`` at the end.
     func addData(
         _ data: JSON, for resource: String, announcing: Bool = true,
         progress: (@Sendable (_ done: Int, _ total: Int) -> Void)? = nil
@@ -81,14 +81,14 @@ extension ResourceRoutes {
                 progress?(index + 1, objects.count)
             }
         }
-        if report.loaded > 0, announcing { try await announceLoad(of: schema) }
+        if report.loaded > 0, announcing { try await announceLoad(of: schema, records: report.loaded) }
         return report
     }
 
     /// Dates a bulk load of `schema` and tells listeners its records changed: one word for the load, not
     /// a change per record (a feed listening would overflow).
-    func announceLoad(of schema: ResourceSchema) async throws {
-        try await store.finishLoad(of: schema)
+    func announceLoad(of schema: ResourceSchema, records: Int) async throws {
+        try await store.finishLoad(of: schema, records: records)
         try await modifications.record(schema)
         changes.publish([ResourceChange(.invalidated, resource: schema.name)])
     }

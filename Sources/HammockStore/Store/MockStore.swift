@@ -78,10 +78,10 @@ public protocol MockStore: Sendable {
     /// After a start that failed: closes the store and removes what opening it created (a new database
     /// file), so a mistake leaves nothing behind. The default closes.
     func abandon() async
-    /// After many records of `schema` were loaded at once (seed data, generated records), before the
-    /// server answers: a chance to prepare for the queries to come. The default does nothing;
-    /// PostgreSQL vacuums and analyzes the table.
-    func finishLoad(of schema: ResourceSchema) async throws
+    /// After `records` records of `schema` were loaded at once (seed data, generated records, the admin
+    /// API's data), before the server answers: a chance to prepare for the queries to come. The default
+    /// does nothing; PostgreSQL vacuums and analyzes the table after a large load.
+    func finishLoad(of schema: ResourceSchema, records: Int) async throws
 }
 
 /// What ``MockStore/health()`` says.
@@ -99,7 +99,7 @@ extension MockStore {
     public func health() async -> StoreHealth { .available }
     public func exclusively<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T { try await body() }
     public func abandon() async { try? await close() }
-    public func finishLoad(of schema: ResourceSchema) async throws {}
+    public func finishLoad(of schema: ResourceSchema, records: Int) async throws {}
 
     public func storedRecords(of schema: ResourceSchema) async throws -> [StoredRecord] {
         try await storedRecords(of: schema, answering: ListQuery()).page
