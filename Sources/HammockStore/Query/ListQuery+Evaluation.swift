@@ -114,7 +114,8 @@ extension ListQuery {
         }
 
         let filters: [Prepared]
-        let searchText: [UInt8]?
+        /// What `q` looks for, as a one-part pattern (made once: a kept condition checks every write).
+        let searchPattern: [[UInt8]]?
         let searchFields: [String]
 
         init(query: ListQuery, schema: ResourceSchema) {
@@ -122,7 +123,7 @@ extension ListQuery {
                 let patterns = filter.comparison == .like ? Self.likePatterns(filter.values) : []
                 return Prepared(field: filter.field, comparison: filter.comparison, values: filter.values, patterns: patterns)
             }
-            searchText = query.search.map(Self.searchNeedle)
+            searchPattern = query.search.map { [Self.searchNeedle($0)] }
             searchFields = schema.columns.filter { $0.type == .string }.map(\.name)
         }
 
@@ -140,11 +141,10 @@ extension ListQuery {
 
         func matches(_ record: JSONObject) -> Bool {
             for filter in filters where !Self.passes(record[filter.field] ?? .null, filter) { return false }
-            if let searchText {
-                let pattern = [searchText]
+            if let pattern = searchPattern {
                 return searchFields.contains { field in
                     guard case .string(let text) = record[field] else { return false }
-                    // Folded in place, as `_like` is: a lowercased copy of each text allocated.
+                    // Folded in place, as `_like` is (a lowercased copy of each text allocated).
                     return TextMatch.matches(text, pattern: pattern)
                 }
             }
