@@ -64,14 +64,6 @@ extension ListQuery {
         return kept
     }
 
-    /// Whether `name` is one of ``windowParameters``, by comparison rather than by hashing it into the set.
-    static func isWindowParameter(_ name: String) -> Bool {
-        switch name {
-        case "_page", "_per_page", "_start", "_end", "_limit", "_cursor": true
-        default: false
-        }
-    }
-
     func links(for window: Window, total: Int, path: String) -> String? {
         // Every number below is a page from 1 or a position from 0 of a clamped window, and `total`
         // is a count: no sum or difference can leave `Int` except where it saturates.

@@ -51,14 +51,14 @@ extension ListQuery {
         }
         try parser.finish(into: &self)
         // A page the client asked for keeps the names it asked with; only the default page takes the API's.
-        if !items.contains(where: { Self.windowParameters.contains($0.name) }) { namePagesAsDocumented(for: schema) }
+        if !items.contains(where: { Self.isWindowParameter($0.name) }) { namePagesAsDocumented(for: schema) }
     }
 
     /// A default page's `Link`s use the API's own names for the window's parameters (`limit`, `offset`)
     /// where the client sent none of them.
     mutating func namePagesAsDocumented(for schema: ResourceSchema) {
         guard window != nil else { return }
-        for (name, target) in schema.resource.queryNames where Self.windowParameters.contains(target) {
+        for (name, target) in schema.resource.queryNames where Self.isWindowParameter(target) {
             if documentedNames[target] == nil { documentedNames[target] = name }
         }
     }

@@ -132,6 +132,12 @@ public struct ListQuery: Sendable, Hashable {
         filters.isEmpty && search == nil && sort.isEmpty && window == nil && embed.isEmpty && expand.isEmpty
     }
 
-    /// The parameters that page a list, which links to other pages replace.
-    package static let windowParameters: Set<String> = ["_page", "_per_page", "_start", "_end", "_limit", "_cursor"]
+    /// Whether `name` is one of the parameters that page a list, which links to other pages replace (a
+    /// switch: every parameter of every list answer is asked, and hashing it into a set cost more).
+    package static func isWindowParameter(_ name: String) -> Bool {
+        switch name {
+        case "_page", "_per_page", "_start", "_end", "_limit", "_cursor": true
+        default: false
+        }
+    }
 }
