@@ -97,7 +97,7 @@ extension PostgresStore {
             ).collect().first?.decode(Int.self) ?? 0
         guard installed == 0 else { return }
         var resource = PostgresBindings()
-        resource.append("r:" + schema.name)
+        resource.append(Names.tableName(schema.name))
         try await connection.query(
             PostgresQuery(unsafeSQL: "LOCK TABLE \(table) IN SHARE ROW EXCLUSIVE MODE"), logger: logger)
         try await connection.query(
@@ -125,7 +125,7 @@ extension PostgresStore {
     /// The statement that reads `schema`'s total and how many deltas it is made of.
     func countQuery(of schema: ResourceSchema) -> PostgresQuery {
         var binds = PostgresBindings()
-        binds.append("r:" + schema.name)
+        binds.append(Names.tableName(schema.name))
         return PostgresQuery(
             unsafeSQL: "SELECT coalesce(sum(delta), 0)::bigint, count(*) FROM \(meta("hammock_counts")) WHERE resource = $1",
             binds: binds)
@@ -142,7 +142,7 @@ extension PostgresStore {
     func compactCount(of schema: ResourceSchema) async {
         let counts = meta("hammock_counts")
         var binds = PostgresBindings()
-        binds.append("r:" + schema.name)
+        binds.append(Names.tableName(schema.name))
         let fold = PostgresQuery(
             unsafeSQL: "WITH gone AS (DELETE FROM \(counts) WHERE resource = $1 RETURNING delta) "
                 + "INSERT INTO \(counts) (resource, delta) SELECT $1, sum(delta) FROM gone HAVING count(*) > 0",

@@ -23,7 +23,7 @@ extension PostgresStore {
             var binds = PostgresBindings()
             binds.append(schema.name)
             var counted = PostgresBindings()
-            counted.append("r:" + schema.name)
+            counted.append(Names.tableName(schema.name))
             try await connection.query(
                 PostgresQuery(unsafeSQL: "DELETE FROM \(self.meta("hammock_counts")) WHERE resource = $1", binds: counted),
                 logger: self.logger)
@@ -72,7 +72,7 @@ extension PostgresStore {
         let table = self.table(schema)
         var binds = PostgresBindings()
         binds.append(configuration.namespace)
-        binds.append("r:" + schema.name)
+        binds.append(Names.tableName(schema.name))
         let exists = try await connection.query(
             PostgresQuery(
                 unsafeSQL: "SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2",
@@ -115,12 +115,15 @@ extension PostgresStore {
         // it, and a sort's page at a million records sorted the whole table (510 ms of database CPU;
         // docs/benchmarks.md, "Fifth step"). A table made by that version has its indexes made again once.
         let schemaName = Names.quote(configuration.namespace)
+        if !existing.isEmpty {
+            // Building an index over a large table may take longer than a statement may usually (for the
+            // rest of this transaction).
+            try await connection.query("SET LOCAL statement_timeout = 0", logger: logger)
+        }
         for column in schema.columns.dropFirst() where column.type != .json {
             let old = schemaName + "." + Names.quote(Self.indexName(schema.name, column.name))
             let index = Names.quote(Self.indexName(schema.name, column.name, ordered: true))
             if !existing.isEmpty {
-                // Building an index over a large table may take longer than a statement may usually.
-                try await connection.query("SET LOCAL statement_timeout = 0", logger: logger)
                 try await connection.query(PostgresQuery(unsafeSQL: "DROP INDEX IF EXISTS \(old)"), logger: logger)
             }
             try await connection.query(

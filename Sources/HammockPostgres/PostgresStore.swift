@@ -447,7 +447,9 @@ enum Names {
         "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
 
-    static func table(_ resource: String) -> String { quote("r:" + resource) }
+    /// The name of `resource`'s table, unquoted (as the catalog and `hammock_counts` hold it).
+    static func tableName(_ resource: String) -> String { "r:" + resource }
+    static func table(_ resource: String) -> String { quote(tableName(resource)) }
     static func sequence(_ resource: String) -> String { quote("s:" + resource) }
     static func field(_ name: String) -> String { quote("f:" + name) }
     static func lowered(_ name: String) -> String { quote("l:" + name) }
