@@ -29,7 +29,7 @@ struct Bench {
             let records = arguments.firstIndex(of: "--records").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
             try await QueryBenchmark.run(
                 recordCounts: records.map { $0.split(separator: ",").compactMap { Int($0) } } ?? [100_000, 1_000_000],
-                seconds: option("--seconds", 5), connections: option("--connections", 32),
+                seconds: option("--seconds", 5), rounds: option("--rounds", 3), connections: option("--connections", 32),
                 storeNames: store.map { $0.split(separator: ",").map(String.init) } ?? ["memory", "sqlite", "postgres"])
         }
         if which == "stores" {
