@@ -19,7 +19,9 @@ import Darwin
 /// descriptors `0…2` and no others (the rest are closed in the child, so a pipe of another test is
 /// never held open by it), default signal handlers and an empty signal mask (a test process may block
 /// or ignore SIGTERM, SIGINT, SIGPIPE, and a child inherits both), and `directory` as its working
-/// directory. Every descriptor this side keeps is close-on-exec, for the same reason.
+/// directory. Every descriptor this side keeps is close-on-exec, for the same reason. The child's
+/// environment names this process in `HAMMOCK_PARENT_PID`, so that a `hammock serve` it starts stops when
+/// this process ends, even by a crash.
 ///
 /// ```swift
 /// let child = try ChildProcess("/usr/bin/env", ["python3", "-V"], output: .pipe, errors: .sameAsOutput)
@@ -102,6 +104,9 @@ public final class ChildProcess: Sendable {
         output: Output = .nullDevice, errors: Output = .nullDevice
     ) throws {
         var environment = environment ?? ProcessInfo.processInfo.environment
+        // `hammock serve` stops once this process is gone (a crashed test run leaves no server behind);
+        // other programs ignore it.
+        environment["HAMMOCK_PARENT_PID"] = String(getpid())
         environment.merge(extra) { _, new in new }
         let failure = { (step: String, code: Int32) in SpawnError(executable: executable, step: step, code: code) }
 

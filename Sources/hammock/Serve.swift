@@ -184,9 +184,33 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: "Do not log each request.")
     var quiet = false
 
+    /// The process whose end stops this server: `HAMMOCK_PARENT_PID`, which HammockTestSupport's
+    /// `ChildProcess` sets to the test process, when it names this process's parent. A test run that
+    /// crashes then leaves no server behind holding a port and memory. The variable is ignored when it
+    /// names another process: a shell the test started passes it on to the servers it starts.
+    static func parentToOutlive(_ environment: [String: String]) -> Int32? {
+        guard let value = environment["HAMMOCK_PARENT_PID"], let parent = Int32(value), parent > 1,
+            getppid() == parent
+        else { return nil }
+        return parent
+    }
+
+    /// Returns true once this process's parent is no longer `parent` (it ended, and another process
+    /// inherited this one), false when cancelled first. Checked every half second: a left-over server
+    /// costs nothing while it waits, so there is no hurry.
+    static func waitForExit(ofParent parent: Int32, clock: some Clock<Duration>) async -> Bool {
+        while !Task.isCancelled {
+            if getppid() != parent { return true }
+            try? await clock.sleep(for: .milliseconds(500))
+        }
+        return false
+    }
+
     /// Exit status 2: the configuration or the command line is wrong. Exit status 1: they are right,
     /// but the server cannot run now (the port or the store file is taken).
     func run() async throws {
+        // Read first, while the process that started this one is surely still there.
+        let parent = Self.parentToOutlive(ProcessInfo.processInfo.environment)
         var configuration: ServerConfiguration
         let openAPI: OpenAPIImport?
         var archive: HTTPArchive.Read?
@@ -438,7 +462,21 @@ struct Serve: AsyncParsableCommand {
             watcher = Task { await watching.run() }
             Self.printLine("watching \(config) for changes")
         }
-        for await _ in signals { break }
+        let orphaned = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await _ in signals { break }
+                return false
+            }
+            if let parent {
+                group.addTask { await Self.waitForExit(ofParent: parent, clock: ContinuousClock()) }
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        if orphaned, let parent {
+            Self.printLine("the process that started this server (HAMMOCK_PARENT_PID=\(parent)) has ended")
+        }
         watcher?.cancel()
         await logOutput.flush()
         Self.printLine("stopping")

@@ -451,6 +451,37 @@ struct ServeCommandTests {
         #expect(lines.contains { $0.contains("/people/:id/cars") && $0.hasSuffix("cars") })
         #expect(lines.count == 6)
     }
+
+    @Test("A server whose starting process ends without stopping it stops by itself, saying why")
+    func stopsWithItsParent() async throws {
+        let folder = TemporaryFiles.directory("orphan")
+        let log = folder + "serve.log"
+        // A shell starts the server in the background, naming itself in HAMMOCK_PARENT_PID (as
+        // ChildProcess names a test process), waits for the banner, prints the server's pid and ends
+        // without stopping it: what a test run that crashes does to the servers it started.
+        let script = """
+            HAMMOCK_PARENT_PID=$$ "$0" serve "$1" --port 0 > "$2" 2>&1 &
+            server=$!
+            for i in $(seq 1 300); do grep -q '^Hammock is serving' "$2" && break; sleep 0.1; done
+            echo "$server"
+            """
+        let shell = try ChildProcess(
+            "/bin/sh", ["-c", script, HammockProcess.executable().path, try HammockProcess.emptyExample("people"), log],
+            output: .pipe)
+        #expect(await shell.termination() == .exited(0))
+        let printed = String(decoding: shell.output?.readToEnd() ?? [], as: UTF8.self)
+        let server = try #require(Int32(printed.trimmingCharacters(in: .whitespacesAndNewlines)), "printed: \(printed)")
+        var text = ""
+        for _ in 0..<300 {  // 30 s at most; the server looks every half second
+            text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            if text.contains("stopping") { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        if !text.contains("stopping") { kill(server, SIGKILL) }
+        #expect(text.contains("Hammock is serving"))
+        #expect(text.contains("the process that started this server (HAMMOCK_PARENT_PID="))
+        #expect(text.contains("stopping"))
+    }
 }
 
 /// A plain TCP connection that sends nothing, for holding descriptors of the server's.
