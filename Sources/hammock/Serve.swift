@@ -196,8 +196,8 @@ struct Serve: AsyncParsableCommand {
     }
 
     /// Returns true once this process's parent is no longer `parent` (it ended, and another process
-    /// inherited this one), false when cancelled first. Checked every half second: a left-over server
-    /// costs nothing while it waits, so there is no hurry.
+    /// inherited this one), false when cancelled first. Checked every half second: a check costs a
+    /// system call, and a server left half a second longer harms nothing.
     static func waitForExit(ofParent parent: Int32, clock: some Clock<Duration>) async -> Bool {
         while !Task.isCancelled {
             if getppid() != parent { return true }

@@ -144,7 +144,7 @@ extension ListQuery {
             if let pattern = searchPattern {
                 return searchFields.contains { field in
                     guard case .string(let text) = record[field] else { return false }
-                    // Folded in place, as `_like` is (a lowercased copy of each text allocated).
+                    // Folded in place, as `_like` is, not lowercased into a copy of each text.
                     return TextMatch.matches(text, pattern: pattern)
                 }
             }
