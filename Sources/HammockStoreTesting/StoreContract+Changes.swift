@@ -35,6 +35,10 @@ extension StoreContract {
             (subject: Subject) async throws in
             let store = subject.store
             let second = ModificationLog.second(of: Date()) + 2000
+            // A first change before the race: had a reader come first, the resource would count as
+            // changed at the reader's `now`, and the writers would move its date past that `now` (a
+            // clean-clone CI run, under load, started a reader first).
+            try await store.noteChange(of: ["categories"], at: second)
             // Readers mark the date served while writers note changes in the same second: each writer's
             // change lands either before every read that carried its second, or moves the date past it.
             let served = try await withThrowingTaskGroup(of: Int?.self) { group in
