@@ -471,13 +471,9 @@ struct ServeCommandTests {
         #expect(await shell.termination() == .exited(0))
         let printed = String(decoding: shell.output?.readToEnd() ?? [], as: UTF8.self)
         let server = try #require(Int32(printed.trimmingCharacters(in: .whitespacesAndNewlines)), "printed: \(printed)")
-        var text = ""
-        for _ in 0..<300 {  // 30 s at most; the server looks every half second
-            text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            if text.contains("stopping") { break }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        if !text.contains("stopping") { kill(server, SIGKILL) }
+        let stopped = await eventually { ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("stopping") }
+        if !stopped { kill(server, SIGKILL) }
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         #expect(text.contains("Hammock is serving"))
         #expect(text.contains("the process that started this server (HAMMOCK_PARENT_PID="))
         #expect(text.contains("stopping"))
