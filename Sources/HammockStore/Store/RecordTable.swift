@@ -20,7 +20,7 @@ package struct RecordTable: Sendable {
     /// their storage (``JSONObject/init(keysOf:values:)``) instead of holding its own copy.
     private var shape: JSONObject
     /// Rows by key, strings compared by their bytes (``RecordKey``), as the key order is.
-    private var rowNumbers: [RecordKey: Int32] = [:]
+    private var rowNumbers = RowsByKey()
     /// Records by row; `nil` for a row free for the next insert.
     private(set) var slots: [StoredRecord?] = []
     private var freeRows: [Int32] = []
