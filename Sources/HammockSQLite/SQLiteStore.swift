@@ -184,6 +184,7 @@ extension SQLiteStore {
             }
             return StoreSnapshot(tables: saved)
         }
+        .detached()
     }
 
     public func restore(_ snapshot: StoreSnapshot, schemas: [ResourceSchema]) async throws {

@@ -607,6 +607,36 @@ struct IndexedQueryTests {
         }
     }
 
+    @Test("The key map finds every row through growth and removal, for integer, string and other keys, and tells bytes apart")
+    func keyMapFindsEveryRow() {
+        var map = RowsByKey()
+        map.reserveCapacity(100)
+        // Past several growths of every shard, from the reserved hundred; negative integers take the
+        // shards of their low bits too.
+        var expected: [RecordKey: Int32] = [:]
+        for number in -500..<5_000 { expected[RecordKey(.integer(number))] = Int32(number + 500) }
+        for number in 0..<2_000 { expected[RecordKey(.string("key-\(number)"))] = Int32(10_000 + number) }
+        expected[RecordKey(.double(2.5))] = 20_000
+        expected[RecordKey(.bool(true))] = 20_001
+        // The composed and the decomposed "é": one key to Swift's ==, two to the store.
+        expected[RecordKey(.string("caf\u{E9}"))] = 20_002
+        expected[RecordKey(.string("cafe\u{301}"))] = 20_003
+        for (key, row) in expected { map[key] = row }
+        #expect(map.count == expected.count)
+        for (key, row) in expected { #expect(map[key] == row, "\(key.key)") }
+        for number in stride(from: -500, to: 5_000, by: 3) {
+            #expect(map.removeValue(forKey: RecordKey(.integer(number))) == Int32(number + 500))
+            expected[RecordKey(.integer(number))] = nil
+        }
+        #expect(map.removeValue(forKey: RecordKey(.string("cafe\u{301}"))) == 20_003)
+        expected[RecordKey(.string("cafe\u{301}"))] = nil
+        #expect(map.removeValue(forKey: RecordKey(.integer(-500))) == nil)
+        #expect(map.count == expected.count)
+        for (key, row) in expected { #expect(map[key] == row, "\(key.key)") }
+        #expect(map[RecordKey(.string("caf\u{E9}"))] == 20_002)
+        #expect(map[RecordKey(.integer(5_000))] == nil && map[RecordKey(.string("key-2000"))] == nil)
+    }
+
     @Test("A snapshot keeps the records alone; a restore makes the rows, key map and indexes again and answers as a scan")
     func snapshotsLeaveIndexesBehind() async throws {
         let schema = try await Self.schema()
@@ -628,6 +658,31 @@ struct IndexedQueryTests {
         let query = ListQuery(filters: [.init(field: "size", values: [0])], sort: [.init(field: "id", isDescending: true)])
         #expect(restored.answer(query).total == 10)
         #expect(Self.keys(restored.answer(query).page) == Self.keys(query.apply(to: restored.storedRecords, schema: schema).page))
+    }
+
+    @Test(
+        "A store's snapshot holds a record list of its own, and so does a table restored from one: no write after either copies a list under the lock"
+    )
+    func snapshotsOwnTheirLists() async throws {
+        let schema = try await Self.schema()
+        let store = MemoryStore()
+        try await store.addResource(schema)
+        let records = (1...20).map { schema.makeRecord(key: .integer($0), values: ["size": .integer($0 % 3)]) }
+        try await store.restore(StoreSnapshot([(schema, records, 20)]), schemas: [schema])
+        let live = try await store.storedRecords(of: schema)
+        let saved = try await store.snapshot(of: [schema])
+        let savedList = try #require(saved.tables[schema.name]).records
+        #expect(savedList.map(\.fields) == live.map(\.fields))
+        #expect(Self.storage(of: savedList) != Self.storage(of: live))
+        try await store.restore(saved, schemas: [schema])
+        let restored = try await store.storedRecords(of: schema)
+        #expect(restored.map(\.fields) == savedList.map(\.fields))
+        #expect(Self.storage(of: restored) != Self.storage(of: savedList))
+    }
+
+    /// Where a list's elements are: two lists that share storage give the same address.
+    static func storage(of list: [StoredRecord]) -> UnsafeRawPointer? {
+        list.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
     }
 
     @Test("The sixteen-at-a-time text search finds what a plain search finds, at every offset and near the end")

@@ -56,11 +56,12 @@ public final class MemoryStore: MockStore {
     }
 
     public func snapshot(of schemas: [ResourceSchema]) async throws -> StoreSnapshot {
-        try tables.withLock { tables throws(StoreError) in
+        let shared = try tables.withLock { tables throws(StoreError) in
             var saved: [String: RecordTable] = [:]
             for schema in schemas { saved[schema.name] = try tables.table(schema) }
             return StoreSnapshot(tables: saved)
         }
+        return shared.detached()
     }
 
     public func restore(_ snapshot: StoreSnapshot, schemas: [ResourceSchema]) async throws {

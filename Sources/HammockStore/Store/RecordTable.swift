@@ -62,7 +62,10 @@ package struct RecordTable: Sendable {
     ) {
         self.init(schema: schema, indexingFrom: threshold)
         let keyName = schema.key.name
-        ordered = records
+        // A list of its own, not the snapshot's: shared, the first write after a restore copied it under
+        // the store's lock (a restore builds its tables before taking it). `slots` is a new array already,
+        // of optionals.
+        ordered = records.withUnsafeBufferPointer { Array($0) }
         order = records.map { $0.fields[keyName] ?? .null }
         slots = records
         orderedRows = Array(0..<Int32(records.count))
