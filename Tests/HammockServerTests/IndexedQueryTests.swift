@@ -315,9 +315,15 @@ struct IndexedQueryTests {
         #expect(expanded?.arrayValue?.map { $0["person"]?["id"] } == [JSON.integer(1), nil])
     }
 
-    @Test("A field index with small chunks keeps its order, bounds and walks through random inserts and removals")
-    func fieldIndexAgainstASortedArray() {
-        var generator = SplitMix64(seed: 21)
+    /// `inRuns`: a new record mostly repeats the value of the one before, as new records of a status or a
+    /// boolean do, so that most inserts go right after the last one (``FieldIndex``'s guess) while
+    /// removals and changed values move entries under it.
+    @Test(
+        "A field index with small chunks keeps its order, bounds and walks through random inserts and removals, of values at random or in runs",
+        arguments: [false, true])
+    func fieldIndexAgainstASortedArray(inRuns: Bool) {
+        var generator = SplitMix64(seed: inRuns ? 22 : 21)
+        var lastValue = 0
         var index = FieldIndex(field: "size", column: 1, keyName: "id", keyColumn: 0, records: [], chunkLimit: 4)
         var model: [(value: Int, key: Int)] = []
         // The index reads values from the records, by row (the key here); a third of them hold their
@@ -342,7 +348,9 @@ struct IndexedQueryTests {
                 model.sort { ($0.value, $0.key) < ($1.value, $1.key) }
             } else if model.isEmpty || operation > 0 {
                 nextKey += 1
-                let value = Int.random(in: 0...9, using: &generator)
+                let repeats = inRuns && Int.random(in: 0..<4, using: &generator) > 0
+                let value = repeats ? lastValue : Int.random(in: 0...9, using: &generator)
+                lastValue = value
                 let fields: JSONObject =
                     nextKey % 3 == 0
                     ? ["size": .integer(value), "id": .integer(nextKey)] : ["id": .integer(nextKey), "size": .integer(value)]
