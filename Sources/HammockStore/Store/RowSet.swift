@@ -218,6 +218,11 @@ struct RowSet: Sendable, Equatable {
         return true
     }
 
+    /// Adds each of `rows`.
+    mutating func insert(contentsOf rows: some Sequence<Int>) {
+        for row in rows { insert(row) }
+    }
+
     /// Removes `row`; false if it was not there.
     @discardableResult
     mutating func remove(_ row: Int) -> Bool {
