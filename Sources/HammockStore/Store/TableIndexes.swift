@@ -8,8 +8,7 @@ import HammockJSON
 ///   number and boolean fields (a json or blob field is filtered and sorted by a scan).
 /// - A ``GramIndex`` on every string field, for `_like` and `q`.
 struct TableIndexes: Sendable {
-    /// Field indexes by field name. Writes walk a copy of the names, never the dictionary itself: a loop
-    /// over the dictionary would hold a second reference and make every update copy the index.
+    /// Field indexes by field name. Writes walk them by position (``updateEach(_:_:)``).
     var fields: [String: FieldIndex] = [:]
     /// Text indexes by field name.
     var texts: [String: GramIndex] = [:]
@@ -45,43 +44,57 @@ struct TableIndexes: Sendable {
 
     /// Adds `record`, now in `row` of `records`.
     mutating func insert(_ record: StoredRecord, key: JSON, row: Int, records: [StoredRecord?]) {
-        for field in Array(fields.keys) {
-            fields[field]?.insert(row: Int32(row), value: record.fields[field] ?? .null, key: key, in: records)
+        Self.updateEach(&fields) { field, index in
+            index.insert(row: Int32(row), value: record.fields[field] ?? .null, key: key, in: records)
         }
-        for field in Array(texts.keys) { texts[field]?.insert(row: row, value: record.fields[field] ?? .null) }
+        Self.updateEach(&texts) { field, index in index.insert(row: row, value: record.fields[field] ?? .null) }
         conditions.update(row: row, record: record)
     }
 
     /// Removes `record`, which `row` of `records` still holds (field indexes find its entries by the
     /// values the records hold).
     mutating func remove(_ record: StoredRecord, key: JSON, row: Int, records: [StoredRecord?]) {
-        for field in Array(fields.keys) {
-            fields[field]?.remove(row: Int32(row), value: record.fields[field] ?? .null, key: key, in: records)
+        Self.updateEach(&fields) { field, index in
+            index.remove(row: Int32(row), value: record.fields[field] ?? .null, key: key, in: records)
         }
-        for field in Array(texts.keys) { texts[field]?.remove(row: row, value: record.fields[field] ?? .null) }
+        Self.updateEach(&texts) { field, index in index.remove(row: row, value: record.fields[field] ?? .null) }
         conditions.update(row: row, record: nil)
     }
 
     /// Replaces `old` by `new` in `row`; `records` still holds `old` there, and the caller puts `new` in
     /// it right after.
     mutating func replace(_ old: StoredRecord, with new: StoredRecord, key: JSON, row: Int, records: [StoredRecord?]) {
-        for field in Array(fields.keys) {
+        Self.updateEach(&fields) { field, index in
             let (oldValue, newValue) = (old.fields[field] ?? .null, new.fields[field] ?? .null)
             // A value in the same place of the index's order (its bytes, for a string: not `==`, which
             // equates canonically equivalent strings) leaves the index alone: the entry is the row, and
             // its value is read from the record. A PATCH of one field searched all six indexes before.
-            if ListQuery.compare(oldValue, newValue) == 0 { continue }
-            fields[field]?.remove(row: Int32(row), value: oldValue, key: key, in: records)
+            if ListQuery.compare(oldValue, newValue) == 0 { return }
+            index.remove(row: Int32(row), value: oldValue, key: key, in: records)
             // The row is out of the index, so the search for the new place never reads its old record.
-            fields[field]?.insert(row: Int32(row), value: newValue, key: key, in: records)
+            index.insert(row: Int32(row), value: newValue, key: key, in: records)
         }
-        for field in Array(texts.keys) {
+        Self.updateEach(&texts) { field, index in
             let (oldValue, newValue) = (old.fields[field] ?? .null, new.fields[field] ?? .null)
-            guard !Self.sameText(oldValue, newValue) else { continue }
-            texts[field]?.remove(row: row, value: oldValue)
-            texts[field]?.insert(row: row, value: newValue)
+            guard !Self.sameText(oldValue, newValue) else { return }
+            index.remove(row: row, value: oldValue)
+            index.insert(row: row, value: newValue)
         }
         conditions.update(row: row, record: new)
+    }
+
+    /// Calls `body` with each index of `indexes` and its field, changing the index in place. It walks the
+    /// dictionary by position: a `for` loop over it would hold a second reference and make every change
+    /// copy the index, and a walk over a copy of the names (as before) made an array and hashed each name
+    /// again, on every write (about 2% of a `POST`'s CPU at 100,000 records, docs/benchmarks.md,
+    /// "Seventh step").
+    private static func updateEach<Index>(_ indexes: inout [String: Index], _ body: (String, inout Index) -> Void) {
+        var position = indexes.startIndex
+        while position != indexes.endIndex {
+            let field = indexes.keys[position]
+            body(field, &indexes.values[position])
+            position = indexes.index(after: position)
+        }
     }
 
     /// Whether two values index the same grams: the same string, byte for byte, or two non-strings.
