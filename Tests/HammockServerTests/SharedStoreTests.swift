@@ -39,6 +39,17 @@ struct SharedStoreTests {
         return (store, try await MockServer(resources: resources, store: store))
     }
 
+    /// The status of `GET path`, asked again every 200 ms while `retry` holds of it, for thirty seconds
+    /// at most; `nil` for a request that failed.
+    static func status(of path: String, from client: LoopbackClient, polledWhile retry: (Int?) -> Bool) async throws -> Int? {
+        var status = try? await client.send("GET", path).status
+        for _ in 0..<150 where retry(status) {
+            try await Task.sleep(for: .milliseconds(200))
+            status = try? await client.send("GET", path).status
+        }
+        return status
+    }
+
     static func namespace() -> String { "shared_" + UUID().uuidString.prefix(12).lowercased() }
 
     /// A file with one resource and three records to load.
@@ -401,14 +412,8 @@ struct SharedStoreTests {
         try await server.whileServing { port in
             let client = LoopbackClient(port: port)
             // Before the outage too a connection may take longer than the 2 s probe on a loaded machine,
-            // and the server rightly answers 503 then (a fresh machine's first full run did): polled while
-            // it says 503, bounded at thirty seconds.
-            var before = try await client.send("GET", "/people/1").status
-            for _ in 0..<150 where before == 503 {
-                try await Task.sleep(for: .milliseconds(200))
-                before = try await client.send("GET", "/people/1").status
-            }
-            #expect(before == 200)
+            // and the server rightly answers 503 then (a fresh machine's first full run did).
+            #expect(try await Self.status(of: "/people/1", from: client, polledWhile: { $0 == 503 }) == 200)
             try await cluster.stop()
             for path in ["/people/1", "/people", "/people?name_like=a"] {
                 let reply = try await client.send("GET", path)
@@ -421,13 +426,8 @@ struct SharedStoreTests {
             #expect(write.status == 503)
             #expect(try await client.send("GET", "/__hammock/health").status == 503)
             try await cluster.start()
-            // Back within the pool's reconnection backoff: polled, bounded at thirty seconds.
-            var recovered = false
-            for _ in 0..<150 where !recovered {
-                recovered = (try? await client.send("GET", "/people/1").status) == 200
-                if !recovered { try await Task.sleep(for: .milliseconds(200)) }
-            }
-            #expect(recovered)
+            // Back within the pool's reconnection backoff.
+            #expect(try await Self.status(of: "/people/1", from: client, polledWhile: { $0 != 200 }) == 200)
             #expect(try await client.send("GET", "/people").json?.arrayValue?.count == 1)
             #expect(try await client.send("POST", "/people", json: ["name": "back"]).status == 201)
             #expect(try await client.send("GET", "/__hammock/health").status == 200)
