@@ -38,7 +38,7 @@ enum HTTP2Connection {
                 activity.enter(.reading)
                 try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
                 try stream.pipeline.syncOperations.addHandler(
-                    HTTPConnectionHandler<HTTP2Wire>(server: server, limits: limits, activity: activity))
+                    HTTPConnectionHandler<HTTP2Wire>(server: server, limits: limits, activity: activity, isSecure: true))
             }
         }
         try pipeline.addHandler(manager)

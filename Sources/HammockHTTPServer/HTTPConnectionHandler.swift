@@ -33,11 +33,18 @@ final class HTTPConnectionHandler<Wire: ConnectionWire>: ChannelDuplexHandler, R
     private var executor: EventLoopTaskExecutor?
     /// The task sending a streamed body, cancelled when the client goes away or the server stops.
     private var streaming: Task<Void, Never>?
+    /// The body of the request being answered while it arrives, if one is (a body over the limit, for a
+    /// route that takes streamed bodies).
+    private var requestBody: RequestBodyStream?
 
-    init(server: MockServer, limits: ConnectionLimits, activity: ConnectionActivity) {
+    /// The connection runs over TLS.
+    let isSecure: Bool
+
+    init(server: MockServer, limits: ConnectionLimits, activity: ConnectionActivity, isSecure: Bool) {
         self.server = server
         self.limits = limits
         self.activity = activity
+        self.isSecure = isSecure
         state = HTTPConnectionStateMachine(maximumBodySize: server.options.maximumBodySize, activity: activity)
     }
 
@@ -65,6 +72,7 @@ final class HTTPConnectionHandler<Wire: ConnectionWire>: ChannelDuplexHandler, R
     func channelInactive(context: ChannelHandlerContext) {
         cancelTimer()
         streaming?.cancel()
+        cutRequestBody()
         context.fireChannelInactive()
     }
 
@@ -108,14 +116,21 @@ final class HTTPConnectionHandler<Wire: ConnectionWire>: ChannelDuplexHandler, R
         case .failure(let problem):
             return state.refuse(problem, request: nil, version: head.version, now: now, isWritable: isWritable)
         case .success(var request):
-            request.context = server.makeContext(arrival: .now, peer: peer)
+            request.context = server.makeContext(arrival: .now, peer: peer, isSecure: isSecure)
             let expectsContinue =
                 head.version == .http1_1
                 && head.headers.first(name: "expect").map { $0.lowercased() == "100-continue" } == true
-            let receiving = HTTPConnectionStateMachine.Receiving(
+            var receiving = HTTPConnectionStateMachine.Receiving(
                 request: request, version: head.version, keepAlive: head.isKeepAlive, expectsContinue: expectsContinue,
                 stopsDecoder: head.stopsDecoder)
             let declared = head.headers.first(name: "content-length").flatMap(Int.init)
+            // Only a body that can pass the limit asks the routes: one declared larger, or one of no
+            // declared length (chunked; HTTP/2 need not declare one). A GET or HEAD carries none.
+            let mayPassLimit =
+                declared.map { $0 > state.maximumBodySize } ?? (head.method != .GET && head.method != .HEAD)
+            if mayPassLimit, !receiving.stopsDecoder, server.takesStreamedBody(request) {
+                receiving.takesStreamedBody = true
+            }
             return state.receivedHead(receiving, declaredLength: declared, now: now, isWritable: isWritable)
         }
     }
@@ -172,7 +187,38 @@ final class HTTPConnectionHandler<Wire: ConnectionWire>: ChannelDuplexHandler, R
             // The producer's next write throws `CancellationError`; the body ends as sent so far (an
             // event stream gets its last chunk) and the connection closes.
             streaming?.cancel()
+        case .answerWhileReceiving(let work, let received, let length, let sendContinue):
+            guard case .request(var request, let version, let keepAlive) = work else { return }
+            let loop = context.eventLoop
+            let bound = NIOLoopBound((handler: self, context: context), eventLoop: loop)
+            let body = RequestBodyStream(length: length) {
+                // The reader took what waited, on whatever thread it runs: the read resumes on the loop.
+                loop.execute {
+                    let (handler, context) = bound.value
+                    guard context.channel.isActive else { return }
+                    handler.perform(handler.state.bodyReaderReady(isWritable: context.channel.isWritable), context: context)
+                }
+            }
+            requestBody = body
+            if !body.yield(received) { state.bodyReaderFull() }
+            request.bodyStream = body
+            if let sendContinue { Wire.writeContinue(version: sendContinue, context: context) }
+            answer(.request(request, version: version, keepAlive: keepAlive), context: context)
+        case .receiveBody(let buffer):
+            guard let requestBody else { return }
+            if !requestBody.yield(Array(buffer.readableBytesView)) { state.bodyReaderFull() }
+        case .endBody:
+            requestBody?.finish(complete: true)
+            requestBody = nil
         }
+        if requestBody != nil, !state.isStreamingBody { cutRequestBody() }
+    }
+
+    /// Ends the body being handed over as cut short: the connection closed, the server stopped, or the
+    /// answer came before the body ended (its reader then stops waiting for the rest).
+    private func cutRequestBody() {
+        requestBody?.finish(complete: false)
+        requestBody = nil
     }
 
     /// Answers `work` through the engine, on this connection's event loop, then writes the answer.
@@ -225,6 +271,7 @@ final class HTTPConnectionHandler<Wire: ConnectionWire>: ChannelDuplexHandler, R
                 ).response
         }
         let writing = state.answered(response, now: .now())
+        if requestBody != nil, !state.isStreamingBody { cutRequestBody() }
         switch writing {
         case .keepOpen:
             write(response, version: work.version, keepAlive: true, context: context)

@@ -26,6 +26,9 @@ struct HTTPConnectionStateMachine {
         var expectsContinue: Bool
         /// llhttp stops parsing after this request (it asked for an upgrade).
         var stopsDecoder: Bool
+        /// The route that answers it reads a body over the limit as it arrives (the proxy): such a body
+        /// is handed over while it arrives instead of being refused with 413.
+        var takesStreamedBody = false
     }
 
     /// What the connection owes the client, in the order the requests came.
@@ -44,6 +47,9 @@ struct HTTPConnectionStateMachine {
     enum Input {
         case waiting
         case receiving(Receiving)
+        /// The request is being answered while its body arrives (a body over the limit, for a route that
+        /// takes streamed bodies); `paused` while the reader has more waiting than it takes.
+        case streamingBody(paused: Bool)
         case done
     }
 
@@ -73,6 +79,14 @@ struct HTTPConnectionStateMachine {
         case idle(sendContinue: HTTPVersion?, resumeReading: Bool)
         /// End the body being streamed (the server is stopping); ``bodyEnded(complete:now:isWritable:)`` follows.
         case stopBody
+        /// Answer this with the engine while its body arrives: hand it a body stream that starts with
+        /// `received` (and send `100 Continue` first if a version is given); the parts that follow come
+        /// as ``receiveBody(_:)`` and ``endBody``.
+        case answerWhileReceiving(Work, received: [UInt8], length: Int?, sendContinue: HTTPVersion?)
+        /// More of the body being handed over (``answerWhileReceiving(_:received:length:sendContinue:)``).
+        case receiveBody(ByteBuffer)
+        /// The body being handed over has arrived in full.
+        case endBody
     }
 
     /// How an answer is written, and what follows it.
@@ -129,6 +143,11 @@ struct HTTPConnectionStateMachine {
     mutating func receivedHead(_ receiving: Receiving, declaredLength: Int?, now: NIODeadline, isWritable: Bool) -> Next {
         guard case .waiting = input else { return .none }
         if let declaredLength, declaredLength > maximumBodySize {
+            if receiving.takesStreamedBody,
+                let next = answerWhileReceiving(receiving, received: [], length: declaredLength, now: now)
+            {
+                return next
+            }
             return refuse(
                 .contentTooLarge(limit: maximumBodySize), request: receiving.request, version: receiving.version, now: now,
                 isWritable: isWritable)
@@ -140,8 +159,16 @@ struct HTTPConnectionStateMachine {
 
     /// Part of the body arrived.
     mutating func receivedBody(_ buffer: ByteBuffer, now: NIODeadline, isWritable: Bool) -> Next {
+        if case .streamingBody = input { return .receiveBody(buffer) }
         guard case .receiving(var current) = input else { return .none }
         guard current.request.body.count + buffer.readableBytes <= maximumBodySize else {
+            if current.takesStreamedBody {
+                // Past the limit with no length declared (chunked, or HTTP/2): what arrived so far starts the stream.
+                var received = current.request.body
+                received.append(contentsOf: buffer.readableBytesView)
+                current.request.body = []
+                if let next = answerWhileReceiving(current, received: received, length: nil, now: now) { return next }
+            }
             return refuse(
                 .contentTooLarge(limit: maximumBodySize), request: current.request, version: current.version, now: now,
                 isWritable: isWritable)
@@ -154,6 +181,10 @@ struct HTTPConnectionStateMachine {
 
     /// The request arrived in full: it is queued, and answered now if nothing is ahead of it.
     mutating func receivedEnd(now: NIODeadline, isWritable: Bool) -> Next {
+        if case .streamingBody = input {
+            input = .waiting
+            return .endBody
+        }
         guard case .receiving(let current) = input else { return .none }
         input = .waiting
         if current.stopsDecoder { activity.decoderStopped = true }
@@ -169,7 +200,7 @@ struct HTTPConnectionStateMachine {
         switch input {
         case .done: return .none
         case .receiving(let current): version = current.version
-        case .waiting: break
+        case .waiting, .streamingBody: break
         }
         input = .done
         activity.isInputDone = true
@@ -186,6 +217,10 @@ struct HTTPConnectionStateMachine {
     /// request (interest dropped, then restored).
     mutating func shouldRead(isWritable: Bool) -> Bool {
         guard activity.phase != .lingering else { return true }
+        if case .streamingBody(paused: true) = input {
+            isReadWithheld = true
+            return false
+        }
         if isBusy, !queue.isEmpty {
             isReadWithheld = true
             return false
@@ -195,6 +230,38 @@ struct HTTPConnectionStateMachine {
             return false
         }
         return true
+    }
+
+    /// Whether a body is being handed over as it arrives.
+    var isStreamingBody: Bool {
+        if case .streamingBody = input { return true }
+        return false
+    }
+
+    /// The reader of the body being handed over has more waiting than it takes: read no more for now.
+    mutating func bodyReaderFull() {
+        if case .streamingBody = input { input = .streamingBody(paused: true) }
+    }
+
+    /// The reader has taken what waited: read again if a read was held back for it.
+    mutating func bodyReaderReady(isWritable: Bool) -> Next {
+        guard case .streamingBody(paused: true) = input else { return .none }
+        input = .streamingBody(paused: false)
+        return resumeReadingIfWithheld(isWritable: isWritable) ? .idle(sendContinue: nil, resumeReading: true) : .none
+    }
+
+    /// Starts answering `receiving` while its body arrives, if nothing else is owed on the connection
+    /// (pipelined requests ahead of it keep the 413: no HTTP/1.1 client pipelines an upload).
+    private mutating func answerWhileReceiving(
+        _ receiving: Receiving, received: [UInt8], length: Int?, now: NIODeadline
+    ) -> Next? {
+        guard case .ready = output, queue.isEmpty, !receiving.stopsDecoder else { return nil }
+        input = .streamingBody(paused: false)
+        let work = Work.request(receiving.request, version: receiving.version, keepAlive: receiving.keepAlive)
+        output = .answering(work)
+        if activity.phase != .lingering { activity.enter(.responding, at: now) }
+        return .answerWhileReceiving(
+            work, received: received, length: length, sendContinue: receiving.expectsContinue ? receiving.version : nil)
     }
 
     // MARK: Output
@@ -216,9 +283,23 @@ struct HTTPConnectionStateMachine {
             default:
                 break
             }
+            // Answered before its body arrived in full (an upstream that refused it early, a fault): the rest
+            // of the body is read and dropped while the connection lingers, or after a streamed answer is
+            // sent, the connection closes.
+            var bodyUnread = false
+            if case .streamingBody = input {
+                bodyUnread = true
+                endInput()
+                if !response.needsTransmission {
+                    output = .finished
+                    activity.enter(.lingering, at: now)
+                    defer { isReadWithheld = false }
+                    return .linger(resumeReading: isReadWithheld)
+                }
+            }
             // While stopping, the last answer owed is the one that closes.
             let isLast = closesWhenDone && queue.isEmpty
-            var keepsOpen = keepAlive && !isLast && response.headerFields[.connection] != "close"
+            var keepsOpen = keepAlive && !isLast && !bodyUnread && response.headerFields[.connection] != "close"
             if response.needsTransmission {
                 // A body of unknown length over HTTP/1.0 ends where the connection does; a cut one too.
                 let hasLength = response.stream == nil || response.stream?.length != nil
@@ -303,6 +384,12 @@ struct HTTPConnectionStateMachine {
     mutating func quiesce(now: NIODeadline, isWritable: Bool = true) -> Next {
         closesWhenDone = true
         if case .receiving = input { activity.enter(.responding, at: now) }
+        if case .streamingBody = input {
+            // The request being answered cannot be without the rest of its body: it is dropped.
+            output = .finished
+            endInput()
+            return .close
+        }
         endInput()
         switch output {
         case .holding:
@@ -331,6 +418,12 @@ struct HTTPConnectionStateMachine {
         // The decoder reports a request cut by the close before the close itself: the second is no news.
         guard !isInputClosed else { return .none }
         isInputClosed = true
+        if case .streamingBody = input {
+            // The body was cut by the close: the request being answered is dropped.
+            output = .finished
+            endInput()
+            return .close
+        }
         switch output {
         case .streaming, .holding:
             output = .finished

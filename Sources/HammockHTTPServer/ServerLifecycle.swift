@@ -75,7 +75,7 @@ actor ServerLifecycle: MockServerListener {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     guard let tls else {
-                        try Self.configure(channel.pipeline.syncOperations, server: server, limits: limits)
+                        try Self.configure(channel.pipeline.syncOperations, server: server, limits: limits, isSecure: false)
                         return
                     }
                     // TLS first; then the protocol the handshake agreed on (ALPN): HTTP/2 if the client
@@ -89,7 +89,8 @@ actor ServerLifecycle: MockServerListener {
                                 if case .negotiated("h2") = result {
                                     try HTTP2Connection.configure(channel, server: server, limits: limits)
                                 } else {
-                                    try Self.configure(channel.pipeline.syncOperations, server: server, limits: limits)
+                                    try Self.configure(
+                                        channel.pipeline.syncOperations, server: server, limits: limits, isSecure: true)
                                 }
                             }
                         })
@@ -118,7 +119,7 @@ actor ServerLifecycle: MockServerListener {
 
     /// A connection's pipeline, front to back.
     static func configure(
-        _ pipeline: ChannelPipeline.SynchronousOperations, server: MockServer, limits: ConnectionLimits
+        _ pipeline: ChannelPipeline.SynchronousOperations, server: MockServer, limits: ConnectionLimits, isSecure: Bool
     ) throws {
         var decoderLimits = NIOHTTPDecoderLimitConfiguration()
         decoderLimits.maxHeaderListSize = limits.maximumHeaderBytes
@@ -131,7 +132,8 @@ actor ServerLifecycle: MockServerListener {
         let decoder = RequestDecoder(limits: decoderLimits, activity: activity)
         try pipeline.addHandler(
             ByteToMessageHandler(decoder, maximumBufferSize: 2 * limits.maximumHeaderBytes + (64 << 10)))
-        try pipeline.addHandler(HTTPConnectionHandler<HTTP1Wire>(server: server, limits: limits, activity: activity))
+        try pipeline.addHandler(
+            HTTPConnectionHandler<HTTP1Wire>(server: server, limits: limits, activity: activity, isSecure: isSecure))
     }
 
     /// The system's words for a failure to bind (`Address already in use`), without the call that failed.

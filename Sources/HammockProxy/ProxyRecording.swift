@@ -119,7 +119,11 @@ public final class ProxyRecording: Sendable {
 
     /// Keeps an exchange, redacted.
     func add(request: MockRequest, status: HTTPResponse.Status, fields: HTTPFields, body: [UInt8]) {
-        guard request.body.count <= maximumBodySize, body.count <= maximumBodySize else { return skip() }
+        // A body streamed past the server's limit was never held, so it can be neither matched nor
+        // redacted: the exchange is left out, as one over the recording's own limit is.
+        guard request.bodyStream == nil, request.body.count <= maximumBodySize, body.count <= maximumBodySize else {
+            return skip()
+        }
         var secrets: Set<String> = []
         var requestHeaders: [HTTPField] = []
         for field in request.headerFields {

@@ -187,10 +187,15 @@ public struct ProxyRoutes: MockRoutes {
     public func endpoint(for request: MockRequest) throws -> MockEndpoint? {
         // A path the rule does not name is left to the families after this one.
         if let path = rule.path, path.match(request.path) == nil { return nil }
-        return MockEndpoint(methods: forwardedMethods, route: MatchedRoute(kind: .custom, pattern: pattern)) { request in
+        return MockEndpoint(
+            methods: forwardedMethods, route: MatchedRoute(kind: .custom, pattern: pattern), takesStreamedBody: true
+        ) { request in
             try await forward(request)
         }
     }
+
+    /// A body over the server's limit is forwarded as it arrives (``MockRequest/bodyStream``).
+    public var mayTakeStreamedBodies: Bool { true }
 
     /// The methods forwarded, in the order routes list them.
     var forwardedMethods: [HTTPRequest.Method] { Self.methods.filter { rule.methods?.contains($0) ?? true } }
@@ -242,16 +247,24 @@ public struct ProxyRoutes: MockRoutes {
         headers.add(name: "Via", value: (via + ["1.1 hammock"]).joined(separator: ", "))
         headers.add(name: "Forwarded", value: (forwarded + [Self.forwardedElement(for: request)]).joined(separator: ", "))
         outgoing.headers = headers
-        if !request.body.isEmpty {
+        if let stream = request.bodyStream {
+            // Larger than the server's body limit: sent upstream as it arrives, with the length the client
+            // declared (else chunked), so memory holds a window of it, never the whole.
+            outgoing.body = .stream(
+                UpstreamBody(stream: stream), length: stream.length.map { .known(Int64($0)) } ?? .unknown)
+        } else if !request.body.isEmpty {
             outgoing.body = .bytes(ByteBuffer(bytes: request.body))
         }
         let response: HTTPClientResponse
         do {
             do {
                 response = try await client.execute(outgoing, timeout: Self.timeAmount(timeout))
-            } catch  where Self.idempotent.contains(request.method) && Self.isStaleConnection(error) {
+            } catch
+                where Self.idempotent.contains(request.method) && Self.isStaleConnection(error)
+                && request.bodyStream == nil
+            {
                 // Once more on a fresh connection: a kept one may have been closed by the upstream between
-                // requests, before this one reached it.
+                // requests, before this one reached it. Not a streamed body: it cannot be sent twice.
                 response = try await client.execute(outgoing, timeout: Self.timeAmount(timeout))
             }
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
@@ -260,6 +273,9 @@ public struct ProxyRoutes: MockRoutes {
                 extensions: ["upstream": .string(origin)])
         } catch is CancellationError {
             throw CancellationError()
+        } catch let cut as RequestBodyStream.Cut {
+            // The client's side failed, not the upstream's (its answer, if any, finds the connection gone).
+            throw HTTPProblem.badRequest("The request body was cut short: \(cut)")
         } catch {
             throw HTTPProblem(
                 .badGateway, detail: "The upstream \(origin) could not be reached: \(String(describing: error).prefix(300))",
@@ -338,6 +354,22 @@ public struct ProxyRoutes: MockRoutes {
         if let name = HTTPField.Name("Host"), let host = request.headerFields[name] {
             element += ";host=\"\(host.replacingOccurrences(of: "\"", with: ""))\""
         }
-        return element + ";proto=http"
+        return element + (request.context?.isSecure == true ? ";proto=https" : ";proto=http")
     }
+}
+
+/// A streamed request body as AsyncHTTPClient sends it: the same chunks, as `ByteBuffer`s.
+struct UpstreamBody: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+    let stream: RequestBodyStream
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var chunks: RequestBodyStream.AsyncIterator
+        mutating func next() async throws -> ByteBuffer? {
+            guard let chunk = try await chunks.next() else { return nil }
+            return ByteBuffer(bytes: chunk)
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(chunks: stream.makeAsyncIterator()) }
 }

@@ -28,6 +28,13 @@ extension MockServer {
         }
     }
 
+    /// Whether the route that would answer `request`, whose head has arrived and whose body will pass the
+    /// body limit, reads its body as it arrives (``MockEndpoint/takesStreamedBody``): the transport then
+    /// hands the request over with a ``RequestBodyStream`` instead of refusing it with 413.
+    package func takesStreamedBody(_ request: MockRequest) -> Bool {
+        router.takesStreamedBody(request, runtime: runtimeCell.runtime)
+    }
+
     /// The 500 for an error no problem mapping saw.
     static func unmappedFailure(_ outcome: Result<MockResponse, any Error>) -> MockResponse {
         switch outcome {
@@ -48,8 +55,9 @@ extension MockServer {
     }
 
     /// A context for the next request: its number, and what the transport knows of its arrival.
-    package func makeContext(arrival: ContinuousClock.Instant, peer: String?) -> MockRequestContext {
-        MockRequestContext(id: requestNumbers.add(1, ordering: .relaxed).newValue, arrival: arrival, peer: peer)
+    package func makeContext(arrival: ContinuousClock.Instant, peer: String?, isSecure: Bool = false) -> MockRequestContext {
+        MockRequestContext(
+            id: requestNumbers.add(1, ordering: .relaxed).newValue, arrival: arrival, peer: peer, isSecure: isSecure)
     }
 
     /// Stops whatever serves the server on a socket, if anything does, releases every response held back

@@ -23,14 +23,17 @@ struct HTTPSTests {
 
     /// An AsyncHTTPClient that trusts `rootPEM` (or only the system's roots), shut down after `body`;
     /// it speaks HTTP/2 where the server agrees, unless `http1Only`.
+    /// `connectTimeout` bounds the TCP connect and the TLS handshake together.
     static func withClient<T>(
-        trusting rootPEM: String?, http1Only: Bool = false, _ body: (HTTPClient) async throws -> T
+        trusting rootPEM: String?, http1Only: Bool = false, connectTimeout: TimeAmount = .seconds(10),
+        _ body: (HTTPClient) async throws -> T
     ) async throws -> T {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let rootPEM { tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMBytes(Array(rootPEM.utf8)))] }
-        // A refused handshake is retried until the connect timeout (10 s by default), and shutdown waits for it.
+        // 10 s: a handshake in a debug build of BoringSSL, in a full test run on two loaded cores, took
+        // over 2 s (a connectTimeout in HTTP2Tests' request-timeout test, 2026-12-01).
         var configuration = HTTPClient.Configuration(
-            tlsConfiguration: tls, timeout: HTTPClient.Configuration.Timeout(connect: .seconds(2)))
+            tlsConfiguration: tls, timeout: HTTPClient.Configuration.Timeout(connect: connectTimeout))
         configuration.httpVersion = http1Only ? .http1Only : .automatic
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
@@ -60,7 +63,8 @@ struct HTTPSTests {
             #expect(try JSON(parsing: Array(answer.1.readableBytesView))["name"] == "Ada")
             // A client that trusts only the system's roots stops at the handshake.
             await #expect(throws: (any Error).self) {
-                try await Self.withClient(trusting: nil) { client in
+                // A refused handshake is retried until the connect timeout, and shutdown waits for it.
+                try await Self.withClient(trusting: nil, connectTimeout: .seconds(2)) { client in
                     _ = try await client.execute(
                         HTTPClientRequest(url: "https://127.0.0.1:\(port)/people/1"), timeout: .seconds(2))
                 }
@@ -113,6 +117,37 @@ struct HTTPSTests {
         #expect(try String(contentsOfFile: folder + "/" + LocalCertificateAuthority.keyFile, encoding: .utf8) == "not a key")
         #expect(throws: LocalCertificateAuthority.Failure.self) { try made.issue(for: ["not a name!"]) }
         #expect(throws: LocalCertificateAuthority.Failure.self) { try made.issue(for: []) }
+    }
+
+    @Test("A request proxied from the mock's HTTPS port says proto=https in its Forwarded element, over HTTP/1.1 and HTTP/2")
+    func forwardedScheme() async throws {
+        try await withHTTPBin { upstream in
+            let authority = try LocalCertificateAuthority.make()
+            let server = try await MockServer(resources: [])
+            server.addRoutes(try ProxyRoutes(upstream: upstream), first: false)
+            let port = try await server.start(port: 0, tls: try authority.issue(for: ["127.0.0.1"]))
+            do {
+                for http1Only in [true, false] {
+                    let forwarded = try await Self.withClient(trusting: authority.certificatePEM, http1Only: http1Only) {
+                        client in
+                        // `show_env`: httpbin hides Forwarded from its answer otherwise.
+                        let response = try await client.execute(
+                            HTTPClientRequest(url: "https://127.0.0.1:\(port)/headers?show_env=1"), timeout: .seconds(10))
+                        let body = try JSON(parsing: Array(try await response.body.collect(upTo: 1 << 20).readableBytesView))
+                        return body["headers"]?["Forwarded"]?.stringValue
+                    }
+                    #expect(forwarded?.hasSuffix(";proto=https") == true, "\(forwarded ?? "none"), HTTP/1.1 only: \(http1Only)")
+                }
+                // In process, nothing came over TLS.
+                let direct = await server.respond(to: MockRequest(.get, "/headers?show_env=1"))
+                let body = try JSON(parsing: try await direct.stream?.collect() ?? direct.body)
+                #expect(body["headers"]?["Forwarded"]?.stringValue?.hasSuffix(";proto=http") == true)
+                await server.stop()
+            } catch {
+                await server.stop()
+                throw error
+            }
+        }
     }
 
     @Test("The proxy reaches an HTTPS backend whose root it is given, and answers 502 naming it without that root")

@@ -448,6 +448,135 @@ struct HTTPConnectionStateMachineTests {
         #expect(isNone(machine.continueAfterAnswer(now: start, isWritable: true)))
     }
 
+    // MARK: Bodies over the limit, for a route that takes them as they arrive
+
+    func streamable(_ target: String = "/upload", expectsContinue: Bool = false) -> Machine.Receiving {
+        var receiving = receiving(target, expectsContinue: expectsContinue)
+        receiving.request.method = .post
+        receiving.takesStreamedBody = true
+        return receiving
+    }
+
+    /// The request handed over while its body arrives, with the bytes that start its stream.
+    func handedOver(_ next: Machine.Next) -> (path: String, received: [UInt8], length: Int?, sendsContinue: Bool)? {
+        guard case .answerWhileReceiving(.request(let request, _, _), let received, let length, let sendContinue) = next else {
+            return nil
+        }
+        return (request.path, received, length, sendContinue != nil)
+    }
+
+    func bodyPart(_ next: Machine.Next) -> Int? {
+        guard case .receiveBody(let buffer) = next else { return nil }
+        return buffer.readableBytes
+    }
+
+    func isEndBody(_ next: Machine.Next) -> Bool {
+        if case .endBody = next { return true }
+        return false
+    }
+
+    @Test(
+        "A body declared over the limit, for a route that takes streamed bodies, is answered as it arrives: its parts and end are handed over, and the connection stays open"
+    )
+    func declaredBodyStreams() {
+        var machine = machine(maximumBodySize: 10)
+        let head = machine.receivedHead(streamable(expectsContinue: true), declaredLength: 25, now: start, isWritable: true)
+        let handed = handedOver(head)
+        #expect(handed?.path == "/upload")
+        #expect(handed?.received == [])
+        #expect(handed?.length == 25)
+        #expect(handed?.sendsContinue == true, "a client that waits for 100 Continue gets it, or the body never comes")
+        #expect(machine.isStreamingBody)
+        #expect(machine.activity.phase == .responding, "no request timeout: the route's own (the upstream's) bounds it")
+        #expect(
+            bodyPart(machine.receivedBody(ByteBuffer(bytes: Array(repeating: 1, count: 20)), now: start, isWritable: true)) == 20)
+        #expect(bodyPart(machine.receivedBody(ByteBuffer(bytes: [1, 2, 3, 4, 5]), now: start, isWritable: true)) == 5)
+        #expect(isEndBody(machine.receivedEnd(now: start, isWritable: true)))
+        #expect(!machine.isStreamingBody)
+        #expect(machine.answered(ok, now: start) == .keepOpen)
+        #expect(isIdle(machine.continueAfterAnswer(now: start, isWritable: true), resumeReading: false))
+        #expect(target(of: receive("/next", into: &machine)) == "/next", "the connection serves the next request")
+    }
+
+    @Test("A body of no declared length starts its stream where it passes the limit, with what arrived before")
+    func chunkedBodySpills() {
+        var machine = machine(maximumBodySize: 10)
+        _ = machine.receivedHead(streamable(), declaredLength: nil, now: start, isWritable: true)
+        #expect(isNone(machine.receivedBody(ByteBuffer(bytes: Array(repeating: 7, count: 8)), now: start, isWritable: true)))
+        let spilled = handedOver(machine.receivedBody(ByteBuffer(bytes: [8, 9, 10]), now: start, isWritable: true))
+        #expect(spilled?.received == Array(repeating: 7, count: 8) + [8, 9, 10])
+        #expect(spilled?.length == nil)
+        #expect(bodyPart(machine.receivedBody(ByteBuffer(bytes: [11]), now: start, isWritable: true)) == 1)
+        #expect(isEndBody(machine.receivedEnd(now: start, isWritable: true)))
+    }
+
+    @Test("A body within the limit reaches the route whole even when the route takes streamed bodies")
+    func smallBodyStaysWhole() {
+        var machine = machine(maximumBodySize: 10)
+        _ = machine.receivedHead(streamable(), declaredLength: 10, now: start, isWritable: true)
+        #expect(isNone(machine.receivedBody(ByteBuffer(bytes: Array(repeating: 1, count: 10)), now: start, isWritable: true)))
+        let next = machine.receivedEnd(now: start, isWritable: true)
+        guard case .answer(.request(let request, _, _)) = next else {
+            Issue.record("expected the whole request, got \(next)")
+            return
+        }
+        #expect(request.body.count == 10)
+        #expect(request.bodyStream == nil)
+    }
+
+    @Test("Behind an answer still owed, a body over the limit keeps its 413: streaming starts only on an idle connection")
+    func streamingNeedsAnIdleConnection() {
+        var machine = machine(maximumBodySize: 10)
+        #expect(target(of: receive("/first", into: &machine)) == "/first")
+        #expect(isNone(machine.receivedHead(streamable(), declaredLength: 25, now: start, isWritable: true)))
+        #expect(!machine.isStreamingBody)
+        _ = machine.answered(ok, now: start)
+        #expect(problemStatus(of: machine.continueAfterAnswer(now: start, isWritable: true)) == 413)
+    }
+
+    @Test("A reader that falls behind holds reads back until it has taken what waits")
+    func streamedBodyBackpressure() {
+        var machine = machine(maximumBodySize: 10)
+        _ = machine.receivedHead(streamable(), declaredLength: 1000, now: start, isWritable: true)
+        #expect(reads(&machine, isWritable: true))
+        machine.bodyReaderFull()
+        #expect(!reads(&machine, isWritable: true), "the socket keeps the rest: TCP slows the client")
+        #expect(isIdle(machine.bodyReaderReady(isWritable: true), resumeReading: true))
+        #expect(reads(&machine, isWritable: true))
+        #expect(isNone(machine.bodyReaderReady(isWritable: true)), "ready twice takes back nothing more")
+    }
+
+    @Test(
+        "An answer that comes before the body ends closes the connection: a whole answer lingers, a streamed one closes after its body"
+    )
+    func answeredBeforeTheBodyEnds() {
+        var whole = machine(maximumBodySize: 10)
+        _ = whole.receivedHead(streamable(), declaredLength: 1000, now: start, isWritable: true)
+        #expect(whole.answered(MockResponse(status: .contentTooLarge), now: start) == .linger(resumeReading: false))
+        #expect(!whole.isStreamingBody)
+        #expect(whole.activity.isInputDone, "what the client still sends is read and dropped")
+        #expect(isNone(whole.receivedBody(ByteBuffer(bytes: [1]), now: start, isWritable: true)))
+
+        var streamed = machine(maximumBodySize: 10)
+        _ = streamed.receivedHead(streamable(), declaredLength: 1000, now: start, isWritable: true)
+        let answer = MockResponse(status: .ok, stream: StreamingBody(length: nil) { _ in })
+        #expect(streamed.answered(answer, now: start) == .stream(keepAlive: false))
+        #expect(isClose(streamed.bodyEnded(complete: true, now: start, isWritable: true)))
+    }
+
+    @Test("A body cut by the client's close or by the server's stop drops the request being answered")
+    func streamedBodyCut() {
+        var closed = machine(maximumBodySize: 10)
+        _ = closed.receivedHead(streamable(), declaredLength: 1000, now: start, isWritable: true)
+        #expect(isClose(closed.inputClosed(now: start)))
+        #expect(!closed.isStreamingBody)
+
+        var stopped = machine(maximumBodySize: 10)
+        _ = stopped.receivedHead(streamable(), declaredLength: 1000, now: start, isWritable: true)
+        #expect(isClose(stopped.quiesce(now: start)))
+        #expect(!stopped.isStreamingBody)
+    }
+
     func reads(_ machine: inout Machine, isWritable: Bool) -> Bool { machine.shouldRead(isWritable: isWritable) }
 
     func isNone(_ next: Machine.Next) -> Bool {

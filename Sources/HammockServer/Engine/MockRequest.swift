@@ -17,6 +17,10 @@ public struct MockRequest: Sendable {
     public var headerFields: HTTPFields
     /// The body bytes.
     public var body: [UInt8]
+    /// The body as it arrives, in place of ``body`` (which is then empty): set by the HTTP transport for
+    /// a route that takes streamed bodies (``MockEndpoint/takesStreamedBody``) when the body is larger
+    /// than the server's body limit; `nil` otherwise.
+    public package(set) var bodyStream: RequestBodyStream?
     /// Its number, arrival, peer and (once routed) route; the server gives one to every request.
     public package(set) var context: MockRequestContext?
     /// Set by an HTTP transport that refused the request before it reached the engine (a body over the

@@ -23,12 +23,16 @@ public final class MockRequestContext: Sendable {
     public let arrival: ContinuousClock.Instant
     /// The client's address and port (`127.0.0.1:52144`) over HTTP; `nil` in process.
     public let peer: String?
+    /// Whether the request came over TLS (`hammock serve --https`): what a proxied request's `Forwarded`
+    /// element gives as its `proto`. `false` in process.
+    public let isSecure: Bool
     private let matched = Mutex<(route: MatchedRoute?, fault: String?)>((nil, nil))
 
-    package init(id: UInt64, arrival: ContinuousClock.Instant, peer: String?) {
+    package init(id: UInt64, arrival: ContinuousClock.Instant, peer: String?, isSecure: Bool = false) {
         self.id = id
         self.arrival = arrival
         self.peer = peer
+        self.isSecure = isSecure
     }
 
     /// The route whose path the request matched, once the router has found it (also when the route

@@ -57,6 +57,39 @@ final class MockRouter: Sendable {
         return admin.owns(request.path)
     }
 
+    /// Whether the endpoint that would answer `request` (its head: the body has not arrived) takes a body
+    /// over the limit as a stream (``MockEndpoint/takesStreamedBody``). Asked by the transport only for a
+    /// body that passes the limit, so a body within it reaches every route whole, as before. A request the
+    /// API document describes is checked whole, so it never streams.
+    func takesStreamedBody(_ request: MockRequest, runtime: ServerRuntime) -> Bool {
+        guard !isAdmin(request), request.method != .options else { return false }
+        let families = self.families.withLock { $0 }
+        guard families.contains(where: \.mayTakeStreamedBodies) else { return false }
+        var routed = request
+        if let mount {
+            guard let inner = mount.inner(request.path) else { return false }
+            routed.path = inner
+        }
+        if let checks = runtime.settings.requestChecks, checks.operation(for: routed) != nil { return false }
+        var refused = false
+        for family in families {
+            // As `dispatch` asks them: the first endpoint that allows the method answers. A family that
+            // throws before any has refused the method (a key of the wrong form) answers with its
+            // problem, which needs no body.
+            let found: MockEndpoint?
+            do {
+                found = try family.endpoint(for: routed)
+            } catch {
+                if refused { continue }
+                return false
+            }
+            guard let found else { continue }
+            if found.methods.contains(request.method) { return found.takesStreamedBody }
+            refused = true
+        }
+        return false
+    }
+
     /// The end of the admin API's chain: only the admin API's family is asked.
     @Sendable func respondAsAdmin(to request: MockRequest) async throws -> MockResponse {
         if let rejection = request.rejection { throw rejection.problem }
@@ -157,6 +190,13 @@ final class MockRouter: Sendable {
         }
         guard endpoint.methods.contains(request.method) else {
             throw HTTPProblem.methodNotAllowed(request.method, allowed: endpoint.methods)
+        }
+        // A body streamed for a route that no longer takes one (the routes changed since its head arrived)
+        // is what it was before streaming existed: over the limit.
+        if request.bodyStream != nil, !endpoint.takesStreamedBody {
+            throw HTTPProblem(
+                .contentTooLarge,
+                detail: "The body is larger than the server's limit, and the route that answers it takes no streamed body")
         }
         // The login's rules before faults: a client without a token meets the 401 a gateway would send
         // before any backend (which faults play) is asked.

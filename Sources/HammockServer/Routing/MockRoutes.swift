@@ -23,6 +23,15 @@ public protocol MockRoutes: Sendable {
 
     /// This family's rows of the server's route table.
     var routeTable: [RouteTableEntry] { get }
+
+    /// Whether any of this family's endpoints may take streamed bodies
+    /// (``MockEndpoint/takesStreamedBody``). The transport asks the router about a body over the limit only
+    /// when some family says so; the default is `false`.
+    var mayTakeStreamedBodies: Bool { get }
+}
+
+extension MockRoutes {
+    public var mayTakeStreamedBodies: Bool { false }
 }
 
 /// What answers one path: the methods it allows and the handler for them.
@@ -37,14 +46,19 @@ public struct MockEndpoint: Sendable {
     /// The route this is, for the request's context (``MockRequestContext/route``); `nil` leaves it
     /// unnamed.
     public var route: MatchedRoute?
+    /// Whether the handler reads a body larger than the server's body limit as it arrives
+    /// (``MockRequest/bodyStream``) rather than having it refused with 413, as the proxy does. Bodies within
+    /// the limit still arrive whole in ``MockRequest/body``.
+    public var takesStreamedBody: Bool
 
     /// Creates an endpoint.
     public init(
-        methods: [HTTPRequest.Method], route: MatchedRoute? = nil,
+        methods: [HTTPRequest.Method], route: MatchedRoute? = nil, takesStreamedBody: Bool = false,
         handler: @escaping @Sendable (MockRequest) async throws -> MockResponse
     ) {
         self.methods = methods
         self.route = route
+        self.takesStreamedBody = takesStreamedBody
         self.handler = handler
     }
 }
