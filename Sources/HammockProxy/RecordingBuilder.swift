@@ -30,6 +30,14 @@ struct RecordingBuilder {
         var order: [String] = []
         var records: [String: JSONObject?] = [:]
         var members: [String] = []
+        /// The collection this one's records belong to, and the member that holds its key, when the
+        /// exchanges showed it (`GET /people/3/cars` listing cars whose `person_id` is 3).
+        var parent: (name: String, foreignKey: String)?
+        /// The exchanges it answers, by index; those at its nested paths (`/people/3/cars`) apart.
+        var positions: Set<Int> = []
+        var nestedPositions: Set<Int> = []
+        /// Seen only under its parent's records: no exchange of its own path made it a collection.
+        var isNestedOnly = false
 
         mutating func keep(_ record: JSONObject) {
             guard let value = record[key], let text = RecordingBuilder.keyText(value) else { return }
@@ -121,6 +129,15 @@ struct RecordingBuilder {
             candidates.removeAll { (Self.split($0.path).parent ?? "") != prefix }
             basePath = prefix
         }
+        let nested = nestedCollections(under: candidates)
+        for child in nested {
+            if let index = candidates.firstIndex(where: { $0.name == child.name }) {
+                // `/cars` was seen too: the link is news, if the records are keyed alike.
+                if candidates[index].key == child.key { candidates[index].parent = child.parent }
+            } else {
+                candidates.append(child)
+            }
+        }
         // The records: each collection's exchanges in order, the latest state of each record kept.
         for index in candidates.indices {
             var collection = candidates[index]
@@ -128,10 +145,27 @@ struct RecordingBuilder {
                 let (parent, last) = Self.split(exchange.path)
                 let onCollection = exchange.path == collection.path
                 let onRecord = parent == collection.path && last != nil
+                if let link = collection.parent, let parent, last.map(String.init) == collection.name,
+                    let (above, _) = Self.parentRecord(parent), above == Self.sibling(of: collection.path, named: link.name)
+                {
+                    // `/people/3/cars`: a list of the parent's children, or one created under it.
+                    guard (200..<300).contains(exchange.status) else { continue }
+                    switch (exchange.method, Self.json(exchange)) {
+                    case (.get, .array(let elements)?) where exchange.query == nil:
+                        guard let objects = Self.objects(elements) else { continue }
+                        for object in objects { collection.keep(object) }
+                    case (.post, .object(let object)?):
+                        collection.keep(object)
+                    default:
+                        continue
+                    }
+                    collection.nestedPositions.insert(position)
+                    continue
+                }
                 guard onCollection || onRecord else { continue }
                 // A missing record or a refused body: the resource answers those itself, in its own words.
                 if [404, 409, 422].contains(exchange.status) {
-                    absorbed.insert(position)
+                    collection.positions.insert(position)
                     continue
                 }
                 let body = Self.json(exchange)
@@ -153,11 +187,112 @@ struct RecordingBuilder {
                 default:
                     continue
                 }
-                if (200..<300).contains(exchange.status) { absorbed.insert(position) }
+                if (200..<300).contains(exchange.status) { collection.positions.insert(position) }
             }
             candidates[index] = collection
         }
-        resources = candidates
+        // Parents before their children, as a configuration's data loads.
+        let linked = Self.linkedWhereSound(candidates)
+        resources = linked.filter { $0.parent == nil } + linked.filter { $0.parent != nil }
+        for collection in resources { absorbed.formUnion(collection.positions.union(collection.nestedPositions)) }
+    }
+
+    /// The parent collection's path and the record's key in `path` (`/api/people/3` → `/api/people`, `3`).
+    static func parentRecord(_ path: String) -> (String, String)? {
+        let (above, key) = split(path)
+        guard let above, let key else { return nil }
+        return (above, PercentEncoding.decode(key) ?? String(key))
+    }
+
+    /// The path of the collection `name` beside the one at `path` (`/api/cars`, `people` → `/api/people`).
+    static func sibling(of path: String, named name: String) -> String {
+        (split(path).parent ?? "") + "/" + name
+    }
+
+    /// The collections nested lists show under `parents`' records: `GET /people/3/cars` answering objects
+    /// with keys, each holding 3 in the same member (the foreign key), or a `POST` there answering one. A
+    /// child the lists disagree on, or whose records hold no member with the parent's key, is left to stubs.
+    func nestedCollections(under parents: [Collection]) -> [Collection] {
+        struct Seen {
+            var parent: String
+            var foreignKeys: [String]?
+            var key: String?
+            var allKeyed = true
+        }
+        var seen: [String: Seen] = [:]
+        var order: [String] = []
+        for exchange in exchanges where (200..<300).contains(exchange.status) {
+            let (above, last) = Self.split(exchange.path)
+            guard let above, let last, Self.isName(last), let (parentPath, parentKey) = Self.parentRecord(above),
+                let parent = parents.first(where: { $0.path == parentPath })
+            else { continue }
+            let objects: [JSONObject]
+            switch (exchange.method, Self.json(exchange)) {
+            case (.get, .array(let elements)?) where exchange.query == nil:
+                guard let found = Self.objects(elements) else { continue }
+                objects = found
+            case (.post, .object(let object)?):
+                objects = [object]
+            default:
+                continue
+            }
+            let name = String(last)
+            guard name != parent.name else { continue }
+            var entry = seen[name] ?? Seen(parent: parent.name)
+            if seen[name] == nil { order.append(name) }
+            if entry.parent != parent.name { entry.allKeyed = false }  // under two parents: not one link
+            for object in objects {
+                if object["id"].flatMap(Self.keyText) == nil { entry.allKeyed = false }
+                // The members that hold the parent's key, in the record's order, the key itself aside.
+                let holding = object.compactMap { member, value -> String? in
+                    member != "id" && Self.keyText(value) == parentKey ? member : nil
+                }
+                entry.foreignKeys = entry.foreignKeys.map { known in known.filter(holding.contains) } ?? holding
+            }
+            seen[name] = entry
+        }
+        return order.compactMap { name -> Collection? in
+            guard let entry = seen[name], entry.allKeyed, let foreignKey = entry.foreignKeys?.first,
+                let parentPath = parents.first(where: { $0.name == entry.parent })?.path
+            else { return nil }
+            var child = Collection(path: Self.sibling(of: parentPath, named: name), name: name, key: "id")
+            child.parent = (entry.parent, foreignKey)
+            child.isNestedOnly = true
+            return child
+        }
+    }
+
+    /// The collections with every parent link kept whose records all name a parent record the recording
+    /// holds (or none): a link the data would break (a car of a person never seen) is dropped, and the
+    /// nested exchanges it answered go back to stubs; a child seen only nested goes with it.
+    static func linkedWhereSound(_ collections: [Collection]) -> [Collection] {
+        var kept: [Collection] = []
+        for var collection in collections {
+            guard let link = collection.parent else {
+                kept.append(collection)
+                continue
+            }
+            // The parent's keys as JSON values: a foreign key `"3"` does not name the record keyed 3.
+            let parentKeys = collections.first { $0.name == link.name }.map { parent in
+                Set(parent.order.compactMap { key in (parent.records[key] ?? nil)?[parent.key] })
+            }
+            let records = collection.order.compactMap { collection.records[$0] ?? nil }
+            let sound =
+                parentKeys.map { keys in
+                    records.allSatisfy { record in
+                        guard let value = record[link.foreignKey], value != .null else { return true }
+                        return keys.contains(value)
+                    }
+                } ?? false
+            if sound {
+                kept.append(collection)
+            } else if !collection.isNestedOnly {
+                collection.parent = nil
+                collection.nestedPositions = []
+                kept.append(collection)
+            }
+        }
+        return kept
     }
 
     /// The path's parent and last segment: `/api/people/3` → `/api/people`, `3`.
@@ -210,9 +345,14 @@ struct RecordingBuilder {
             if member == "id", collection.key == "id", values.allSatisfy({ if case .integer = $0 { true } else { false } }) {
                 continue
             }
+            // The foreign key is the parent link's, typed as the parent's key.
+            if member == collection.parent?.foreignKey { continue }
             fields[member] = .string(fieldType(of: values).rawValue)
         }
         var declaration: JSONObject = ["name": .string(collection.name), "fields": .object(fields)]
+        if let link = collection.parent {
+            declaration["parents"] = [["resource": .string(link.name), "foreignKey": .string(link.foreignKey)]]
+        }
         if fields[collection.key] != nil {
             // A key of strings (or another member than `id`) is the records' own.
             declaration["primaryKey"] = .string(collection.key)

@@ -143,9 +143,10 @@ struct RecordingTests {
             #expect(try await send(MockRequest(.get, "/people/7")) == 404)
             #expect(try await send(MockRequest(.get, "/cars")) == 200)
             #expect(try await send(MockRequest(.get, "/people/4/cars")) == 200)
+            #expect(try await send(MockRequest(.post, "/people/1/cars", json: ["name": "Golf"])) == 201)
             let summary = try recording.write(toFile: file)
             #expect(summary.resources == ["people", "cars"])
-            #expect(summary.stubs == 1)  // /people/4/cars: nested collections are stubs for now
+            #expect(summary.stubs == 0, "the nested list and create are the cars resource's, linked to people")
             // The backend's state now is the oracle for what the recording holds.
             let backendPeople = try await Seen(backend.respond(to: MockRequest(.get, "/people"))).json
             let backendCars = try await Seen(backend.respond(to: MockRequest(.get, "/cars"))).json
@@ -153,6 +154,10 @@ struct RecordingTests {
             let replay = try await MockServer.inMemory(try ServerConfiguration(contentsOfFile: file))
             #expect(try await Seen(replay.respond(to: MockRequest(.get, "/people"))).json == backendPeople)
             #expect(try await Seen(replay.respond(to: MockRequest(.get, "/cars"))).json == backendCars)
+            // The nested route answers from the records, as the backend's does.
+            let backendNested = try await Seen(backend.respond(to: MockRequest(.get, "/people/1/cars"))).json
+            #expect(try await Seen(replay.respond(to: MockRequest(.get, "/people/1/cars"))).json == backendNested)
+            #expect(backendNested?.arrayValue?.count == 1)
             // CRUD on the recorded data: keys continue after the recorded ones, and the links hold.
             let created = try await Seen(replay.respond(to: MockRequest(.post, "/people", json: ["name": "New"])))
             #expect(created.status == 201 && (created.json?["id"]?.intValue ?? 0) > 8)
@@ -161,6 +166,53 @@ struct RecordingTests {
             #expect(await replay.respond(to: MockRequest(.delete, "/people/1")).status == .noContent)
             #expect(await replay.respond(to: MockRequest(.get, "/people/1")).status == .notFound)
             #expect(try await Seen(replay.respond(to: MockRequest(.get, "/cars/1"))).json?["person_id"] == 4)
+            // The link is a parent's: a deleted person's car keeps no dangling key, and a new car under Kofi is his.
+            #expect(try await Seen(replay.respond(to: MockRequest(.get, "/cars/2"))).json?["person_id"] == .null)
+            let added = try await Seen(replay.respond(to: MockRequest(.post, "/people/4/cars", json: ["name": "Fiat"])))
+            #expect(added.status == 201 && added.json?["person_id"] == 4)
+        }
+    }
+
+    @Test(
+        "A collection seen only under its parent's records becomes a child resource; one whose records name a parent never seen stays stubs"
+    )
+    func nestedOnly() async throws {
+        let people = MockResource("people", fields: ["name": .string])
+        let cars = MockResource("cars", fields: ["name": .string], parents: ["people"])
+        let backend = try await MockServer(resources: [people, cars])
+        _ = try await backend.addData([["name": "Amy"], ["name": "Kofi"]], for: "people")
+        _ = try await backend.addData([["name": "Beetle", "person_id": 2], ["name": "Golf", "person_id": 2]], for: "cars")
+        try await backend.whileServing { port in
+            let upstream = try #require(URL(string: "http://127.0.0.1:\(port)"))
+            // People listed, then Kofi's cars: the cars are a child resource.
+            let recording = ProxyRecording()
+            let proxy = try await MockServer(resources: [])
+            proxy.addRoutes(try ProxyRoutes(upstream: upstream, recording: recording), first: false)
+            #expect(try await Seen(proxy.respond(to: MockRequest(.get, "/people"))).status == 200)
+            #expect(try await Seen(proxy.respond(to: MockRequest(.get, "/people/2/cars"))).status == 200)
+            let (configuration, summary) = recording.configuration()
+            #expect(summary.resources == ["people", "cars"] && summary.stubs == 0)
+            let declared = configuration["resources"]?[1]
+            #expect(declared?["parents"] == [["resource": "people", "foreignKey": "person_id"]])
+            #expect(declared?["fields"]?["person_id"] == nil, "the parent link types it")
+            let replay = try await MockServer.inMemory(
+                try ServerConfiguration(parsing: configuration.serialized(), file: "recorded.json"))
+            #expect(
+                try await Seen(replay.respond(to: MockRequest(.get, "/people/2/cars"))).json
+                    == Seen(backend.respond(to: MockRequest(.get, "/people/2/cars"))).json)
+            #expect(try await Seen(replay.respond(to: MockRequest(.get, "/people/1/cars"))).json == [])
+
+            // Kofi's cars without Kofi: a link the data would break is not made.
+            let partial = ProxyRecording()
+            let second = try await MockServer(resources: [])
+            second.addRoutes(try ProxyRoutes(upstream: upstream, recording: partial), first: false)
+            #expect(try await Seen(second.respond(to: MockRequest(.get, "/people/1"))).status == 200)
+            #expect(try await Seen(second.respond(to: MockRequest(.get, "/people/2/cars"))).status == 200)
+            let (stubbed, stubbedSummary) = partial.configuration()
+            #expect(stubbedSummary.resources == ["people"] && stubbedSummary.stubs == 1)
+            let again = try await MockServer.inMemory(
+                try ServerConfiguration(parsing: stubbed.serialized(), file: "recorded.json"))
+            #expect(try await Seen(again.respond(to: MockRequest(.get, "/people/2/cars"))).json?.arrayValue?.count == 2)
         }
     }
 
