@@ -89,9 +89,9 @@ public struct ProxyRoutes: MockRoutes {
         return HTTPClient(eventLoopGroupProvider: .shared(loop), configuration: configuration)
     }
 
-    /// The client of the event loop this runs on (the first one elsewhere: in process, a test's task),
-    /// among those that trust the system's roots and `upstreamRootsPEM`.
-    var client: HTTPClient {
+    /// The client of the event loop this runs on, and that loop (the first one elsewhere: in process, a
+    /// test's task), among those that trust the system's roots and `upstreamRootsPEM`.
+    var clientAndLoop: (HTTPClient, any EventLoop) {
         let set: [(loop: any EventLoop, client: HTTPClient)]
         if let upstreamRoots, !upstreamRoots.isEmpty {
             set = Self.trustingClients.withLock { sets in
@@ -104,9 +104,9 @@ public struct ProxyRoutes: MockRoutes {
             set = Self.clients
         }
         if let current = MultiThreadedEventLoopGroup.currentEventLoop, let match = set.first(where: { $0.loop === current }) {
-            return match.client
+            return (match.client, match.loop)
         }
-        return set[0].client
+        return (set[0].client, set[0].loop)
     }
 
     /// The largest answer read whole before it is passed on (with a `Content-Length`): 64 KiB, most API
@@ -228,8 +228,6 @@ public struct ProxyRoutes: MockRoutes {
     }
 
     func forward(_ request: MockRequest) async throws -> MockResponse {
-        var outgoing = HTTPClientRequest(url: target(of: request))
-        outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
         let sent = request.headerFields.map { (name: $0.name.canonicalName, value: $0.value) }
         var headers = HTTPHeaders()
         var via: [String] = []
@@ -246,26 +244,42 @@ public struct ProxyRoutes: MockRoutes {
         headers.add(name: "Host", value: authority)
         headers.add(name: "Via", value: (via + ["1.1 hammock"]).joined(separator: ", "))
         headers.add(name: "Forwarded", value: (forwarded + [Self.forwardedElement(for: request)]).joined(separator: ", "))
-        outgoing.headers = headers
+        let (client, loop) = clientAndLoop
+        let body: HTTPClient.Body?
         if let stream = request.bodyStream {
             // Larger than the server's body limit: sent upstream as it arrives, with the length the client
             // declared (else chunked), so memory holds a window of it, never the whole.
-            outgoing.body = .stream(
-                UpstreamBody(stream: stream), length: stream.length.map { .known(Int64($0)) } ?? .unknown)
+            body = .stream(contentLength: stream.length.map(Int64.init)) { writer in
+                let done = loop.makePromise(of: Void.self)
+                done.completeWithTask {
+                    for try await chunk in stream { try await writer.write(.byteBuffer(ByteBuffer(bytes: chunk))).get() }
+                }
+                return done.futureResult
+            }
         } else if !request.body.isEmpty {
-            outgoing.body = .bytes(ByteBuffer(bytes: request.body))
+            body = .bytes(request.body)
+        } else {
+            body = nil
         }
-        let response: HTTPClientResponse
+        let outgoing: HTTPClient.Request
+        do {
+            outgoing = try HTTPClient.Request(
+                url: target(of: request), method: HTTPMethod(rawValue: request.method.rawValue), headers: headers, body: body)
+        } catch {
+            throw HTTPProblem(
+                .badGateway, detail: "The upstream URL for '\(request.path.prefix(200))' cannot be made: \(error)",
+                extensions: ["upstream": .string(origin)])
+        }
+        let answer: UpstreamExchange.Head
         do {
             do {
-                response = try await client.execute(outgoing, timeout: Self.timeAmount(timeout))
+                answer = try await send(outgoing, isHead: request.method == .head, client: client, loop: loop)
             } catch
-                where Self.idempotent.contains(request.method) && Self.isStaleConnection(error)
-                && request.bodyStream == nil
+                where Self.idempotent.contains(request.method) && Self.isStaleConnection(error) && request.bodyStream == nil
             {
                 // Once more on a fresh connection: a kept one may have been closed by the upstream between
                 // requests, before this one reached it. Not a streamed body: it cannot be sent twice.
-                response = try await client.execute(outgoing, timeout: Self.timeAmount(timeout))
+                answer = try await send(outgoing, isHead: request.method == .head, client: client, loop: loop)
             }
         } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
             throw HTTPProblem(
@@ -273,9 +287,16 @@ public struct ProxyRoutes: MockRoutes {
                 extensions: ["upstream": .string(origin)])
         } catch is CancellationError {
             throw CancellationError()
+        } catch let error as HTTPClientError where error == .cancelled {
+            throw CancellationError()
         } catch let cut as RequestBodyStream.Cut {
             // The client's side failed, not the upstream's (its answer, if any, finds the connection gone).
             throw HTTPProblem.badRequest("The request body was cut short: \(cut)")
+        } catch let brokeOff as UpstreamExchange.BrokeOff {
+            throw HTTPProblem(
+                .badGateway,
+                detail: "The upstream \(origin) broke off its answer: \(String(describing: brokeOff.error).prefix(300))",
+                extensions: ["upstream": .string(origin)])
         } catch {
             throw HTTPProblem(
                 .badGateway, detail: "The upstream \(origin) could not be reached: \(String(describing: error).prefix(300))",
@@ -283,7 +304,7 @@ public struct ProxyRoutes: MockRoutes {
         }
         var fields = HTTPFields()
         var length: Int?
-        for (name, value) in Self.endToEnd(response.headers.map { (name: $0.name, value: $0.value) }) {
+        for (name, value) in Self.endToEnd(answer.head.headers.map { (name: $0.name, value: $0.value) }) {
             if name.lowercased() == "content-length" {
                 length = Int(value)
                 continue
@@ -291,33 +312,22 @@ public struct ProxyRoutes: MockRoutes {
             guard let fieldName = HTTPField.Name(name) else { continue }
             fields.append(HTTPField(name: fieldName, value: value))
         }
-        let status = HTTPResponse.Status(code: Int(response.status.code), reasonPhrase: response.status.reasonPhrase)
-        // No body for a HEAD, a 204 or a 304 (RFC 9110 §6.4.1), whatever its length says.
-        if request.method == .head || status.code == 204 || status.code == 304 || (100..<200).contains(status.code) {
-            recording?.add(request: request, status: status, fields: fields, body: [])
-            return MockResponse(status: status, headerFields: fields)
+        let status = HTTPResponse.Status(code: Int(answer.head.status.code), reasonPhrase: answer.head.status.reasonPhrase)
+        if let whole = answer.whole {
+            // No body for a HEAD, a 204 or a 304 (RFC 9110 §6.4.1), whatever its length says; a small answer of
+            // known length was read whole and is answered as any mock answer is: streaming it cost more than
+            // the rest of the hop (docs/benchmarks.md).
+            recording?.add(request: request, status: status, fields: fields, body: whole)
+            return MockResponse(status: status, headerFields: fields, body: whole)
         }
-        let body = response.body
+        guard let pipe = answer.stream else { return MockResponse(status: status, headerFields: fields) }
         let recording = self.recording
-        // A small answer of known length is read whole and answered as any mock answer is: streaming it
-        // cost more than the rest of the hop (docs/benchmarks.md). One cut short is then a 502, not a cut.
-        if let length, length <= Self.readWhole {
-            let bytes: [UInt8]
-            do {
-                bytes = Array(try await body.collect(upTo: length).readableBytesView)
-            } catch {
-                throw HTTPProblem(
-                    .badGateway, detail: "The upstream \(origin) broke off its answer: \(String(describing: error).prefix(300))",
-                    extensions: ["upstream": .string(origin)])
-            }
-            recording?.add(request: request, status: status, fields: fields, body: bytes)
-            return MockResponse(status: status, headerFields: fields, body: bytes)
-        }
         let answered = fields
+        let reader = UpstreamReader(pipe)
         let stream = StreamingBody(length: length) { writer in
             // A copy for the recording, up to its limit: a larger answer streams on and is counted as left out.
             var kept: [UInt8]? = recording == nil ? nil : []
-            for try await buffer in body {
+            while let buffer = try await reader.next() {
                 let bytes = Array(buffer.readableBytesView)
                 if let recording, let count = kept?.count {
                     if count + bytes.count > recording.maximumBodySize {
@@ -333,6 +343,23 @@ public struct ProxyRoutes: MockRoutes {
             if let kept { recording?.add(request: request, status: status, fields: answered, body: kept) }
         }
         return MockResponse(status: status, headerFields: fields, stream: stream)
+    }
+
+    /// Sends `outgoing` on this event loop's client and waits for the answer's head (or, for a small answer,
+    /// all of it), at most ``timeout``; cancelling the calling task cancels the request.
+    func send(
+        _ outgoing: HTTPClient.Request, isHead: Bool, client: HTTPClient, loop: any EventLoop
+    ) async throws -> UpstreamExchange.Head {
+        let exchange = UpstreamExchange(eventLoop: loop, readWhole: Self.readWhole, isHead: isHead)
+        let task = client.execute(request: outgoing, delegate: exchange, eventLoop: .delegate(on: loop))
+        // The timeout covers the head only: a body may then stream for as long as the upstream sends it.
+        let deadline = loop.scheduleTask(in: Self.timeAmount(timeout)) { task.fail(reason: HTTPClientError.deadlineExceeded) }
+        exchange.head.whenComplete { _ in deadline.cancel() }
+        return try await withTaskCancellationHandler {
+            try await exchange.head.get()
+        } onCancel: {
+            task.cancel()
+        }
     }
 
     /// `duration` as NIO's `TimeAmount`, in whole nanoseconds (saturating: a century is as good as forever).
@@ -358,18 +385,22 @@ public struct ProxyRoutes: MockRoutes {
     }
 }
 
-/// A streamed request body as AsyncHTTPClient sends it: the same chunks, as `ByteBuffer`s.
-struct UpstreamBody: AsyncSequence, Sendable {
-    typealias Element = ByteBuffer
-    let stream: RequestBodyStream
+/// The one reader of a streamed answer's ``UpstreamBody``: held only by the answer's body, so that an
+/// answer dropped unsent (its client gone before the body started) stops the upstream's request as it goes,
+/// instead of leaving a connection of the pool waiting for a reader.
+final class UpstreamReader: Sendable {
+    let pipe: UpstreamBody
 
-    struct AsyncIterator: AsyncIteratorProtocol {
-        var chunks: RequestBodyStream.AsyncIterator
-        mutating func next() async throws -> ByteBuffer? {
-            guard let chunk = try await chunks.next() else { return nil }
-            return ByteBuffer(bytes: chunk)
+    init(_ pipe: UpstreamBody) { self.pipe = pipe }
+
+    func next() async throws -> ByteBuffer? {
+        do {
+            return try await pipe.next()
+        } catch {
+            pipe.stop()
+            throw error
         }
     }
 
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(chunks: stream.makeAsyncIterator()) }
+    deinit { pipe.stop() }
 }
