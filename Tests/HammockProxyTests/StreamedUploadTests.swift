@@ -235,6 +235,51 @@ struct StreamedUploadTests {
         }
     }
 
+    @Test("A client that leaves during a streamed answer stops the upstream's request: the backend's stream ends, no connection is left waiting")
+    func clientLeavesMidAnswer() async throws {
+        let ended = Mutex<[String]>([])
+        struct Endless: MockRoutes {
+            let ended: @Sendable (String) -> Void
+            func endpoint(for request: MockRequest) throws -> MockEndpoint? {
+                guard request.path == "/ticks" else { return nil }
+                return MockEndpoint(methods: [.get]) { _ in
+                    MockResponse(
+                        status: .ok, headerFields: [.contentType: "text/plain"],
+                        stream: StreamingBody { writer in
+                            do {
+                                // A tick each 10 ms for up to a minute, about 100 KiB: far more than the
+                                // client reads.
+                                for tick in 0..<6000 {
+                                    try await writer.write(Array(repeating: UInt8(ascii: "a") + UInt8(tick % 26), count: 16))
+                                    try await Task.sleep(for: .milliseconds(10))
+                                }
+                                ended("whole")
+                            } catch {
+                                ended("stopped")
+                                throw error
+                            }
+                        })
+                }
+            }
+            var routeTable: [RouteTableEntry] { [] }
+        }
+        let backend = try await MockServer(resources: [], routes: [Endless { note in ended.withLock { $0.append(note) } }])
+        let backendPort = try await backend.start(host: "127.0.0.1", port: 0)
+        do {
+            try await Self.withProxy(to: try #require(URL(string: "http://127.0.0.1:\(backendPort)"))) { _, base in
+                // curl reads for half a second, then leaves.
+                let (output, status) = try await runToEnd(["curl", "-s", "--max-time", "0.5", base + "/ticks"])
+                #expect(status == 28, "curl timed out, as asked")
+                #expect(output.utf8.count >= 16, "the answer streamed through before the client left")
+                #expect(await eventually { ended.withLock { $0 } == ["stopped"] }, "the backend's stream was stopped")
+            }
+            await backend.stop()
+        } catch {
+            await backend.stop()
+            throw error
+        }
+    }
+
     struct Failing: Error {}
 
     @Test("A client that fails mid-upload cuts the upstream's request, and the mock goes on answering")
