@@ -20,7 +20,8 @@ import Synchronization
 /// and method the mock does not: a path the mock serves with other methods is forwarded for the rest.
 ///
 /// What is forwarded: the method, the path after the upstream URL's own path, the query as sent, the
-/// body, and the header fields but the hop-by-hop ones (RFC 9110 §7.6.1: `Connection` and the fields it
+/// body (one over the server's body limit as it arrives, which the mock's own routes refuse with 413),
+/// and the header fields but the hop-by-hop ones (RFC 9110 §7.6.1: `Connection` and the fields it
 /// names, `Keep-Alive`, `Proxy-*`, `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`); `Host` becomes the
 /// upstream's, and `Via` and `Forwarded` (RFC 7239) say a proxy was on the way and for whom. The answer
 /// comes back as the upstream gave it (no redirect followed, no body decompressed), its body streamed as it
