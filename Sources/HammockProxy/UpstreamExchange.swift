@@ -1,7 +1,7 @@
 import AsyncHTTPClient
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
+import Synchronization
 
 /// One request to the upstream through AsyncHTTPClient's delegate API, on the event loop that received
 /// the client's request. The async API (`execute(_:timeout:)`) starts an unstructured task on the shared
@@ -38,7 +38,7 @@ final class UpstreamExchange: HTTPClientResponseDelegate {
     private let readWhole: Int
     /// The request was a `HEAD`: whatever the fields say, no body follows.
     private let isHead: Bool
-    private let state = NIOLockedValueBox(State())
+    private let state = Mutex(State())
     /// The pipe a streamed body goes through, made at the head.
     private let body: UpstreamBody
 
@@ -59,12 +59,12 @@ final class UpstreamExchange: HTTPClientResponseDelegate {
         let bodiless = isHead || code == 204 || code == 304 || (100..<200).contains(code)
         if bodiless || (length.map { $0 <= readWhole } ?? false) {
             // Read whole, delivered at the end (a body cut short is then a 502, never passed on as whole).
-            state.withLockedValue {
+            state.withLock {
                 $0.head = head
                 $0.collected = bodiless ? nil : []
             }
         } else {
-            state.withLockedValue {
+            state.withLock {
                 $0.head = head
                 $0.isHeadDelivered = true
             }
@@ -75,7 +75,7 @@ final class UpstreamExchange: HTTPClientResponseDelegate {
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        let whole = state.withLockedValue { state -> Bool in
+        let whole = state.withLock { state -> Bool in
             guard state.collected != nil else { return false }
             state.collected?.append(contentsOf: buffer.readableBytesView)
             return true
@@ -85,10 +85,10 @@ final class UpstreamExchange: HTTPClientResponseDelegate {
         return eventLoop.makeSucceededVoidFuture()  // a body after a bodiless head: dropped
     }
 
-    private var isHeadDeliveredAsStream: Bool { state.withLockedValue { $0.isHeadDelivered } }
+    private var isHeadDeliveredAsStream: Bool { state.withLock { $0.isHeadDelivered } }
 
     func didFinishRequest(task: HTTPClient.Task<Void>) throws {
-        let (head, collected, delivered) = state.withLockedValue { ($0.head, $0.collected, $0.isHeadDelivered) }
+        let (head, collected, delivered) = state.withLock { ($0.head, $0.collected, $0.isHeadDelivered) }
         if delivered {
             body.finish(throwing: nil)
         } else if let head {
@@ -99,7 +99,7 @@ final class UpstreamExchange: HTTPClientResponseDelegate {
     }
 
     func didReceiveError(task: HTTPClient.Task<Void>, _ error: any Error) {
-        let (delivered, headCame) = state.withLockedValue { ($0.isHeadDelivered, $0.head != nil) }
+        let (delivered, headCame) = state.withLock { ($0.isHeadDelivered, $0.head != nil) }
         if delivered {
             body.finish(throwing: error)
         } else {
@@ -121,22 +121,26 @@ final class UpstreamBody: Sendable {
     }
 
     let eventLoop: any EventLoop
-    private let state = NIOLockedValueBox(State())
+    private let state = Mutex(State())
 
     init(eventLoop: any EventLoop) { self.eventLoop = eventLoop }
 
-    func attach(_ task: HTTPClient.Task<Void>) { state.withLockedValue { $0.task = task } }
+    func attach(_ task: HTTPClient.Task<Void>) { state.withLock { $0.task = task } }
 
     /// A part arrived: handed to a waiting reader at once, or kept until one asks. The future completes
     /// when a reader has taken it.
     func push(_ buffer: ByteBuffer) -> EventLoopFuture<Void> {
         let taken = eventLoop.makePromise(of: Void.self)
-        let reader = state.withLockedValue { state -> CheckedContinuation<ByteBuffer?, any Error>? in
-            if let reader = state.reader.take() { return reader }
+        let (reader, dropped) = state.withLock { state -> (CheckedContinuation<ByteBuffer?, any Error>?, Bool) in
+            // The reader has stopped (the request is being cancelled): nothing will take it.
+            if state.end != nil { return (nil, true) }
+            if let reader = state.reader.take() { return (reader, false) }
             state.waiting = (buffer, taken)
-            return nil
+            return (nil, false)
         }
-        if let reader {
+        if dropped {
+            taken.succeed()
+        } else if let reader {
             taken.succeed()
             reader.resume(returning: buffer)
         }
@@ -145,7 +149,7 @@ final class UpstreamBody: Sendable {
 
     /// The body ended: whole (`nil`), or with `error`.
     func finish(throwing error: (any Error)?) {
-        let reader = state.withLockedValue { state -> CheckedContinuation<ByteBuffer?, any Error>? in
+        let reader = state.withLock { state -> CheckedContinuation<ByteBuffer?, any Error>? in
             guard state.end == nil else { return nil }
             state.end = error.map { .failure($0) } ?? .success(())
             return state.waiting == nil ? state.reader.take() : nil
@@ -157,7 +161,7 @@ final class UpstreamBody: Sendable {
     func next() async throws -> ByteBuffer? {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ByteBuffer?, any Error>) in
-                let (ready, taken): (Result<ByteBuffer?, any Error>?, EventLoopPromise<Void>?) = state.withLockedValue { state in
+                let (ready, taken): (Result<ByteBuffer?, any Error>?, EventLoopPromise<Void>?) = state.withLock { state in
                     if let (buffer, taken) = state.waiting.take() { return (.success(buffer), taken) }
                     switch state.end {
                     case .success: return (.success(nil), nil)
@@ -178,7 +182,7 @@ final class UpstreamBody: Sendable {
 
     /// The reader is gone: the upstream's request is cancelled, and a reader still waiting is told so.
     func stop() {
-        let (task, reader, waiting) = state.withLockedValue { state in
+        let (task, reader, waiting) = state.withLock { state in
             let found = (state.end == nil ? state.task : nil, state.reader.take(), state.waiting.take())
             if state.end == nil { state.end = .failure(CancellationError()) }
             return found

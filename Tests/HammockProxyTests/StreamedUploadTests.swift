@@ -235,7 +235,9 @@ struct StreamedUploadTests {
         }
     }
 
-    @Test("A client that leaves during a streamed answer stops the upstream's request: the backend's stream ends, no connection is left waiting")
+    @Test(
+        "A client that leaves during a streamed answer stops the upstream's request: the backend's stream ends, no connection is left waiting"
+    )
     func clientLeavesMidAnswer() async throws {
         let ended = Mutex<[String]>([])
         struct Endless: MockRoutes {
