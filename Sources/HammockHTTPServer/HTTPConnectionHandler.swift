@@ -211,7 +211,7 @@ final class HTTPConnectionHandler<Wire: ConnectionWire>: ChannelDuplexHandler, R
             requestBody?.finish(complete: true)
             requestBody = nil
         }
-        if requestBody != nil, !state.isStreamingBody { cutRequestBody() }
+        cutRequestBodyIfInputStopped()
     }
 
     /// Ends the body being handed over as cut short: the connection closed, the server stopped, or the
@@ -219,6 +219,11 @@ final class HTTPConnectionHandler<Wire: ConnectionWire>: ChannelDuplexHandler, R
     private func cutRequestBody() {
         requestBody?.finish(complete: false)
         requestBody = nil
+    }
+
+    /// After a transition: a body still being handed over whose input the state machine has ended is cut.
+    private func cutRequestBodyIfInputStopped() {
+        if requestBody != nil, !state.isStreamingBody { cutRequestBody() }
     }
 
     /// Answers `work` through the engine, on this connection's event loop, then writes the answer.
@@ -271,7 +276,7 @@ final class HTTPConnectionHandler<Wire: ConnectionWire>: ChannelDuplexHandler, R
                 ).response
         }
         let writing = state.answered(response, now: .now())
-        if requestBody != nil, !state.isStreamingBody { cutRequestBody() }
+        cutRequestBodyIfInputStopped()
         switch writing {
         case .keepOpen:
             write(response, version: work.version, keepAlive: true, context: context)

@@ -31,14 +31,7 @@ struct StreamedUploadTests {
         let people = MockResource("people", fields: ["name": .string])
         let server = try await MockServer(resources: [people], options: MockServer.Options(maximumBodySize: limit))
         server.addRoutes(try ProxyRoutes(upstream: upstream, recording: recording), first: false)
-        let port = try await server.start(host: "127.0.0.1", port: 0)
-        do {
-            try await body(server, "http://127.0.0.1:\(port)")
-            await server.stop()
-        } catch {
-            await server.stop()
-            throw error
-        }
+        try await server.whileServing { port in try await body(server, "http://127.0.0.1:\(port)") }
     }
 
     static func withClient<T>(_ body: (HTTPClient) async throws -> T) async throws -> T {
@@ -162,8 +155,7 @@ struct StreamedUploadTests {
     func chunkedThroughTwoServers() async throws {
         let backend = try await MockServer(
             resources: [], options: MockServer.Options(maximumBodySize: Self.limit), routes: [Counting()])
-        let backendPort = try await backend.start(host: "127.0.0.1", port: 0)
-        do {
+        try await backend.whileServing { backendPort in
             try await Self.withProxy(to: try #require(URL(string: "http://127.0.0.1:\(backendPort)"))) { server, base in
                 try await Self.withClient { client in
                     let upload = Self.pattern(3 << 20)
@@ -190,10 +182,6 @@ struct StreamedUploadTests {
                     #expect(entry.path == "/count" && entry.status == .ok)
                 }
             }
-            await backend.stop()
-        } catch {
-            await backend.stop()
-            throw error
         }
     }
 
@@ -266,8 +254,7 @@ struct StreamedUploadTests {
             var routeTable: [RouteTableEntry] { [] }
         }
         let backend = try await MockServer(resources: [], routes: [Endless { note in ended.withLock { $0.append(note) } }])
-        let backendPort = try await backend.start(host: "127.0.0.1", port: 0)
-        do {
+        try await backend.whileServing { backendPort in
             try await Self.withProxy(to: try #require(URL(string: "http://127.0.0.1:\(backendPort)"))) { _, base in
                 // curl reads for half a second, then leaves.
                 let (output, status) = try await runToEnd(["curl", "-s", "--max-time", "0.5", base + "/ticks"])
@@ -275,10 +262,6 @@ struct StreamedUploadTests {
                 #expect(output.utf8.count >= 16, "the answer streamed through before the client left")
                 #expect(await eventually { ended.withLock { $0 } == ["stopped"] }, "the backend's stream was stopped")
             }
-            await backend.stop()
-        } catch {
-            await backend.stop()
-            throw error
         }
     }
 
@@ -309,8 +292,7 @@ struct StreamedUploadTests {
         let backend = try await MockServer(
             resources: [], options: MockServer.Options(maximumBodySize: Self.limit),
             routes: [Watching { note in seen.withLock { $0.append(note) } }])
-        let backendPort = try await backend.start(host: "127.0.0.1", port: 0)
-        do {
+        try await backend.whileServing { backendPort in
             try await Self.withProxy(to: try #require(URL(string: "http://127.0.0.1:\(backendPort)"))) { _, base in
                 try await Self.withClient { client in
                     // 256 KiB sent, then the client's body fails: AsyncHTTPClient drops the connection.
@@ -329,10 +311,6 @@ struct StreamedUploadTests {
                     #expect(after.status == .ok)
                 }
             }
-            await backend.stop()
-        } catch {
-            await backend.stop()
-            throw error
         }
     }
 }
