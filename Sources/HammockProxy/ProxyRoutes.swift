@@ -216,15 +216,17 @@ public struct ProxyRoutes: MockRoutes {
         "trailers", "transfer-encoding", "upgrade",
     ]
 
-    /// `fields` without the hop-by-hop ones and those `Connection` names.
-    static func endToEnd(_ fields: [(name: String, value: String)]) -> [(name: String, value: String)] {
-        var dropped = hopByHop
-        for field in fields where field.name.lowercased() == "connection" {
+    /// `fields` without the hop-by-hop ones and those `Connection` names, each with its name lowercased
+    /// once (it was lowercased two or three times per field).
+    static func endToEnd(_ fields: [(name: String, value: String)]) -> [(name: String, lowercased: String, value: String)] {
+        let named = fields.map { (name: $0.name, lowercased: $0.name.lowercased(), value: $0.value) }
+        var namedByConnection: Set<String> = []
+        for field in named where field.lowercased == "connection" {
             for token in field.value.split(separator: ",") {
-                dropped.insert(token.trimmingCharacters(in: .whitespaces).lowercased())
+                namedByConnection.insert(token.trimmingCharacters(in: .whitespaces).lowercased())
             }
         }
-        return fields.filter { !dropped.contains($0.name.lowercased()) }
+        return named.filter { !hopByHop.contains($0.lowercased) && !namedByConnection.contains($0.lowercased) }
     }
 
     /// The upstream's URL for `request`: the prefix, the path, the query as sent.
@@ -238,7 +240,7 @@ public struct ProxyRoutes: MockRoutes {
         var via: [String] = []
         var forwarded: [String] = []
         for field in Self.endToEnd(sent) {
-            switch field.name.lowercased() {
+            switch field.lowercased {
             // The client's framing is not the upstream's: the client sets its own length, and Host.
             case "host", "content-length": continue
             case "via": via.append(field.value)
@@ -309,8 +311,8 @@ public struct ProxyRoutes: MockRoutes {
         }
         var fields = HTTPFields()
         var length: Int?
-        for (name, value) in Self.endToEnd(answer.head.headers.map { (name: $0.name, value: $0.value) }) {
-            if name.lowercased() == "content-length" {
+        for (name, lowercased, value) in Self.endToEnd(answer.head.headers.map { (name: $0.name, value: $0.value) }) {
+            if lowercased == "content-length" {
                 length = Int(value)
                 continue
             }
@@ -374,17 +376,20 @@ public struct ProxyRoutes: MockRoutes {
         return .nanoseconds(max(0, seconds) * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 
+    /// `Host`, made once (HTTPTypes marks its own `.host` unavailable, for `HTTPRequest.authority`).
+    static let hostField = HTTPField.Name("Host")
+
     /// This hop's `Forwarded` element: for whom (the client's address, `unknown` in process), the host it
     /// asked for, and the scheme it used.
     static func forwardedElement(for request: MockRequest) -> String {
         let peer = request.context?.peer.map { peer -> String in
             // `127.0.0.1:52144` as is; an IPv6 address with its port quoted, as RFC 7239 §6 wants.
-            peer.filter { $0 == ":" }.count > 1
+            peer.firstIndex(of: ":") != peer.lastIndex(of: ":")
                 ? "\"[\(peer.split(separator: ":").dropLast().joined(separator: ":"))]\"" : "\"\(peer)\""
         }
         var element = "for=\(peer ?? "unknown")"
-        if let name = HTTPField.Name("Host"), let host = request.headerFields[name] {
-            element += ";host=\"\(host.replacingOccurrences(of: "\"", with: ""))\""
+        if let name = Self.hostField, let host = request.headerFields[name] {
+            element += ";host=\"\(host.contains("\"") ? host.filter { $0 != "\"" } : host)\""
         }
         return element + (request.context?.isSecure == true ? ";proto=https" : ";proto=http")
     }

@@ -55,7 +55,7 @@ struct ProxyTests {
         }
     }
 
-    @Test("Hop-by-hop fields stay behind, Via and Forwarded are added, the client's own Via is kept")
+    @Test("Hop-by-hop fields stay behind, Via and Forwarded are added, the client's own Via is kept, a quote in Host is dropped")
     func headers() async throws {
         try await Self.withProxy { server, _ in
             // `show_env`: httpbin hides Via and the like from its answer otherwise.
@@ -66,11 +66,13 @@ struct ProxyTests {
             request.headerFields[HTTPField.Name("Proxy-Authorization")!] = "Basic cHJveHk="
             request.headerFields[HTTPField.Name("Via")!] = "1.0 corporate"
             request.headerFields[.authorization] = "Bearer end-to-end"
+            // A quote in Host would end the Forwarded element's quoted host early: it is left out.
+            request.headerFields[HTTPField.Name("Host")!] = "mock\".example:8080"
             let headers = try await Self.json(server.respond(to: request))["headers"]
             #expect(headers?["X-Secret"] == nil && headers?["Keep-Alive"] == nil && headers?["Proxy-Authorization"] == nil)
             #expect(headers?["Authorization"] == "Bearer end-to-end")
             #expect(headers?["Via"] == "1.0 corporate, 1.1 hammock")
-            #expect(headers?["Forwarded"]?.stringValue?.hasPrefix("for=unknown") == true)
+            #expect(headers?["Forwarded"] == "for=unknown;host=\"mock.example:8080\";proto=http")
         }
     }
 
