@@ -71,23 +71,35 @@ final class MockRouter: Sendable {
             routed.path = inner
         }
         if let checks = runtime.settings.requestChecks, checks.operation(for: routed) != nil { return false }
-        var refused = false
+        // The endpoint `dispatch` would pick. A family that throws (a key of the wrong form) answers with
+        // its problem, and a path served without this method with a 405: neither needs the body.
+        guard case .allowing(let endpoint)? = try? lookUp(routed, in: families) else { return false }
+        return endpoint.takesStreamedBody
+    }
+
+    /// What the families say of a request, asked in order.
+    enum Lookup {
+        /// The first endpoint that allows the method (never for `OPTIONS`, which every endpoint answers).
+        case allowing(MockEndpoint)
+        /// Every endpoint that serves the path but not the method, in the families' order: a 405 or an
+        /// `OPTIONS` answer listing what they allow; none, a 404.
+        case refusing([MockEndpoint])
+    }
+
+    /// The one walk of the families that ``dispatch(_:)`` answers from and ``takesStreamedBody(_:runtime:)``
+    /// looks ahead with. A family that serves the path but not the method does not hide a later one that
+    /// does; once one has refused the method, a later family's error (a key of the wrong form for a
+    /// resource) does not replace that refusal: the path was served.
+    func lookUp(_ request: MockRequest, in families: [any MockRoutes]) throws -> Lookup {
+        var refusing: [MockEndpoint] = []
         for family in families {
-            // As `dispatch` asks them: the first endpoint that allows the method answers. A family that
-            // throws before any has refused the method (a key of the wrong form) answers with its
-            // problem, which needs no body.
-            let found: MockEndpoint?
-            do {
-                found = try family.endpoint(for: routed)
-            } catch {
-                if refused { continue }
-                return false
-            }
-            guard let found else { continue }
-            if found.methods.contains(request.method) { return found.takesStreamedBody }
-            refused = true
+            let found = refusing.isEmpty ? try family.endpoint(for: request) : try? family.endpoint(for: request)
+            guard let endpoint = found else { continue }
+            // The common case costs nothing more: the first endpoint found allows the method.
+            if request.method != .options, endpoint.methods.contains(request.method) { return .allowing(endpoint) }
+            refusing.append(endpoint)
         }
-        return false
+        return .refusing(refusing)
     }
 
     /// The end of the admin API's chain: only the admin API's family is asked.
@@ -157,17 +169,10 @@ final class MockRouter: Sendable {
     /// the path's endpoints allow, in the order the families were asked.
     func dispatch(_ request: MockRequest) async throws -> MockResponse {
         let families = self.families.withLock { $0 }
-        var refusing: [MockEndpoint] = []
-        for family in families {
-            // Once a family has refused the method, a later one's error (a key of the wrong form for a
-            // resource) does not replace that family's 405: the path was served.
-            let found = refusing.isEmpty ? try family.endpoint(for: request) : try? family.endpoint(for: request)
-            guard let endpoint = found else { continue }
-            // The common case costs nothing more: the first endpoint found allows the method.
-            if request.method != .options, endpoint.methods.contains(request.method) {
-                return try await answer(request, with: endpoint)
-            }
-            refusing.append(endpoint)
+        let refusing: [MockEndpoint]
+        switch try lookUp(request, in: families) {
+        case .allowing(let endpoint): return try await answer(request, with: endpoint)
+        case .refusing(let endpoints): refusing = endpoints
         }
         guard var endpoint = refusing.first else { throw notFound(request, families: families) }
         if refusing.count > 1 {
