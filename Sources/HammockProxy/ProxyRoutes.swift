@@ -193,7 +193,7 @@ public struct ProxyRoutes: MockRoutes {
         // A path the rule does not name is left to the families after this one.
         if let path = rule.path, path.match(request.path) == nil { return nil }
         return MockEndpoint(
-            methods: forwardedMethods, route: MatchedRoute(kind: .custom, pattern: pattern), takesStreamedBody: true
+            methods: forwardedMethods, route: MatchedRoute(kind: .proxy, pattern: pattern), takesStreamedBody: true
         ) { request in
             try await forward(request)
         }

@@ -76,6 +76,34 @@ struct ProxyTests {
         }
     }
 
+    @Test("A proxied answer is the backend's: no ETag or 304 of the mock's; the backend's own tag and 304 pass through")
+    func conditionalRequestsAreTheBackends() async throws {
+        try await Self.withProxy { server, _ in
+            // httpbin's /json sends no ETag: the mock adds none, so an app sees the caching it will meet.
+            let plain = await server.respond(to: MockRequest(.get, "/json"))
+            #expect(plain.status == .ok && plain.headerFields[.eTag] == nil)
+            // `*` matches any tag the mock would have made; httpbin ignores it, and its 200 stands.
+            var any = MockRequest(.get, "/json")
+            any.headerFields[.ifNoneMatch] = "*"
+            let answered = await server.respond(to: any)
+            #expect(answered.status == .ok)
+            let body = try await Self.json(answered)
+            #expect(body["slideshow"] != nil)
+            // A backend that tags its answers decides the 304 itself, from the fields sent on.
+            let tagged = await server.respond(to: MockRequest(.get, "/etag/v7"))
+            // As httpbin writes it, unquoted: passed on as given.
+            #expect(tagged.status == .ok && tagged.headerFields[.eTag] == "v7")
+            var again = MockRequest(.get, "/etag/v7")
+            again.headerFields[.ifNoneMatch] = "\"v7\""
+            #expect(await server.respond(to: again).status == .notModified)
+            #expect(server.journal.entries.last?.route == MatchedRoute(kind: .proxy, pattern: "/**"))
+            // The mock's own routes keep their validators.
+            let created = await server.respond(to: MockRequest(.post, "/people", json: ["name": "Ada"]))
+            #expect(created.status == .created)
+            #expect(await server.respond(to: MockRequest(.get, "/people/1")).headerFields[.eTag] != nil)
+        }
+    }
+
     @Test("Statuses, header fields and redirects come back as the upstream gave them; nothing is followed")
     func answers() async throws {
         try await Self.withProxy { server, _ in

@@ -70,6 +70,10 @@ public struct MatchedRoute: Sendable, Hashable {
         /// An endpoint of the mock's login (`POST /auth/token`, the JWKS, the discovery document): never
         /// protected by the access rules; journal, latency and faults as for any route.
         case auth
+        /// A request forwarded to the real backend (`--proxy`, `ProxyRoutes`): the answer is the backend's as
+        /// it gave it, so the mock adds no `ETag` and answers no `304` of its own (the client's conditional
+        /// fields go to the backend); journal, latency, faults and CORS as for any route.
+        case proxy
     }
 
     /// The kind of route.
