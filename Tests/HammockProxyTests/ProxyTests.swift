@@ -104,6 +104,35 @@ struct ProxyTests {
         }
     }
 
+    @Test("A backend's own CORS grant reaches the browser as the backend gave it; a backend without one gets the mock's")
+    func corsOfTheBackend() async throws {
+        try await Self.withProxy { server, _ in
+            // httpbin grants the asking origin with credentials: `*` there would be refused by a browser.
+            var request = MockRequest(.get, "/get")
+            request.headerFields[HTTPField.Name("Origin")!] = "http://app.local"
+            let granted = await server.respond(to: request)
+            #expect(granted.headerFields[.accessControlAllowOrigin] == "http://app.local")
+            #expect(granted.headerFields[.accessControlAllowCredentials] == "true")
+            #expect(granted.headerFields[.accessControlExposeHeaders] == nil)
+        }
+        // A backend that grants nothing (a mock with cross-origin access off): the proxy's answers get the
+        // mock's grant, so a front end on another origin can still call it.
+        let backend = try await MockServer(
+            resources: [MockResource("people", fields: ["name": .string])],
+            options: MockServer.Options(allowsCrossOrigin: false))
+        try await backend.whileServing { port in
+            let url = try #require(URL(string: "http://127.0.0.1:\(port)"))
+            let server = try await MockServer(resources: [])
+            server.addRoutes(try ProxyRoutes(upstream: url), first: false)
+            var request = MockRequest(.get, "/people")
+            request.headerFields[HTTPField.Name("Origin")!] = "http://app.local"
+            let proxied = await server.respond(to: request)
+            #expect(proxied.status == .ok)
+            #expect(proxied.headerFields[.accessControlAllowOrigin] == "*")
+            #expect(proxied.headerFields[.accessControlExposeHeaders] != nil)
+        }
+    }
+
     @Test("Statuses, header fields and redirects come back as the upstream gave them; nothing is followed")
     func answers() async throws {
         try await Self.withProxy { server, _ in

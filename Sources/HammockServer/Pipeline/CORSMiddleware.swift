@@ -2,7 +2,8 @@ import HTTPTypes
 
 /// Permissive CORS, so browser front ends on another origin can call the mock: every response may be
 /// read from any origin, and a preflight (`OPTIONS`, answered by the router with the route's `Allow`)
-/// is granted the route's own methods. An unknown route has no `Allow`, so its preflight fails.
+/// is granted the route's own methods. An unknown route has no `Allow`, so its preflight fails. A proxied
+/// answer with the backend's own `Access-Control-Allow-Origin` is left as the backend gave it.
 struct CORSMiddleware: OutcomeStep {
     /// The response headers a browser script may read, besides the always-readable ones.
     static let exposedHeaders =
@@ -16,6 +17,10 @@ struct CORSMiddleware: OutcomeStep {
     }
 
     func addHeaders(to response: inout MockResponse, for request: MockRequest) {
+        // A proxied answer that carries the backend's own CORS grant keeps it whole: `*` beside the
+        // backend's `Access-Control-Allow-Credentials: true` is refused by every browser, and the headers
+        // it exposes are the backend's. A backend without CORS gets the mock's, as the mock's routes do.
+        if response.headerFields[.accessControlAllowOrigin] != nil, request.context?.route?.kind == .proxy { return }
         // Appended rather than assigned when absent (the usual case): the subscript's setter searches
         // and rebuilds the fields.
         if response.headerFields[.accessControlAllowOrigin] == nil {
