@@ -325,6 +325,11 @@ public struct ProxyRoutes: MockRoutes {
             // known length was read whole and is answered as any mock answer is: streaming it cost more than
             // the rest of the hop (docs/benchmarks.md).
             recording?.add(request: request, status: status, fields: fields, body: whole)
+            if request.method == .head, let length {
+                // The length of what a GET would bring, as the backend said it: HEAD's answer keeps it
+                // (the HEAD step writes a body's length, and this one carries none). Nothing is streamed.
+                return MockResponse(status: status, headerFields: fields, stream: StreamingBody(length: length) { _ in })
+            }
             return MockResponse(status: status, headerFields: fields, body: whole)
         }
         guard let pipe = answer.stream else { return MockResponse(status: status, headerFields: fields) }

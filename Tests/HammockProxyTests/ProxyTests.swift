@@ -133,6 +133,28 @@ struct ProxyTests {
         }
     }
 
+    @Test("A proxied HEAD says the length the backend says a GET would bring, in process and over HTTP")
+    func headKeepsTheLength() async throws {
+        try await Self.withProxy { server, _ in
+            let got = await server.respond(to: MockRequest(.get, "/json"))
+            // Under 64 KiB with a length: read whole, so its bytes are the length.
+            let length = got.body.count
+            #expect(got.stream == nil && length > 0)
+            let head = await server.respond(to: MockRequest(.head, "/json"))
+            #expect(head.status == .ok && head.body.isEmpty && head.stream == nil)
+            #expect(head.headerFields[.contentLength] == String(length))
+            try await server.whileServing { port in
+                let url = try #require(URL(string: "http://127.0.0.1:\(port)/json"))
+                var request = URLRequest(url: url)
+                request.httpMethod = "HEAD"
+                let (data, response) = try await URLSession.shared.data(for: request)
+                let http = try #require(response as? HTTPURLResponse)
+                #expect(http.statusCode == 200 && data.isEmpty)
+                #expect(http.value(forHTTPHeaderField: "Content-Length") == String(length))
+            }
+        }
+    }
+
     @Test("Statuses, header fields and redirects come back as the upstream gave them; nothing is followed")
     func answers() async throws {
         try await Self.withProxy { server, _ in
