@@ -192,11 +192,29 @@ public struct ProxyRoutes: MockRoutes {
     public func endpoint(for request: MockRequest) throws -> MockEndpoint? {
         // A path the rule does not name is left to the families after this one.
         if let path = rule.path, path.match(request.path) == nil { return nil }
-        return MockEndpoint(
-            methods: forwardedMethods, route: MatchedRoute(kind: .proxy, pattern: pattern), takesStreamedBody: true
+        let methods = forwardedMethods
+        var endpoint = MockEndpoint(
+            methods: methods, route: MatchedRoute(kind: .proxy, pattern: pattern), takesStreamedBody: true
         ) { request in
-            try await forward(request)
+            guard request.method == .options else { return try await forward(request) }
+            return try await forwardOptions(request, methods: methods)
         }
+        // `OPTIONS` goes to the backend too when the rule forwards every method: a browser's preflight
+        // must meet the backend's own CORS grant (a credentialed one above all), as the request after it does.
+        endpoint.answersOptions = rule.methods == nil
+        return endpoint
+    }
+
+    /// An `OPTIONS` forwarded: the backend's answer, unless it is a CORS preflight the backend grants
+    /// nothing (no `Access-Control-Allow-Origin`: a backend with no CORS, or none for `OPTIONS`); that one
+    /// gets the mock's own answer, which the mock's CORS grants, so the request after it is made.
+    func forwardOptions(_ request: MockRequest, methods: [HTTPRequest.Method]) async throws -> MockResponse {
+        let answer = try await forward(request)
+        let isPreflight = request.headerFields[.origin] != nil && request.headerFields[.accessControlRequestMethod] != nil
+        guard isPreflight, answer.headerFields[.accessControlAllowOrigin] == nil else { return answer }
+        var fields = HTTPFields()
+        fields[.allow] = (methods + [.options]).map(\.rawValue).joined(separator: ", ")
+        return MockResponse(status: .noContent, headerFields: fields)
     }
 
     /// A body over the server's limit is forwarded as it arrives (``MockRequest/bodyStream``).
@@ -324,7 +342,8 @@ public struct ProxyRoutes: MockRoutes {
             // No body for a HEAD, a 204 or a 304 (RFC 9110 §6.4.1), whatever its length says; a small answer of
             // known length was read whole and is answered as any mock answer is: streaming it cost more than
             // the rest of the hop (docs/benchmarks.md).
-            recording?.add(request: request, status: status, fields: fields, body: whole)
+            // An OPTIONS is left out: a replay's router answers OPTIONS itself, so its stub would never answer.
+            if request.method != .options { recording?.add(request: request, status: status, fields: fields, body: whole) }
             if request.method == .head, let length {
                 // The length of what a GET would bring, as the backend said it: HEAD's answer keeps it
                 // (the HEAD step writes a body's length, and this one carries none). Nothing is streamed.
@@ -333,7 +352,7 @@ public struct ProxyRoutes: MockRoutes {
             return MockResponse(status: status, headerFields: fields, body: whole)
         }
         guard let pipe = answer.stream else { return MockResponse(status: status, headerFields: fields) }
-        let recording = self.recording
+        let recording = request.method == .options ? nil : self.recording
         let answered = fields
         let reader = UpstreamReader(pipe)
         let stream = StreamingBody(length: length) { writer in

@@ -104,7 +104,9 @@ struct ProxyTests {
         }
     }
 
-    @Test("A backend's own CORS grant reaches the browser as the backend gave it; a backend without one gets the mock's")
+    @Test(
+        "A backend's own CORS grant and preflight reach the browser as the backend gave them; a backend without one gets the mock's"
+    )
     func corsOfTheBackend() async throws {
         try await Self.withProxy { server, _ in
             // httpbin grants the asking origin with credentials: `*` there would be refused by a browser.
@@ -114,6 +116,23 @@ struct ProxyTests {
             #expect(granted.headerFields[.accessControlAllowOrigin] == "http://app.local")
             #expect(granted.headerFields[.accessControlAllowCredentials] == "true")
             #expect(granted.headerFields[.accessControlExposeHeaders] == nil)
+            // Its preflight too: the browser asks before a credentialed POST, and must meet the same grant.
+            var preflight = MockRequest(.options, "/post")
+            preflight.headerFields[.origin] = "http://app.local"
+            preflight.headerFields[.accessControlRequestMethod] = "POST"
+            preflight.headerFields[.accessControlRequestHeaders] = "content-type"
+            let answer = await server.respond(to: preflight)
+            #expect(answer.status == .ok)
+            #expect(answer.headerFields[.accessControlAllowOrigin] == "http://app.local")
+            #expect(answer.headerFields[.accessControlAllowCredentials] == "true")
+            #expect(answer.headerFields[.accessControlMaxAge] == "3600", "httpbin's, not the mock's 600")
+            // An OPTIONS that is no preflight is the backend's to answer.
+            let options = await server.respond(to: MockRequest(.options, "/get"))
+            // werkzeug lists them in no fixed order; the mock's own answer would list every proxied method.
+            let allowed = Set(
+                (options.headerFields[.allow] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+            #expect(allowed == ["HEAD", "GET", "OPTIONS"])
+            #expect(server.journal.entries.last?.route?.kind == .proxy)
         }
         // A backend that grants nothing (a mock with cross-origin access off): the proxy's answers get the
         // mock's grant, so a front end on another origin can still call it.
@@ -130,6 +149,14 @@ struct ProxyTests {
             #expect(proxied.status == .ok)
             #expect(proxied.headerFields[.accessControlAllowOrigin] == "*")
             #expect(proxied.headerFields[.accessControlExposeHeaders] != nil)
+            // Its preflight: the backend grants nothing, so the mock answers it, and the POST can follow.
+            var preflight = MockRequest(.options, "/people")
+            preflight.headerFields[.origin] = "http://app.local"
+            preflight.headerFields[.accessControlRequestMethod] = "POST"
+            let answer = await server.respond(to: preflight)
+            #expect(answer.status == .noContent)
+            #expect(answer.headerFields[.accessControlAllowOrigin] == "*")
+            #expect(answer.headerFields[.accessControlAllowMethods]?.contains("POST") == true)
         }
     }
 

@@ -79,7 +79,8 @@ final class MockRouter: Sendable {
 
     /// What the families say of a request, asked in order.
     enum Lookup {
-        /// The first endpoint that allows the method (never for `OPTIONS`, which every endpoint answers).
+        /// The first endpoint that allows the method (for `OPTIONS`, one that answers it itself: the router
+        /// answers it for every other).
         case allowing(MockEndpoint)
         /// Every endpoint that serves the path but not the method, in the families' order: a 405 or an
         /// `OPTIONS` answer listing what they allow; none, a 404.
@@ -96,7 +97,8 @@ final class MockRouter: Sendable {
             let found = refusing.isEmpty ? try family.endpoint(for: request) : try? family.endpoint(for: request)
             guard let endpoint = found else { continue }
             // The common case costs nothing more: the first endpoint found allows the method.
-            if request.method != .options, endpoint.methods.contains(request.method) { return .allowing(endpoint) }
+            let allows = request.method == .options ? endpoint.answersOptions : endpoint.methods.contains(request.method)
+            if allows { return .allowing(endpoint) }
             refusing.append(endpoint)
         }
         return .refusing(refusing)
@@ -189,6 +191,9 @@ final class MockRouter: Sendable {
         let route = endpoint.route ?? MatchedRoute(kind: .custom, pattern: request.path)
         request.context?.match(route)
         if request.method == .options {
+            // Before the login's rules and faults: a browser's preflight carries no credentials, and a
+            // failed one shows as a CORS error, not as the fault.
+            if endpoint.answersOptions { return try await endpoint.handler(request) }
             var fields = HTTPFields()
             fields[.allow] = (endpoint.methods + [.options]).map(\.rawValue).joined(separator: ", ")
             return MockResponse(status: .noContent, headerFields: fields)
