@@ -337,6 +337,9 @@ public struct ProxyRoutes: MockRoutes {
             guard let fieldName = HTTPField.Name(name) else { continue }
             fields.append(HTTPField(name: fieldName, value: value))
         }
+        for name in [HTTPField.Name.location, .contentLocation] {
+            if let value = fields[name], let local = localReference(value) { fields[name] = local }
+        }
         let status = HTTPResponse.Status(code: Int(answer.head.status.code), reasonPhrase: answer.head.status.reasonPhrase)
         if let whole = answer.whole {
             // No body for a HEAD, a 204 or a 304 (RFC 9110 §6.4.1), whatever its length says; a small answer of
@@ -390,6 +393,30 @@ public struct ProxyRoutes: MockRoutes {
             try await exchange.head.get()
         } onCancel: {
             task.cancel()
+        }
+    }
+
+    /// A reference to the upstream itself (`http://127.0.0.1:8080/api/people/3`, a backend writing its own
+    /// absolute URL in `Location`) made one to the mock (`/people/3`), as nginx's `proxy_redirect default`
+    /// does: the client's next request then comes back through the proxy (its recording, faults and CORS)
+    /// instead of going around it. Any other reference is `nil`, left as the backend wrote it. The scheme
+    /// and host compare without case, the path exactly, and only at a segment's end (`/apix` is not `/api`).
+    func localReference(_ value: String) -> String? {
+        let base = Array((origin.lowercased() + prefix).utf8)
+        let bytes = Array(value.utf8)
+        guard bytes.count >= base.count else { return nil }
+        let originLength = origin.lowercased().utf8.count
+        for index in 0..<base.count {
+            let byte = bytes[index]
+            let lowered = index < originLength && byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
+            guard lowered == base[index] else { return nil }
+        }
+        let rest = bytes[base.count...]
+        switch rest.first {
+        case nil: return "/"
+        case UInt8(ascii: "/"): return String(decoding: rest, as: UTF8.self)
+        case UInt8(ascii: "?"), UInt8(ascii: "#"): return "/" + String(decoding: rest, as: UTF8.self)
+        default: return nil
         }
     }
 

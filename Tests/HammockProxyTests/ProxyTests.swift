@@ -182,6 +182,19 @@ struct ProxyTests {
         }
     }
 
+    @Test("A backend's redirect to its own absolute URL comes back through the mock; one elsewhere is left as it is")
+    func redirectsToTheBackendStayOnTheMock() async throws {
+        try await Self.withProxy { server, upstream in
+            let port = try #require(upstream.port)
+            let own = "http%3A%2F%2F127.0.0.1%3A\(port)%2Fget%3Fx%3D1"
+            let redirect = await server.respond(to: MockRequest(.get, "/redirect-to?url=\(own)&status_code=303"))
+            #expect(redirect.status.code == 303)
+            #expect(redirect.headerFields[.location] == "/get?x=1")
+            let away = await server.respond(to: MockRequest(.get, "/redirect-to?url=https%3A%2F%2Fexample.test%2Fget"))
+            #expect(away.headerFields[.location] == "https://example.test/get")
+        }
+    }
+
     @Test("Statuses, header fields and redirects come back as the upstream gave them; nothing is followed")
     func answers() async throws {
         try await Self.withProxy { server, _ in
