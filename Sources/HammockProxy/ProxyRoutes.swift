@@ -82,8 +82,8 @@ public struct ProxyRoutes: MockRoutes {
             timeout: HTTPClient.Configuration.Timeout(connect: .seconds(3)), connectionPool: pool,
             decompression: .disabled)
         // No spans: AsyncHTTPClient otherwise takes the process's tracer, a no-op one unless an app set
-        // another, and still starts and ends a span per request (1.4% of the proxy's CPU under wrk -c8,
-        // with the attributes it sets: docs/benchmarks.md).
+        // another, and still starts and ends a span per request, with its attributes: 10% of the CPU of a
+        // proxied request under wrk -c8 (docs/benchmarks.md).
         configuration.tracing.tracer = nil
         if !roots.isEmpty {
             // Beside the system's roots, not instead: a staging backend's own CA, a corporate one.

@@ -133,6 +133,13 @@ struct ProxyTests {
                 (options.headerFields[.allow] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
             #expect(allowed == ["HEAD", "GET", "OPTIONS"])
             #expect(server.journal.entries.last?.route?.kind == .proxy)
+            // A path the mock serves keeps the mock's preflight, whatever the backend would say of it.
+            var ours = MockRequest(.options, "/people")
+            ours.headerFields[.origin] = "http://app.local"
+            ours.headerFields[.accessControlRequestMethod] = "GET"
+            let mine = await server.respond(to: ours)
+            #expect(mine.status == .noContent && mine.headerFields[.accessControlAllowOrigin] == "*")
+            #expect(mine.headerFields[.accessControlMaxAge] == "600")
         }
         // A backend that grants nothing (a mock with cross-origin access off): the proxy's answers get the
         // mock's grant, so a front end on another origin can still call it.

@@ -96,8 +96,12 @@ final class MockRouter: Sendable {
         for family in families {
             let found = refusing.isEmpty ? try family.endpoint(for: request) : try? family.endpoint(for: request)
             guard let endpoint = found else { continue }
-            // The common case costs nothing more: the first endpoint found allows the method.
-            let allows = request.method == .options ? endpoint.answersOptions : endpoint.methods.contains(request.method)
+            // The common case costs nothing more: the first endpoint found allows the method. An OPTIONS is
+            // an endpoint's own only on a path no earlier family serves: where the mock answers a method of
+            // the path, the preflight for it is the mock's too.
+            let allows =
+                request.method == .options
+                ? endpoint.answersOptions && refusing.isEmpty : endpoint.methods.contains(request.method)
             if allows { return .allowing(endpoint) }
             refusing.append(endpoint)
         }

@@ -51,8 +51,9 @@ public struct MockEndpoint: Sendable {
     /// the limit still arrive whole in ``MockRequest/body``.
     public var takesStreamedBody: Bool
     /// Whether the handler answers `OPTIONS` itself, CORS preflights included (the proxy: the backend's
-    /// own grant must reach the browser), instead of the router's `204` with `Allow`. Such an `OPTIONS`
-    /// meets no 405, login rule or fault, as the router's own answer does not.
+    /// own grant must reach the browser), instead of the router's `204` with `Allow`, on a path no family
+    /// asked before serves. Such an `OPTIONS` meets no 405, login rule or fault, as the router's own
+    /// answer does not.
     package var answersOptions = false
 
     /// Creates an endpoint.
