@@ -207,14 +207,12 @@ public struct ProxyRoutes: MockRoutes {
 
     /// An `OPTIONS` forwarded: the backend's answer, unless it is a CORS preflight the backend grants
     /// nothing (no `Access-Control-Allow-Origin`: a backend with no CORS, or none for `OPTIONS`); that one
-    /// gets the mock's own answer, which the mock's CORS grants, so the request after it is made.
+    /// gets the router's own answer, which the mock's CORS grants, so the request after it is made.
     func forwardOptions(_ request: MockRequest, methods: [HTTPRequest.Method]) async throws -> MockResponse {
         let answer = try await forward(request)
         let isPreflight = request.headerFields[.origin] != nil && request.headerFields[.accessControlRequestMethod] != nil
         guard isPreflight, answer.headerFields[.accessControlAllowOrigin] == nil else { return answer }
-        var fields = HTTPFields()
-        fields[.allow] = (methods + [.options]).map(\.rawValue).joined(separator: ", ")
-        return MockResponse(status: .noContent, headerFields: fields)
+        return .options(allowing: methods)
     }
 
     /// A body over the server's limit is forwarded as it arrives (``MockRequest/bodyStream``).
@@ -400,7 +398,8 @@ public struct ProxyRoutes: MockRoutes {
     /// absolute URL in `Location`) made one to the mock (`/people/3`), as nginx's `proxy_redirect default`
     /// does: the client's next request then comes back through the proxy (its recording, faults and CORS)
     /// instead of going around it. Any other reference is `nil`, left as the backend wrote it. The scheme
-    /// and host compare without case, the path exactly, and only at a segment's end (`/apix` is not `/api`).
+    /// and host compare without case, the path exactly, and only at a segment's end (`/apix` is not `/api`);
+    /// a rest that starts `//` is left too, since a client reads `//evil.test/x` as another host.
     func localReference(_ value: String) -> String? {
         let base = Array((origin.lowercased() + prefix).utf8)
         let bytes = Array(value.utf8)
@@ -414,7 +413,10 @@ public struct ProxyRoutes: MockRoutes {
         let rest = bytes[base.count...]
         switch rest.first {
         case nil: return "/"
-        case UInt8(ascii: "/"): return String(decoding: rest, as: UTF8.self)
+        case UInt8(ascii: "/"):
+            // `//host/...` would be read as another host (a network-path reference): left as written.
+            if rest.dropFirst().first == UInt8(ascii: "/") { return nil }
+            return String(decoding: rest, as: UTF8.self)
         case UInt8(ascii: "?"), UInt8(ascii: "#"): return "/" + String(decoding: rest, as: UTF8.self)
         default: return nil
         }

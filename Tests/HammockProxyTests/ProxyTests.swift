@@ -111,7 +111,7 @@ struct ProxyTests {
         try await Self.withProxy { server, _ in
             // httpbin grants the asking origin with credentials: `*` there would be refused by a browser.
             var request = MockRequest(.get, "/get")
-            request.headerFields[HTTPField.Name("Origin")!] = "http://app.local"
+            request.headerFields[.origin] = "http://app.local"
             let granted = await server.respond(to: request)
             #expect(granted.headerFields[.accessControlAllowOrigin] == "http://app.local")
             #expect(granted.headerFields[.accessControlAllowCredentials] == "true")
@@ -151,7 +151,7 @@ struct ProxyTests {
             let server = try await MockServer(resources: [])
             server.addRoutes(try ProxyRoutes(upstream: url), first: false)
             var request = MockRequest(.get, "/people")
-            request.headerFields[HTTPField.Name("Origin")!] = "http://app.local"
+            request.headerFields[.origin] = "http://app.local"
             let proxied = await server.respond(to: request)
             #expect(proxied.status == .ok)
             #expect(proxied.headerFields[.accessControlAllowOrigin] == "*")

@@ -198,9 +198,7 @@ final class MockRouter: Sendable {
             // Before the login's rules and faults: a browser's preflight carries no credentials, and a
             // failed one shows as a CORS error, not as the fault.
             if endpoint.answersOptions { return try await endpoint.handler(request) }
-            var fields = HTTPFields()
-            fields[.allow] = (endpoint.methods + [.options]).map(\.rawValue).joined(separator: ", ")
-            return MockResponse(status: .noContent, headerFields: fields)
+            return .options(allowing: endpoint.methods)
         }
         guard endpoint.methods.contains(request.method) else {
             throw HTTPProblem.methodNotAllowed(request.method, allowed: endpoint.methods)
@@ -300,5 +298,15 @@ struct NearMiss: Sendable, Hashable {
         }
         let distance = previous[b.count]
         return distance <= limit ? distance : nil
+    }
+}
+
+extension MockResponse {
+    /// The router's own answer to `OPTIONS`: `204` with `Allow` listing `methods` and `OPTIONS` (the CORS
+    /// step turns it into a preflight's grant).
+    package static func options(allowing methods: [HTTPRequest.Method]) -> MockResponse {
+        var fields = HTTPFields()
+        fields[.allow] = (methods + [.options]).map(\.rawValue).joined(separator: ", ")
+        return MockResponse(status: .noContent, headerFields: fields)
     }
 }
