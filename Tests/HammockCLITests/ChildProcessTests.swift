@@ -121,9 +121,11 @@ struct ChildProcessTests {
                 sigaddset(&blocked, SIGTERM)
                 sigaddset(&blocked, SIGINT)
                 pthread_sigmask(SIG_BLOCK, &blocked, nil)
-                continuation.resume(with: Result { try ChildProcess("/bin/sleep", ["30"]) })
+                continuation.resume(with: Result { try ChildProcess("/bin/sleep", ["600"]) })
             }
         }
+        // 600 s, not 30: in a full run on a loaded machine (2026-12-01) 41 s passed before this read, and
+        // the child had already ended. It is killed below, or when it is dropped if an expectation fails.
         let status = try String(contentsOfFile: "/proc/\(child.processIdentifier)/status", encoding: .utf8)
         let fields = Dictionary(
             status.split(separator: "\n").compactMap { line -> (String, String)? in
