@@ -196,8 +196,9 @@ public struct ProxyRoutes: MockRoutes {
         var endpoint = MockEndpoint(
             methods: methods, route: MatchedRoute(kind: .proxy, pattern: pattern), takesStreamedBody: true
         ) { request in
-            guard request.method == .options else { return try await forward(request) }
-            return try await forwardOptions(request, methods: methods)
+            if request.method == .options { return try await forwardOptions(request, methods: methods) }
+            if Self.asksForWebSocket(request) { return try await forwardWebSocket(request) }
+            return try await forward(request)
         }
         // `OPTIONS` goes to the backend too when the rule forwards every method: a browser's preflight
         // must meet the backend's own CORS grant (a credentialed one above all), as the request after it does.
@@ -250,7 +251,9 @@ public struct ProxyRoutes: MockRoutes {
         origin + prefix + request.path + (request.query.map { "?" + $0 } ?? "")
     }
 
-    func forward(_ request: MockRequest) async throws -> MockResponse {
+    /// The header fields sent upstream for `request`: its end-to-end ones but those in `leaving`
+    /// (lowercased), `Host` the upstream's, and this hop in `Via` and `Forwarded`.
+    func upstreamHeaders(for request: MockRequest, leaving: Set<String> = []) -> HTTPHeaders {
         let sent = request.headerFields.map { (name: $0.name.canonicalName, value: $0.value) }
         var headers = HTTPHeaders()
         var via: [String] = []
@@ -261,12 +264,18 @@ public struct ProxyRoutes: MockRoutes {
             case "host", "content-length": continue
             case "via": via.append(field.value)
             case "forwarded": forwarded.append(field.value)
-            default: headers.add(name: field.name, value: field.value)
+            default:
+                if leaving.isEmpty || !leaving.contains(field.lowercased) { headers.add(name: field.name, value: field.value) }
             }
         }
         headers.add(name: "Host", value: authority)
         headers.add(name: "Via", value: (via + ["1.1 hammock"]).joined(separator: ", "))
         headers.add(name: "Forwarded", value: (forwarded + [Self.forwardedElement(for: request)]).joined(separator: ", "))
+        return headers
+    }
+
+    func forward(_ request: MockRequest) async throws -> MockResponse {
+        let headers = upstreamHeaders(for: request)
         let (client, loop) = clientAndLoop
         let body: HTTPClient.Body?
         if let stream = request.bodyStream {
@@ -325,19 +334,7 @@ public struct ProxyRoutes: MockRoutes {
                 .badGateway, detail: "The upstream \(origin) could not be reached: \(String(describing: error).prefix(300))",
                 extensions: ["upstream": .string(origin)])
         }
-        var fields = HTTPFields()
-        var length: Int?
-        for (name, lowercased, value) in Self.endToEnd(answer.head.headers.map { (name: $0.name, value: $0.value) }) {
-            if lowercased == "content-length" {
-                length = Int(value)
-                continue
-            }
-            guard let fieldName = HTTPField.Name(name) else { continue }
-            fields.append(HTTPField(name: fieldName, value: value))
-        }
-        for name in [HTTPField.Name.location, .contentLocation] {
-            if let value = fields[name], let local = localReference(value) { fields[name] = local }
-        }
+        let (fields, length) = answerFields(answer.head.headers)
         let status = HTTPResponse.Status(code: Int(answer.head.status.code), reasonPhrase: answer.head.status.reasonPhrase)
         if let whole = answer.whole {
             // No body for a HEAD, a 204 or a 304 (RFC 9110 §6.4.1), whatever its length says; a small answer of
@@ -375,6 +372,25 @@ public struct ProxyRoutes: MockRoutes {
             if let kept { recording?.add(request: request, status: status, fields: answered, body: kept) }
         }
         return MockResponse(status: status, headerFields: fields, stream: stream)
+    }
+
+    /// The end-to-end fields of an upstream's answer, with a reference to the upstream made the mock's
+    /// (``localReference(_:)``), and its `Content-Length` apart.
+    func answerFields(_ headers: HTTPHeaders) -> (fields: HTTPFields, length: Int?) {
+        var fields = HTTPFields()
+        var length: Int?
+        for (name, lowercased, value) in Self.endToEnd(headers.map { (name: $0.name, value: $0.value) }) {
+            if lowercased == "content-length" {
+                length = Int(value)
+                continue
+            }
+            guard let fieldName = HTTPField.Name(name) else { continue }
+            fields.append(HTTPField(name: fieldName, value: value))
+        }
+        for name in [HTTPField.Name.location, .contentLocation] {
+            if let value = fields[name], let local = localReference(value) { fields[name] = local }
+        }
+        return (fields, length)
     }
 
     /// Sends `outgoing` on this event loop's client and waits for the answer's head (or, for a small answer,

@@ -7,8 +7,9 @@ import Glibc
 import Darwin
 #endif
 
-/// httpbin (from PyPI) under gunicorn on 127.0.0.1, a free port, for the duration of one test.
-/// `scripts/setup --tests` installs it (in the project's .venv).
+/// httpbin (from PyPI) under gunicorn on 127.0.0.1, a free port, for the duration of one test, or another
+/// Python server of the project's (``startScript(_:_:)``). `scripts/setup --tests` installs what they need
+/// (in the project's .venv).
 public final class HTTPBinServer: Sendable {
     let process: ChildProcess
     /// The port it listens on.
@@ -41,6 +42,19 @@ public final class HTTPBinServer: Sendable {
                 ProjectPython.executable, "-m", "gunicorn", "-k", "gthread", "--threads", "8", "--no-control-socket",
                 "--graceful-timeout", "1", "-b", "127.0.0.1:0",
             ] + tls + ["httpbin:app"]
+        return try await launch(arguments, isTLS: !tls.isEmpty, name: "httpbin")
+    }
+
+    /// Starts one of the project's Python servers in `Tests/Scripts` (the `websockets` library's WebSocket
+    /// backend, `websocket_backend.py`) on a free port of 127.0.0.1, and returns once it listens. The script
+    /// says where on standard error as gunicorn does (`Listening at: http://127.0.0.1:PORT`).
+    public static func startScript(_ script: String, _ arguments: [String] = []) async throws -> HTTPBinServer {
+        try await launch(
+            [ProjectPython.executable, ProjectPython.packageRoot + "Tests/Scripts/" + script] + arguments, isTLS: false,
+            name: script)
+    }
+
+    private static func launch(_ arguments: [String], isTLS: Bool, name: String) async throws -> HTTPBinServer {
         let process = try ChildProcess("/usr/bin/env", arguments, errors: .pipe)
         guard let reading = process.errors else { throw StartFailure(description: "httpbin: no pipe") }
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int?.self)
@@ -72,12 +86,12 @@ public final class HTTPBinServer: Sendable {
         }
         for await port in ports {
             guard let port else { break }
-            return HTTPBinServer(process: process, port: port, isTLS: !tls.isEmpty)
+            return HTTPBinServer(process: process, port: port, isTLS: isTLS)
         }
         process.send(SIGKILL)
         let ended = await process.termination()
         throw StartFailure(
-            description: "httpbin did not start (run scripts/setup --tests; it \(ended)): \(output.withLock { $0 })")
+            description: "\(name) did not start (run scripts/setup --tests; it \(ended)): \(output.withLock { $0 })")
     }
 
     /// Stops it and its workers, and returns once it has exited.

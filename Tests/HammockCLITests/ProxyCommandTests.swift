@@ -26,6 +26,39 @@ struct ProxyCommandTests {
         }
     }
 
+    @Test(
+        "WebSockets pass through to a backend, over ws:// and wss://, for the websockets library at both ends",
+        arguments: [false, true])
+    func webSockets(overTLS: Bool) async throws {
+        let backend = try await HTTPBinServer.startScript("websocket_backend.py")
+        let folder = TemporaryFiles.directory("ca") + "hammock"
+        let reports: [String: JSON]
+        do {
+            reports = try await HammockProcess.pythonReports(
+                serving: ["--port", "0", "--proxy", backend.baseURL.absoluteString] + (overTLS ? ["--https"] : []),
+                environment: overTLS ? ["HAMMOCK_CA_DIR": folder] : [:], script: "websocket_proxy_client.py",
+                scriptArguments: overTLS ? [folder + "/hammock-ca.pem"] : [])
+            await backend.stop()
+        } catch {
+            await backend.stop()
+            throw error
+        }
+        #expect(reports.count == 6, "\(reports)")
+        #expect(reports["echo"]?["text"] == "hello" && reports["echo"]?["bytes"] == [0, 1, 255])
+        #expect(
+            reports["echo"]?["backend"]?["code"] == 4000 && reports["echo"]?["backend"]?["reason"] == "done",
+            "\(reports["echo"] ?? nil)")
+        #expect(reports["vanish"]?["backend"]?["code"] == 1006, "\(reports["vanish"] ?? nil)")
+        #expect(reports["hello"]?["subprotocol"] == "chat.v2" && reports["hello"]?["target"] == "/hello?room=7")
+        #expect(reports["hello"]?["fields"]?["Authorization"] == "Bearer t-1")
+        #expect(reports["hello"]?["fields"]?["Via"] == "1.1 hammock")
+        #expect(reports["hello"]?["fields"]?["Host"] == .string("127.0.0.1:\(backend.port)"))
+        #expect(reports["close"]?["close"] == 4001 && reports["close"]?["reason"] == "bye from backend")
+        #expect(reports["long"]?["length"] == 300_000)
+        #expect(reports["refuse"]?["status"] == 403 && reports["refuse"]?["reason"] == "refused by the backend")
+        #expect(reports["refuse"]?["body"] == "no socket for you\n")
+    }
+
     @Test("An upstream that is no http(s) URL with a host exits 2 before anything is served, naming --proxy")
     func refused() async throws {
         for upstream in ["ftp://example.com", "not a url", "http://example.com/api?key=1"] {
