@@ -105,7 +105,7 @@ enum UpstreamWebSocket {
             }
         do {
             return try await negotiated.get()
-        } catch where pending.hasTimedOut {
+        } catch  where pending.hasTimedOut {
             throw TimedOut()
         }
     }
@@ -131,7 +131,7 @@ enum UpstreamWebSocket {
                 guard let head else { throw ChannelError.eof }
                 return (head, body)
             }
-        } catch where pending.hasTimedOut {
+        } catch  where pending.hasTimedOut {
             throw TimedOut()
         }
     }
