@@ -105,8 +105,9 @@ enum UpstreamWebSocket {
             }
         do {
             return try await negotiated.get()
-        } catch  where pending.hasTimedOut {
-            throw TimedOut()
+        } catch {
+            // The deadline closed the connection: the error NIO reports is that, not the cause.
+            throw pending.hasTimedOut ? TimedOut() : error
         }
     }
 
@@ -131,8 +132,9 @@ enum UpstreamWebSocket {
                 guard let head else { throw ChannelError.eof }
                 return (head, body)
             }
-        } catch  where pending.hasTimedOut {
-            throw TimedOut()
+        } catch {
+            // The deadline closed the connection: the error NIO reports is that, not the cause.
+            throw pending.hasTimedOut ? TimedOut() : error
         }
     }
 
