@@ -139,8 +139,9 @@ enum UpstreamWebSocket {
     }
 
     /// Relays messages between the client's socket (`connection`) and the upstream's until one side ends:
-    /// a close frame is passed on with its code and reason, a dropped connection is dropped on the other
-    /// side too.
+    /// a close frame is passed on with its code and reason; an upstream that drops its connection has the
+    /// client's dropped, and a client side that ends without the client's close frame (lost, or closed by
+    /// a fault) tells the upstream ``clientWentAway``.
     static func relay(_ connection: WebSocketConnection, _ upstream: UpstreamSocket) async throws {
         try await upstream.channel.executeThenClose { fromUpstream, toUpstream in
             try await withThrowingTaskGroup(of: Ending.self) { group in
@@ -184,7 +185,10 @@ enum UpstreamWebSocket {
                     }
                     _ = try await group.next()
                 } else if connection.inbound.isFinished {
-                    // The client's connection was lost without a close frame: so is the upstream's.
+                    // The client's side ended without a close frame of the client's (its connection was lost,
+                    // or the mock closed it): the relay, which is the upstream's client, goes away. 1001 every
+                    // time, because which of the two happened first is a race the upstream should not see.
+                    try? await channel.writeAndFlush(Self.closeFrame(Self.clientWentAway)).get()
                 } else {
                     // The server stops: the upstream is told so, and the session closes the client's side with 1001.
                     try? await channel.writeAndFlush(Self.closeFrame(WebSocketClose(code: 1001, reason: "the server stops")))
@@ -233,7 +237,7 @@ enum UpstreamWebSocket {
             }
         } catch is WebSocketClosedError {
             // The client's side is gone (it closed, or a fault struck): the upstream is told the client left.
-            try? await outbound.write(Self.closeFrame(WebSocketClose(code: 1001, reason: "the client went away")))
+            try? await outbound.write(Self.closeFrame(Self.clientWentAway))
             return .upstreamEnded
         } catch {
             // The upstream broke the protocol or its connection failed (the client's socket goes the same
@@ -243,6 +247,9 @@ enum UpstreamWebSocket {
         await connection.drop()
         return .upstreamEnded
     }
+
+    /// What the upstream is told when the client's side ends without the client's own close frame.
+    static let clientWentAway = WebSocketClose(code: 1001, reason: "the client went away")
 
     /// A frame as a client sends it: masked (RFC 6455 §5.3).
     static func frame(_ opcode: WebSocketOpcode, _ data: ByteBuffer) -> WebSocketFrame {

@@ -47,10 +47,15 @@ public final class HTTPBinServer: Sendable {
 
     /// Starts one of the project's Python servers in `Tests/Scripts` (the `websockets` library's WebSocket
     /// backend, `websocket_backend.py`) on a free port of 127.0.0.1, and returns once it listens. The script
-    /// says where on standard error as gunicorn does (`Listening at: http://127.0.0.1:PORT`).
-    public static func startScript(_ script: String, _ arguments: [String] = []) async throws -> HTTPBinServer {
+    /// says where on standard error as gunicorn does (`Listening at: http://127.0.0.1:PORT`); `isTLS` when the
+    /// arguments make it serve HTTPS.
+    public static func startScript(
+        _ script: String, _ arguments: [String] = [], isTLS: Bool = false
+    ) async throws
+        -> HTTPBinServer
+    {
         try await launch(
-            [ProjectPython.executable, ProjectPython.packageRoot + "Tests/Scripts/" + script] + arguments, isTLS: false,
+            [ProjectPython.executable, ProjectPython.packageRoot + "Tests/Scripts/" + script] + arguments, isTLS: isTLS,
             name: script)
     }
 

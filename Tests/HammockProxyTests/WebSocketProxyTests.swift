@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HammockHTTPServer
 import HammockJSON
 import HammockProxy
 import HammockServer
@@ -234,6 +235,36 @@ struct WebSocketProxyTests {
         let problem = try JSON(parsing: failure?.response.body ?? [])
         #expect(problem["upstream"] == .string(gone.absoluteString))
         await server.stop()
+    }
+
+    @Test("A wss:// backend whose root the proxy is given is reached; without the root the handshake is a 502 naming it")
+    func secureBackend() async throws {
+        let authority = try LocalCertificateAuthority.make(commonName: "Staging CA")
+        let leaf = try authority.issuePEM(for: ["127.0.0.1"])
+        let certificate = try HTTPSTests.write(leaf.certificateChain, "ws-upstream")
+        let key = try HTTPSTests.write(leaf.privateKey, "ws-upstream-key")
+        let backend = try await HTTPBinServer.startScript("websocket_backend.py", [certificate, key], isTLS: true)
+        #expect(backend.baseURL.scheme == "https")
+        let trusted = try await MockServer(resources: [])
+        trusted.addRoutes(try ProxyRoutes(upstream: backend.baseURL, upstreamRootsPEM: authority.certificatePEM), first: false)
+        let untrusted = try await MockServer(resources: [])
+        untrusted.addRoutes(try ProxyRoutes(upstream: backend.baseURL), first: false)
+        do {
+            let socket = try await trusted.connectWebSocket("/echo")
+            try await socket.send(.text("over tls"))
+            var iterator = socket.messages.makeAsyncIterator()
+            #expect(await iterator.next() == .text("over tls"))
+            socket.close()
+            let refused = await #expect(throws: WebSocketHandshakeError.self) { try await untrusted.connectWebSocket("/echo") }
+            #expect(refused?.response.status == .badGateway)
+            let detail = String(decoding: refused?.response.body ?? [], as: UTF8.self)
+            #expect(detail.contains("could not open the WebSocket"))
+        } catch {
+            Issue.record(error)
+        }
+        await trusted.stop()
+        await untrusted.stop()
+        await backend.stop()
     }
 
     @Test("A WebSocket fault strikes a proxied socket as a mocked one, and the backend is told the client left")

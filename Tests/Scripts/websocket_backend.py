@@ -13,10 +13,11 @@ Paths:
   /long     one text message of 300,000 characters, sent in 300 fragments
   /closes   a JSON list of how each earlier socket ended: the close code the client sent, or 1006
   /refuse   refused with 403, a body and X-Reason, before any upgrade
-usage: websocket_backend.py
+usage: websocket_backend.py [CERTIFICATE_FILE KEY_FILE]   (with them, wss:// and `https://` in the line)
 """
 import asyncio
 import json
+import ssl
 import sys
 from http import HTTPStatus
 
@@ -84,10 +85,15 @@ async def handler(connection):
 
 
 async def main():
+    context = None
+    if len(sys.argv) > 2:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(sys.argv[1], sys.argv[2])
     async with serve(handler, "127.0.0.1", 0, process_request=process_request, select_subprotocol=select_subprotocol,
-                     ping_interval=0.2, ping_timeout=0.5, max_size=1 << 20) as server:
+                     ping_interval=0.2, ping_timeout=0.5, max_size=1 << 20, ssl=context) as server:
         port = server.sockets[0].getsockname()[1]
-        print(f"Listening at: http://127.0.0.1:{port}", file=sys.stderr, flush=True)
+        scheme = "https" if context else "http"
+        print(f"Listening at: {scheme}://127.0.0.1:{port}", file=sys.stderr, flush=True)
         await asyncio.Future()
 
 

@@ -43,7 +43,7 @@ with connect(socket_base + "/echo", ssl=context, open_timeout=30) as echo:
     echo.close(code=4000, reason="done")
 report("echo", text=text, bytes=list(data), backend=ending("/echo"))
 
-# A client that vanishes without a close frame: the backend's socket is cut the same way (1006).
+# A client that vanishes without a close frame: the backend is told the client went away (1001).
 vanishing = connect(socket_base + "/push", ssl=context, open_timeout=30)
 vanishing.recv(timeout=30)
 vanishing.socket.shutdown(socket.SHUT_RDWR)
