@@ -27,7 +27,8 @@ import Synchronization
 /// comes back as the upstream gave it (no redirect followed, no body decompressed), its body streamed as it
 /// arrives, through the mock's chain: the journal, latency and faults apply to it as to any route. An
 /// upstream that cannot be reached is a 502, one that does not answer in ``timeout`` a 504, each
-/// problem+json naming the upstream.
+/// problem+json naming the upstream. A WebSocket handshake (`GET` with `Upgrade: websocket`) opens a socket
+/// on the upstream, and the two are relayed message by message (docs/proxy.md#websockets).
 public struct ProxyRoutes: MockRoutes {
     /// Why an upstream URL cannot be proxied to.
     public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
