@@ -47,7 +47,11 @@ extension MockServer {
             if let body = exchanged.body { response.body = (try? await body.collect()) ?? [] }
             throw WebSocketHandshakeError(response: response)
         }
-        let socket = InProcessWebSocket(response: exchanged.head, subprotocol: session.subprotocol, tap: session.tap)
+        // The client keeps the 101 without its session: a session holds what it serves with (a proxied
+        // socket's upstream connection, closed when the session goes), and it goes when it has run.
+        var opened = exchanged.head
+        opened.webSocket = nil
+        let socket = InProcessWebSocket(response: opened, subprotocol: session.subprotocol, tap: session.tap)
         let outbound = socket.serverSide
         let inbound = socket.sessionInbound
         inProcessSockets.start { [self] in
@@ -90,7 +94,7 @@ final class InProcessSockets: Sendable {
 /// A WebSocket opened in process (``MockServer/connectWebSocket(_:headers:)``): send to the
 /// route's session, read what it sends, close.
 public final class InProcessWebSocket: Sendable {
-    /// The `101` that opened it.
+    /// The `101` that opened it (its ``MockResponse/webSocket`` session is the server's, and not kept here).
     public let response: MockResponse
     /// The subprotocol agreed, if any.
     public let subprotocol: String?
