@@ -134,7 +134,8 @@ public final class ProxyRecording: Sendable {
         let requestType = request.headerFields[.contentType]
         let requestBody = redactedBody(request.body, type: requestType, secrets: &secrets)
         var headers: [HTTPField] = []
-        for field in fields where !Self.unrecorded.contains(field.name.canonicalName.lowercased()) {
+        for field in fields
+        where !Self.unrecorded.contains(field.name.canonicalName.lowercased()) || Self.keepsLength(field, request.method) {
             let value = redaction.header(field.name.canonicalName, field.value, secrets: &secrets)
             headers.append(HTTPField(name: field.name, value: value))
         }
@@ -159,6 +160,12 @@ public final class ProxyRecording: Sendable {
 
     /// The fields a replay makes its own: framing, the connection's, and the time of the answer.
     static let unrecorded: Set<String> = ["content-length", "transfer-encoding", "connection", "keep-alive", "date"]
+
+    /// Whether `field` is a `HEAD` answer's `Content-Length`: the length a `GET` would bring, which its
+    /// empty body cannot say on replay, so it is kept.
+    static func keepsLength(_ field: HTTPField, _ method: HTTPRequest.Method) -> Bool {
+        method == .head && field.name == .contentLength
+    }
 
     /// A JSON or form body with the named members redacted; any other body as it is.
     func redactedBody(_ bytes: [UInt8], type: String?, secrets: inout Set<String>) -> [UInt8] {

@@ -342,7 +342,12 @@ public struct ProxyRoutes: MockRoutes {
             // known length was read whole and is answered as any mock answer is: streaming it cost more than
             // the rest of the hop (docs/benchmarks.md).
             // An OPTIONS is left out: a replay's router answers OPTIONS itself, so its stub would never answer.
-            if request.method != .options { recording?.add(request: request, status: status, fields: fields, body: whole) }
+            if request.method != .options {
+                var recorded = fields
+                // A HEAD's length is kept with it: its replay has no body to say it.
+                if request.method == .head, let length { recorded[.contentLength] = String(length) }
+                recording?.add(request: request, status: status, fields: recorded, body: whole)
+            }
             if request.method == .head, let length {
                 // The length of what a GET would bring, as the backend said it: HEAD's answer keeps it
                 // (the HEAD step writes a body's length, and this one carries none). Nothing is streamed.

@@ -46,6 +46,8 @@ struct RecordingTests {
         requests.append(MockRequest(.get, "/uuid"))
         requests.append(MockRequest(.get, "/uuid"))
         requests.append(MockRequest(.get, "/base64/e3t0ZW1wbGF0ZX19"))  // "{{template}}": served as written
+        // A HEAD replays with the length the backend gave it, not its empty body's 0.
+        requests.append(MockRequest(.head, "/bytes/1234?seed=1"))
         return requests
     }
 
@@ -55,10 +57,13 @@ struct RecordingTests {
         var type: String?
         var json: JSON?
         var bytes: [UInt8]
+        /// Set in process for a HEAD only (the engine's HEAD step writes it; other lengths are the wire's).
+        var length: String?
 
         init(_ response: MockResponse) async throws {
             status = Int(response.status.code)
             type = response.headerFields[.contentType]
+            length = response.headerFields[.contentLength]
             bytes = try await response.stream?.collect() ?? response.body
             json = type?.hasPrefix("application/json") == true ? try? JSON(parsing: bytes) : nil
             if json != nil { bytes = [] }
@@ -110,6 +115,7 @@ struct RecordingTests {
         #expect(first[12] != first[13])
         #expect(try await Seen(replay.respond(to: MockRequest(.get, "/uuid"))) == first[13])
         #expect(String(decoding: first[14].bytes, as: UTF8.self) == "{{template}}")
+        #expect(first[15].length == "1234" && first[15].bytes.isEmpty)
     }
 
     @Test("A collection's exchanges become a resource holding the backend's last state; CRUD then works on it")

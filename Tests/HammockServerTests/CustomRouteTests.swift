@@ -94,6 +94,28 @@ struct CustomRouteTests {
         #expect(try PathPattern("/a/:id/**").match("/a/7/x/y") == ["id": "7"])
     }
 
+    @Test(
+        "A stub for HEAD answers HEAD with the length it declares, before a GET stub of the path; a GET stub alone answers HEAD")
+    func headStubs() async throws {
+        let server = try await MockServer()
+        server.addStubs([
+            try StubRoute(.get, "/files/report", body: ["pages": 12]),
+            try StubRoute(.head, "/files/report", headers: [(.contentLength, "1234"), (.eTag, "\"r1\"")]),
+            try StubRoute(.get, "/files/plain", body: ["pages": 3]),
+        ])
+        // The HEAD stub was unreachable: a HEAD was matched against GET stubs only, and 404'd without one.
+        let head = await server.respond(to: MockRequest(.head, "/files/report"))
+        #expect(head.status == .ok && head.body.isEmpty)
+        #expect(head.headerFields[.contentLength] == "1234" && head.headerFields[.eTag] == "\"r1\"")
+        // The GET stub still answers GET, and its turn was not taken by the HEAD.
+        #expect(await server.send(.get, "/files/report").1 == ["pages": 12])
+        let plain = await server.respond(to: MockRequest(.head, "/files/plain"))
+        #expect(plain.status == .ok && plain.headerFields[.contentLength] == String(#"{"pages":3}"#.utf8.count))
+        // A declared length that is no number is not trusted: the empty body's 0 is said instead.
+        server.addStubs([try StubRoute(.head, "/files/odd", headers: [(.contentLength, "lots")])])
+        #expect(await server.respond(to: MockRequest(.head, "/files/odd")).headerFields[.contentLength] == "0")
+    }
+
     @Test("Query and header conditions must all hold; otherwise the next route, or a 404")
     func matching() async throws {
         let server = try await Self.server()

@@ -236,8 +236,21 @@ final class CustomRoutes: MockRoutes {
 
     static func methods(_ method: HTTPRequest.Method) -> [HTTPRequest.Method] { method == .get ? [.get, .head] : [method] }
 
+    /// The entries in the order they are asked: as given, but for `HEAD`, where a stub made for `HEAD`
+    /// itself (a recorded one) answers before a `GET`'s, which answers it too.
+    static func entries(asking request: MockRequest, in runtime: RuntimeCell) -> [(id: Int, entry: Entry)] {
+        let entries = entries(for: request, in: runtime)
+        guard request.method == .head, entries.contains(where: { $0.entry.method == .head }) else { return entries }
+        return entries.filter { $0.entry.method == .head } + entries.filter { $0.entry.method != .head }
+    }
+
+    /// Whether `entry`, a route for `method`, answers `request`: its method, or `GET` for a `HEAD`.
+    static func answers(_ method: HTTPRequest.Method, _ request: MockRequest) -> Bool {
+        method == request.method || (request.method == .head && method == .get)
+    }
+
     func endpoint(for request: MockRequest) throws -> MockEndpoint? {
-        let entries = Self.entries(for: request, in: runtime)
+        let entries = Self.entries(asking: request, in: runtime)
         var methods: [HTTPRequest.Method] = []
         var context: StubTemplate.Context?
         var firstOnPath: Entry?
@@ -245,8 +258,7 @@ final class CustomRoutes: MockRoutes {
             guard let parameters = entry.path.match(request.path) else { continue }
             firstOnPath = firstOnPath ?? entry
             for method in Self.methods(entry.method) where !methods.contains(method) { methods.append(method) }
-            let method = request.method == .head ? HTTPRequest.Method.get : request.method
-            guard entry.method == method else { continue }
+            guard Self.answers(entry.method, request) else { continue }
             var current = try context ?? Self.context(of: request)
             current.parameters = parameters
             context = current
@@ -325,12 +337,12 @@ final class CustomRoutes: MockRoutes {
     /// The stubs whose path and method fit `request` but whose conditions did not, each with the first
     /// condition that failed: what a 404 tells the client.
     func nearMisses(for request: MockRequest) -> [NearMiss] {
-        let entries = Self.entries(for: request, in: runtime)
-        let method = request.method == .head ? HTTPRequest.Method.get : request.method
+        let entries = Self.entries(asking: request, in: runtime)
         var context: StubTemplate.Context?
         var misses: [NearMiss] = []
         for (id, entry) in entries {
-            guard case .stub(let stub) = entry, stub.method == method, let parameters = stub.path.match(request.path) else {
+            guard case .stub(let stub) = entry, Self.answers(stub.method, request), let parameters = stub.path.match(request.path)
+            else {
                 continue
             }
             guard var current = context ?? (try? Self.context(of: request)) else { return misses }
