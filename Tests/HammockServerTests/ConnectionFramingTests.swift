@@ -182,6 +182,29 @@ struct ConnectionFramingTests {
         #expect(error.message.contains("\(status)"))
     }
 
+    @Test(
+        "A stub whose fields claim their own framing (a short Content-Length, chunked, Keep-Alive) is framed by the server, and the next answer stays in step"
+    )
+    func stubFramingFieldsAreTheServers() async throws {
+        let lying = try StubRoute(
+            .get, "/lying",
+            headers: [
+                (.contentLength, "2"), (.transferEncoding, "chunked"), (HTTPField.Name("Keep-Alive")!, "timeout=1"),
+                (HTTPField.Name("X-Own")!, "kept"),
+            ], body: ["a": 1, "b": "a longer value"])
+        try await withServer(stubs: [lying]) { _, port in
+            let connection = try RawConnection(port: port)
+            await connection.send("GET /lying HTTP/1.1\r\nHost: x\r\n\r\n" + Self.next)
+            let answers = await connection.readResponses(2)
+            #expect(answers.map(\.status) == [200, 200])
+            #expect(answers.first?.body == Array(#"{"a":1,"b":"a longer value"}"#.utf8))
+            #expect(answers.first?.header("Content-Length") == String(answers.first?.body.count ?? -1))
+            #expect(answers.first?.header("Transfer-Encoding") == nil && answers.first?.header("Keep-Alive") == nil)
+            #expect(answers.first?.header("X-Own") == "kept")
+            #expect(answers.last?.body.isEmpty == false)
+        }
+    }
+
     @Test("A Swift route that answers 1xx is not a final answer: the client gets a 500 problem, framed")
     func informationalIsNotFinal() async throws {
         let server = try await MockServer(resources: [Fixtures.people])

@@ -6,6 +6,12 @@ import HTTPTypes
 /// given. Over HTTP/1.1 such a body has no frame: the client reads it as the start of the next
 /// response, and every answer after it on the connection is out of step.
 struct FinalAnswerStep: OutcomeStep {
+    /// Fields of one connection's framing, never an answer's own: HTTP/2 refuses them outright (RFC 9113
+    /// §8.2.2), and HTTP/1.1 frames by `Transfer-Encoding` before `Content-Length`.
+    static let connectionFields: [HTTPField.Name] = [
+        .transferEncoding, HTTPField.Name("Keep-Alive"), HTTPField.Name("Proxy-Connection"),
+    ].compactMap { $0 }
+
     func finish(_ outcome: Result<MockResponse, any Error>, for request: MockRequest) -> Result<MockResponse, any Error> {
         guard case .success(var response) = outcome else { return outcome }
         // A 101 that carries a WebSocket session is final for HTTP: the connection speaks WebSocket after it.
@@ -19,6 +25,17 @@ struct FinalAnswerStep: OutcomeStep {
             response.body = []
             response.stream = nil
             response.headerFields[.contentType] = nil
+        }
+        // The transport frames the body, not the answer's fields: a configuration's stub that says
+        // `Content-Length: 2` beside a 24-byte body, or `Transfer-Encoding: chunked` beside a plain one, had the
+        // client read 2 bytes and the rest as the next answer. A HEAD's length is the HEAD step's to keep.
+        if !response.headerFields.isEmpty {
+            for name in Self.connectionFields where response.headerFields[name] != nil { response.headerFields[name] = nil }
+            if request.method != .head, response.stream == nil, response.headerFields[.contentLength] != nil,
+                MockResponse.framing(for: response.status) == .body
+            {
+                response.headerFields[.contentLength] = nil
+            }
         }
         return .success(response)
     }
