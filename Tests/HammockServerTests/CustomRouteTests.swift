@@ -116,6 +116,30 @@ struct CustomRouteTests {
         #expect(await server.respond(to: MockRequest(.head, "/files/odd")).headerFields[.contentLength] == "0")
     }
 
+    @Test("A stub's own CORS grant is sent as written (a credentialed one to one origin); a stub without one gets the mock's")
+    func stubsKeepTheirCORSGrant() async throws {
+        let server = try await MockServer()
+        server.addStubs([
+            try StubRoute(
+                .get, "/me",
+                headers: [
+                    (.accessControlAllowOrigin, "https://app.example"), (.accessControlAllowCredentials, "true"),
+                    (.accessControlExposeHeaders, "X-Request-Id"),
+                ], body: ["name": "Ada"]),
+            try StubRoute(.get, "/open", body: ["name": "Grace"]),
+        ])
+        var request = MockRequest(.get, "/me")
+        request.headerFields[.origin] = "https://app.example"
+        let granted = await server.respond(to: request)
+        // `*` beside Allow-Credentials, what the mock wrote before, is refused by every browser.
+        #expect(granted.headerFields[.accessControlAllowOrigin] == "https://app.example")
+        #expect(granted.headerFields[.accessControlAllowCredentials] == "true")
+        #expect(granted.headerFields[.accessControlExposeHeaders] == "X-Request-Id")
+        let open = await server.respond(to: MockRequest(.get, "/open"))
+        #expect(open.headerFields[.accessControlAllowOrigin] == "*")
+        #expect(open.headerFields[.accessControlExposeHeaders]?.contains("ETag") == true)
+    }
+
     @Test("Query and header conditions must all hold; otherwise the next route, or a 404")
     func matching() async throws {
         let server = try await Self.server()

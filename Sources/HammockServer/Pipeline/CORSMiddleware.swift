@@ -2,8 +2,9 @@ import HTTPTypes
 
 /// Permissive CORS, so browser front ends on another origin can call the mock: every response may be
 /// read from any origin, and a preflight (`OPTIONS`, answered by the router with the route's `Allow`)
-/// is granted the route's own methods. An unknown route has no `Allow`, so its preflight fails. A proxied
-/// answer with the backend's own `Access-Control-Allow-Origin` is left as the backend gave it.
+/// is granted the route's own methods. An unknown route has no `Allow`, so its preflight fails. An answer
+/// with its own `Access-Control-Allow-Origin` (a stub's headers, a recorded or proxied backend's grant) is
+/// left as it was given.
 struct CORSMiddleware: OutcomeStep {
     /// The response headers a browser script may read, besides the always-readable ones.
     static let exposedHeaders =
@@ -17,17 +18,13 @@ struct CORSMiddleware: OutcomeStep {
     }
 
     func addHeaders(to response: inout MockResponse, for request: MockRequest) {
-        // A proxied answer that carries the backend's own CORS grant keeps it whole: `*` beside the
-        // backend's `Access-Control-Allow-Credentials: true` is refused by every browser, and the headers
-        // it exposes are the backend's. A backend without CORS gets the mock's, as the mock's routes do.
-        if response.headerFields[.accessControlAllowOrigin] != nil, request.context?.route?.kind == .proxy { return }
-        // Appended rather than assigned when absent (the usual case): the subscript's setter searches
-        // and rebuilds the fields.
-        if response.headerFields[.accessControlAllowOrigin] == nil {
-            response.headerFields.append(Self.allowAnyOrigin)
-        } else {
-            response.headerFields[.accessControlAllowOrigin] = "*"
-        }
+        // An answer that carries its own CORS grant keeps it whole: a backend's through the proxy, a stub's
+        // written or recorded. `*` beside its `Access-Control-Allow-Credentials: true` is refused by every
+        // browser (a recorded credentialed grant replayed so), and the headers it exposes are its own. An
+        // answer without one gets the mock's, as the mock's routes do.
+        if response.headerFields[.accessControlAllowOrigin] != nil { return }
+        // Appended rather than assigned (the subscript's setter searches and rebuilds the fields).
+        response.headerFields.append(Self.allowAnyOrigin)
         if response.headerFields[.accessControlExposeHeaders] == nil {
             response.headerFields.append(Self.exposeHeaders)
         } else {
