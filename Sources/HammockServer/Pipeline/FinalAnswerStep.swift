@@ -29,7 +29,10 @@ struct FinalAnswerStep: OutcomeStep {
         // The transport frames the body, not the answer's fields: a configuration's stub that says
         // `Content-Length: 2` beside a 24-byte body, or `Transfer-Encoding: chunked` beside a plain one, had the
         // client read 2 bytes and the rest as the next answer. A HEAD's length is the HEAD step's to keep.
-        if !response.headerFields.isEmpty {
+        // The resources' and the admin API's answers are the engine's own, built without such fields: they
+        // are not searched (four lookups on the hottest path).
+        let kind = request.context?.route?.kind
+        if kind != .resource, kind != .admin, !response.headerFields.isEmpty {
             for name in Self.connectionFields where response.headerFields[name] != nil { response.headerFields[name] = nil }
             if request.method != .head, response.stream == nil, response.headerFields[.contentLength] != nil,
                 MockResponse.framing(for: response.status) == .body
