@@ -8,7 +8,7 @@ import Darwin
 #endif
 
 /// httpbin (from PyPI) under gunicorn on 127.0.0.1, a free port, for the duration of one test, or another
-/// Python server of the project's (``startScript(_:_:)``). `scripts/setup --tests` installs what they need
+/// Python server of the project's (``startScript(_:_:isTLS:)``). `scripts/setup --tests` installs what they need
 /// (in the project's .venv).
 public final class HTTPBinServer: Sendable {
     let process: ChildProcess
