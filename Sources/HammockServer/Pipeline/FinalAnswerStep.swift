@@ -6,8 +6,8 @@ import HTTPTypes
 /// given. Over HTTP/1.1 such a body has no frame: the client reads it as the start of the next
 /// response, and every answer after it on the connection is out of step.
 struct FinalAnswerStep: OutcomeStep {
-    /// Fields of one connection's framing, never an answer's own: HTTP/2 refuses them outright (RFC 9113
-    /// §8.2.2), and HTTP/1.1 frames by `Transfer-Encoding` before `Content-Length`.
+    /// Fields of one connection's framing, never an answer's own: HTTP/1.1 frames by `Transfer-Encoding`
+    /// before `Content-Length`, and HTTP/2 forbids them all (RFC 9113 §8.2.2; NIO drops them there).
     static let connectionFields: [HTTPField.Name] = [
         .transferEncoding, HTTPField.Name("Keep-Alive"), HTTPField.Name("Proxy-Connection"),
     ].compactMap { $0 }
