@@ -5,6 +5,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
+import Synchronization
 
 extension ProxyRoutes {
     /// The client's handshake fields a hop makes its own: the key and version (the upstream's handshake
@@ -16,14 +17,6 @@ extension ProxyRoutes {
     /// The most of a refusal's body passed on (an upstream's 401 or 404 to a handshake is a problem
     /// document, not a download).
     static let refusalBodyLimit = 64 << 10
-
-    /// Whether `request` opens a WebSocket: a `GET` whose `Upgrade` names `websocket`.
-    static func asksForWebSocket(_ request: MockRequest) -> Bool {
-        guard request.method == .get else { return false }
-        return request.headerFields[values: .upgrade].contains { value in
-            value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).lowercased() == "websocket" }
-        }
-    }
 
     /// A WebSocket handshake forwarded: the upstream's socket opened with the client's fields (its
     /// subprotocols, cookies, token and `Origin`), then the client's `101` with the subprotocol the
@@ -43,7 +36,7 @@ extension ProxyRoutes {
         let secure = upstream.scheme?.lowercased() == "https"
         let tls: NIOSSLContext?
         do {
-            tls = secure ? try NIOSSLContext(configuration: webSocketTLS) : nil
+            tls = secure ? try webSocketTLSContext() : nil
         } catch {
             throw HTTPProblem(
                 .badGateway, detail: "TLS to the upstream \(origin) cannot be set up: \(error)",
@@ -95,10 +88,20 @@ extension ProxyRoutes {
         }
     }
 
-    /// TLS to an `https` upstream's WebSocket: the system's roots, and ``upstreamRootsPEM``'s.
-    var webSocketTLS: TLSConfiguration {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        if let upstreamRoots, !upstreamRoots.isEmpty { tls.additionalTrustRoots = [.certificates(upstreamRoots)] }
-        return tls
+    /// TLS to an `https` upstream's WebSocket: the system's roots, and ``upstreamRootsPEM``'s. Made once per
+    /// set of roots and kept for the process, as the HTTP clients are: a context reads the system's roots
+    /// from disk when it is made.
+    func webSocketTLSContext() throws -> NIOSSLContext {
+        let key = upstreamRootsPEM ?? ""
+        return try Self.webSocketTLSContexts.withLock { contexts in
+            if let made = contexts[key] { return made }
+            var tls = TLSConfiguration.makeClientConfiguration()
+            if let upstreamRoots, !upstreamRoots.isEmpty { tls.additionalTrustRoots = [.certificates(upstreamRoots)] }
+            let made = try NIOSSLContext(configuration: tls)
+            contexts[key] = made
+            return made
+        }
     }
+
+    static let webSocketTLSContexts = Mutex<[String: NIOSSLContext]>([:])
 }

@@ -198,7 +198,7 @@ public struct ProxyRoutes: MockRoutes {
             methods: methods, route: MatchedRoute(kind: .proxy, pattern: pattern), takesStreamedBody: true
         ) { request in
             if request.method == .options { return try await forwardOptions(request, methods: methods) }
-            if Self.asksForWebSocket(request) { return try await forwardWebSocket(request) }
+            if request.asksForWebSocket { return try await forwardWebSocket(request) }
             return try await forward(request)
         }
         // `OPTIONS` goes to the backend too when the rule forwards every method: a browser's preflight

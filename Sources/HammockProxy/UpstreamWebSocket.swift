@@ -219,7 +219,16 @@ enum UpstreamWebSocket {
         do {
             for try await frame in inbound {
                 switch frame.opcode {
-                case .text: try await connection.send(.text(String(buffer: frame.unmaskedData)))
+                case .text:
+                    // Passed on only as sent: a text message that is not UTF-8 ends both sides with 1007
+                    // (RFC 6455 §8.1), as the mock's own sockets end a client's, rather than arrive repaired.
+                    guard let text = String(validating: frame.unmaskedData.readableBytesView, as: UTF8.self) else {
+                        let close = WebSocketClose(code: 1007, reason: "the upstream sent a text message that is not UTF-8")
+                        try? await outbound.write(Self.closeFrame(close))
+                        await connection.close(close)
+                        return .upstreamEnded
+                    }
+                    try await connection.send(.text(text))
                 case .binary: try await connection.send(.binary(Array(frame.unmaskedData.readableBytesView)))
                 case .ping: try await outbound.write(Self.frame(.pong, frame.unmaskedData))
                 case .connectionClose:

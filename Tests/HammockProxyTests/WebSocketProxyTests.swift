@@ -17,16 +17,37 @@ struct WebSocketProxyTests {
     static func withProxy<T>(
         timeout: Duration = .seconds(30), _ body: (MockServer, URL) async throws -> T
     ) async throws -> T {
-        let backend = try await HTTPBinServer.startScript("websocket_backend.py")
+        try await withBackend { upstream in
+            try await withMock(proxyingTo: upstream, timeout: timeout) { server in try await body(server, upstream) }
+        }
+    }
+
+    /// The Python backend (over TLS with a certificate and key file) for `body`, stopped after it, thrown or not.
+    static func withBackend<T>(tls: [String] = [], _ body: (URL) async throws -> T) async throws -> T {
+        let backend = try await HTTPBinServer.startScript("websocket_backend.py", tls, isTLS: !tls.isEmpty)
         do {
-            let server = try await MockServer(resources: [])
-            server.addRoutes(try ProxyRoutes(upstream: backend.baseURL, timeout: timeout), first: false)
-            let result = try await body(server, backend.baseURL)
-            await server.stop()
+            let result = try await body(backend.baseURL)
             await backend.stop()
             return result
         } catch {
             await backend.stop()
+            throw error
+        }
+    }
+
+    /// A mock with nothing of its own in front of `upstream` for `body`, stopped after it, thrown or not.
+    static func withMock<T>(
+        proxyingTo upstream: URL, timeout: Duration = .seconds(30), rootsPEM: String? = nil, cors: Bool = true,
+        _ body: (MockServer) async throws -> T
+    ) async throws -> T {
+        let server = try await MockServer(resources: [], options: MockServer.Options(allowsCrossOrigin: cors))
+        do {
+            server.addRoutes(try ProxyRoutes(upstream: upstream, timeout: timeout, upstreamRootsPEM: rootsPEM), first: false)
+            let result = try await body(server)
+            await server.stop()
+            return result
+        } catch {
+            await server.stop()
             throw error
         }
     }
@@ -130,28 +151,27 @@ struct WebSocketProxyTests {
 
     @Test("A backend that cuts its connection cuts the client's; a server that stops tells the backend 1001")
     func dropsAndStops() async throws {
-        let backend = try await HTTPBinServer.startScript("websocket_backend.py")
-        let server = try await MockServer(resources: [])
-        server.addRoutes(try ProxyRoutes(upstream: backend.baseURL), first: false)
-        let dropping = try await server.connectWebSocket("/drop")
-        try await dropping.send(.text("x"))
-        #expect(await Self.all(dropping).isEmpty)
-        #expect(dropping.wasDropped && dropping.closedWith == nil)
+        try await Self.withBackend { upstream in
+            try await Self.withMock(proxyingTo: upstream) { server in
+                let dropping = try await server.connectWebSocket("/drop")
+                try await dropping.send(.text("x"))
+                #expect(await Self.all(dropping).isEmpty)
+                #expect(dropping.wasDropped && dropping.closedWith == nil)
 
-        let echo = try await server.connectWebSocket("/echo")
-        try await echo.send(.text("before the stop"))
-        var iterator = echo.messages.makeAsyncIterator()
-        #expect(await iterator.next() == .text("before the stop"))
-        await server.stop()
-        #expect(await iterator.next() == nil)
-        #expect(echo.closedWith == .goingAway)
-        // A second mock asks the backend how the first one's socket ended.
-        let asking = try await MockServer(resources: [])
-        asking.addRoutes(try ProxyRoutes(upstream: backend.baseURL), first: false)
-        let ended = try await Self.backendEndings(of: "/echo", server: asking)
-        #expect(ended.first?["code"] == 1001)
-        await asking.stop()
-        await backend.stop()
+                let echo = try await server.connectWebSocket("/echo")
+                try await echo.send(.text("before the stop"))
+                var iterator = echo.messages.makeAsyncIterator()
+                #expect(await iterator.next() == .text("before the stop"))
+                await server.stop()
+                #expect(await iterator.next() == nil)
+                #expect(echo.closedWith == .goingAway)
+            }
+            // A second mock asks the backend how the first one's socket ended.
+            try await Self.withMock(proxyingTo: upstream) { asking in
+                let ended = try await Self.backendEndings(of: "/echo", server: asking)
+                #expect(ended.first?["code"] == 1001)
+            }
+        }
     }
 
     @Test("Thirty sockets at once keep their messages in order and apart, and each close reaches the backend with its own code")
@@ -225,46 +245,74 @@ struct WebSocketProxyTests {
     @Test("A backend that cannot be reached is a 502 problem naming it")
     func unreachable() async throws {
         // A port nothing listens on: one the backend held, then gave up.
-        let backend = try await HTTPBinServer.startScript("websocket_backend.py")
-        let gone = backend.baseURL
-        await backend.stop()
-        let server = try await MockServer(resources: [])
-        server.addRoutes(try ProxyRoutes(upstream: gone), first: false)
-        let failure = await #expect(throws: WebSocketHandshakeError.self) { try await server.connectWebSocket("/echo") }
-        #expect(failure?.response.status == .badGateway)
-        let problem = try JSON(parsing: failure?.response.body ?? [])
-        #expect(problem["upstream"] == .string(gone.absoluteString))
-        await server.stop()
+        let gone = try await Self.withBackend { $0 }
+        try await Self.withMock(proxyingTo: gone) { server in
+            let failure = await #expect(throws: WebSocketHandshakeError.self) { try await server.connectWebSocket("/echo") }
+            #expect(failure?.response.status == .badGateway)
+            let problem = try JSON(parsing: failure?.response.body ?? [])
+            #expect(problem["upstream"] == .string(gone.absoluteString))
+        }
     }
 
     @Test("A wss:// backend whose root the proxy is given is reached; without the root the handshake is a 502 naming it")
     func secureBackend() async throws {
         let authority = try LocalCertificateAuthority.make(commonName: "Staging CA")
         let leaf = try authority.issuePEM(for: ["127.0.0.1"])
-        let certificate = try HTTPSTests.write(leaf.certificateChain, "ws-upstream")
-        let key = try HTTPSTests.write(leaf.privateKey, "ws-upstream-key")
-        let backend = try await HTTPBinServer.startScript("websocket_backend.py", [certificate, key], isTLS: true)
-        #expect(backend.baseURL.scheme == "https")
-        let trusted = try await MockServer(resources: [])
-        trusted.addRoutes(try ProxyRoutes(upstream: backend.baseURL, upstreamRootsPEM: authority.certificatePEM), first: false)
-        let untrusted = try await MockServer(resources: [])
-        untrusted.addRoutes(try ProxyRoutes(upstream: backend.baseURL), first: false)
-        do {
-            let socket = try await trusted.connectWebSocket("/echo")
-            try await socket.send(.text("over tls"))
-            var iterator = socket.messages.makeAsyncIterator()
-            #expect(await iterator.next() == .text("over tls"))
-            socket.close()
-            let refused = await #expect(throws: WebSocketHandshakeError.self) { try await untrusted.connectWebSocket("/echo") }
-            #expect(refused?.response.status == .badGateway)
-            let detail = String(decoding: refused?.response.body ?? [], as: UTF8.self)
-            #expect(detail.contains("could not open the WebSocket"))
-        } catch {
-            Issue.record(error)
+        let tls = [
+            try HTTPSTests.write(leaf.certificateChain, "ws-upstream"), try HTTPSTests.write(leaf.privateKey, "ws-upstream-key"),
+        ]
+        try await Self.withBackend(tls: tls) { upstream in
+            #expect(upstream.scheme == "https")
+            try await Self.withMock(proxyingTo: upstream, rootsPEM: authority.certificatePEM) { trusted in
+                let socket = try await trusted.connectWebSocket("/echo")
+                try await socket.send(.text("over tls"))
+                var iterator = socket.messages.makeAsyncIterator()
+                #expect(await iterator.next() == .text("over tls"))
+                socket.close()
+            }
+            try await Self.withMock(proxyingTo: upstream) { untrusted in
+                let refused = await #expect(throws: WebSocketHandshakeError.self) {
+                    try await untrusted.connectWebSocket("/echo")
+                }
+                #expect(refused?.response.status == .badGateway)
+                let detail = String(decoding: refused?.response.body ?? [], as: UTF8.self)
+                #expect(detail.contains("could not open the WebSocket"))
+            }
         }
-        await trusted.stop()
-        await untrusted.stop()
-        await backend.stop()
+    }
+
+    @Test(
+        "With cross-origin access off, another origin's page is refused a proxied WebSocket (403) before the backend is asked; the mock's own page is not"
+    )
+    func foreignPagesNeverReachTheBackend() async throws {
+        try await Self.withBackend { upstream in
+            try await Self.withMock(proxyingTo: upstream, cors: false) { server in
+                let page: HTTPFields = [.init("Origin")!: "http://evil.example", .init("Host")!: "127.0.0.1:8888"]
+                let refused = await #expect(throws: WebSocketHandshakeError.self) {
+                    try await server.connectWebSocket("/echo", headers: page)
+                }
+                #expect(refused?.response.status == .forbidden)
+                let own: HTTPFields = [.init("Origin")!: "http://127.0.0.1:8888", .init("Host")!: "127.0.0.1:8888"]
+                let socket = try await server.connectWebSocket("/push", headers: own)
+                var iterator = socket.messages.makeAsyncIterator()
+                #expect(await iterator.next() == .text("1"))
+                socket.close()
+                // The backend saw the /push socket end, and never an /echo one.
+                _ = try await Self.backendEndings(of: "/push", server: server)
+                #expect(try await Self.backendEndings(of: "/echo", count: 0, server: server).isEmpty)
+            }
+        }
+    }
+
+    @Test("A text message from the backend that is not UTF-8 closes both sides with 1007, never passed on altered")
+    func invalidTextFromTheBackend() async throws {
+        try await Self.withProxy { server, _ in
+            let socket = try await server.connectWebSocket("/badtext")
+            #expect(await Self.all(socket).isEmpty)
+            #expect(socket.closedWith?.code == 1007)
+            let ended = try await Self.backendEndings(of: "/badtext", server: server)
+            #expect(ended.first?["code"] == 1007)
+        }
     }
 
     @Test("A WebSocket fault strikes a proxied socket as a mocked one, and the backend is told the client left")

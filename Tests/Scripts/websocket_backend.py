@@ -10,6 +10,7 @@ Paths:
   /push     sends "1" to "5", then echoes
   /quiet    pings five times, each waiting up to 10 s for its pong (else it closes with 1011), then says
             "still here after 5 pongs"
+  /badtext  a text frame whose bytes are not UTF-8 (Latin-1 "café"), then an echo
   /long     one text message of 300,000 characters, sent in 300 fragments
   /closes   a JSON list of how each earlier socket ended: the close code the client sent, or 1006
   /refuse   refused with 403, a body and X-Reason, before any upgrade
@@ -76,6 +77,10 @@ async def handler(connection):
                     await connection.close(1011, "no pong")
                     return
             await connection.send("still here after 5 pongs")
+        elif path == "/badtext":
+            # A text frame that is not UTF-8, below the library's checks of what it sends.
+            connection.protocol.send_text(b"caf\xe9")
+            connection.send_data()
         elif path == "/long":
             await connection.send(["x" * 1000 for _ in range(300)])
         elif path == "/closes":

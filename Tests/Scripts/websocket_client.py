@@ -5,21 +5,12 @@ Prints one JSON object per check; WebSocketCommandTests reads them.
 usage: websocket_client.py BASE_URL [CA_FILE]   (BASE_URL is http://HOST:PORT or https://HOST:PORT)
 """
 import json
-import ssl
-import sys
 import urllib.request
 
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-base = sys.argv[1]
-ca = sys.argv[2] if len(sys.argv) > 2 else None
-context = ssl.create_default_context(cafile=ca) if ca else None
-socket_base = ("wss://" if base.startswith("https://") else "ws://") + base.split("://", 1)[1]
-
-
-def report(check, **values):
-    print(json.dumps({"check": check, **values}), flush=True)
+from websocket_target import base, context, report, socket_base
 
 
 # Echo: text and bytes back as sent; the client's close code comes back.

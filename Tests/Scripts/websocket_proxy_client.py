@@ -6,21 +6,12 @@ usage: websocket_proxy_client.py BASE_URL [CA_FILE]   (BASE_URL is http://HOST:P
 """
 import json
 import socket
-import ssl
-import sys
 import time
 
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
-base = sys.argv[1]
-ca = sys.argv[2] if len(sys.argv) > 2 else None
-context = ssl.create_default_context(cafile=ca) if ca else None
-socket_base = ("wss://" if base.startswith("https://") else "ws://") + base.split("://", 1)[1]
-
-
-def report(check, **values):
-    print(json.dumps({"check": check, **values}), flush=True)
+from websocket_target import context, report, socket_base
 
 
 def ending(path):

@@ -327,6 +327,14 @@ extension MockResponse {
     }
 }
 
+extension MockRequest {
+    /// Whether it asks to open a WebSocket: a `GET` whose `Upgrade` names `websocket` (what the cross-origin
+    /// check and the proxy look for, before any route answers).
+    package var asksForWebSocket: Bool {
+        method == .get && headerFields[values: .upgrade].contains { MockResponse.hasToken("websocket", in: $0) }
+    }
+}
+
 /// The session a 101 carries, boxed so that an answer without one (every other) stays one word larger.
 final class UpgradeBox: Sendable {
     let session: WebSocketSession
