@@ -88,7 +88,9 @@ struct ChildProcessTests {
         let inheritable = open("/dev/null", O_RDONLY)  // no O_CLOEXEC: the case close-on-exec alone misses
         #expect(inheritable > 2)
         defer { close(inheritable) }
-        let child = try ChildProcess("/bin/sleep", ["30"], input: .pipe, output: .pipe, errors: .pipe)
+        // 600 s, killed below: with 30 a full run's load held this task past the child's end (a local run
+        // listed no descriptors at all, the child gone), so the listing never settled.
+        let child = try ChildProcess("/bin/sleep", ["600"], input: .pipe, output: .pipe, errors: .pipe)
         // posix_spawn returns once the program is exec'd, but its loader may still hold a file open for a
         // moment (a CI run listed 0, 1, 2 and 3): an inherited descriptor would stay, so the listing
         // must come to exactly 0, 1 and 2.
