@@ -3,6 +3,7 @@ import HTTPTypes
 import HammockHTTPServer
 import HammockJSON
 import HammockStore
+import HammockTestSupport
 import HammockWire
 import Testing
 
@@ -80,6 +81,60 @@ struct WebSocketTests {
         #expect(await collect(dropping, 5) == [.text("one")])
         #expect(dropping.wasDropped)
         #expect(dropping.closedWith == nil)
+    }
+
+    @Test(
+        "A receive step waits for the client's message, one sent ahead counts, and keepOpen holds the socket after the last step")
+    func receiveSteps() async throws {
+        let server = try await server(
+            #"""
+            {"resources": [], "routes": [
+              {"path": "/ws/chat", "websocket": {"keepOpen": true, "messages": [
+                 {"text": "ready"}, {"receive": true}, {"text": "got one"}, {"receive": true}, {"receive": true},
+                 {"text": "got three", "delay": 5}]}},
+              {"path": "/ws/once", "websocket": {"messages": [{"receive": true}, {"text": "{{query.x}} stays {{"}]}, "verbatim": true}
+            ]}
+            """#)
+        let chat = try await server.connectWebSocket("/ws/chat")
+        var iterator = chat.messages.makeAsyncIterator()
+        #expect(await iterator.next() == .text("ready"))
+        // The script waits: a message pushed now comes before what follows the receive step.
+        #expect(try await server.sendToWebSockets(.text("pushed"), path: "/ws/chat") == 1)
+        #expect(await iterator.next() == .text("pushed"))
+        try await chat.send(.text("one"))
+        #expect(await iterator.next() == .text("got one"))
+        // Two at once: the second receive step counts the message that came while the first waited.
+        try await chat.send(.text("two"))
+        try await chat.send(.binary([3]))
+        #expect(await iterator.next() == .text("got three"))
+        // The steps are done, and the socket stays open: a message is still taken, nothing is answered.
+        try await chat.send(.text("four"))
+        chat.close(WebSocketClose(code: 4000, reason: "done"))
+        #expect(await iterator.next() == nil)
+        #expect(chat.closedWith?.code == 4000)
+
+        // Without keepOpen the script closes with 1000 after its last step; verbatim text keeps its braces.
+        let once = try await server.connectWebSocket("/ws/once?x=1")
+        try await once.send(.text("go"))
+        #expect(await collect(once, 5) == [.text("{{query.x}} stays {{")])
+        #expect(once.closedWith == .normal)
+    }
+
+    @Test("A client that leaves while a receive step waits ends the session; the next client starts the script again")
+    func receiveThenLeave() async throws {
+        let server = try await server(
+            #"{"resources": [], "routes": [{"path": "/ws/ask", "websocket": {"messages": [{"text": "q"}, {"receive": true}, {"text": "a"}]}}]}"#
+        )
+        let first = try await server.connectWebSocket("/ws/ask")
+        var iterator = first.messages.makeAsyncIterator()
+        #expect(await iterator.next() == .text("q"))
+        first.close()
+        #expect(await iterator.next() == nil)
+        #expect(await eventually { server.openWebSockets.isEmpty })
+        let second = try await server.connectWebSocket("/ws/ask")
+        try await second.send(.text("answer me"))
+        #expect(await collect(second, 5) == [.text("q"), .text("a")])
+        #expect(second.closedWith == .normal)
     }
 
     @Test("A live feed sends each created, updated and deleted record of its resource as it happens, and nothing of another")
@@ -333,6 +388,14 @@ struct WebSocketTests {
             (#"{"path": "/ws", "websocket": {"messages": [{"text": "a"}], "repeat": true}}"#, "routes[0].websocket"),
             (#"{"path": "/ws", "websocket": {"messages": [{"text": "a", "json": 1}]}}"#, "routes[0].websocket.messages[0]"),
             (#"{"path": "/ws", "websocket": {"echo": true, "shout": true}}"#, "routes[0].websocket.shout"),
+            (
+                #"{"path": "/ws", "websocket": {"messages": [{"receive": true, "delay": 5}]}}"#,
+                "routes[0].websocket.messages[0].delay"
+            ),
+            (#"{"path": "/ws", "websocket": {"messages": [{"receive": false}]}}"#, "routes[0].websocket.messages[0].receive"),
+            (#"{"path": "/ws", "websocket": {"messages": [{"receive": true, "text": "a"}]}}"#, "routes[0].websocket.messages[0]"),
+            (#"{"path": "/ws", "websocket": {"keepOpen": "yes"}}"#, "routes[0].websocket.keepOpen"),
+            (#"{"path": "/ws", "websocket": {"messages": [{"text": "{{nothing}}"}]}}"#, "routes[0].websocket"),
         ]
         for (route, key) in cases {
             let text = #"{"resources": [{"name": "people", "fields": {"name": "string"}}], "routes": [\#(route)]}"#

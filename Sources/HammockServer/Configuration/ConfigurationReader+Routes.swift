@@ -7,8 +7,8 @@ extension ConfigurationReader {
         "status", "reason", "headers", "body", "text", "base64", "file", "events", "repeat", "verbatim", "websocket",
     ]
     static let eventKeys = ["data", "event", "id", "retry", "delay"]
-    static let webSocketKeys = ["messages", "repeat", "echo", "feed", "protocols"]
-    static let webSocketStepKeys = ["text", "json", "base64", "close", "reason", "drop", "delay"]
+    static let webSocketKeys = ["messages", "repeat", "echo", "feed", "protocols", "keepOpen"]
+    static let webSocketStepKeys = ["text", "json", "base64", "close", "reason", "drop", "receive", "delay"]
     static let routeKeys =
         [
             "method", "path", "match", "priority", "latency", "responses", "afterLast", "order", "scenario", "whenState",
@@ -254,7 +254,7 @@ extension ConfigurationReader {
             if let key = ["status", "reason"].first(where: { object[$0] != nil }) {
                 throw fail("\(path).\(key)", "a WebSocket route answers 101 Switching Protocols; leave out \(key)")
             }
-            body = .webSocket(try webSocket(object["websocket"], at: "\(path).websocket"))
+            body = .webSocket(try webSocket(object["websocket"], at: "\(path).websocket", verbatim: verbatim))
         default: break
         }
         do {
@@ -296,8 +296,9 @@ extension ConfigurationReader {
     }
 
     /// `websocket`: `{"echo": true}`, `{"feed": ["people"]}`, `{"messages": [{"json": {...}, "delay": 500},
-    /// {"close": 1000, "reason": "bye"}], "repeat": true}`, any together, and `protocols`.
-    func webSocket(_ value: JSON?, at path: String) throws(ConfigurationError) -> WebSocketScript {
+    /// {"close": 1000, "reason": "bye"}], "repeat": true}`, any together, and `protocols` and `keepOpen`;
+    /// `verbatim` (the answer's) sends text and JSON as written.
+    func webSocket(_ value: JSON?, at path: String, verbatim: Bool = false) throws(ConfigurationError) -> WebSocketScript {
         guard case .object(let object)? = value else {
             throw fail(path, "expected {\"echo\": true}, {\"feed\": [\"people\"]} or {\"messages\": [...]}")
         }
@@ -310,7 +311,7 @@ extension ConfigurationReader {
                 throw fail("\(path).messages", "expected a non-empty array: [{\"text\": \"hello\", \"delay\": 100}]")
             }
             for (index, element) in list.enumerated() {
-                steps.append(try webSocketStep(element, at: "\(path).messages[\(index)]"))
+                steps.append(try webSocketStep(element, at: "\(path).messages[\(index)]", verbatim: verbatim))
             }
         }
         let feed: [String]
@@ -338,37 +339,56 @@ extension ConfigurationReader {
         }
         let repeats = try bool(object["repeat"], at: "\(path).repeat") ?? false
         let echo = try bool(object["echo"], at: "\(path).echo") ?? false
+        let keepsOpen = try bool(object["keepOpen"], at: "\(path).keepOpen") ?? false
         do {
-            return try WebSocketScript(steps: steps, repeats: repeats, echo: echo, feed: feed, protocols: protocols)
+            return try WebSocketScript(
+                steps: steps, repeats: repeats, echo: echo, feed: feed, protocols: protocols, keepsOpen: keepsOpen,
+                verbatim: verbatim)
         } catch {
             throw fail(path, error.message)
         }
     }
 
     /// One step of a WebSocket script: a message (`text`, `json` or `base64`), a `close` (a code, with
-    /// `reason`) or `"drop": true`, each with a `delay` in milliseconds.
-    func webSocketStep(_ value: JSON, at path: String) throws(ConfigurationError) -> WebSocketScript.Step {
+    /// `reason`) or `"drop": true`, each with a `delay` in milliseconds; or `"receive": true`, which waits
+    /// for the client's next message.
+    func webSocketStep(_ value: JSON, at path: String, verbatim: Bool = false) throws(ConfigurationError) -> WebSocketScript.Step
+    {
         guard case .object(let object) = value else {
-            throw fail(path, "expected a step: {\"text\": \"hello\"}, {\"json\": {...}}, {\"close\": 1000} or {\"drop\": true}")
+            throw fail(
+                path,
+                "expected a step: {\"text\": \"hello\"}, {\"json\": {...}}, {\"close\": 1000}, {\"drop\": true} or {\"receive\": true}"
+            )
         }
         for key in object.keys where !Self.webSocketStepKeys.contains(key) {
             throw fail("\(path).\(key)", "unknown key; expected one of \(Self.webSocketStepKeys.joined(separator: ", "))")
         }
         let delay = Duration.milliseconds(try integer(object["delay"], at: "\(path).delay", in: 0...600_000) ?? 0)
-        let kinds = ["text", "json", "base64", "close", "drop"].filter { object[$0] != nil && object[$0] != .null }
+        let kinds = ["text", "json", "base64", "close", "drop", "receive"].filter { object[$0] != nil && object[$0] != .null }
         guard kinds.count == 1 else {
             throw fail(
                 path,
                 kinds.isEmpty
-                    ? "give one of text, json, base64, close and drop" : "give only one of \(kinds.joined(separator: ", "))")
+                    ? "give one of text, json, base64, close, drop and receive"
+                    : "give only one of \(kinds.joined(separator: ", "))")
         }
         if object["reason"] != nil, kinds[0] != "close" { throw fail("\(path).reason", "belongs to close") }
+        if kinds[0] == "receive" {
+            guard try bool(object["receive"], at: "\(path).receive") == true else {
+                throw fail("\(path).receive", "expected true")
+            }
+            // It waits for the client, so a delay there has nothing to count from: the next step's does.
+            if object["delay"] != nil {
+                throw fail("\(path).delay", "a receive waits for the client; give the delay to the step after it")
+            }
+            return .receive
+        }
         switch kinds[0] {
         case "text": return .send(.text(try string(object["text"], at: "\(path).text") ?? ""), delay: delay)
         case "json":
             let json = object["json"] ?? .null
             do {
-                try StubTemplate.validate(json)
+                if !verbatim { try StubTemplate.validate(json) }
             } catch {
                 throw fail("\(path).json", error.message)
             }

@@ -260,7 +260,8 @@ public struct StubAnswer: Sendable {
         var response = MockResponse.webSocket(answering: request, protocols: script.protocols) { _ in }
         guard response.webSocket != nil else { return response }
         for header in headers {
-            response.headerFields.append(HTTPField(name: header.name, value: StubTemplate.renderText(header.value, context)))
+            let value = isVerbatim ? header.value : StubTemplate.renderText(header.value, context)
+            response.headerFields.append(HTTPField(name: header.name, value: value))
         }
         let lease =
             script.feed.isEmpty ? nil : FeedLease(changes.subscribe(to: script.feed.contains("*") ? nil : Set(script.feed)))
