@@ -13,6 +13,9 @@ import HammockStore
 /// ```
 /// `hammock serve session.har` does the same. A HAR from a browser holds every origin the page reached
 /// (fonts, analytics, the API): the origin with the most entries is served, and the others are counted.
+/// WebSockets are read and written as Chromium's developer tools keep them: an entry answered `101`
+/// whose `_webSocketMessages` list what was sent and received, played back as a route that sends what
+/// was received, each after the client's message before it.
 public enum HTTPArchive {
     /// Why a file is not a HAR the mock can serve.
     public struct ReadError: Error, Sendable, CustomStringConvertible {
@@ -65,21 +68,30 @@ public enum HTTPArchive {
             throw ReadError(description: "\(file): \(entries.count) entries; at most \(maximumEntries) are read")
         }
         var parsed: [(origin: String, exchange: ProxyRecording.Exchange)] = []
+        var sockets: [(origin: String, session: ProxyRecording.WebSocketSession)] = []
         var skipped = 0
         for entry in entries {
-            if let exchange = exchange(of: entry) { parsed.append(exchange) } else { skipped += 1 }
+            if let socket = session(of: entry) {
+                sockets.append(socket)
+            } else if let exchange = exchange(of: entry) {
+                parsed.append(exchange)
+            } else {
+                skipped += 1
+            }
         }
         var counts: [String: Int] = [:]
-        for item in parsed { counts[item.origin, default: 0] += 1 }
+        for origin in parsed.map(\.origin) + sockets.map(\.origin) { counts[origin, default: 0] += 1 }
         // The origin with the most entries; the first one seen among equals.
-        let origin = parsed.map(\.origin).first { counts[$0] == counts.values.max() }
+        let origin = (parsed.map(\.origin) + sockets.map(\.origin)).first { counts[$0] == counts.values.max() }
         let served = parsed.filter { $0.origin == origin }.map(\.exchange)
-        skipped += parsed.count - served.count
-        var builder = RecordingBuilder(exchanges: served)
+        let servedSockets = sockets.filter { $0.origin == origin }.map(\.session)
+        skipped += parsed.count - served.count + sockets.count - servedSockets.count
+        var builder = RecordingBuilder(exchanges: served, sessions: servedSockets)
         if inferringResources { builder.inferResources() }
         let (configuration, resources, stubs, unnamed) = builder.build()
-        let summary = ProxyRecording.Summary(
+        var summary = ProxyRecording.Summary(
             exchanges: served.count, resources: resources, stubs: stubs, skipped: skipped + unnamed)
+        summary.webSockets = builder.webSocketsWritten
         return Read(configuration: configuration, origin: origin, summary: summary)
     }
 
@@ -127,6 +139,60 @@ public enum HTTPArchive {
         return (origin, exchange)
     }
 
+    /// The most messages read of one WebSocket entry.
+    static let maximumMessages = 100_000
+
+    /// One WebSocket entry (answered `101`, with `_webSocketMessages`) as a session, with its origin;
+    /// `nil` when the entry is not one. Chromium keeps no close frames, so a session read ends open.
+    static func session(of entry: JSON) -> (origin: String, session: ProxyRecording.WebSocketSession)? {
+        guard let response = entry["response"], response["status"]?.intValue == 101,
+            case .array(let list)? = entry["_webSocketMessages"], list.count <= maximumMessages,
+            let request = entry["request"], let url = request["url"]?.stringValue,
+            let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+            let host = components.host
+        else { return nil }
+        // A page's socket is `ws://` or `wss://`; the origin its HTTP entries have is `http(s)://`.
+        let web = scheme == "wss" ? "https" : scheme == "ws" ? "http" : scheme
+        let origin = "\(web)://\(host)\(components.port.map { ":\($0)" } ?? "")"
+        let started = entry["startedDateTime"]?.stringValue.flatMap(ISO8601.date)
+        var moments: [ProxyRecording.WebSocketSession.Moment] = []
+        for message in list {
+            guard let type = message["type"]?.stringValue, let data = message["data"]?.stringValue else { continue }
+            let content: WebSocketMessage
+            switch message["opcode"]?.intValue ?? 1 {
+            case 1: content = .text(data)
+            case 2:
+                guard let bytes = Base64.decode(data) else { continue }
+                content = .binary(bytes)
+            default: continue
+            }
+            // Chromium writes each message's time in seconds since 1970; the session starts at the entry's.
+            let seconds =
+                (message["time"]?.doubleValue).map { time in
+                    started.map { max(time - $0.timeIntervalSince1970, 0) } ?? 0
+                } ?? 0
+            let at = Duration.milliseconds(Int64(min(seconds, 86_400 * 365) * 1000))
+            switch type {
+            case "send": moments.append(.init(event: .fromClient(content), at: at))
+            case "receive": moments.append(.init(event: .fromUpstream(content), at: at))
+            default: continue
+            }
+        }
+        let responseHeaders = fields(response["headers"], dropping: droppedOnImport).filter {
+            !ProxyRoutes.webSocketHopFields.contains($0.name.canonicalName.lowercased())
+                && !["upgrade", "sec-websocket-protocol"].contains($0.name.canonicalName.lowercased())
+        }
+        let subprotocol = response["headers"].flatMap { headers in
+            fields(headers, dropping: []).first { $0.name.canonicalName.lowercased() == "sec-websocket-protocol" }?.value
+        }
+        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        let session = ProxyRecording.WebSocketSession(
+            path: path, query: components.percentEncodedQuery, requestHeaders: fields(request["headers"], dropping: []),
+            responseHeaders: responseHeaders, subprotocol: subprotocol, moments: moments,
+            startedAt: started ?? Date(timeIntervalSince1970: 0))
+        return (origin, session)
+    }
+
     /// A HAR header list as fields: names that are not field names (`:authority`) are left out.
     static func fields(_ list: JSON?, dropping dropped: Set<String>) -> [HTTPField] {
         guard case .array(let elements)? = list else { return [] }
@@ -138,10 +204,12 @@ public enum HTTPArchive {
         }
     }
 
-    /// A HAR 1.2 document of `exchanges`, their requests addressed to `host` (the mock's, as the app sent
-    /// them, so that reading the file back serves the same paths).
-    static func document(of exchanges: [ProxyRecording.Exchange], creatorVersion: String) -> JSON {
-        let entries = exchanges.map { exchange -> JSON in
+    /// A HAR 1.2 document of `exchanges` and WebSocket `sessions`, their requests addressed to `host` (the
+    /// mock's, as the app sent them, so that reading the file back serves the same paths).
+    static func document(
+        of exchanges: [ProxyRecording.Exchange], sessions: [ProxyRecording.WebSocketSession] = [], creatorVersion: String
+    ) -> JSON {
+        var entries = exchanges.map { exchange -> JSON in
             let host = exchange.requestHeaders.first { $0.name.canonicalName.lowercased() == "host" }?.value ?? "localhost"
             let url = "http://\(host)\(exchange.path)" + (exchange.query.map { "?" + $0 } ?? "")
             var request: JSONObject = [
@@ -184,11 +252,62 @@ public enum HTTPArchive {
                 "timings": ["send": 0, "wait": .double(milliseconds), "receive": 0],
             ]
         }
+        entries += sessions.map(entry(of:))
         return [
             "log": [
                 "version": "1.2", "creator": ["name": "hammock", "version": .string(creatorVersion)],
                 "entries": .array(entries),
             ]
+        ]
+    }
+
+    /// A WebSocket session as Chromium's developer tools write one: an entry answered `101` whose
+    /// `_webSocketMessages` are what the client sent (`send`) and received (`receive`), with their times.
+    /// A close or cut of the backend's is not in that format and is left out.
+    static func entry(of session: ProxyRecording.WebSocketSession) -> JSON {
+        let host = session.requestHeaders.first { $0.name.canonicalName.lowercased() == "host" }?.value ?? "localhost"
+        let url = "ws://\(host)\(session.path)" + (session.query.map { "?" + $0 } ?? "")
+        let start = session.startedAt.timeIntervalSince1970
+        let messages = session.moments.compactMap { moment -> JSON? in
+            let type: String
+            let message: WebSocketMessage
+            switch moment.event {
+            case .fromClient(let sent):
+                type = "send"
+                message = sent
+            case .fromUpstream(let received):
+                type = "receive"
+                message = received
+            case .upstreamClosed, .upstreamDropped: return nil
+            }
+            let (opcode, data): (Int, String) =
+                switch message {
+                case .text(let text): (1, text)
+                case .binary(let bytes): (2, Base64.encode(bytes))
+                }
+            let time = start + ProxyRecording.seconds(moment.at)
+            return ["type": .string(type), "time": .double(time), "opcode": .integer(opcode), "data": .string(data)]
+        }
+        var responseHeaders = session.responseHeaders
+        if let subprotocol = session.subprotocol {
+            responseHeaders.append(HTTPField(name: .secWebSocketProtocol, value: subprotocol))
+        }
+        let request: JSONObject = [
+            "method": "GET", "url": .string(url), "httpVersion": "HTTP/1.1", "cookies": [],
+            "headers": headerList(session.requestHeaders), "queryString": queryList(session.query), "headersSize": -1,
+            "bodySize": 0,
+        ]
+        let response: JSONObject = [
+            "status": 101, "statusText": "Switching Protocols", "httpVersion": "HTTP/1.1", "cookies": [],
+            "headers": headerList(responseHeaders), "content": ["size": 0, "mimeType": "x-unknown"], "redirectURL": "",
+            "headersSize": -1, "bodySize": 0,
+        ]
+        let duration = session.moments.last.map { ProxyRecording.seconds($0.at) * 1000 } ?? 0
+        return [
+            "startedDateTime": .string(ISO8601.string(session.startedAt)), "time": .double(duration),
+            "request": .object(request), "response": .object(response), "cache": [:],
+            "timings": ["send": 0, "wait": 0, "receive": 0], "_resourceType": "websocket",
+            "_webSocketMessages": .array(messages),
         ]
     }
 

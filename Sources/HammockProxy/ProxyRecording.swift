@@ -56,6 +56,8 @@ public final class ProxyRecording: Sendable {
         public var stubs: Int
         /// Exchanges left out: a body over the limit, or a path no stub can name.
         public var skipped: Int
+        /// The WebSocket sessions written (as routes that play them back).
+        public var webSockets = 0
 
         public var description: String {
             var text = "\(exchanges) exchange\(exchanges == 1 ? "" : "s")"
@@ -66,6 +68,7 @@ public final class ProxyRecording: Sendable {
                 resources.isEmpty
                 ? "" : ", \(resources.count) resource\(resources.count == 1 ? "" : "s") (\(resources.joined(separator: ", ")))"
             text += ", \(stubs) stub\(stubs == 1 ? "" : "s")"
+            if webSockets > 0 { text += ", \(webSockets) WebSocket session\(webSockets == 1 ? "" : "s")" }
             if skipped > 0 { text += "; \(skipped) left out (a body over the limit, or a path no stub can name)" }
             return text
         }
@@ -79,6 +82,7 @@ public final class ProxyRecording: Sendable {
 
     struct State {
         var exchanges: [Exchange] = []
+        var sessions: [WebSocketSession] = []
         var skipped = 0
         /// Values redacted so far, searched for everywhere when the file is written. Held in memory only.
         var secrets: Set<String> = []
@@ -88,9 +92,9 @@ public final class ProxyRecording: Sendable {
     public let redaction: RecordingRedaction
     /// The largest body kept, either way; an exchange with a larger one is counted, not kept.
     public let maximumBodySize: Int
-    private let state = Mutex(State())
+    let state = Mutex(State())
     /// The wall-clock time, read once at creation; each exchange's time follows from the monotonic clock.
-    private let base: (date: Date, instant: ContinuousClock.Instant)
+    let base: (date: Date, instant: ContinuousClock.Instant)
 
     /// A recording that redacts what `redaction` names and keeps bodies up to `maximumBodySize` bytes;
     /// `now` is the wall clock a HAR file's times are written in.
@@ -197,20 +201,23 @@ public final class ProxyRecording: Sendable {
     /// is a stub: a replay answers exactly what was recorded, in order).
     public func configuration(inferringResources: Bool = true) -> (configuration: JSON, summary: Summary) {
         let (scrubbed, skipped) = scrubbedExchanges()
-        var builder = RecordingBuilder(exchanges: scrubbed)
+        var builder = RecordingBuilder(exchanges: scrubbed, sessions: scrubbedSessions())
         if inferringResources { builder.inferResources() }
         let (configuration, resources, stubs, unnamed) = builder.build()
-        return (
-            configuration, Summary(exchanges: exchanges.count, resources: resources, stubs: stubs, skipped: skipped + unnamed)
-        )
+        var summary = Summary(exchanges: exchanges.count, resources: resources, stubs: stubs, skipped: skipped + unnamed)
+        summary.webSockets = builder.webSocketsWritten
+        return (configuration, summary)
     }
 
     /// The recording as an HTTP Archive 1.2 document (``HTTPArchive``), redacted as the configuration is;
     /// its requests are addressed to the mock, as the app sent them.
     public func archive() -> (archive: JSON, summary: Summary) {
         let (scrubbed, skipped) = scrubbedExchanges()
-        let document = HTTPArchive.document(of: scrubbed, creatorVersion: MockServer.version)
-        return (document, Summary(exchanges: scrubbed.count, resources: [], stubs: 0, skipped: skipped))
+        let sessions = scrubbedSessions()
+        let document = HTTPArchive.document(of: scrubbed, sessions: sessions, creatorVersion: MockServer.version)
+        var summary = Summary(exchanges: scrubbed.count, resources: [], stubs: 0, skipped: skipped)
+        summary.webSockets = sessions.count
+        return (document, summary)
     }
 
     /// The exchanges with every secret redacted so far replaced wherever it appears, and the count left out.

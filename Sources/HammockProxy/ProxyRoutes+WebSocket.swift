@@ -59,18 +59,25 @@ extension ProxyRoutes {
                 let (head, body) = try await UpstreamWebSocket.readRefusal(
                     channel, limit: Self.refusalBodyLimit, pending: pending)
                 let status = HTTPResponse.Status(code: Int(head.status.code), reasonPhrase: head.status.reasonPhrase)
-                return MockResponse(status: status, headerFields: answerFields(head.headers).fields, body: body)
+                let fields = answerFields(head.headers).fields
+                // Recorded as any answer is: a replay refuses the handshake as the backend did.
+                recording?.add(request: request, status: status, fields: fields, body: body)
+                return MockResponse(status: status, headerFields: fields, body: body)
             case .upgraded(let channel, let head):
                 let socket = UpstreamSocket(channel)
                 let agreed = head.headers["Sec-WebSocket-Protocol"].first
-                var response = MockResponse.webSocket(answering: request, protocols: agreed.map { [$0] } ?? []) { connection in
-                    try await UpstreamWebSocket.relay(connection, socket)
-                }
                 // The upstream's own fields (a cookie, a server name) reach the client; the handshake's are the mock's.
-                for field in answerFields(head.headers).fields
-                where !Self.webSocketHopFields.contains(field.name.canonicalName) && field.name != .secWebSocketProtocol {
-                    response.headerFields.append(field)
+                let own = answerFields(head.headers).fields.filter {
+                    !Self.webSocketHopFields.contains($0.name.canonicalName) && $0.name != .secWebSocketProtocol
                 }
+                let recording = self.recording
+                var response = MockResponse.webSocket(answering: request, protocols: agreed.map { [$0] } ?? []) { connection in
+                    // Timed from here, the session's start: what the upstream sent with its 101 is read after it.
+                    let recorder = recording?.startSession(request: request, fields: Array(own), subprotocol: agreed)
+                    defer { recorder?.finish() }
+                    try await UpstreamWebSocket.relay(connection, socket, recorder: recorder)
+                }
+                response.headerFields.append(contentsOf: own)
                 return response
             }
         } catch is UpstreamWebSocket.TimedOut {

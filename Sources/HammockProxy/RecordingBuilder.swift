@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HammockJSON
+import HammockServer
 import HammockStore
 import HammockWire
 
@@ -12,6 +13,8 @@ struct RecordingBuilder {
     typealias Exchange = ProxyRecording.Exchange
 
     let exchanges: [Exchange]
+    /// The WebSocket sessions relayed, written as routes that play them back.
+    let sessions: [ProxyRecording.WebSocketSession]
     /// Exchanges a resource answers now (by index): not written as stubs.
     var absorbed: Set<Int> = []
     /// The resources inferred, in the order their collections were first seen.
@@ -19,7 +22,10 @@ struct RecordingBuilder {
     /// The prefix the resources are served under (`basePath`), if any.
     var basePath = ""
 
-    init(exchanges: [Exchange]) { self.exchanges = exchanges }
+    init(exchanges: [Exchange], sessions: [ProxyRecording.WebSocketSession] = []) {
+        self.exchanges = exchanges
+        self.sessions = sessions
+    }
 
     /// A collection the exchanges show: where it lives, its key member, and the records seen.
     struct Collection {
@@ -315,8 +321,9 @@ struct RecordingBuilder {
         return objects
     }
 
-    /// The configuration, the resources' names, the number of stubs, and the exchanges no stub can name.
-    func build() -> (JSON, [String], Int, Int) {
+    /// The configuration, the resources' names, the number of stubs, and the exchanges and WebSocket
+    /// sessions no route can name; ``webSocketsWritten`` is set.
+    mutating func build() -> (JSON, [String], Int, Int) {
         var root: JSONObject = ["store": "memory"]
         if !basePath.isEmpty { root["basePath"] = .string(basePath) }
         var data = JSONObject()
@@ -328,9 +335,103 @@ struct RecordingBuilder {
             }
         }
         let (routes, unnamed) = stubs()
-        if !routes.isEmpty { root["routes"] = .array(routes) }
+        let (sockets, written, unnamedSessions) = socketRoutes(besides: routes)
+        webSocketsWritten = written
+        // The sockets' routes first: a handshake is a GET, which a stub of the same path would answer.
+        if !routes.isEmpty || !sockets.isEmpty { root["routes"] = .array(sockets + routes) }
         if !data.isEmpty { root["data"] = .object(data) }
-        return (.object(root), resources.map(\.name), routes.count, unnamed)
+        return (.object(root), resources.map(\.name), routes.count, unnamed + unnamedSessions)
+    }
+
+    /// The WebSocket sessions written by ``build()``.
+    var webSocketsWritten = 0
+
+    /// The WebSocket routes: one per handshake (path and query), playing its sessions in the order they
+    /// were recorded (the last again after that); the number of sessions written and of those left out
+    /// (a path no route can name). A route whose path a recorded plain `GET` also has asks for the
+    /// `Upgrade` field, so that the plain request reaches its stub.
+    func socketRoutes(besides stubs: [JSON]) -> ([JSON], Int, Int) {
+        var groups: [(pattern: String, match: JSONObject, answers: [JSON])] = []
+        var index: [String: Int] = [:]
+        var unnamed = 0
+        let plainPaths = Set(
+            stubs.compactMap { route -> String? in
+                route.objectValue?["method"]?.stringValue == "GET" ? route.objectValue?["path"]?.stringValue : nil
+            })
+        for session in sessions {
+            guard !Self.isAdmin(session.path), let path = Self.relative(session.path, to: basePath),
+                let pattern = Self.pattern(of: path)
+            else {
+                unnamed += 1
+                continue
+            }
+            var match = Self.match(
+                of: Exchange(
+                    method: .get, path: session.path, query: session.query, requestBody: [],
+                    status: 101, responseHeaders: [], responseBody: []))
+            if plainPaths.contains(pattern) {
+                match["headers"] = ["Upgrade": ["matches": "(?i)websocket"]]
+            }
+            let identity = "\(pattern) \(JSON.object(match).serializedString())"
+            if let existing = index[identity] {
+                groups[existing].answers.append(Self.answer(of: session))
+            } else {
+                index[identity] = groups.count
+                groups.append((pattern, match, [Self.answer(of: session)]))
+            }
+        }
+        let routes = groups.map { group -> JSON in
+            var route: JSONObject = ["path": .string(group.pattern)]
+            if !group.match.isEmpty { route["match"] = .object(group.match) }
+            if Set(group.answers).count == 1, case .object(let answer) = group.answers[0] {
+                for (key, value) in answer { route[key] = value }
+            } else {
+                route["responses"] = .array(group.answers)
+            }
+            return .object(route)
+        }
+        return (routes, sessions.count - unnamed, unnamed)
+    }
+
+    /// A session as a route's answer: its script (each of the backend's messages after the time it took,
+    /// a `receive` for each of the client's, the backend's close or cut, or `keepOpen` when the backend did
+    /// not end it), the subprotocol, the backend's fields on the `101`, all verbatim.
+    static func answer(of session: ProxyRecording.WebSocketSession) -> JSON {
+        var messages: [JSON] = []
+        var last = Duration.zero
+        var ended = false
+        for moment in session.moments where !ended {
+            var step: JSONObject
+            switch moment.event {
+            case .fromClient:
+                messages.append(["receive": true])
+                last = moment.at
+                continue
+            case .fromUpstream(.text(let text)): step = ["text": .string(text)]
+            case .fromUpstream(.binary(let bytes)): step = ["base64": .string(Base64.encode(bytes))]
+            case .upstreamClosed(let close):
+                step = ["close": .integer(Int(close.code))]
+                if !close.reason.isEmpty { step["reason"] = .string(close.reason) }
+                ended = true
+            case .upstreamDropped:
+                step = ["drop": true]
+                ended = true
+            }
+            // In whole milliseconds, at most the ten minutes a step may wait.
+            let milliseconds = min(max(Int((moment.at - last) / .milliseconds(1)), 0), 600_000)
+            if milliseconds > 0 { step["delay"] = .integer(milliseconds) }
+            last = moment.at
+            messages.append(.object(step))
+        }
+        var script = JSONObject()
+        if !messages.isEmpty { script["messages"] = .array(messages) }
+        if !ended { script["keepOpen"] = true }
+        if let subprotocol = session.subprotocol { script["protocols"] = [.string(subprotocol)] }
+        var answer: JSONObject = ["websocket": .object(script)]
+        let headers = headerObject(session.responseHeaders)
+        if !headers.isEmpty { answer["headers"] = .object(headers) }
+        answer["verbatim"] = true
+        return .object(answer)
     }
 
     /// A resource's declaration: each member's type from the values seen.
@@ -503,19 +604,25 @@ struct RecordingBuilder {
         return match
     }
 
-    /// The answer as a stub writes it, served verbatim: JSON as JSON, UTF-8 text as text, else base64.
-    static func answer(of exchange: Exchange) -> JSON {
-        var answer: JSONObject = ["status": .integer(exchange.status)]
+    /// Header fields as a stub writes them: repeated ones (`Set-Cookie` aside, which cannot be joined) as
+    /// one list (RFC 9110 §5.3).
+    static func headerObject(_ fields: [HTTPField]) -> JSONObject {
         var headers = JSONObject()
-        for field in exchange.responseHeaders {
+        for field in fields {
             let name = field.name.canonicalName
             if let existing = headers[name]?.stringValue {
-                // Repeated fields (`Set-Cookie` aside, which cannot be joined) as one list (RFC 9110 §5.3).
                 if name.lowercased() != "set-cookie" { headers[name] = .string(existing + ", " + field.value) }
             } else {
                 headers[name] = .string(field.value)
             }
         }
+        return headers
+    }
+
+    /// The answer as a stub writes it, served verbatim: JSON as JSON, UTF-8 text as text, else base64.
+    static func answer(of exchange: Exchange) -> JSON {
+        var answer: JSONObject = ["status": .integer(exchange.status)]
+        let headers = headerObject(exchange.responseHeaders)
         if !headers.isEmpty { answer["headers"] = .object(headers) }
         let body = exchange.responseBody
         if !body.isEmpty {

@@ -143,13 +143,17 @@ enum UpstreamWebSocket {
     /// Relays messages between the client's socket (`connection`) and the upstream's until one side ends:
     /// a close frame is passed on with its code and reason; an upstream that drops its connection has the
     /// client's dropped, and a client side that ends without the client's close frame (lost, or closed by
-    /// a fault) tells the upstream ``clientWentAway``.
-    static func relay(_ connection: WebSocketConnection, _ upstream: UpstreamSocket) async throws {
+    /// a fault) tells the upstream ``clientWentAway``. Each message and the upstream's end go to
+    /// `recorder` when the proxy records.
+    static func relay(
+        _ connection: WebSocketConnection, _ upstream: UpstreamSocket, recorder: WebSocketRecorder? = nil
+    ) async throws {
         try await upstream.channel.executeThenClose { fromUpstream, toUpstream in
             try await withThrowingTaskGroup(of: Ending.self) { group in
-                group.addTask { try await Self.pass(fromUpstream, to: connection, answering: toUpstream) }
+                group.addTask { try await Self.pass(fromUpstream, to: connection, answering: toUpstream, recorder: recorder) }
                 group.addTask {
                     for await message in connection.inbound {
+                        recorder?.note(.fromClient(message))
                         let frame: WebSocketFrame
                         switch message {
                         case .text(let text): frame = Self.frame(.text, ByteBuffer(string: text))
@@ -161,6 +165,9 @@ enum UpstreamWebSocket {
                             return Task.isCancelled ? .cancelled : .upstreamFailed
                         }
                     }
+                    // The recorded session ends with the client's: the upstream's answer to the close below
+                    // is not something it said on its own.
+                    recorder?.finish()
                     return .clientEnded
                 }
                 let first = try await group.next()
@@ -170,7 +177,7 @@ enum UpstreamWebSocket {
                 case .upstreamFailed?:
                     await connection.drop()
                     return
-                case .clientEnded?, .cancelled?, nil: break
+                case .clientEnded?, .cancelled?, nil: recorder?.finish()
                 }
                 // The client's side ended, or the session was cancelled: the transport cancels it once the
                 // client's connection is over, and when the server stops. What the inbound holds says which.
@@ -216,7 +223,7 @@ enum UpstreamWebSocket {
     /// The upstream's messages to the client; its pings answered, its close passed on and answered.
     static func pass(
         _ inbound: NIOAsyncChannelInboundStream<WebSocketFrame>, to connection: WebSocketConnection,
-        answering outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>
+        answering outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>, recorder: WebSocketRecorder? = nil
     ) async throws -> Ending {
         do {
             for try await frame in inbound {
@@ -227,11 +234,16 @@ enum UpstreamWebSocket {
                     guard let text = String(validating: frame.unmaskedData.readableBytesView, as: UTF8.self) else {
                         let close = WebSocketClose(code: 1007, reason: "the upstream sent a text message that is not UTF-8")
                         try? await outbound.write(Self.closeFrame(close))
+                        recorder?.note(.upstreamClosed(close))
                         await connection.close(close)
                         return .upstreamEnded
                     }
+                    recorder?.note(.fromUpstream(.text(text)))
                     try await connection.send(.text(text))
-                case .binary: try await connection.send(.binary(Array(frame.unmaskedData.readableBytesView)))
+                case .binary:
+                    let bytes = Array(frame.unmaskedData.readableBytesView)
+                    recorder?.note(.fromUpstream(.binary(bytes)))
+                    try await connection.send(.binary(bytes))
                 case .ping: try await outbound.write(Self.frame(.pong, frame.unmaskedData))
                 case .connectionClose:
                     var payload = frame.unmaskedData
@@ -241,6 +253,7 @@ enum UpstreamWebSocket {
                     try? await outbound.write(Self.closeFrame(WebSocketClose(code: code ?? 1000)))
                     // A code a peer may not send (1005, 1006, 1015) is passed on as 1000.
                     let passed = code.map { WebSocketClose.isSendable(Int($0)) ? $0 : 1000 } ?? 1000
+                    recorder?.note(.upstreamClosed(WebSocketClose(code: passed, reason: reason)))
                     await connection.close(WebSocketClose(code: passed, reason: reason))
                     return .upstreamEnded
                 default: continue  // pongs, and continuations the aggregator has already joined
@@ -255,6 +268,7 @@ enum UpstreamWebSocket {
             // way), or the session was cancelled (below).
         }
         if Task.isCancelled { return .cancelled }
+        recorder?.note(.upstreamDropped)
         await connection.drop()
         return .upstreamEnded
     }

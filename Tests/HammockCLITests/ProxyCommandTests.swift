@@ -32,10 +32,13 @@ struct ProxyCommandTests {
     func webSockets(overTLS: Bool) async throws {
         let backend = try await HTTPBinServer.startScript("websocket_backend.py")
         let folder = TemporaryFiles.directory("ca") + "hammock"
+        let record = TemporaryFiles.path("ws-recorded", extension: "json")
+        defer { try? FileManager.default.removeItem(atPath: record) }
         let reports: [String: JSON]
         do {
             reports = try await HammockProcess.pythonReports(
-                serving: ["--port", "0", "--proxy", backend.baseURL.absoluteString] + (overTLS ? ["--https"] : []),
+                serving: ["--port", "0", "--proxy", backend.baseURL.absoluteString, "--record", record]
+                    + (overTLS ? ["--https"] : []),
                 environment: overTLS ? ["HAMMOCK_CA_DIR": folder] : [:], script: "websocket_proxy_client.py",
                 scriptArguments: overTLS ? [folder + "/hammock-ca.pem"] : [])
             await backend.stop()
@@ -58,6 +61,23 @@ struct ProxyCommandTests {
         #expect(reports["long"]?["length"] == 300_000)
         #expect(reports["refuse"]?["status"] == 403 && reports["refuse"]?["reason"] == "refused by the backend")
         #expect(reports["refuse"]?["body"] == "no socket for you\n")
+
+        // What passed was recorded when the server stopped: each socket as a route that plays it back.
+        let written = try String(contentsOfFile: record, encoding: .utf8)
+        let routes = try JSON(parsing: Array(written.utf8))["routes"]?.arrayValue ?? []
+        let echo = try #require(routes.first { $0["path"] == "/echo" && $0["websocket"] != nil }, "\(written)")
+        // Each reply after the client's message, its delay (however long the backend took) aside.
+        let steps = (echo["websocket"]?["messages"]?.arrayValue ?? []).map { step -> JSON in
+            guard case .object(var object) = step else { return step }
+            object["delay"] = nil
+            return .object(object)
+        }
+        let expected: [JSON] = [["receive": true], ["text": "hello"], ["receive": true], ["base64": "AAH/"]]
+        #expect(steps == expected, "\(echo)")
+        let close = try #require(routes.first { $0["path"] == "/close" }, "\(written)")
+        #expect(close["websocket"]?["messages"]?.arrayValue?.last?["close"] == 4001)
+        #expect(routes.contains { $0["path"] == "/refuse" && $0["status"] == 403 })
+        #expect(!written.contains("Bearer t-1"))
     }
 
     @Test("An upstream that is no http(s) URL with a host exits 2 before anything is served, naming --proxy")

@@ -161,7 +161,7 @@ struct HTTPSTests {
             let trusted = try await MockServer(resources: [])
             trusted.addRoutes(try ProxyRoutes(upstream: upstream, upstreamRootsPEM: authority.certificatePEM), first: false)
             let got = await trusted.respond(to: MockRequest(.get, "/get?over=tls"))
-            #expect(got.status == .ok)
+            #expect(got.status == .ok, "\(String(decoding: got.body, as: UTF8.self))")
             let echoed = try JSON(parsing: try await got.stream?.collect() ?? got.body)
             #expect(echoed["args"]?["over"] == "tls")
             let untrusted = try await MockServer(resources: [])
