@@ -58,6 +58,8 @@ struct PagedResourceTests {
     /// Lets a test make every request fail, as a network that went away does.
     final class Outage: Sendable {
         let isOn = Atomic(false)
+        /// When set, the next request says it arrived, then waits for the release before it is sent.
+        let hold = Mutex<(arrived: AsyncStream<Void>.Continuation, release: AsyncStream<Void>)?>(nil)
     }
 
     struct OutageTransport: HTTPTransport {
@@ -66,6 +68,13 @@ struct PagedResourceTests {
 
         func send(_ request: HTTPRequest, body: [UInt8]?) async throws -> (HTTPResponse, [UInt8]) {
             if outage.isOn.load(ordering: .relaxed) { throw URLError(.notConnectedToInternet) }
+            if let hold = outage.hold.withLock({ hold in
+                defer { hold = nil }
+                return hold
+            }) {
+                hold.arrived.yield(())
+                for await _ in hold.release { break }
+            }
             return try await base.send(request, body: body)
         }
     }
@@ -309,9 +318,16 @@ struct PagedResourceTests {
         let setup = try await Self.setup()
         let list = setup.list(.link)
         try await list.loadIfNeeded()
+        // The next page's request is held in the transport until the reset is done: polling for the load
+        // to start instead spun for good once the load had finished before the first look (a full run).
+        let (arrived, arrival) = AsyncStream<Void>.makeStream()
+        let (release, releasing) = AsyncStream<Void>.makeStream()
+        setup.outage.hold.withLock { $0 = (arrival, release) }
         async let loading = list.loadNextPage()
-        while !list.isLoadingNextPage { await Task.yield() }  // the load has started
+        for await _ in arrived { break }
+        #expect(list.isLoadingNextPage)
         list.reset()
+        releasing.yield(())
         _ = try await loading
         #expect(list.pages.isEmpty && list.items.isEmpty)
         #expect(try await list.loadNextPage().map(\.name) == ["p1", "p2"])
