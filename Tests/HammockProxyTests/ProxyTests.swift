@@ -55,6 +55,35 @@ struct ProxyTests {
         }
     }
 
+    @Test(
+        "What a request asks of the mock (?_delay, Prefer: delay) is the mock's: the backend gets the rest of the query and Prefer; under strict all of it"
+    )
+    func asksStayWithTheMock() async throws {
+        try await withHTTPBin { upstream in
+            for strict in [false, true] {
+                let server = try await MockServer(resources: [], options: MockServer.Options(allowsOverrides: !strict))
+                server.addRoutes(try ProxyRoutes(upstream: upstream), first: false)
+                var request = MockRequest(.get, "/get?keep=1&_delay=1&also=2")
+                request.headerFields[HTTPField.Name("Prefer")!] = "return=minimal, delay=1"
+                let got = await server.respond(to: request)
+                let echoed = try await Self.json(got)
+                if strict {
+                    #expect(echoed["args"] == ["keep": "1", "_delay": "1", "also": "2"])
+                    #expect(echoed["headers"]?["Prefer"] == "return=minimal, delay=1")
+                    #expect(got.headerFields[HTTPField.Name("Preference-Applied")!] == nil)
+                } else {
+                    #expect(echoed["args"] == ["keep": "1", "also": "2"])
+                    #expect(echoed["headers"]?["Prefer"] == "return=minimal")
+                    #expect(got.headerFields[HTTPField.Name("Preference-Applied")!]?.contains("delay=1") == true)
+                }
+                // The journal keeps the request as the client sent it.
+                let entry = try await server.journal.next(matching: RequestPattern(.get, "/get"), timeout: .seconds(5))
+                #expect(entry.request.query == "keep=1&_delay=1&also=2")
+                await server.stop()
+            }
+        }
+    }
+
     @Test("Hop-by-hop fields stay behind, Via and Forwarded are added, the client's own Via is kept, a quote in Host is dropped")
     func headers() async throws {
         try await Self.withProxy { server, _ in

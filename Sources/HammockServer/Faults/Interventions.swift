@@ -99,7 +99,13 @@ final class Interventions: Sendable {
         _ intervention: Intervention, to request: MockRequest, handler: (MockRequest) async throws -> MockResponse
     ) async throws -> MockResponse {
         var applied: String?
-        if case .asked(let asks) = intervention.origin { applied = asks }
+        var request = request
+        if case .asked(let asks) = intervention.origin {
+            applied = asks
+            // What the mock took for itself is not the route's: a proxied request reaches the backend, and a
+            // recording keeps it, without `_delay` or `Prefer: delay`.
+            request = RequestOverrides.withoutAsks(request)
+        }
         do {
             let answer = intervention.answer
             var response: MockResponse

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HammockJSON
 import HammockStore
+import HammockWire
 
 /// What a request may ask of the mock for itself, for exploring from a browser or curl: `?_delay=500`
 /// or `Prefer: delay=500` (milliseconds) holds its answer, and `Prefer: status=503` answers that status
@@ -56,6 +57,29 @@ enum RequestOverrides {
         guard !applied.isEmpty else { return nil }
         return Intervention(
             origin: .asked(applied: applied.joined(separator: ", ")), hold: delay, answer: status.map(Self.response(for:)))
+    }
+
+    /// `request` without what it asked of the mock: `_delay` items of its query, and the `delay` and
+    /// `status` preferences of `Prefer` (other preferences, `return=minimal`, stay for the route).
+    static func withoutAsks(_ request: MockRequest) -> MockRequest {
+        var request = request
+        if let query = request.query, mentionsDelay(query) {
+            let kept = query.split(separator: "&", omittingEmptySubsequences: false).filter { item in
+                let name = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)[0]
+                return PercentEncoding.decodeForm(Array(name.utf8)[...]) != "_delay"
+            }
+            request.query = kept.isEmpty ? nil : kept.joined(separator: "&")
+        }
+        if let value = request.headerFields[prefer] {
+            let kept = value.split(separator: ",").filter { preference in
+                let name = preference.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)[0]
+                    .trimmingCharacters(in: .whitespaces).lowercased()
+                return name != "delay" && name != "status"
+            }
+            request.headerFields[prefer] =
+                kept.isEmpty ? nil : kept.map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+        }
+        return request
     }
 
     private static let delayBytes = Array("_delay".utf8)
