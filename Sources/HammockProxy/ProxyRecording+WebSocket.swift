@@ -84,18 +84,14 @@ extension ProxyRecording {
     /// The sessions with every secret redacted so far replaced wherever it appears.
     func scrubbedSessions() -> [WebSocketSession] {
         let (sessions, secrets) = state.withLock { ($0.sessions, $0.secrets) }
-        let sorted = secrets.sorted { $0.count != $1.count ? $0.count > $1.count : $0 < $1 }
+        let sorted = RecordingRedaction.replacementOrder(secrets)
         guard !sorted.isEmpty else { return sessions }
         return sessions.map { session in
             var session = session
             session.path = RecordingRedaction.scrub(session.path, sorted)
             session.query = session.query.map { RecordingRedaction.scrub($0, sorted) }
-            session.requestHeaders = session.requestHeaders.map {
-                HTTPField(name: $0.name, value: RecordingRedaction.scrub($0.value, sorted))
-            }
-            session.responseHeaders = session.responseHeaders.map {
-                HTTPField(name: $0.name, value: RecordingRedaction.scrub($0.value, sorted))
-            }
+            session.requestHeaders = RecordingRedaction.scrub(session.requestHeaders, sorted)
+            session.responseHeaders = RecordingRedaction.scrub(session.responseHeaders, sorted)
             session.moments = session.moments.map { moment in
                 var moment = moment
                 switch moment.event {

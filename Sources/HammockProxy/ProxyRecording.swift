@@ -223,9 +223,8 @@ public final class ProxyRecording: Sendable {
     /// The exchanges with every secret redacted so far replaced wherever it appears, and the count left out.
     func scrubbedExchanges() -> (exchanges: [Exchange], skipped: Int) {
         let (exchanges, skipped, secrets) = state.withLock { ($0.exchanges, $0.skipped, $0.secrets) }
-        // Longest first: a token that holds a shorter secret is replaced whole.
-        let sorted = secrets.sorted { $0.count != $1.count ? $0.count > $1.count : $0 < $1 }
-        return (exchanges.map { Self.scrub($0, sorted) }, skipped)
+        let ordered = RecordingRedaction.replacementOrder(secrets)
+        return (exchanges.map { Self.scrub($0, ordered) }, skipped)
     }
 
     /// Writes ``configuration(inferringResources:)`` to `path` (or ``archive()`` when `path` ends in
@@ -274,12 +273,8 @@ public final class ProxyRecording: Sendable {
         var exchange = exchange
         exchange.path = RecordingRedaction.scrub(exchange.path, secrets)
         exchange.query = exchange.query.map { RecordingRedaction.scrub($0, secrets) }
-        exchange.responseHeaders = exchange.responseHeaders.map {
-            HTTPField(name: $0.name, value: RecordingRedaction.scrub($0.value, secrets))
-        }
-        exchange.requestHeaders = exchange.requestHeaders.map {
-            HTTPField(name: $0.name, value: RecordingRedaction.scrub($0.value, secrets))
-        }
+        exchange.responseHeaders = RecordingRedaction.scrub(exchange.responseHeaders, secrets)
+        exchange.requestHeaders = RecordingRedaction.scrub(exchange.requestHeaders, secrets)
         exchange.requestBody = scrub(exchange.requestBody, secrets)
         exchange.responseBody = scrub(exchange.responseBody, secrets)
         return exchange

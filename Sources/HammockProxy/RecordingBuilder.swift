@@ -370,7 +370,7 @@ struct RecordingBuilder {
                     method: .get, path: session.path, query: session.query, requestBody: [],
                     status: 101, responseHeaders: [], responseBody: []))
             if plainPaths.contains(pattern) {
-                match["headers"] = ["Upgrade": ["matches": "(?i)websocket"]]
+                match["headers"] = ["Upgrade": ["present": true]]
             }
             let identity = "\(pattern) \(JSON.object(match).serializedString())"
             if let existing = index[identity] {
@@ -380,16 +380,7 @@ struct RecordingBuilder {
                 groups.append((pattern, match, [Self.answer(of: session)]))
             }
         }
-        let routes = groups.map { group -> JSON in
-            var route: JSONObject = ["path": .string(group.pattern)]
-            if !group.match.isEmpty { route["match"] = .object(group.match) }
-            if Set(group.answers).count == 1, case .object(let answer) = group.answers[0] {
-                for (key, value) in answer { route[key] = value }
-            } else {
-                route["responses"] = .array(group.answers)
-            }
-            return .object(route)
-        }
+        let routes = groups.map { Self.route(["path": .string($0.pattern)], match: $0.match, answers: $0.answers) }
         return (routes, sessions.count - unnamed, unnamed)
     }
 
@@ -525,18 +516,25 @@ struct RecordingBuilder {
             let (x, y) = (Self.conditions(a.element.match), Self.conditions(b.element.match))
             return x != y ? x > y : a.offset < b.offset
         }.map(\.element)
-        let routes = ordered.map { group -> JSON in
-            var route: JSONObject = ["method": .string(group.method), "path": .string(group.pattern)]
-            if !group.match.isEmpty { route["match"] = .object(group.match) }
-            // The same answer every time is one answer; different ones are a sequence that keeps the last.
-            if Set(group.answers).count == 1, case .object(let answer) = group.answers[0] {
-                for (key, value) in answer { route[key] = value }
-            } else {
-                route["responses"] = .array(group.answers)
-            }
-            return .object(route)
+        let routes = ordered.map { group in
+            Self.route(
+                ["method": .string(group.method), "path": .string(group.pattern)], match: group.match,
+                answers: group.answers)
         }
         return (routes, unnamed)
+    }
+
+    /// A route of `head` (its method and path) with its match and answers: the same answer every time is
+    /// one answer written inline; different ones are a sequence that keeps the last.
+    static func route(_ head: JSONObject, match: JSONObject, answers: [JSON]) -> JSON {
+        var route = head
+        if !match.isEmpty { route["match"] = .object(match) }
+        if Set(answers).count == 1, case .object(let answer) = answers[0] {
+            for (key, value) in answer { route[key] = value }
+        } else {
+            route["responses"] = .array(answers)
+        }
+        return .object(route)
     }
 
     /// Whether `path` lies under `/__hammock`, the admin API's prefix in the configuration written (which

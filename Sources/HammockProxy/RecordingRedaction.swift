@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 package import HammockJSON
 import HammockWire
 
@@ -144,6 +145,12 @@ public struct RecordingRedaction: Sendable, Hashable {
         }.joined(separator: "&")
     }
 
+    /// `secrets` in the order ``scrub(_:_:)-(String,_)`` replaces them: longest first, so a token that
+    /// holds a shorter secret is replaced whole (then by text, so a recording is written the same each time).
+    static func replacementOrder(_ secrets: Set<String>) -> [String] {
+        secrets.sorted { $0.count != $1.count ? $0.count > $1.count : $0 < $1 }
+    }
+
     /// `text` with every secret replaced, longest first (a token that contains another is replaced whole).
     static func scrub(_ text: String, _ secrets: [String]) -> String {
         var text = text
@@ -151,6 +158,12 @@ public struct RecordingRedaction: Sendable, Hashable {
             text = text.replacingOccurrences(of: secret, with: placeholder)
         }
         return text
+    }
+
+    /// Header fields with every secret replaced in their values.
+    static func scrub(_ fields: [HTTPField], _ secrets: [String]) -> [HTTPField] {
+        guard !secrets.isEmpty else { return fields }
+        return fields.map { HTTPField(name: $0.name, value: scrub($0.value, secrets)) }
     }
 
     /// `value` with every secret replaced in its strings and member names.

@@ -35,14 +35,17 @@ struct WebSocketProxyTests {
         }
     }
 
-    /// A mock with nothing of its own in front of `upstream` for `body`, stopped after it, thrown or not.
+    /// A mock with nothing of its own in front of `upstream` for `body` (recording into `recording` when
+    /// one is given), stopped after it, thrown or not.
     static func withMock<T>(
         proxyingTo upstream: URL, timeout: Duration = .seconds(30), rootsPEM: String? = nil, cors: Bool = true,
-        _ body: (MockServer) async throws -> T
+        recording: ProxyRecording? = nil, _ body: (MockServer) async throws -> T
     ) async throws -> T {
         let server = try await MockServer(resources: [], options: MockServer.Options(allowsCrossOrigin: cors))
         do {
-            server.addRoutes(try ProxyRoutes(upstream: upstream, timeout: timeout, upstreamRootsPEM: rootsPEM), first: false)
+            server.addRoutes(
+                try ProxyRoutes(upstream: upstream, timeout: timeout, recording: recording, upstreamRootsPEM: rootsPEM),
+                first: false)
             let result = try await body(server)
             await server.stop()
             return result

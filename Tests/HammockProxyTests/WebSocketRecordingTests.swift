@@ -15,16 +15,7 @@ struct WebSocketRecordingTests {
         _ recording: ProxyRecording, _ body: (MockServer) async throws -> T
     ) async throws -> T {
         try await WebSocketProxyTests.withBackend { upstream in
-            let server = try await MockServer(resources: [])
-            do {
-                server.addRoutes(try ProxyRoutes(upstream: upstream, recording: recording), first: false)
-                let result = try await body(server)
-                await server.stop()
-                return result
-            } catch {
-                await server.stop()
-                throw error
-            }
+            try await WebSocketProxyTests.withMock(proxyingTo: upstream, recording: recording, body)
         }
     }
 
@@ -194,6 +185,43 @@ struct WebSocketRecordingTests {
         let replayed = await #expect(throws: WebSocketHandshakeError.self) { try await server.connectWebSocket("/refuse") }
         #expect(replayed?.response.status == .forbidden)
         #expect(replayed?.response.headerFields[HTTPField.Name("X-Reason")!] == "refused by the backend")
+        await server.stop()
+    }
+
+    @Test(
+        "A path answered both plainly and as a WebSocket records as two routes, and the replay tells them apart by Upgrade"
+    )
+    func plainAndSocketOnOnePath() async throws {
+        let recording = ProxyRecording()
+        try await Self.withRecordingProxy(recording) { server in
+            let plain = await server.respond(to: MockRequest(.get, "/both"))
+            #expect(plain.status == .ok)
+            let socket = try await server.connectWebSocket("/both")
+            var iterator = socket.messages.makeAsyncIterator()
+            try await socket.send(.text("ping"))
+            #expect(await iterator.next() == .text("ping"))
+            socket.close()
+            #expect(await eventually { recording.webSockets.count == 1 })
+        }
+        let file = Self.temporaryFile("both.json")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try recording.write(toFile: file, inferringResources: false)
+        let written = try JSON(parsing: Array(try Data(contentsOf: URL(fileURLWithPath: file))))
+        let routes = (written["routes"]?.arrayValue ?? []).filter { $0["path"] == "/both" }
+        #expect(routes.count == 2, "\(written)")
+        // The socket's route comes first and asks for the upgrade; the plain stub takes the rest.
+        #expect(routes.first?["websocket"] != nil)
+        #expect(routes.first?["match"]?["headers"]?["Upgrade"] != nil)
+
+        let server = try await Self.replay(file)
+        let replayedPlain = await server.respond(to: MockRequest(.get, "/both"))
+        #expect(replayedPlain.status == .ok)
+        #expect(try await ProxyTests.json(replayedPlain) == ["plain": true])
+        let replayedSocket = try await server.connectWebSocket("/both")
+        var iterator = replayedSocket.messages.makeAsyncIterator()
+        try await replayedSocket.send(.text("ping"))
+        #expect(await iterator.next() == .text("ping"))
+        replayedSocket.close()
         await server.stop()
     }
 

@@ -137,6 +137,57 @@ struct WebSocketTests {
         #expect(second.closedWith == .normal)
     }
 
+    @Test(
+        "Under load, clients that answer, answer early or leave while a receive step waits each get what they earned, and no session outlives its client"
+    )
+    func receiveUnderLoad() async throws {
+        let server = try await server(
+            #"{"resources": [], "routes": [{"path": "/ws/ask", "websocket": {"messages": [{"text": "q"}, {"receive": true}, {"text": "a"}]}}]}"#
+        )
+        // 60 clients at once on a machine kept busy: a third answer after the question, a third before it
+        // arrives (the message counts for the receive step), a third leave while the step waits.
+        let outcomes = try await withBusyMachine {
+            try await withThrowingTaskGroup(of: (Int, [WebSocketMessage], WebSocketClose?).self) { group in
+                for client in 0..<60 {
+                    group.addTask {
+                        let socket = try await server.connectWebSocket("/ws/ask")
+                        var iterator = socket.messages.makeAsyncIterator()
+                        switch client % 3 {
+                        case 0:
+                            let first = await iterator.next()
+                            try await socket.send(.text("answer"))
+                            var got = first.map { [$0] } ?? []
+                            while let message = await iterator.next() { got.append(message) }
+                            return (client, got, socket.closedWith)
+                        case 1:
+                            try await socket.send(.text("early"))
+                            var got: [WebSocketMessage] = []
+                            while let message = await iterator.next() { got.append(message) }
+                            return (client, got, socket.closedWith)
+                        default:
+                            let first = await iterator.next()
+                            socket.close()
+                            while await iterator.next() != nil {}
+                            return (client, first.map { [$0] } ?? [], socket.closedWith)
+                        }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        #expect(outcomes.count == 60)
+        for (client, messages, close) in outcomes {
+            if client % 3 == 2 {
+                #expect(messages == [.text("q")], "client \(client)")
+            } else {
+                #expect(messages == [.text("q"), .text("a")], "client \(client)")
+                #expect(close == .normal, "client \(client)")
+            }
+        }
+        #expect(await eventually { server.openWebSockets.isEmpty })
+        await server.stop()
+    }
+
     @Test("A live feed sends each created, updated and deleted record of its resource as it happens, and nothing of another")
     func liveFeedInProcess() async throws {
         let server = try await server()

@@ -14,6 +14,7 @@ Paths:
   /long     one text message of 300,000 characters, sent in 300 fragments
   /closes   a JSON list of how each earlier socket ended: the close code the client sent, or 1006
   /refuse   refused with 403, a body and X-Reason, before any upgrade
+  /both     a plain GET (no Upgrade) answers 200 with JSON; a WebSocket is an echo
 usage: websocket_backend.py [CERTIFICATE_FILE KEY_FILE]   (with them, wss:// and `https://` in the line)
 """
 import asyncio
@@ -32,6 +33,10 @@ def process_request(connection, request):
     if request.path.startswith("/refuse"):
         response = connection.respond(HTTPStatus.FORBIDDEN, "no socket for you\n")
         response.headers["X-Reason"] = "refused by the backend"
+        return response
+    if request.path.startswith("/both") and request.headers.get("Upgrade") is None:
+        response = connection.respond(HTTPStatus.OK, '{"plain": true}')
+        response.headers["Content-Type"] = "application/json"
         return response
     return None
 
