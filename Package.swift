@@ -506,8 +506,25 @@ if Context.environment["HAMMOCK_BENCHMARKS"] != nil {
             path: "Benchmarks/HammockResourcesBenchmarks",
             swiftSettings: swiftSettings
         ),
+
+        // `scripts/bench http2-frames`: HTTP/2 streams answered from frames, without a channel per stream.
+        .executableTarget(
+            name: "HammockHTTP2FramesBenchmark",
+            dependencies: [
+                "HammockServer",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "Benchmarks/HammockHTTP2FramesBenchmark",
+            swiftSettings: swiftSettings
+        ),
     ]
     package.products += [
+        .executable(name: "hammock-http2-frames", targets: ["HammockHTTP2FramesBenchmark"]),
         .executable(name: "hammock-bench", targets: ["HammockBenchmarks"]),
         .executable(name: "hammock-client-bench", targets: ["HammockClientBenchmarks"]),
         .executable(name: "hammock-resources-bench", targets: ["HammockResourcesBenchmarks"]),
