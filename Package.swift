@@ -549,6 +549,7 @@ if Context.environment["HAMMOCK_FUZZ"] != nil {
             "fuzz-tokens", "FuzzTokens", "Tokens",
             ["HammockServer", "HammockJSON", .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
+        ("fuzz-har", "FuzzHAR", "HAR", ["HammockProxy", "HammockServer", "HammockJSON"]),
     ]
     package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/FuzzSupport", swiftSettings: swiftSettings))
     for fuzz in fuzzTargets {

@@ -120,7 +120,9 @@ struct RecordingBuilder {
             guard let last, Self.isName(last) else { continue }
             // Nested under another candidate's records (`/people/3/cars`): left to stubs for now.
             if let parent, candidates.contains(where: { parent.hasPrefix($0.path + "/") }) { continue }
-            guard !candidates.contains(where: { $0.name == String(last) }) else { continue }
+            // Names are unique ignoring case, as the configuration reader wants them (SQLite's tables
+            // ignore case): `/peoPle` beside `/people` stays stubs.
+            guard !candidates.contains(where: { Self.sameName($0.name, String(last)) }) else { continue }
             candidates.append(Collection(path: path, name: String(last), key: key))
         }
         guard !candidates.isEmpty else { return }
@@ -140,6 +142,8 @@ struct RecordingBuilder {
             if let index = candidates.firstIndex(where: { $0.name == child.name }) {
                 // `/cars` was seen too: the link is news, if the records are keyed alike.
                 if candidates[index].key == child.key { candidates[index].parent = child.parent }
+            } else if candidates.contains(where: { Self.sameName($0.name, child.name) }) {
+                continue  // `/people/3/Cars` beside `/cars`: left to stubs
             } else {
                 candidates.append(child)
             }
@@ -300,6 +304,9 @@ struct RecordingBuilder {
         }
         return kept
     }
+
+    /// Whether two resource names are one to the configuration reader, which compares them ignoring case.
+    static func sameName(_ a: String, _ b: String) -> Bool { a.lowercased() == b.lowercased() }
 
     /// The path's parent and last segment: `/api/people/3` → `/api/people`, `3`.
     static func split(_ path: String) -> (parent: String?, last: Substring?) {

@@ -436,8 +436,12 @@ struct Serve: AsyncParsableCommand {
         }
         if let archive {
             let summary = archive.summary
-            var line = "har: \(summary.exchanges) entr\(summary.exchanges == 1 ? "y" : "ies") of \(archive.origin ?? "no origin")"
+            let entries = summary.exchanges + summary.webSockets
+            var line = "har: \(entries) entr\(entries == 1 ? "y" : "ies") of \(archive.origin ?? "no origin")"
             line += " as \(summary.stubs) stub\(summary.stubs == 1 ? "" : "s")"
+            if summary.webSockets > 0 {
+                line += " and \(summary.webSockets) WebSocket session\(summary.webSockets == 1 ? "" : "s")"
+            }
             if summary.skipped > 0 {
                 line += "; \(summary.skipped) left out (another origin, or no URL, status or body a stub can give)"
             }
@@ -785,7 +789,8 @@ struct Serve: AsyncParsableCommand {
             throw ConfigurationError(
                 file: path, keyPath: "", message: error.description.replacingOccurrences(of: "\(path): ", with: ""))
         }
-        guard read.summary.stubs > 0 else {
+        // A browser's HAR filtered to its sockets has no plain stub and is still something to serve.
+        guard read.summary.stubs + read.summary.webSockets > 0 else {
             throw ConfigurationError(
                 file: path, keyPath: "log.entries", message: "no entry a stub can answer (\(read.summary.skipped) left out)")
         }

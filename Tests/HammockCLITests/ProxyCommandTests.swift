@@ -156,6 +156,25 @@ struct ProxyCommandTests {
         _ = await process.exitStatus()
     }
 
+    @Test("hammock serve FILE.har serves a HAR of sockets alone (a browser's filtered to WS), and says what it holds")
+    func socketsOnlyArchive() async throws {
+        let har =
+            #"{"log": {"version": "1.2", "entries": [{"startedDateTime": "2026-12-01T10:00:01.000Z", "_resourceType": "websocket", "#
+            + #""request": {"method": "GET", "url": "wss://api.example.test/socket?room=1", "headers": []}, "#
+            + #""response": {"status": 101, "headers": [{"name": "Upgrade", "value": "websocket"}], "content": {"size": 0}}, "#
+            + #""_webSocketMessages": [{"type": "receive", "time": 1796119201.05, "opcode": 1, "data": "hello"}]}]}}"#
+        let file = TemporaryFiles.path("sockets", extension: "har")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try Data(har.utf8).write(to: URL(fileURLWithPath: file))
+        let (process, url) = try await serving.serve([file])
+        let line = await process.firstLine { $0.hasPrefix("har: ") }
+        #expect(line == "har: 1 entry of https://api.example.test as 0 stubs and 1 WebSocket session")
+        // The socket's route is there: a plain GET is told to upgrade.
+        #expect(try await serving.send("GET", url + "/socket?room=1").status == 426)
+        process.interrupt()
+        _ = await process.exitStatus()
+    }
+
     @Test("A file's proxy rules forward on this machine; another host needs --allow-upstream, or serve exits 2")
     func fileRules() async throws {
         try await withHTTPBin { upstream in

@@ -398,6 +398,34 @@ struct RecordingTests {
         #expect(error?.description.contains("not a regular file") == true)
     }
 
+    @Test(
+        "Collections whose names differ only in case make one resource and stubs, not a file the reader refuses (found by fuzz-har)"
+    )
+    func namesThatDifferInCase() async throws {
+        func entry(_ method: String, _ path: String, _ status: Int, _ body: String) -> String {
+            #"{"request": {"method": "\#(method)", "url": "http://h\#(path)"}, "response": {"status": \#(status), "#
+                + #""headers": [{"name": "Content-Type", "value": "application/json"}], "content": {"mimeType": "application/json", "text": "\#(body)"}}}"#
+        }
+        let record = #"{\"id\": 1, \"name\": \"Ada\"}"#
+        let entries = [
+            entry("GET", "/people", 200, "[\(record)]"), entry("GET", "/people/1", 200, record),
+            entry("GET", "/peoPle", 200, "[\(record)]"), entry("GET", "/peoPle/1", 200, record),
+            entry("GET", "/people/1/cars", 200, #"[{\"id\": 7, \"personId\": 1}]"#),
+            entry("GET", "/people/1/Cars", 200, #"[{\"id\": 8, \"personId\": 1}]"#),
+        ]
+        let har = #"{"log": {"entries": ["# + entries.joined(separator: ",") + "]}}"
+        let read = try HTTPArchive.read(Array(har.utf8), file: "case.har", inferringResources: true)
+        let server = try await MockServer.inMemory(try ServerConfiguration(root: read.configuration, file: "case.har"))
+        #expect(read.summary.resources.contains("people"))
+        #expect(!read.summary.resources.contains("peoPle"))
+        // Every path still answers as recorded: the second spelling from its stubs.
+        for path in ["/people/1", "/peoPle", "/peoPle/1", "/people/1/Cars"] {
+            let answer = await server.respond(to: MockRequest(.get, path))
+            #expect(answer.status == .ok, "\(path)")
+        }
+        await server.stop()
+    }
+
     @Test("A file that is not HAR, or holds no entry a stub can answer, is refused with what is wrong")
     func badArchives() {
         #expect(throws: HTTPArchive.ReadError.self) { try HTTPArchive.read(Array("{}".utf8), file: "x.har") }

@@ -225,6 +225,26 @@ struct WebSocketRecordingTests {
         await server.stop()
     }
 
+    @Test("Two sessions on one path that said different things play in turn from a HAR (found by fuzz-har)")
+    func twoSessionsOnOnePath() async throws {
+        func entry(_ said: String) -> String {
+            #"{"startedDateTime": "2026-12-01T10:00:01.000Z", "_resourceType": "websocket", "#
+                + #""request": {"method": "GET", "url": "wss://api.example.test/feed", "headers": []}, "#
+                + #""response": {"status": 101, "headers": [], "content": {"size": 0}}, "#
+                + #""_webSocketMessages": [{"type": "receive", "time": 1796119201.05, "opcode": 1, "data": "\#(said)"}]}"#
+        }
+        let har = #"{"log": {"version": "1.2", "entries": ["# + entry("one") + "," + entry("two") + "]}}"
+        let read = try HTTPArchive.read(Array(har.utf8), file: "turns.har")
+        let server = try await MockServer.inMemory(try ServerConfiguration(root: read.configuration, file: "turns.har"))
+        for said in ["one", "two"] {
+            let socket = try await server.connectWebSocket("/feed")
+            var iterator = socket.messages.makeAsyncIterator()
+            #expect(await iterator.next() == .text(said))
+            socket.close()
+        }
+        await server.stop()
+    }
+
     @Test(
         "A HAR with a socket as Chromium writes it (wss, text and binary, times in seconds) plays what was received after each message sent"
     )

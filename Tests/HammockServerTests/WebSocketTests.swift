@@ -137,6 +137,21 @@ struct WebSocketTests {
         #expect(second.closedWith == .normal)
     }
 
+    @Test("A route's responses may be sockets played in turn, its method unsaid as for one socket")
+    func socketsInTurn() async throws {
+        let server = try await server(
+            #"""
+            {"resources": [], "routes": [{"path": "/ws/turns", "responses": [
+              {"websocket": {"messages": [{"text": "first"}]}}, {"websocket": {"messages": [{"text": "second"}]}}]}]}
+            """#)
+        let first = try await server.connectWebSocket("/ws/turns")
+        #expect(await collect(first, 5) == [.text("first")])
+        let second = try await server.connectWebSocket("/ws/turns")
+        #expect(await collect(second, 5) == [.text("second")])
+        let third = try await server.connectWebSocket("/ws/turns")
+        #expect(await collect(third, 5) == [.text("second")])
+    }
+
     @Test(
         "Under load, clients that answer, answer early or leave while a receive step waits each get what they earned, and no session outlives its client"
     )

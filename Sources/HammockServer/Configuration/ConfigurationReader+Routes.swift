@@ -35,8 +35,10 @@ extension ConfigurationReader {
         for key in object.keys where !Self.routeKeys.contains(key) {
             throw fail("\(path).\(key)", "unknown key; expected one of \(Self.routeKeys.joined(separator: ", "))")
         }
-        // A WebSocket is opened with GET: the method may go unsaid.
-        let isSocket = object["websocket"] != nil && object["websocket"] != .null
+        // A WebSocket is opened with GET: the method may go unsaid, on a route that answers with a socket
+        // or plays sockets in turn (a recording's sessions on one path).
+        func opensSocket(_ answer: JSON?) -> Bool { answer?["websocket"].map { !$0.isNull } ?? false }
+        let isSocket = opensSocket(value) || (object["responses"]?.arrayValue?.contains(where: opensSocket) ?? false)
         guard let methodName = try string(object["method"], at: "\(path).method") ?? (isSocket ? "GET" : nil) else {
             throw fail("\(path).method", "missing; name the HTTP method, such as \"GET\" or \"POST\"")
         }
