@@ -550,6 +550,10 @@ if Context.environment["HAMMOCK_FUZZ"] != nil {
             ["HammockServer", "HammockJSON", .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
         ("fuzz-har", "FuzzHAR", "HAR", ["HammockProxy", "HammockServer", "HammockJSON"]),
+        (
+            "fuzz-redaction", "FuzzRedaction", "Redaction",
+            ["HammockProxy", "HammockServer", "HammockJSON", .product(name: "HTTPTypes", package: "swift-http-types")]
+        ),
     ]
     package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/FuzzSupport", swiftSettings: swiftSettings))
     for fuzz in fuzzTargets {

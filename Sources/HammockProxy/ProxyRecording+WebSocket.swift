@@ -73,10 +73,17 @@ extension ProxyRecording {
         return WebSocketRecorder(recording: self, session: session, secrets: secrets, start: now)
     }
 
-    /// A message redacted as a body of JSON is, when it is JSON text; any other as it is (the secrets
-    /// found elsewhere are scrubbed from it when the recording is written).
+    /// A message redacted as a body of JSON is, when it is JSON text, or its quoted members when it holds
+    /// some; any other as it is (the secrets found elsewhere are scrubbed from it when the recording is
+    /// written).
     func redacted(_ message: WebSocketMessage, secrets: inout Set<String>) -> WebSocketMessage {
-        guard case .text(let text) = message, let value = try? JSON(parsing: Array(text.utf8)) else { return message }
+        guard case .text(let text) = message else { return message }
+        guard let value = try? JSON(parsing: Array(text.utf8)) else {
+            // Not one JSON document (a batch, a prefix such as Socket.IO's `42[...]`): its quoted members.
+            return redaction.jsonMembers(inText: Array(text.utf8), secrets: &secrets).map {
+                .text(String(decoding: $0, as: UTF8.self))
+            } ?? message
+        }
         let redacted = redaction.json(value, secrets: &secrets)
         return redacted == value ? message : .text(String(decoding: redacted.serialized(), as: UTF8.self))
     }

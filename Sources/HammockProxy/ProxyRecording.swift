@@ -1,7 +1,7 @@
 public import Foundation
 public import HTTPTypes
 public import HammockJSON
-import HammockServer
+package import HammockServer
 import HammockStore
 import Synchronization
 
@@ -122,7 +122,7 @@ public final class ProxyRecording: Sendable {
     func skip() { state.withLock { $0.skipped += 1 } }
 
     /// Keeps an exchange, redacted.
-    func add(request: MockRequest, status: HTTPResponse.Status, fields: HTTPFields, body: [UInt8]) {
+    package func add(request: MockRequest, status: HTTPResponse.Status, fields: HTTPFields, body: [UInt8]) {
         // A body streamed past the server's limit was never held, so it can be neither matched nor
         // redacted: the exchange is left out, as one over the recording's own limit is.
         guard request.bodyStream == nil, request.body.count <= maximumBodySize, body.count <= maximumBodySize else {
@@ -171,7 +171,9 @@ public final class ProxyRecording: Sendable {
         method == .head && field.name == .contentLength
     }
 
-    /// A JSON or form body with the named members redacted; any other body as it is.
+    /// A JSON or form body with the named members redacted; any other text with its quoted JSON members
+    /// of those names redacted (JSON Lines, JSON that does not parse, JSON in a page); bytes that are not
+    /// UTF-8 as they are.
     func redactedBody(_ bytes: [UInt8], type: String?, secrets: inout Set<String>) -> [UInt8] {
         guard !bytes.isEmpty else { return bytes }
         let media = Self.mediaType(type)
@@ -182,7 +184,9 @@ public final class ProxyRecording: Sendable {
         if media == "application/x-www-form-urlencoded", let text = String(validating: bytes, as: UTF8.self) {
             return Array(redaction.formEncoded(text, secrets: &secrets).utf8)
         }
-        return bytes
+        // A quote is the least a member needs; most binary bodies have none worth scanning for.
+        guard bytes.contains(UInt8(ascii: "\"")), String(validating: bytes, as: UTF8.self) != nil else { return bytes }
+        return redaction.jsonMembers(inText: bytes, secrets: &secrets) ?? bytes
     }
 
     /// `application/json` from `application/json; charset=utf-8`, lowercased.

@@ -145,6 +145,67 @@ public struct RecordingRedaction: Sendable, Hashable {
         }.joined(separator: "&")
     }
 
+    /// Text that holds JSON members without being one JSON document (JSON Lines, a body cut short or
+    /// broken, JSON inside HTML or a script, `text/plain`): each `"name": "value"` whose name this
+    /// redaction names has its value replaced, as ``json(_:secrets:)`` would; `nil` when none is.
+    /// A linear scan of the bytes, not a parse: whatever is not a quoted member stays as it is.
+    package func jsonMembers(inText bytes: [UInt8], secrets: inout Set<String>) -> [UInt8]? {
+        let quote = UInt8(ascii: "\"")
+        let backslash = UInt8(ascii: "\\")
+        let colon = UInt8(ascii: ":")
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+        /// The index of the quote closing the string whose opening quote is at `start`, if it closes.
+        func closing(from start: Int) -> Int? {
+            var index = start + 1
+            while index < bytes.count {
+                if bytes[index] == backslash {
+                    index += 2
+                } else if bytes[index] == quote {
+                    return index
+                } else {
+                    index += 1
+                }
+            }
+            return nil
+        }
+        var output: [UInt8] = []
+        var copied = 0
+        var index = 0
+        while index < bytes.count {
+            guard bytes[index] == quote, let end = closing(from: index) else {
+                index += 1
+                continue
+            }
+            var next = end + 1
+            while next < bytes.count, isSpace(bytes[next]) { next += 1 }
+            guard next < bytes.count, bytes[next] == colon,
+                let name = String(validating: bytes[(index + 1)..<end], as: UTF8.self), redactsMember(name)
+            else {
+                index = end + 1
+                continue
+            }
+            next += 1
+            while next < bytes.count, isSpace(bytes[next]) { next += 1 }
+            guard next < bytes.count, bytes[next] == quote, let valueEnd = closing(from: next) else {
+                index = next
+                continue
+            }
+            let raw = Array(bytes[(next + 1)..<valueEnd])
+            // The value as the app meant it (escapes read), and as written.
+            if let value = try? JSON(parsing: [quote] + raw + [quote]), let text = value.stringValue {
+                Self.remember(text, in: &secrets)
+            }
+            Self.remember(String(decoding: raw, as: UTF8.self), in: &secrets)
+            output += bytes[copied...next]
+            output += Array(Self.placeholder.utf8)
+            copied = valueEnd
+            index = valueEnd + 1
+        }
+        guard copied > 0 else { return nil }
+        output += bytes[copied...]
+        return output
+    }
+
     /// `secrets` in the order ``scrub(_:_:)-(String,_)`` replaces them: longest first, so a token that
     /// holds a shorter secret is replaced whole (then by text, so a recording is written the same each time).
     static func replacementOrder(_ secrets: Set<String>) -> [String] {

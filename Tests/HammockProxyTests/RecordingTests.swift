@@ -274,6 +274,40 @@ struct RecordingTests {
         #expect(few.isEmpty)
     }
 
+    @Test(
+        "Secrets in text that is not one JSON document (JSON Lines, broken JSON, JSON in a page) are redacted by their member names (found by fuzz-redaction)"
+    )
+    func membersInText() throws {
+        let redaction = RecordingRedaction()
+        var secrets: Set<String> = []
+        func redacted(_ text: String) -> String? {
+            redaction.jsonMembers(inText: Array(text.utf8), secrets: &secrets).map { String(decoding: $0, as: UTF8.self) }
+        }
+        #expect(
+            redacted("{\"user\": \"ada\", \"token\": \"tk-123456\"}\n{\"Password\" :\t\"pw-\\\"quoted\\\"-1\"}\n")
+                == "{\"user\": \"ada\", \"token\": \"REDACTED\"}\n{\"Password\" :\t\"REDACTED\"}\n")
+        #expect(secrets.contains("tk-123456") && secrets.contains(#"pw-"quoted"-1"#))
+        // Broken JSON, and JSON in a page's script: the member is found all the same.
+        #expect(redacted(#"{"password": "pw-abcdef", "note": "a"b"}"#) == #"{"password": "REDACTED", "note": "a"b"}"#)
+        #expect(
+            redacted(#"<script>window.state = {"access_token": "at-998877"};</script>"#)
+                == #"<script>window.state = {"access_token": "REDACTED"};</script>"#)
+        // Values that are not strings, names not redacted, and unclosed quotes are left alone.
+        #expect(redacted(#"{"token": 123456, "name": "tokenless", "x": "y"#) == nil)
+
+        // Through a recording: a JSON Lines body and a broken one, neither parsed as JSON.
+        let recording = ProxyRecording()
+        var lines = MockRequest(.post, "/events", body: Array("{\"event\": 1, \"secret\": \"sec-111222\"}\n".utf8))
+        lines.headerFields[.contentType] = "application/x-ndjson"
+        recording.add(request: lines, status: .ok, fields: [.contentType: "text/plain"], body: Array("got sec-111222".utf8))
+        var broken = MockRequest(.post, "/login", body: Array(#"{"password": "pw-333444", "x": }"#.utf8))
+        broken.headerFields[.contentType] = "application/json"
+        recording.add(request: broken, status: .ok, fields: [:], body: [])
+        let written = recording.archive().archive.serializedString()
+        #expect(!written.contains("sec-111222") && !written.contains("pw-333444"))
+        #expect(written.contains("REDACTED"))
+    }
+
     @Test("A path a stub pattern would misread is written so it names that path only; a body over the limit is counted, not kept")
     func edges() async throws {
         try await withHTTPBin { upstream in
