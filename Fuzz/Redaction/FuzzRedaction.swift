@@ -1,3 +1,4 @@
+import Foundation
 import FuzzSupport
 import HTTPTypes
 import HammockJSON
@@ -37,7 +38,12 @@ struct FuzzTarget {
             var body: [UInt8] = []
             var contentType: String?
             let places = max(reader.byte() & 0x3F, 1)
-            if places & 1 != 0 { fields[.authorization] = reader.pick(["Bearer ", "Token ", ""]) + secret }
+            if places & 1 != 0 {
+                // A Basic credential's password is searched for decoded: the backend may echo it plainly.
+                let scheme = reader.pick(["Bearer ", "Token ", "", "Basic "])
+                fields[.authorization] =
+                    scheme == "Basic " ? scheme + Data("ada:\(secret)".utf8).base64EncodedString() : scheme + secret
+            }
             if places & 2 != 0 { fields[.cookie] = "theme=dark; sid=\(secret)" }
             if places & 4 != 0 { fields[HTTPField.Name("X-Api-Key")!] = secret }
             if places & 8 != 0 { query += "&access_token=\(secret)" }
