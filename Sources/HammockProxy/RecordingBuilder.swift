@@ -630,7 +630,8 @@ struct RecordingBuilder {
         let headers = headerObject(exchange.responseHeaders)
         if !headers.isEmpty { answer["headers"] = .object(headers) }
         let body = exchange.responseBody
-        if !body.isEmpty {
+        // A HAR may hold a body where HTTP allows none (a 204, 205 or 304 with text): a stub cannot give one.
+        if !body.isEmpty, MockResponse.allowsBody(HTTPResponse.Status(code: exchange.status)) {
             if let json = json(exchange) {
                 answer["body"] = json
             } else if let text = String(validating: body, as: UTF8.self) {

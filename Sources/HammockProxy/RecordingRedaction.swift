@@ -186,6 +186,17 @@ public struct RecordingRedaction: Sendable, Hashable {
             }
             next += 1
             while next < bytes.count, isSpace(bytes[next]) { next += 1 }
+            // A number (a PIN) goes as ``json(_:secrets:)`` would have it go: the same placeholder, quoted.
+            if next < bytes.count, bytes[next] == UInt8(ascii: "-") || (0x30...0x39).contains(bytes[next]) {
+                var numberEnd = next
+                while numberEnd < bytes.count, Self.numberBytes.contains(bytes[numberEnd]) { numberEnd += 1 }
+                Self.remember(String(decoding: bytes[next..<numberEnd], as: UTF8.self), in: &secrets)
+                output += bytes[copied..<next]
+                output += Array("\"\(Self.placeholder)\"".utf8)
+                copied = numberEnd
+                index = numberEnd
+                continue
+            }
             guard next < bytes.count, bytes[next] == quote, let valueEnd = closing(from: next) else {
                 index = next
                 continue
@@ -205,6 +216,9 @@ public struct RecordingRedaction: Sendable, Hashable {
         output += bytes[copied...]
         return output
     }
+
+    /// What a JSON number is written with.
+    private static let numberBytes = Set(Array("0123456789+-.eE".utf8))
 
     /// `secrets` in the order ``scrub(_:_:)-(String,_)`` replaces them: longest first, so a token that
     /// holds a shorter secret is replaced whole (then by text, so a recording is written the same each time).

@@ -292,8 +292,12 @@ struct RecordingTests {
         #expect(
             redacted(#"<script>window.state = {"access_token": "at-998877"};</script>"#)
                 == #"<script>window.state = {"access_token": "REDACTED"};</script>"#)
-        // Values that are not strings, names not redacted, and unclosed quotes are left alone.
-        #expect(redacted(#"{"token": 123456, "name": "tokenless", "x": "y"#) == nil)
+        // A number goes as in JSON that parses; names not redacted, and unclosed quotes, are left alone.
+        #expect(
+            redacted(#"{"pin": 1, "token": 123456, "name": "tokenless""#)
+                == #"{"pin": 1, "token": "REDACTED", "name": "tokenless""#)
+        #expect(secrets.contains("123456"))
+        #expect(redacted(#"{"name": "tokenless", "x": "y, "token"#) == nil)
 
         // Through a recording: a JSON Lines body and a broken one, neither parsed as JSON.
         let recording = ProxyRecording()
@@ -456,6 +460,23 @@ struct RecordingTests {
         for path in ["/people/1", "/peoPle", "/peoPle/1", "/people/1/Cars"] {
             let answer = await server.respond(to: MockRequest(.get, path))
             #expect(answer.status == .ok, "\(path)")
+        }
+        await server.stop()
+    }
+
+    @Test("A HAR answer with a body its status forbids (204, 205, 304) is served without it (found by fuzz-har)")
+    func bodiesStatusesForbid() async throws {
+        let entries = [204, 205, 304].map { status in
+            #"{"request": {"method": "GET", "url": "http://h/s\#(status)"}, "response": {"status": \#(status), "#
+                + #""headers": [{"name": "Content-Type", "value": "text/plain"}], "content": {"mimeType": "text/plain", "text": "stray"}}}"#
+        }
+        let har = #"{"log": {"entries": ["# + entries.joined(separator: ",") + "]}}"
+        let read = try HTTPArchive.read(Array(har.utf8), file: "forbidden.har")
+        let server = try await MockServer.inMemory(try ServerConfiguration(root: read.configuration, file: "forbidden.har"))
+        for status in [204, 205, 304] {
+            let answer = await server.respond(to: MockRequest(.get, "/s\(status)"))
+            #expect(answer.status.code == status)
+            #expect(answer.body.isEmpty)
         }
         await server.stop()
     }
