@@ -130,7 +130,9 @@ struct RecordingBuilder {
         var prefixes: [String: Int] = [:]
         for candidate in candidates { prefixes[Self.split(candidate.path).parent ?? "", default: 0] += 1 }
         let prefix = prefixes.max { $0.value != $1.value ? $0.value < $1.value : $0.key > $1.key }?.key ?? ""
-        if !prefix.isEmpty, !exchanges.allSatisfy({ $0.path.hasPrefix(prefix + "/") }) {
+        // It must also be a base path the reader takes (no `//`, `%` or space) and not the admin API's.
+        let usable = MockServer.Options.isValidBasePath(prefix) && !Self.isAdmin(prefix)
+        if !prefix.isEmpty, !usable || !exchanges.allSatisfy({ $0.path.hasPrefix(prefix + "/") }) {
             candidates.removeAll { Self.split($0.path).parent != nil && Self.split($0.path).parent != "" }
             basePath = ""
         } else {

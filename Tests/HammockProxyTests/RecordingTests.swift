@@ -437,7 +437,7 @@ struct RecordingTests {
     }
 
     @Test(
-        "Collections whose names differ only in case make one resource and stubs, not a file the reader refuses (found by fuzz-har)"
+        "Inferred collections make a file the reader takes: names that differ only in case, a prefix no base path can be (found by fuzz-har)"
     )
     func namesThatDifferInCase() async throws {
         func entry(_ method: String, _ path: String, _ status: Int, _ body: String) -> String {
@@ -452,6 +452,15 @@ struct RecordingTests {
             entry("GET", "/people/1/Cars", 200, #"[{\"id\": 8, \"personId\": 1}]"#),
         ]
         let har = #"{"log": {"entries": ["# + entries.joined(separator: ",") + "]}}"
+        // Under a prefix no base path can be (an empty segment), no collection is inferred and no base
+        // path written (it was, and the reader refused it).
+        let odd =
+            #"{"log": {"entries": ["#
+            + entries.map { $0.replacingOccurrences(of: "http://h/", with: "http://h/a//b/") }
+            .joined(separator: ",") + "]}}"
+        let oddRead = try HTTPArchive.read(Array(odd.utf8), file: "odd.har", inferringResources: true)
+        #expect(oddRead.configuration["basePath"] == nil)
+        #expect(oddRead.summary.resources.isEmpty)
         let read = try HTTPArchive.read(Array(har.utf8), file: "case.har", inferringResources: true)
         let server = try await MockServer.inMemory(try ServerConfiguration(root: read.configuration, file: "case.har"))
         #expect(read.summary.resources.contains("people"))
