@@ -426,7 +426,10 @@ struct RecordingBuilder {
         var script = JSONObject()
         if !messages.isEmpty { script["messages"] = .array(messages) }
         if !ended { script["keepOpen"] = true }
-        if let subprotocol = session.subprotocol { script["protocols"] = [.string(subprotocol)] }
+        // A name a route cannot offer (a HAR's `chat, v2`, a backend's odd value) is left out.
+        if let subprotocol = session.subprotocol, WebSocketScript.isSubprotocolName(subprotocol) {
+            script["protocols"] = [.string(subprotocol)]
+        }
         var answer: JSONObject = ["websocket": .object(script)]
         let headers = headerObject(session.responseHeaders)
         if !headers.isEmpty { answer["headers"] = .object(headers) }

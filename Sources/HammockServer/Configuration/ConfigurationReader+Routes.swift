@@ -331,9 +331,9 @@ extension ConfigurationReader {
         var protocols: [String] = []
         if case .array(let list)? = object["protocols"] {
             for (index, element) in list.enumerated() {
-                guard case .string(let name) = element, !name.isEmpty,
-                    name.utf8.allSatisfy({ (0x21...0x7E).contains($0) && $0 != UInt8(ascii: ",") })
-                else { throw fail("\(path).protocols[\(index)]", "expected a subprotocol's name (a token, such as graphql-ws)") }
+                guard case .string(let name) = element, WebSocketScript.isSubprotocolName(name) else {
+                    throw fail("\(path).protocols[\(index)]", "expected a subprotocol's name (a token, such as graphql-ws)")
+                }
                 protocols.append(name)
             }
         } else if let other = object["protocols"], !other.isNull {

@@ -13,6 +13,12 @@ public import HammockJSON
 /// The session ends when the client closes, when a step closes or drops it, when the server stops
 /// (1001), or, for a script with neither `echo`, `feed` nor `keepsOpen`, after its last step (1000).
 public struct WebSocketScript: Sendable, Hashable {
+    /// Whether `name` can be a subprotocol in `Sec-WebSocket-Protocol`: visible ASCII without a comma
+    /// (the list's separator), as a route's `protocols` must be.
+    public static func isSubprotocolName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy { (0x21...0x7E).contains($0) && $0 != UInt8(ascii: ",") }
+    }
+
     /// A message's content. Text and JSON may hold a stub's placeholders, filled from the request that
     /// opened the socket (`{{query.room}}`, `{{headers.x-user}}`, `{{now}}`, …).
     public enum Content: Sendable, Hashable {
