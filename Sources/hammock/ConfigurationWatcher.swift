@@ -16,9 +16,11 @@ struct ConfigurationWatcher: Sendable {
     /// document made it).
     let applyFlags: @Sendable (inout ServerConfiguration, Bool) throws -> Void
 
-    /// Watches until the task is cancelled.
-    func run(clock: some Clock<Duration> = ContinuousClock()) async {
-        var inForce = Self.contents(of: path)
+    /// Watches until the task is cancelled, from `baseline`: the file as it was when watching was
+    /// announced. Read inside the task, it missed a change saved right after "watching" was printed
+    /// whenever the task started later than the save (a loaded test run's CLI test waited for ever).
+    func run(from baseline: [UInt8]?, clock: some Clock<Duration> = ContinuousClock()) async {
+        var inForce = baseline
         var pending: [UInt8]?
         while !Task.isCancelled {
             do {

@@ -463,7 +463,8 @@ struct Serve: AsyncParsableCommand {
             let watching = ConfigurationWatcher(path: config, server: server) { configuration, fromDocument in
                 try flags.applyFlags(to: &configuration, fromDocument: fromDocument)
             }
-            watcher = Task { await watching.run() }
+            let baseline = ConfigurationWatcher.contents(of: config)
+            watcher = Task { await watching.run(from: baseline) }
             Self.printLine("watching \(config) for changes")
         }
         let orphaned = await withTaskGroup(of: Bool.self) { group in
