@@ -512,6 +512,7 @@ if Context.environment["HAMMOCK_BENCHMARKS"] != nil {
             name: "HammockHTTP2FramesBenchmark",
             dependencies: [
                 "HammockServer",
+                "HammockHTTPServer",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

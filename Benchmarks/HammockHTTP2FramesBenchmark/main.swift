@@ -13,6 +13,7 @@
 //                  every core; answers are written back on the connection's loop
 import Foundation
 import HTTPTypes
+import HammockHTTPServer
 import HammockServer
 import NIOCore
 import NIOHPACK
@@ -23,16 +24,6 @@ import NIOSSL
 enum Mode: String {
     case fixed, engine
     case engineSpread = "engine-spread"
-}
-
-/// Runs the engine's tasks on an event loop, as the server's own executor does.
-final class LoopExecutor: TaskExecutor {
-    let eventLoop: any EventLoop
-    init(_ eventLoop: any EventLoop) { self.eventLoop = eventLoop }
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
-    }
 }
 
 /// Answers every stream whose HEADERS arrive; one flush per turn of the loop, as `hammock serve`'s
@@ -46,7 +37,7 @@ final class FrameAnswerer: ChannelInboundHandler {
 
     let mode: Mode
     let server: MockServer?
-    private var executor: LoopExecutor?
+    private var executor: EventLoopTaskExecutor?
     private var isFlushPending = false
 
     init(mode: Mode, server: MockServer?) {
@@ -88,7 +79,7 @@ final class FrameAnswerer: ChannelInboundHandler {
                 loop.execute { FrameAnswerer.answer(response, stream: stream, bound: bound) }
             }
         } else {
-            let executor = self.executor ?? LoopExecutor(loop)
+            let executor = self.executor ?? EventLoopTaskExecutor(loop)
             self.executor = executor
             Task(executorPreference: executor) {
                 let response = await server.respond(to: request)

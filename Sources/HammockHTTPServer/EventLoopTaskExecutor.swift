@@ -1,4 +1,4 @@
-import NIOCore
+package import NIOCore
 
 /// Runs a task's jobs on one event loop's thread, so that answering a request never leaves the loop
 /// that read it.
@@ -8,14 +8,14 @@ import NIOCore
 /// and back (two wake-ups, two queues). Started with this executor as its preference, the task runs on
 /// the loop's own thread, after the read that queued it; a task that does suspend (an SQLite write,
 /// simulated latency) resumes here too.
-final class EventLoopTaskExecutor: TaskExecutor {
-    let eventLoop: any EventLoop
+package final class EventLoopTaskExecutor: TaskExecutor {
+    package let eventLoop: any EventLoop
 
-    init(_ eventLoop: any EventLoop) {
+    package init(_ eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }

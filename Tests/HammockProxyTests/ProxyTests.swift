@@ -15,15 +15,17 @@ import FoundationNetworking
 /// answers stays the mock's; the rest goes to httpbin and comes back as httpbin gave it.
 @Suite("Proxying what the mock does not answer", .timeLimit(.minutes(2)))
 struct ProxyTests {
-    /// A mock of `people` in front of httpbin, in process (its requests to httpbin are real HTTP).
+    /// A mock of `people` in front of httpbin, in process (its requests to httpbin are real HTTP), stopped
+    /// after `body`, thrown or not.
     static func withProxy<T>(
         timeout: Duration = .seconds(30), _ body: (MockServer, URL) async throws -> T
     ) async throws -> T {
         try await withHTTPBin { upstream in
             let people = MockResource("people", fields: ["name": .string])
-            let server = try await MockServer(resources: [people])
-            server.addRoutes(try ProxyRoutes(upstream: upstream, timeout: timeout), first: false)
-            return try await body(server, upstream)
+            return try await withServer(try await MockServer(resources: [people])) { server in
+                server.addRoutes(try ProxyRoutes(upstream: upstream, timeout: timeout), first: false)
+                return try await body(server, upstream)
+            }
         }
     }
 

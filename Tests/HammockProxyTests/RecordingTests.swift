@@ -462,15 +462,16 @@ struct RecordingTests {
         #expect(oddRead.configuration["basePath"] == nil)
         #expect(oddRead.summary.resources.isEmpty)
         let read = try HTTPArchive.read(Array(har.utf8), file: "case.har", inferringResources: true)
-        let server = try await MockServer.inMemory(try ServerConfiguration(root: read.configuration, file: "case.har"))
-        #expect(read.summary.resources.contains("people"))
-        #expect(!read.summary.resources.contains("peoPle"))
-        // Every path still answers as recorded: the second spelling from its stubs.
-        for path in ["/people/1", "/peoPle", "/peoPle/1", "/people/1/Cars"] {
-            let answer = await server.respond(to: MockRequest(.get, path))
-            #expect(answer.status == .ok, "\(path)")
+        try await withServer(try await MockServer.inMemory(try ServerConfiguration(root: read.configuration, file: "case.har"))) {
+            server in
+            #expect(read.summary.resources.contains("people"))
+            #expect(!read.summary.resources.contains("peoPle"))
+            // Every path still answers as recorded: the second spelling from its stubs.
+            for path in ["/people/1", "/peoPle", "/peoPle/1", "/people/1/Cars"] {
+                let answer = await server.respond(to: MockRequest(.get, path))
+                #expect(answer.status == .ok, "\(path)")
+            }
         }
-        await server.stop()
     }
 
     @Test("A HAR answer with a body its status forbids (204, 205, 304) is served without it (found by fuzz-har)")
@@ -481,13 +482,15 @@ struct RecordingTests {
         }
         let har = #"{"log": {"entries": ["# + entries.joined(separator: ",") + "]}}"
         let read = try HTTPArchive.read(Array(har.utf8), file: "forbidden.har")
-        let server = try await MockServer.inMemory(try ServerConfiguration(root: read.configuration, file: "forbidden.har"))
-        for status in [204, 205, 304] {
-            let answer = await server.respond(to: MockRequest(.get, "/s\(status)"))
-            #expect(answer.status.code == status)
-            #expect(answer.body.isEmpty)
+        try await withServer(
+            try await MockServer.inMemory(try ServerConfiguration(root: read.configuration, file: "forbidden.har"))
+        ) { server in
+            for status in [204, 205, 304] {
+                let answer = await server.respond(to: MockRequest(.get, "/s\(status)"))
+                #expect(answer.status.code == status)
+                #expect(answer.body.isEmpty)
+            }
         }
-        await server.stop()
     }
 
     @Test("A file that is not HAR, or holds no entry a stub can answer, is refused with what is wrong")

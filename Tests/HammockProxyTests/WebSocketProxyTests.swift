@@ -41,17 +41,12 @@ struct WebSocketProxyTests {
         proxyingTo upstream: URL, timeout: Duration = .seconds(30), rootsPEM: String? = nil, cors: Bool = true,
         recording: ProxyRecording? = nil, _ body: (MockServer) async throws -> T
     ) async throws -> T {
-        let server = try await MockServer(resources: [], options: MockServer.Options(allowsCrossOrigin: cors))
-        do {
+        try await withServer(try await MockServer(resources: [], options: MockServer.Options(allowsCrossOrigin: cors))) {
+            server in
             server.addRoutes(
                 try ProxyRoutes(upstream: upstream, timeout: timeout, recording: recording, upstreamRootsPEM: rootsPEM),
                 first: false)
-            let result = try await body(server)
-            await server.stop()
-            return result
-        } catch {
-            await server.stop()
-            throw error
+            return try await body(server)
         }
     }
 

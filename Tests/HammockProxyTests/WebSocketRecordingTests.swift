@@ -69,7 +69,6 @@ struct WebSocketRecordingTests {
         try await closing.send(.text("anything"))
         for await _ in closing.messages {}
         #expect(closing.closedWith == WebSocketClose(code: 4001, reason: "bye from backend"))
-        await server.stop()
     }
 
     @Test(
@@ -107,7 +106,7 @@ struct WebSocketRecordingTests {
         #expect(pushRoute["match"] == ["query": ["room": "7"]])
         #expect(pushRoute["websocket"]?["keepOpen"] == true)
 
-        try await Self.expectPlayback(on: try await Self.replay(file))
+        try await withServer(try await Self.replay(file)) { try await Self.expectPlayback(on: $0) }
     }
 
     @Test("A recording written as HAR keeps the sockets as Chromium's developer tools do, and reading it back plays them")
@@ -127,14 +126,14 @@ struct WebSocketRecordingTests {
         #expect(messages.allSatisfy { $0["opcode"] == 1 && ($0["time"]?.doubleValue ?? 0) > 1_700_000_000 })
 
         // Chromium's format keeps no close frames: the `/close` session plays back as far as the messages go.
-        let server = try await Self.replay(file)
-        let played = try await server.connectWebSocket("/push?room=7")
-        var iterator = played.messages.makeAsyncIterator()
-        for number in 1...5 { #expect(await iterator.next() == .text("\(number)")) }
-        try await played.send(.text("b"))
-        #expect(await iterator.next() == .text("a"))
-        played.close()
-        await server.stop()
+        try await withServer(try await Self.replay(file)) { server in
+            let played = try await server.connectWebSocket("/push?room=7")
+            var iterator = played.messages.makeAsyncIterator()
+            for number in 1...5 { #expect(await iterator.next() == .text("\(number)")) }
+            try await played.send(.text("b"))
+            #expect(await iterator.next() == .text("a"))
+            played.close()
+        }
     }
 
     @Test(
@@ -181,11 +180,11 @@ struct WebSocketRecordingTests {
         let file = Self.temporaryFile("refused.json")
         defer { try? FileManager.default.removeItem(atPath: file) }
         try recording.write(toFile: file)
-        let server = try await Self.replay(file)
-        let replayed = await #expect(throws: WebSocketHandshakeError.self) { try await server.connectWebSocket("/refuse") }
-        #expect(replayed?.response.status == .forbidden)
-        #expect(replayed?.response.headerFields[HTTPField.Name("X-Reason")!] == "refused by the backend")
-        await server.stop()
+        try await withServer(try await Self.replay(file)) { server in
+            let replayed = await #expect(throws: WebSocketHandshakeError.self) { try await server.connectWebSocket("/refuse") }
+            #expect(replayed?.response.status == .forbidden)
+            #expect(replayed?.response.headerFields[HTTPField.Name("X-Reason")!] == "refused by the backend")
+        }
     }
 
     @Test(
@@ -213,16 +212,16 @@ struct WebSocketRecordingTests {
         #expect(routes.first?["websocket"] != nil)
         #expect(routes.first?["match"]?["headers"]?["Upgrade"] != nil)
 
-        let server = try await Self.replay(file)
-        let replayedPlain = await server.respond(to: MockRequest(.get, "/both"))
-        #expect(replayedPlain.status == .ok)
-        #expect(try await ProxyTests.json(replayedPlain) == ["plain": true])
-        let replayedSocket = try await server.connectWebSocket("/both")
-        var iterator = replayedSocket.messages.makeAsyncIterator()
-        try await replayedSocket.send(.text("ping"))
-        #expect(await iterator.next() == .text("ping"))
-        replayedSocket.close()
-        await server.stop()
+        try await withServer(try await Self.replay(file)) { server in
+            let replayedPlain = await server.respond(to: MockRequest(.get, "/both"))
+            #expect(replayedPlain.status == .ok)
+            #expect(try await ProxyTests.json(replayedPlain) == ["plain": true])
+            let replayedSocket = try await server.connectWebSocket("/both")
+            var iterator = replayedSocket.messages.makeAsyncIterator()
+            try await replayedSocket.send(.text("ping"))
+            #expect(await iterator.next() == .text("ping"))
+            replayedSocket.close()
+        }
     }
 
     @Test(
@@ -239,14 +238,15 @@ struct WebSocketRecordingTests {
         }
         let har = #"{"log": {"version": "1.2", "entries": ["# + entry("one") + "," + entry("two") + "]}}"
         let read = try HTTPArchive.read(Array(har.utf8), file: "turns.har")
-        let server = try await MockServer.inMemory(try ServerConfiguration(root: read.configuration, file: "turns.har"))
-        for said in ["one", "two"] {
-            let socket = try await server.connectWebSocket("/feed")
-            var iterator = socket.messages.makeAsyncIterator()
-            #expect(await iterator.next() == .text(said))
-            socket.close()
+        try await withServer(try await MockServer.inMemory(try ServerConfiguration(root: read.configuration, file: "turns.har")))
+        { server in
+            for said in ["one", "two"] {
+                let socket = try await server.connectWebSocket("/feed")
+                var iterator = socket.messages.makeAsyncIterator()
+                #expect(await iterator.next() == .text(said))
+                socket.close()
+            }
         }
-        await server.stop()
     }
 
     @Test(
@@ -281,17 +281,19 @@ struct WebSocketRecordingTests {
         let read = try HTTPArchive.read(Array(har.utf8), file: "chromium.har")
         #expect(read.origin == "https://api.example.test")
         #expect(read.summary.webSockets == 1)
-        let server = try await MockServer.inMemory(try ServerConfiguration(root: read.configuration, file: "chromium.har"))
-        var fields: HTTPFields = [:]
-        fields[.secWebSocketProtocol] = "chat.v1"
-        let socket = try await server.connectWebSocket("/socket?room=1", headers: fields)
-        #expect(socket.subprotocol == "chat.v1")
-        var iterator = socket.messages.makeAsyncIterator()
-        #expect(await iterator.next() == .text(#"{"hello":true}"#))
-        try await socket.send(.text("join"))
-        #expect(await iterator.next() == .binary([0, 1, 2]))
-        socket.close()
-        #expect(await iterator.next() == nil)
-        await server.stop()
+        try await withServer(
+            try await MockServer.inMemory(try ServerConfiguration(root: read.configuration, file: "chromium.har"))
+        ) { server in
+            var fields: HTTPFields = [:]
+            fields[.secWebSocketProtocol] = "chat.v1"
+            let socket = try await server.connectWebSocket("/socket?room=1", headers: fields)
+            #expect(socket.subprotocol == "chat.v1")
+            var iterator = socket.messages.makeAsyncIterator()
+            #expect(await iterator.next() == .text(#"{"hello":true}"#))
+            try await socket.send(.text("join"))
+            #expect(await iterator.next() == .binary([0, 1, 2]))
+            socket.close()
+            #expect(await iterator.next() == nil)
+        }
     }
 }

@@ -32,6 +32,18 @@ struct WebSocketTests {
         return try await MockServer(configuration: configuration, store: MemoryStore(), clock: clock)
     }
 
+    /// `server` for `body`, stopped after it, thrown or not.
+    func stopping<T>(_ server: MockServer, _ body: (MockServer) async throws -> T) async throws -> T {
+        do {
+            let result = try await body(server)
+            await server.stop()
+            return result
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
     func collect(_ socket: InProcessWebSocket, _ count: Int) async -> [WebSocketMessage] {
         var received: [WebSocketMessage] = []
         for await message in socket.messages {
@@ -139,68 +151,73 @@ struct WebSocketTests {
 
     @Test("A route's responses may be sockets played in turn, its method unsaid as for one socket")
     func socketsInTurn() async throws {
-        let server = try await server(
-            #"""
-            {"resources": [], "routes": [{"path": "/ws/turns", "responses": [
-              {"websocket": {"messages": [{"text": "first"}]}}, {"websocket": {"messages": [{"text": "second"}]}}]}]}
-            """#)
-        let first = try await server.connectWebSocket("/ws/turns")
-        #expect(await collect(first, 5) == [.text("first")])
-        let second = try await server.connectWebSocket("/ws/turns")
-        #expect(await collect(second, 5) == [.text("second")])
-        let third = try await server.connectWebSocket("/ws/turns")
-        #expect(await collect(third, 5) == [.text("second")])
+        try await stopping(
+            try await server(
+                #"""
+                {"resources": [], "routes": [{"path": "/ws/turns", "responses": [
+                  {"websocket": {"messages": [{"text": "first"}]}}, {"websocket": {"messages": [{"text": "second"}]}}]}]}
+                """#)
+        ) { server in
+            let first = try await server.connectWebSocket("/ws/turns")
+            #expect(await collect(first, 5) == [.text("first")])
+            let second = try await server.connectWebSocket("/ws/turns")
+            #expect(await collect(second, 5) == [.text("second")])
+            let third = try await server.connectWebSocket("/ws/turns")
+            #expect(await collect(third, 5) == [.text("second")])
+        }
     }
 
     @Test(
         "Under load, clients that answer, answer early or leave while a receive step waits each get what they earned, and no session outlives its client"
     )
     func receiveUnderLoad() async throws {
-        let server = try await server(
-            #"{"resources": [], "routes": [{"path": "/ws/ask", "websocket": {"messages": [{"text": "q"}, {"receive": true}, {"text": "a"}]}}]}"#
-        )
-        // 60 clients at once on a machine kept busy: a third answer after the question, a third before it
-        // arrives (the message counts for the receive step), a third leave while the step waits.
-        let outcomes = try await withBusyMachine {
-            try await withThrowingTaskGroup(of: (Int, [WebSocketMessage], WebSocketClose?).self) { group in
-                for client in 0..<60 {
-                    group.addTask {
-                        let socket = try await server.connectWebSocket("/ws/ask")
-                        var iterator = socket.messages.makeAsyncIterator()
-                        switch client % 3 {
-                        case 0:
-                            let first = await iterator.next()
-                            try await socket.send(.text("answer"))
-                            var got = first.map { [$0] } ?? []
-                            while let message = await iterator.next() { got.append(message) }
-                            return (client, got, socket.closedWith)
-                        case 1:
-                            try await socket.send(.text("early"))
-                            var got: [WebSocketMessage] = []
-                            while let message = await iterator.next() { got.append(message) }
-                            return (client, got, socket.closedWith)
-                        default:
-                            let first = await iterator.next()
-                            socket.close()
-                            while await iterator.next() != nil {}
-                            return (client, first.map { [$0] } ?? [], socket.closedWith)
+        try await stopping(
+            try await server(
+                #"{"resources": [], "routes": [{"path": "/ws/ask", "websocket": {"messages": [{"text": "q"}, {"receive": true}, {"text": "a"}]}}]}"#
+            )
+        ) { server in
+            // 60 clients at once on a machine kept busy: a third answer after the question, a third before it
+            // arrives (the message counts for the receive step), a third leave while the step waits.
+            let outcomes = try await withBusyMachine {
+                try await withThrowingTaskGroup(of: (Int, [WebSocketMessage], WebSocketClose?).self) { group in
+                    for client in 0..<60 {
+                        group.addTask {
+                            let socket = try await server.connectWebSocket("/ws/ask")
+                            var iterator = socket.messages.makeAsyncIterator()
+                            switch client % 3 {
+                            case 0:
+                                let first = await iterator.next()
+                                try await socket.send(.text("answer"))
+                                var got = first.map { [$0] } ?? []
+                                while let message = await iterator.next() { got.append(message) }
+                                return (client, got, socket.closedWith)
+                            case 1:
+                                try await socket.send(.text("early"))
+                                var got: [WebSocketMessage] = []
+                                while let message = await iterator.next() { got.append(message) }
+                                return (client, got, socket.closedWith)
+                            default:
+                                let first = await iterator.next()
+                                socket.close()
+                                while await iterator.next() != nil {}
+                                return (client, first.map { [$0] } ?? [], socket.closedWith)
+                            }
                         }
                     }
+                    return try await group.reduce(into: []) { $0.append($1) }
                 }
-                return try await group.reduce(into: []) { $0.append($1) }
             }
-        }
-        #expect(outcomes.count == 60)
-        for (client, messages, close) in outcomes {
-            if client % 3 == 2 {
-                #expect(messages == [.text("q")], "client \(client)")
-            } else {
-                #expect(messages == [.text("q"), .text("a")], "client \(client)")
-                #expect(close == .normal, "client \(client)")
+            #expect(outcomes.count == 60)
+            for (client, messages, close) in outcomes {
+                if client % 3 == 2 {
+                    #expect(messages == [.text("q")], "client \(client)")
+                } else {
+                    #expect(messages == [.text("q"), .text("a")], "client \(client)")
+                    #expect(close == .normal, "client \(client)")
+                }
             }
+            #expect(await eventually { server.openWebSockets.isEmpty })
         }
-        #expect(await eventually { server.openWebSockets.isEmpty })
-        await server.stop()
     }
 
     @Test("A live feed sends each created, updated and deleted record of its resource as it happens, and nothing of another")
