@@ -555,6 +555,10 @@ if Context.environment["HAMMOCK_FUZZ"] != nil {
             "fuzz-redaction", "FuzzRedaction", "Redaction",
             ["HammockProxy", "HammockServer", "HammockJSON", .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
+        (
+            "fuzz-replay", "FuzzReplay", "Replay",
+            ["HammockProxy", "HammockServer", "HammockJSON", .product(name: "HTTPTypes", package: "swift-http-types")]
+        ),
     ]
     package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/FuzzSupport", swiftSettings: swiftSettings))
     for fuzz in fuzzTargets {

@@ -3,6 +3,7 @@ import HTTPTypes
 public import HammockJSON
 import HammockServer
 import HammockStore
+import HammockWire
 
 /// HTTP Archive 1.2, the format browsers' developer tools, mitmproxy and Charles export: a recording
 /// written as one, and one read as a configuration whose stubs answer its requests in order.
@@ -103,13 +104,10 @@ public enum HTTPArchive {
     static func exchange(of entry: JSON) -> (origin: String, exchange: ProxyRecording.Exchange)? {
         guard let request = entry["request"], let response = entry["response"],
             let method = request["method"]?.stringValue.flatMap({ HTTPRequest.Method($0.uppercased()) }),
-            let url = request["url"]?.stringValue, let components = URLComponents(string: url),
-            let scheme = components.scheme?.lowercased(), let host = components.host,
+            let url = request["url"]?.stringValue.flatMap(EntryURL.init),
             let status = response["status"]?.intValue
         else { return nil }
-        let port = components.port.map { ":\($0)" } ?? ""
-        let origin = "\(scheme)://\(host)\(port)"
-        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        let (origin, path) = ("\(url.scheme)://\(url.authority)", url.path)
         let requestHeaders = fields(request["headers"], dropping: [])
         let postData = request["postData"]
         let requestType = postData?["mimeType"]?.stringValue ?? requestHeaders.first { $0.name == .contentType }?.value
@@ -131,7 +129,7 @@ public enum HTTPArchive {
             responseHeaders.append(HTTPField(name: .contentType, value: type))
         }
         var exchange = ProxyRecording.Exchange(
-            method: method, path: path, query: components.percentEncodedQuery, requestHeaders: requestHeaders,
+            method: method, path: path, query: url.query, requestHeaders: requestHeaders,
             requestContentType: requestType, requestBody: requestBody, status: status, responseHeaders: responseHeaders,
             responseBody: body)
         if let started = entry["startedDateTime"]?.stringValue, let date = ISO8601.date(started) { exchange.startedAt = date }
@@ -147,13 +145,11 @@ public enum HTTPArchive {
     static func session(of entry: JSON) -> (origin: String, session: ProxyRecording.WebSocketSession)? {
         guard let response = entry["response"], response["status"]?.intValue == 101,
             case .array(let list)? = entry["_webSocketMessages"], list.count <= maximumMessages,
-            let request = entry["request"], let url = request["url"]?.stringValue,
-            let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-            let host = components.host
+            let request = entry["request"], let url = request["url"]?.stringValue.flatMap(EntryURL.init)
         else { return nil }
         // A page's socket is `ws://` or `wss://`; the origin its HTTP entries have is `http(s)://`.
-        let web = scheme == "wss" ? "https" : scheme == "ws" ? "http" : scheme
-        let origin = "\(web)://\(host)\(components.port.map { ":\($0)" } ?? "")"
+        let web = url.scheme == "wss" ? "https" : url.scheme == "ws" ? "http" : url.scheme
+        let origin = "\(web)://\(url.authority)"
         let started = entry["startedDateTime"]?.stringValue.flatMap(ISO8601.date)
         var moments: [ProxyRecording.WebSocketSession.Moment] = []
         for message in list {
@@ -185,9 +181,8 @@ public enum HTTPArchive {
         let subprotocol = response["headers"].flatMap { headers in
             fields(headers, dropping: []).first { $0.name.canonicalName.lowercased() == "sec-websocket-protocol" }?.value
         }
-        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
         let session = ProxyRecording.WebSocketSession(
-            path: path, query: components.percentEncodedQuery, requestHeaders: fields(request["headers"], dropping: []),
+            path: url.path, query: url.query, requestHeaders: fields(request["headers"], dropping: []),
             responseHeaders: responseHeaders, subprotocol: subprotocol, moments: moments,
             startedAt: started ?? Date(timeIntervalSince1970: 0))
         return (origin, session)
@@ -339,5 +334,41 @@ enum ISO8601 {
             return date
         }
         return try? Date(text, strategy: .iso8601)
+    }
+}
+
+/// An entry's URL split as a request line carries it. Read by hand rather than through `URLComponents`,
+/// which percent-encodes the whole string again (`%20` becoming `%2520`) when one character is outside
+/// RFC 3986, as `[` and `]` in `filter[name]=a%20b` are; browsers and servers send those as they are.
+/// Bytes no request line can carry (spaces, controls, non-ASCII) are percent-encoded; the rest is kept.
+struct EntryURL {
+    /// `http`, `https`, `ws` or `wss`, lowercased.
+    var scheme: String
+    /// `host` or `host:port`, as written (user information left out).
+    var authority: String
+    /// The path, `/` when the URL has none.
+    var path: String
+    /// The query after `?`, without the fragment.
+    var query: String?
+
+    init?(_ url: String) {
+        guard let schemeEnd = url.range(of: "://") else { return nil }
+        scheme = url[..<schemeEnd.lowerBound].lowercased()
+        guard !scheme.isEmpty, scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) })
+        else { return nil }
+        var rest = url[schemeEnd.upperBound...]
+        if let fragment = rest.firstIndex(of: "#") { rest = rest[..<fragment] }
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
+        var authority = rest[..<authorityEnd]
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        guard !authority.isEmpty, !authority.hasPrefix(":"),
+            authority.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != "\\" })
+        else { return nil }
+        self.authority = String(authority)
+        let target = rest[authorityEnd...]
+        let queryStart = target.firstIndex(of: "?")
+        let path = queryStart.map { target[..<$0] } ?? target
+        self.path = path.isEmpty ? "/" : PercentEncoding.encodeRequestTarget(path)
+        query = queryStart.map { PercentEncoding.encodeRequestTarget(target[target.index(after: $0)...]) }
     }
 }

@@ -553,8 +553,11 @@ struct RecordingBuilder {
     /// names no other), where a stub could never be reached.
     static func isAdmin(_ path: String) -> Bool { path == "/__hammock" || path.hasPrefix("/__hammock/") }
 
+    /// How many values `match` asks for: each member of its sections, a repeated parameter's each value.
     static func conditions(_ match: JSONObject) -> Int {
-        match.values.reduce(0) { $0 + ($1.objectValue?.count ?? 0) }
+        match.values.reduce(0) { total, section in
+            total + (section.objectValue?.values.reduce(0) { $0 + ($1["allOf"]?.arrayValue?.count ?? 1) } ?? 0)
+        }
     }
 
     /// `path` below `base`, or `nil` when it is not below it.
@@ -590,13 +593,23 @@ struct RecordingBuilder {
     static func match(of exchange: Exchange) -> JSONObject {
         var match = JSONObject()
         if let query = exchange.query, !query.isEmpty {
-            var items = JSONObject()
+            var values: [(name: String, values: [String])] = []
             for item in query.split(separator: "&") {
                 let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 guard let name = PercentEncoding.decodeForm(Array(parts[0].utf8)[...]), !name.isEmpty else { continue }
                 let value = parts.count == 2 ? PercentEncoding.decodeForm(Array(parts[1].utf8)[...]) ?? "" : ""
-                guard value != RecordingRedaction.placeholder, items[name] == nil else { continue }
-                items[name] = .string(value)
+                guard value != RecordingRedaction.placeholder else { continue }
+                if let index = values.firstIndex(where: { $0.name == name }) {
+                    if !values[index].values.contains(value) { values[index].values.append(value) }
+                } else {
+                    values.append((name, [value]))
+                }
+            }
+            // A repeated parameter holds when one of its values does: `?q=a&q=b` asks for each of them, so
+            // that `?q=a` alone does not take its answer (and, with more conditions, it is asked first).
+            var items = JSONObject()
+            for (name, sent) in values {
+                items[name] = sent.count == 1 ? .string(sent[0]) : ["allOf": .array(sent.map(JSON.string))]
             }
             if !items.isEmpty { match["query"] = .object(items) }
         }
@@ -637,7 +650,8 @@ struct RecordingBuilder {
         let body = exchange.responseBody
         // A HAR may hold a body where HTTP allows none (a 204, 205 or 304 with text): a stub cannot give one.
         if !body.isEmpty, MockResponse.allowsBody(HTTPResponse.Status(code: exchange.status)) {
-            if let json = json(exchange) {
+            // A JSON `null` is written as text: a stub's `"body": null` means no body.
+            if let json = json(exchange), json != .null {
                 answer["body"] = json
             } else if let text = String(validating: body, as: UTF8.self) {
                 answer["text"] = .string(text)

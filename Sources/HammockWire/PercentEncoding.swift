@@ -44,6 +44,12 @@ package enum PercentEncoding {
         encode(String(text)) { isUnreserved($0) || "!$&'()*+,;=:@/?%".utf8.contains($0) }
     }
 
+    /// A request target read from elsewhere (a HAR file's URL): every byte a request line cannot carry
+    /// (spaces, controls, non-ASCII) escaped, everything else kept as written, `%XX` escapes included.
+    package static func encodeRequestTarget(_ text: some StringProtocol) -> String {
+        encode(String(text)) { $0 > 0x20 && $0 < 0x7F }
+    }
+
     /// Escapes every byte of `text`'s UTF-8 that `keeps` refuses.
     static func encode(_ text: String, keeping keeps: (UInt8) -> Bool) -> String {
         // Most values (ids, names of parameters) need no escape: the text itself, no copy.

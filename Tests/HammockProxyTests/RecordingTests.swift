@@ -493,6 +493,91 @@ struct RecordingTests {
         }
     }
 
+    /// A recording of `exchanges` (request, status, content type, body), written as stubs and as a HAR read
+    /// back: each served by a fresh mock.
+    static func replays(
+        of exchanges: [(request: MockRequest, status: Int, type: String?, body: String)],
+        _ body: (_ written: String, _ server: MockServer) async throws -> Void
+    ) async throws {
+        let recording = ProxyRecording()
+        for exchange in exchanges {
+            var fields = HTTPFields()
+            if let type = exchange.type { fields[.contentType] = type }
+            recording.add(
+                request: exchange.request, status: HTTPResponse.Status(code: exchange.status), fields: fields,
+                body: Array(exchange.body.utf8))
+        }
+        let har = try HTTPArchive.read(recording.archive().archive.serialized(), file: "r.har", inferringResources: false)
+        for (written, configuration) in [
+            ("stubs", recording.configuration(inferringResources: false).configuration), ("HAR", har.configuration),
+        ] {
+            let server = try await MockServer.inMemory(try ServerConfiguration(root: configuration, file: "r.json"))
+            try await withServer(server) { try await body(written, $0) }
+        }
+    }
+
+    @Test("A repeated query parameter is matched on every value: ?q=a&q=b and ?q=a keep their own answers (found by fuzz-replay)")
+    func repeatedQueryParameters() async throws {
+        let both = MockRequest(.get, "/search?q=a&q=b")
+        let one = MockRequest(.get, "/search?q=a")
+        try await Self.replays(of: [(one, 200, "text/plain", "one"), (both, 418, "text/plain", "both")]) { written, server in
+            // In the other order too: neither answer depends on having been asked first.
+            #expect(await server.respond(to: both).status.code == 418, "\(written)")
+            #expect(await server.respond(to: one).status == .ok, "\(written)")
+        }
+    }
+
+    @Test(
+        "A HAR's URL with brackets in its query keeps its escapes: filter[name]=a%20b is not read as a%2520b (found by fuzz-replay)"
+    )
+    func bracketsInQueries() async throws {
+        let request = MockRequest(.get, "/people?filter[name]=a%20b&ids[]=1")
+        try await Self.replays(of: [(request, 200, "application/json", #"[{"id": 1}]"#)]) { written, server in
+            let answer = await server.respond(to: request)
+            #expect(answer.status == .ok, "\(written)")
+            #expect(String(decoding: answer.body, as: UTF8.self).contains(#""id""#), "\(written)")
+            #expect(await server.respond(to: MockRequest(.get, "/people?filter[name]=a%2520b&ids[]=1")).status == .notFound)
+        }
+        // Spaces and non-ASCII written raw by a tool are escaped as a request line carries them.
+        let raw =
+            #"{"log": {"entries": [{"request": {"method": "GET", "url": "http://h/caf\u00e9 x?q=a b"}, "#
+            + #""response": {"status": 200, "headers": [], "content": {"mimeType": "text/plain", "text": "ok"}}}]}}"#
+        let read = try HTTPArchive.read(Array(raw.utf8), file: "raw.har", inferringResources: false)
+        let server = try await MockServer.inMemory(try ServerConfiguration(root: read.configuration, file: "raw.har"))
+        try await withServer(server) { server in
+            #expect(await server.respond(to: MockRequest(.get, "/caf%C3%A9%20x?q=a%20b")).status == .ok)
+        }
+    }
+
+    @Test(
+        "A recorded OPTIONS answer, a JSON null body and a 200 to a conditional request replay as the backend gave them (found by fuzz-replay)"
+    )
+    func answersAsGiven() async throws {
+        var conditional = MockRequest(.get, "/feed")
+        conditional.headerFields[.ifNoneMatch] = "*"
+        let exchanges: [(request: MockRequest, status: Int, type: String?, body: String)] = [
+            (MockRequest(.options, "/things"), 301, "text/plain", "moved"),
+            (MockRequest(.get, "/nothing"), 200, "application/json", "null"),
+            (conditional, 200, "text/plain", "fresh"),
+        ]
+        try await Self.replays(of: exchanges) { written, server in
+            #expect(await server.respond(to: MockRequest(.options, "/things")).status == .movedPermanently, "\(written)")
+            let nothing = await server.respond(to: MockRequest(.get, "/nothing"))
+            #expect(String(decoding: nothing.body, as: UTF8.self) == "null", "\(written)")
+            // The backend ignored `If-None-Match: *`: no 304 of the mock's, and no ETag it never sent.
+            let feed = await server.respond(to: conditional)
+            #expect(feed.status == .ok && feed.body == Array("fresh".utf8), "\(written)")
+            #expect(feed.headerFields[.eTag] == nil, "\(written)")
+        }
+        // A stub written for OPTIONS by hand answers it too, where the router's 204 stood.
+        let configuration = #"{"routes": [{"method": "OPTIONS", "path": "/x", "status": 200, "text": "mine"}]}"#
+        let server = try await MockServer.inMemory(try ServerConfiguration(parsing: Array(configuration.utf8), file: "o.json"))
+        try await withServer(server) { server in
+            let answer = await server.respond(to: MockRequest(.options, "/x"))
+            #expect(answer.status == .ok && answer.body == Array("mine".utf8))
+        }
+    }
+
     @Test("A file that is not HAR, or holds no entry a stub can answer, is refused with what is wrong")
     func badArchives() {
         #expect(throws: HTTPArchive.ReadError.self) { try HTTPArchive.read(Array("{}".utf8), file: "x.har") }

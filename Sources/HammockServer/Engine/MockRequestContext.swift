@@ -83,11 +83,16 @@ public struct MatchedRoute: Sendable, Hashable {
     public var pattern: String
     /// The resource it acts on, for a resource's route.
     public var resource: String?
+    /// Whether the answer is one given as it was: a backend's through the proxy, or a recorded one a stub
+    /// replays `verbatim`. The mock then adds no `ETag` and answers no `304` of its own: the backend
+    /// decided (a backend that ignores `If-None-Match` answered 200, and so does its replay).
+    public var answersAsGiven: Bool
 
-    /// Names a route.
-    public init(kind: Kind, pattern: String, resource: String? = nil) {
+    /// Names a route; `answersAsGiven` is true for ``Kind/proxy`` unless given.
+    public init(kind: Kind, pattern: String, resource: String? = nil, answersAsGiven: Bool? = nil) {
         self.kind = kind
         self.pattern = pattern
         self.resource = resource
+        self.answersAsGiven = answersAsGiven ?? (kind == .proxy)
     }
 }

@@ -23,9 +23,9 @@ struct ConditionalRequestMiddleware: OutcomeStep {
         if let given = response.headerFields[.eTag] {
             tag = given
         } else {
-            // A proxied answer is the backend's: a tag of the mock's would be one the real backend never
-            // sends. (Asked only here and before a 304, not for every request.)
-            if isProxied(request) { return }
+            // A proxied or recorded answer is the backend's: a tag of the mock's would be one the real
+            // backend never sends. (Asked only here and before a 304, not for every request.)
+            if isAsGiven(request) { return }
             tag = Self.entityTag(of: response.body)
             response.headerFields.append(HTTPField(name: .eTag, value: tag))
         }
@@ -45,15 +45,15 @@ struct ConditionalRequestMiddleware: OutcomeStep {
         } else {
             notModified = false
         }
-        // The backend was asked with the same fields; its 200 stands.
-        guard notModified, !isProxied(request) else { return }
+        // The backend was asked with the same fields; its 200 stands (and a recording of it).
+        guard notModified, !isAsGiven(request) else { return }
         response.status = .notModified
         response.body = []
         response.headerFields[.contentLength] = nil
         response.headerFields[.contentType] = nil
     }
 
-    func isProxied(_ request: MockRequest) -> Bool { request.context?.route?.kind == .proxy }
+    func isAsGiven(_ request: MockRequest) -> Bool { request.context?.route?.answersAsGiven ?? false }
 
     /// A strong entity tag of the representation's bytes: a 64-bit multiply-xorshift hash taken eight
     /// bytes at a time (fast on long lists; an ETag needs spread, not cryptographic strength), written as

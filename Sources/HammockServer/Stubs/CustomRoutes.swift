@@ -299,7 +299,9 @@ final class CustomRoutes: MockRoutes {
                 let records = self.records
                 let eventTimer = self.timer
                 let changes = self.changes
-                return MockEndpoint(methods: methods, route: entry.matchedRoute) { _ in
+                var route = entry.matchedRoute
+                route.answersAsGiven = answer.isVerbatim
+                var endpoint = MockEndpoint(methods: methods, route: route) { _ in
                     if let (latency, wait) = latency { await wait(latency.delay(forUnit: random())) }
                     try await records.requireRecords(stub.requiredRecords, named: accepted.parameters)
                     var context = accepted
@@ -317,12 +319,17 @@ final class CustomRoutes: MockRoutes {
                     }
                     return response
                 }
+                // A route written for `OPTIONS` answers it (a recorded backend's own answer), not the router.
+                endpoint.answersOptions = entry.method == .options
+                return endpoint
             case .handler(_, _, _, let handler):
                 let routeRequest = RouteRequest(
                     request: request, parameters: parameters, query: current.query, json: current.body, records: records)
-                return MockEndpoint(methods: methods, route: entry.matchedRoute) { _ in
+                var endpoint = MockEndpoint(methods: methods, route: entry.matchedRoute) { _ in
                     try await handler(routeRequest)
                 }
+                endpoint.answersOptions = entry.method == .options
+                return endpoint
             }
         }
         // A path of ours with no route for the method: the router answers 405 with these methods. A
