@@ -607,9 +607,11 @@ struct RecordingBuilder {
             }
             // A repeated parameter holds when one of its values does: `?q=a&q=b` asks for each of them, so
             // that `?q=a` alone does not take its answer (and, with more conditions, it is asked first).
+            // Sorted: a matcher cannot tell `?q=b&q=a` from it, so the two are one stub answering in turn.
+            // By name: `?a=1&b=2` and `?b=2&a=1` are one request to a matcher, so one stub.
             var items = JSONObject()
-            for (name, sent) in values {
-                items[name] = sent.count == 1 ? .string(sent[0]) : ["allOf": .array(sent.map(JSON.string))]
+            for (name, sent) in values.sorted(by: { $0.name < $1.name }) {
+                items[name] = sent.count == 1 ? .string(sent[0]) : ["allOf": .array(sent.sorted().map(JSON.string))]
             }
             if !items.isEmpty { match["query"] = .object(items) }
         }
@@ -617,7 +619,8 @@ struct RecordingBuilder {
             case .object(let object)? = try? JSON(parsing: exchange.requestBody)
         {
             var members = JSONObject()
-            for (key, value) in object where value != .string(RecordingRedaction.placeholder) && !key.hasPrefix("/") {
+            for (key, value) in object.sorted(by: { $0.key < $1.key })
+            where value != .string(RecordingRedaction.placeholder) && !key.hasPrefix("/") {
                 // A member whose value is an object of matcher words would be read as a matcher.
                 if case .object = value { continue }
                 members[key] = value

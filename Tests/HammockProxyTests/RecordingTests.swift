@@ -516,14 +516,27 @@ struct RecordingTests {
         }
     }
 
-    @Test("A repeated query parameter is matched on every value: ?q=a&q=b and ?q=a keep their own answers (found by fuzz-replay)")
+    @Test(
+        "A repeated query parameter is matched on every value, in any order: ?q=a&q=b and ?q=a keep their own answers (found by fuzz-replay)"
+    )
     func repeatedQueryParameters() async throws {
         let both = MockRequest(.get, "/search?q=a&q=b")
         let one = MockRequest(.get, "/search?q=a")
-        try await Self.replays(of: [(one, 200, "text/plain", "one"), (both, 418, "text/plain", "both")]) { written, server in
-            // In the other order too: neither answer depends on having been asked first.
+        // The same values in another order: one stub with `both`, answering in turn (no matcher tells them apart).
+        let reversed = MockRequest(.get, "/search?q=b&q=a")
+        let exchanges: [(request: MockRequest, status: Int, type: String?, body: String)] = [
+            (one, 200, "text/plain", "one"), (both, 418, "text/plain", "both"), (reversed, 202, "text/plain", "reversed"),
+            (MockRequest(.get, "/pages?x=1&y=2"), 200, "text/plain", "first"),
+            (MockRequest(.get, "/pages?y=2&x=1"), 201, "text/plain", "second"),
+        ]
+        try await Self.replays(of: exchanges) { written, server in
+            // `both` before `one`: neither answer depends on having been asked first.
             #expect(await server.respond(to: both).status.code == 418, "\(written)")
             #expect(await server.respond(to: one).status == .ok, "\(written)")
+            #expect(await server.respond(to: reversed).status == .accepted, "\(written)")
+            // Parameters in another order are the same request: the answers come in turn.
+            #expect(await server.respond(to: MockRequest(.get, "/pages?x=1&y=2")).status == .ok, "\(written)")
+            #expect(await server.respond(to: MockRequest(.get, "/pages?y=2&x=1")).status == .created, "\(written)")
         }
     }
 
