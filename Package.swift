@@ -556,6 +556,13 @@ if Context.environment["HAMMOCK_FUZZ"] != nil {
             ["HammockProxy", "HammockServer", "HammockJSON", .product(name: "HTTPTypes", package: "swift-http-types")]
         ),
         (
+            "fuzz-proxy", "FuzzProxy", "Proxy",
+            [
+                "HammockProxy", "HammockServer", "HammockHTTPServer", "HammockJSON", "HammockWire",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        (
             "fuzz-replay", "FuzzReplay", "Replay",
             ["HammockProxy", "HammockServer", "HammockJSON", .product(name: "HTTPTypes", package: "swift-http-types")]
         ),

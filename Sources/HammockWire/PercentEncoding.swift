@@ -50,6 +50,32 @@ package enum PercentEncoding {
         encode(String(text)) { $0 > 0x20 && $0 < 0x7F }
     }
 
+    /// A request target (`/a%20b/p|q?f[x]=1`) made one that a URL parser takes as it is: every byte RFC 3986
+    /// allows in a path or query stays, `%XX` escapes included; anything else (`|`, `{`, `[`, `^`, a space,
+    /// a `%` not followed by two hex digits, `#`) is escaped. Foundation's `URL(string:)` escapes such text
+    /// itself, `%` included, so `a%20b` became `a%2520b` on the way to a proxy's backend.
+    package static func encodeURLTarget(_ text: String) -> String {
+        let bytes = Array(text.utf8)
+        func keeps(_ index: Int) -> Bool {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "%") {
+                return index + 2 < bytes.count && hexValue(bytes[index + 1]) != nil && hexValue(bytes[index + 2]) != nil
+            }
+            return isUnreserved(byte) || "!$&'()*+,;=:@/?".utf8.contains(byte)
+        }
+        if bytes.indices.allSatisfy(keeps) { return text }
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count + 16)
+        for index in bytes.indices {
+            if keeps(index) {
+                output.append(bytes[index])
+            } else {
+                appendEscape(of: bytes[index], to: &output)
+            }
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
     /// Escapes every byte of `text`'s UTF-8 that `keeps` refuses.
     static func encode(_ text: String, keeping keeps: (UInt8) -> Bool) -> String {
         // Most values (ids, names of parameters) need no escape: the text itself, no copy.

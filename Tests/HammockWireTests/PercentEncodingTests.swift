@@ -85,4 +85,19 @@ struct PercentEncodingVariantTests {
             #expect(PercentEncoding.decode(Substring(encoded)) == text)  // no % in the alphabet: nothing was kept as an escape
         }
     }
+
+    @Test("A request target handed to a URL parser keeps its escapes and what a URL holds, and escapes the rest once")
+    func urlTarget() throws {
+        #expect(PercentEncoding.encodeURLTarget("/people/3?q=a%20b&sort=name:asc") == "/people/3?q=a%20b&sort=name:asc")
+        #expect(PercentEncoding.encodeURLTarget("/a%20b/p|q?f[x]=1&y={2}") == "/a%20b/p%7Cq?f%5Bx%5D=1&y=%7B2%7D")
+        // A `%` that starts no escape is escaped itself, as are `#` (a fragment to a parser) and non-ASCII.
+        #expect(PercentEncoding.encodeURLTarget("/100%?p=%zz&h=#x&e=é%4") == "/100%25?p=%25zz&h=%23x&e=%C3%A9%254")
+        // What comes out is what Foundation's parser keeps as it is (it escaped the whole text again before).
+        for target in ["/a%20b/p|q?f[x]=a%20b", "/x^y`z?q=\"1\"<2>", "/%?%%"] {
+            let encoded = PercentEncoding.encodeURLTarget(target)
+            let url = try #require(URL(string: "http://h" + encoded))
+            let components = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false))
+            #expect(components.percentEncodedPath + (components.percentEncodedQuery.map { "?" + $0 } ?? "") == encoded)
+        }
+    }
 }
