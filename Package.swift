@@ -174,6 +174,7 @@ let package = Package(
             name: "HammockServerTesting",
             dependencies: [
                 "HammockServer", "HammockHTTPServer", "HammockURLSession", "HammockJSON", "HammockProxy", "HammockJWT",
+                "HammockWire",
             ],
             swiftSettings: swiftSettings),
 

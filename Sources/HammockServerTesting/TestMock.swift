@@ -4,6 +4,7 @@ public import HammockJSON
 import HammockJWT
 public import HammockServer
 import HammockURLSession
+import HammockWire
 
 #if canImport(FoundationNetworking)
 public import FoundationNetworking
@@ -75,7 +76,9 @@ public struct TestMock: Sendable {
     public func url(_ path: String) -> URL {
         let trimmed = String(path.drop { $0 == "/" })
         let base = baseURL.absoluteString + "/"
-        if let url = URL(string: base + trimmed) { return url }
+        // What a URL cannot hold as it is (`f[x]`, `Amy Lee`) is escaped here, once: left to `URL(string:)`,
+        // the whole text was escaped again when one character needed it, `%20` becoming `%2520`.
+        if let url = URL(string: PercentEncoding.encodeURLText(base + trimmed)) { return url }
         if let encoded = trimmed.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed),
             let url = URL(string: base + encoded)
         {

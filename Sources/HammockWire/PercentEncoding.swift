@@ -76,6 +76,24 @@ package enum PercentEncoding {
         return String(decoding: output, as: UTF8.self)
     }
 
+    /// An absolute URL's text (`https://hooks.test/a b?f[x]=%41#top`) with its path, query and fragment
+    /// made what a URL parser takes as it is (``encodeURLTarget(_:)`` for each), the scheme and authority
+    /// as written: for `URL(string:)`, which otherwise escapes `%41` again beside a `[`.
+    package static func encodeURLText(_ text: String) -> String {
+        let bytes = Array(text.utf8)
+        let separator = Array("://".utf8)
+        guard
+            let schemeEnd = bytes.indices.first(where: { bytes[$0...].starts(with: separator) }).map({ $0 + separator.count })
+        else { return encodeURLTarget(text) }
+        let marks = "/?#".utf8
+        guard let targetStart = bytes[schemeEnd...].firstIndex(where: marks.contains) else { return text }
+        let end = bytes[targetStart...].firstIndex(of: UInt8(ascii: "#")) ?? bytes.endIndex
+        let head = String(decoding: bytes[..<targetStart], as: UTF8.self)
+        let target = encodeURLTarget(String(decoding: bytes[targetStart..<end], as: UTF8.self))
+        guard end < bytes.endIndex else { return head + target }
+        return head + target + "#" + encodeURLTarget(String(decoding: bytes[(end + 1)...], as: UTF8.self))
+    }
+
     /// Escapes every byte of `text`'s UTF-8 that `keeps` refuses.
     static func encode(_ text: String, keeping keeps: (UInt8) -> Bool) -> String {
         // Most values (ids, names of parameters) need no escape: the text itself, no copy.

@@ -65,6 +65,19 @@ struct MockServerTraitTests {
     }
 
     @Test(
+        "A test's URL keeps the escapes it was given beside characters a URL cannot hold: name=Amy%20Lee&f[x]=1",
+        .mockServer(resources: [people], data: ["people": [["name": "Amy Lee"]]]))
+    func urlEscapes() async throws {
+        let mock = try #require(TestMock.current)
+        let url = mock.url("people?name=Amy%20Lee&f[x]=1")
+        // It was `name=Amy%2520Lee`: the whole text escaped again because of the brackets.
+        #expect(url.absoluteString.hasSuffix("/people?name=Amy%20Lee&f%5Bx%5D=1"))
+        #expect(mock.url("people?name=Amy Lee").absoluteString.hasSuffix("/people?name=Amy%20Lee"))
+        _ = try await mock.session.data(from: url)
+        mock.verify(RequestPattern(.get, "/people", query: ["name": "Amy Lee", "f[x]": "1"]), count: .once)
+    }
+
+    @Test(
         "A base path is part of the base URL, in process and on loopback",
         arguments: [TestMock.Reach.inProcess, .loopback])
     func basePath(reach: TestMock.Reach) async throws {

@@ -85,6 +85,22 @@ struct WebhookTests {
         #expect(server.journal.count(matching: .any) == 2)
     }
 
+    @Test(
+        "A webhook URL whose rendered value holds what a URL cannot (a | or a space) keeps the template's escapes: %20 is not sent as %2520"
+    )
+    func renderedURLEscapedOnce() async throws {
+        let server = try await Self.people()
+        let transport = ScriptedTransport()
+        server.setWebhookTransport(transport)
+        try server.setWebhooks([
+            try Webhook("created", on: "POST /people", url: "http://127.0.0.1:9/hooks/a%20b?name={{request.body.name}}&x=%41")
+        ])
+        #expect(await server.respond(to: MockRequest(.post, "/people", json: ["name": "Ada|Lovelace Byron"])).status == .created)
+        _ = await Self.attempts(server, count: 1)
+        let sent = try #require(transport.sent.withLock { $0.first })
+        #expect(sent.url.absoluteString == "http://127.0.0.1:9/hooks/a%20b?name=Ada%7CLovelace%20Byron&x=%41")
+    }
+
     @Test("An answer the webhook does not follow sends nothing: another route, a 4xx, a status outside its range")
     func doesNotFollow() async throws {
         let server = try await Self.people()

@@ -92,6 +92,9 @@ struct PercentEncodingVariantTests {
         #expect(PercentEncoding.encodeURLTarget("/a%20b/p|q?f[x]=1&y={2}") == "/a%20b/p%7Cq?f%5Bx%5D=1&y=%7B2%7D")
         // A `%` that starts no escape is escaped itself, as are `#` (a fragment to a parser) and non-ASCII.
         #expect(PercentEncoding.encodeURLTarget("/100%?p=%zz&h=#x&e=é%4") == "/100%25?p=%25zz&h=%23x&e=%C3%A9%254")
+        // A whole URL: the scheme and authority as written, the rest escaped once, the fragment apart.
+        #expect(PercentEncoding.encodeURLText("https://h:1/a b?f[x]=%41#t op") == "https://h:1/a%20b?f%5Bx%5D=%41#t%20op")
+        #expect(PercentEncoding.encodeURLText("http://h") == "http://h")
         // What comes out is what Foundation's parser keeps as it is (it escaped the whole text again before).
         for target in ["/a%20b/p|q?f[x]=a%20b", "/x^y`z?q=\"1\"<2>", "/%?%%"] {
             let encoded = PercentEncoding.encodeURLTarget(target)

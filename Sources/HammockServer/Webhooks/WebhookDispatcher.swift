@@ -145,7 +145,9 @@ final class WebhookDispatcher: Sendable {
             body = StubTemplate.render(template, context).serialized()
             if fields[.contentType] == nil { fields[.contentType] = "application/json" }
         }
-        let target = URL(string: url)
+        // Escaped once where a rendered value put what a URL cannot hold (`{{request.body.name}}` as `a|b`):
+        // left to `URL(string:)`, every `%XX` of the template was escaped again.
+        let target = URL(string: PercentEncoding.encodeURLText(url))
         var problem: String?
         if let target, let scheme = target.scheme?.lowercased(), ["http", "https"].contains(scheme), target.host?.isEmpty == false
         {
