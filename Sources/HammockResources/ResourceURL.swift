@@ -137,7 +137,9 @@ enum ResourceURL {
         var baseText = base.absoluteString
         while baseText.hasSuffix("/") { baseText.removeLast() }
         let relative = path.hasPrefix("/") || path.isEmpty || path.hasPrefix("?") ? path : "/" + path
-        return URL(string: baseText + relative) ?? invalid(baseText + relative)
+        // What a URL cannot hold (`filter[name]`, a space) escaped once here: `URL(string:)` would escape
+        // every `%XX` of the path again beside it (`a%20b` as `a%2520b`).
+        return URL(string: PercentEncoding.encodeURLText(baseText + relative)) ?? invalid(baseText + relative)
     }
 
     /// `url` with `name` added as more path segments: `/items` + `123/related` → `/items/123/related`.

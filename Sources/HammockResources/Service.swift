@@ -189,7 +189,7 @@ public final class Service {
     /// The resource at an absolute URL given as text; text that is not a URL gives a resource that
     /// fails to load with ``ResourceError/Cause/invalidURL(_:)``.
     public func resource(absoluteURL text: String) -> Resource {
-        resource(absoluteURL: URL(string: text) ?? ResourceURL.invalid(text))
+        resource(absoluteURL: URL(string: PercentEncoding.encodeURLText(text)) ?? ResourceURL.invalid(text))
     }
 
     /// How many resources the service keeps now (those it keeps for reuse, observed or not).

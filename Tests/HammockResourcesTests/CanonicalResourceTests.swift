@@ -87,6 +87,10 @@ struct CanonicalResourceTests {
         let spaced = api.resource("/search?q=a b")
         #expect(spaced.url.scheme == "http")
         #expect(spaced === api.resource("/search").withParam("q", "a b"))
+        // Beside one, an escape already there stays one: `a%20b` was sent as `a%2520b`.
+        let bracketed = api.resource("/search?f[name]=a%20b")
+        #expect(bracketed.url.absoluteString == "http://api.test/v1/search?f%5Bname%5D=a%20b")
+        #expect(bracketed === api.resource(absoluteURL: "http://api.test/v1/search?f[name]=a%20b"))
     }
 
     @Test("IPv6 hosts reach the transport bracketed once")
