@@ -76,17 +76,19 @@ package enum PercentEncoding {
         return String(decoding: output, as: UTF8.self)
     }
 
-    /// An absolute URL's text (`https://hooks.test/a b?f[x]=%41#top`) with its path, query and fragment
-    /// made what a URL parser takes as it is (``encodeURLTarget(_:)`` for each), the scheme and authority
-    /// as written: for `URL(string:)`, which otherwise escapes `%41` again beside a `[`.
+    /// A URL's text (`https://hooks.test/a b?f[x]=%41#top`, or a reference such as `/next?f[x]=1`) with its
+    /// path, query and fragment made what a URL parser takes as it is (``encodeURLTarget(_:)`` for each), the
+    /// scheme and authority as written: for `URL(string:)`, which otherwise escapes `%41` again beside a `[`.
     package static func encodeURLText(_ text: String) -> String {
         let bytes = Array(text.utf8)
         let separator = Array("://".utf8)
-        guard
-            let schemeEnd = bytes.indices.first(where: { bytes[$0...].starts(with: separator) }).map({ $0 + separator.count })
-        else { return encodeURLTarget(text) }
-        let marks = "/?#".utf8
-        guard let targetStart = bytes[schemeEnd...].firstIndex(where: marks.contains) else { return text }
+        let targetStart: Int
+        if let schemeEnd = bytes.indices.first(where: { bytes[$0...].starts(with: separator) }).map({ $0 + separator.count }) {
+            guard let start = bytes[schemeEnd...].firstIndex(where: "/?#".utf8.contains) else { return text }
+            targetStart = start
+        } else {
+            targetStart = 0  // a reference without scheme and host (`/next?page=2`, a redirect's)
+        }
         let end = bytes[targetStart...].firstIndex(of: UInt8(ascii: "#")) ?? bytes.endIndex
         let head = String(decoding: bytes[..<targetStart], as: UTF8.self)
         let target = encodeURLTarget(String(decoding: bytes[targetStart..<end], as: UTF8.self))
