@@ -113,7 +113,7 @@ let package = Package(
         .target(
             name: "HammockAsyncHTTPClient",
             dependencies: [
-                "HammockClient",
+                "HammockClient", "HammockWire",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -158,14 +158,15 @@ let package = Package(
 
         // The bridge from the client to the mock server in process (re-exports HammockTestSupport).
         .target(
-            name: "HammockTesting", dependencies: ["HammockClient", "HammockServer", "HammockURLSession", "HammockTestSupport"],
+            name: "HammockTesting",
+            dependencies: ["HammockClient", "HammockServer", "HammockURLSession", "HammockTestSupport", "HammockWire"],
             swiftSettings: swiftSettings),
 
         // Any URLSession code to the mock server in process: a URLProtocol a configuration carries.
         // Needs only the engine and Foundation, not the client.
         .target(
             name: "HammockURLSession",
-            dependencies: ["HammockServer", .product(name: "HTTPTypes", package: "swift-http-types")],
+            dependencies: ["HammockServer", "HammockWire", .product(name: "HTTPTypes", package: "swift-http-types")],
             swiftSettings: swiftSettings),
 
         // A mock server per test: the `.mockServer(…)` trait (Swift Testing), a start/stop pair for

@@ -58,7 +58,7 @@ struct FuzzTarget {
         }
     }
 
-    /// A body of `kind`'s shape, and the content type it is sent with.
+    /// A body (empty, a JSON object, any JSON, text, or bytes) and the content type it is sent with.
     static func body(_ reader: inout ByteReader) -> (bytes: [UInt8], type: String) {
         let type = reader.pick(contentTypes)
         let media = type.split(separator: ";").first.map(String.init) ?? ""

@@ -1,6 +1,7 @@
 public import AsyncHTTPClient
 import Foundation
 public import HammockClient
+import HammockWire
 import NIOCore
 import NIOHTTP1
 
@@ -90,7 +91,7 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
             response = try await client.execute(outgoing, deadline: nioDeadline)
             guard RedirectRule.follows(Int(response.status.code)),
                 let location = response.headers.first(name: "location"),
-                let target = URL(string: location, relativeTo: url)?.absoluteURL,
+                let target = URL(string: PercentEncoding.encodeURLText(location), relativeTo: url)?.absoluteURL,
                 target.scheme?.lowercased() == "http" || target.scheme?.lowercased() == "https",
                 self.redirects.follows(from: url, to: target)
             else { return response }

@@ -1,6 +1,7 @@
 public import Foundation
 import HammockClient
 public import HammockJSON
+import HammockWire
 
 /// How a list API pages: where one page's items are, and which URL answers the next page.
 ///
@@ -76,7 +77,7 @@ public struct Paging: Sendable {
     /// ```swift
     /// let paging = Paging { answer in
     ///     Paging.Cut(items: try answer.member("results"), next: try answer.member("next")?.stringValue
-    ///         .flatMap { URL(string: $0, relativeTo: answer.url) })
+    ///         .flatMap { URL(string: PercentEncoding.encodeURLText($0), relativeTo: answer.url) })
     /// }
     /// ```
     public init(_ read: @escaping @Sendable (Answer) throws -> Cut) {
@@ -92,7 +93,7 @@ public struct Paging: Sendable {
     public static func link(items: String? = nil) -> Paging {
         Paging { answer in
             let next = answer.entity.header("Link").flatMap { LinkHeader.target(of: "next", in: $0) }
-                .flatMap { URL(string: $0, relativeTo: answer.url)?.absoluteURL }
+                .flatMap { URL(string: PercentEncoding.encodeURLText($0), relativeTo: answer.url)?.absoluteURL }
             return Cut(items: try items.map { path throws(PagingError) in try answer.requiredArray(at: path) }, next: next)
         }
     }

@@ -1,5 +1,6 @@
 public import Foundation
 import HTTPTypes
+import HammockWire
 public import Observation
 
 /// One REST resource, identified by its URL: its latest data, its latest error, and whether a request
@@ -106,7 +107,7 @@ public final class Resource {
     /// `"../other"`, `"/root"`, `"?page=2"`, or an absolute URL.
     /// Configuration rules with a pattern apply to it only if it is under the service's base URL.
     public func relative(_ href: String) -> Resource {
-        guard let target = URL(string: href, relativeTo: url)?.absoluteURL else {
+        guard let target = URL(string: PercentEncoding.encodeURLText(href), relativeTo: url)?.absoluteURL else {
             return core.resource(absoluteURL: ResourceURL.invalid(href))
         }
         return core.resource(absoluteURL: target)

@@ -2,6 +2,7 @@ public import Foundation
 public import HammockClient
 public import HammockServer
 import HammockURLSession
+import HammockWire
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -130,7 +131,8 @@ public struct MockServerTransport: HTTPTransport {
         after response: MockResponse, from request: HTTPRequest, policy: RedirectPolicy = .follow
     ) throws -> HTTPRequest? {
         guard RedirectRule.follows(response.status.code), let location = response.headerFields[.location],
-            let current = request.url, let target = URL(string: location, relativeTo: current)?.absoluteURL,
+            let current = request.url,
+            let target = URL(string: PercentEncoding.encodeURLText(location), relativeTo: current)?.absoluteURL,
             policy.follows(from: current, to: target)
         else { return nil }
         guard !RedirectRule.leavesOrigin(from: current, to: target) else {

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import HammockServer
+import HammockWire
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -74,7 +75,8 @@ enum InProcessRedirects {
     static func request(after response: MockResponse, from request: URLRequest) -> URLRequest? {
         let status = response.status.code
         guard [301, 302, 303, 307, 308].contains(status), let location = response.headerFields[.location],
-            let current = request.url, let target = URL(string: location, relativeTo: current)?.absoluteURL,
+            let current = request.url,
+            let target = URL(string: PercentEncoding.encodeURLText(location), relativeTo: current)?.absoluteURL,
             let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https"
         else { return nil }
         var next = request

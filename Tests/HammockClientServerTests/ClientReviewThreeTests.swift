@@ -30,6 +30,7 @@ struct ClientReviewThreeTests {
             try StubRoute.fixture(.post, "/form", status: 303, headers: [("Location", "http://mock.test/people?from=form")]),
             try StubRoute.fixture(.get, "/away", status: 302, headers: [("Location", "https://elsewhere.example/x")]),
             try StubRoute.fixture(.get, "/loop", status: 302, headers: [("Location", "/loop")]),
+            try StubRoute.fixture(.get, "/search", status: 302, headers: [("Location", "/people?name=Amy%20Lee&f[x]=1")]),
         ])
         let transport = MockServerTransport(server: server)
         var old = Self.request(.get, "/old")
@@ -46,6 +47,9 @@ struct ClientReviewThreeTests {
         #expect(away?.code == .unsupportedURL)
         let loop = await #expect(throws: URLError.self) { _ = try await transport.send(Self.request(.get, "/loop"), body: nil) }
         #expect(loop?.code == .httpTooManyRedirects)
+        // A `Location` with brackets beside an escape is followed with the escape as it was (`Amy%2520Lee` before).
+        _ = try await transport.send(Self.request(.get, "/search"), body: nil)
+        #expect(server.journal.entries.last?.query == "name=Amy%20Lee&f%5Bx%5D=1")
     }
 
     @Test("MockServerTransport bounds a streamed body as the other transports do: in size, and in time for one that never ends")

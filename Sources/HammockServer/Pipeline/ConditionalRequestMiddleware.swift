@@ -6,7 +6,8 @@ import HammockWire
 /// Validators on successful `GET` and `HEAD` responses, and 304 Not Modified for requests that already
 /// hold the current representation (RFC 9110 §8.8 and §13).
 ///
-/// Every such response gets a strong `ETag` of its bytes (unless it has one). `Last-Modified` comes
+/// Every such response gets a strong `ETag` of its bytes (unless it has one, or is given as it was: a
+/// proxied or `verbatim` one, ``MatchedRoute/answersAsGiven``). `Last-Modified` comes
 /// from the handler: resource routes set it from the dates the store keeps (`MockStore.lastChange(of:now:marking:)`).
 struct ConditionalRequestMiddleware: OutcomeStep {
     let now: @Sendable () -> Date
