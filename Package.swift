@@ -566,7 +566,10 @@ if Context.environment["HAMMOCK_FUZZ"] != nil {
         ),
         (
             "fuzz-replay", "FuzzReplay", "Replay",
-            ["HammockProxy", "HammockServer", "HammockJSON", .product(name: "HTTPTypes", package: "swift-http-types")]
+            [
+                "HammockProxy", "HammockServer", "HammockJSON", "HammockWire",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
         ),
     ]
     package.targets.append(.target(name: "FuzzSupport", path: "Fuzz/FuzzSupport", swiftSettings: swiftSettings))

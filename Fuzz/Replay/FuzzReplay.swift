@@ -9,12 +9,20 @@ import HammockServer
 /// was written as a configuration of stubs or as a HAR file read back. The bytes choose the exchanges:
 /// methods, paths with segments a pattern would misread, queries with repeated and empty items, JSON,
 /// form, text and binary bodies both ways, statuses with and without a body, and answers that differ for
-/// one request.
+/// one request. A quarter of the inputs check resources inferred from a recording instead
+/// (``InferredResources``).
 @main
 struct FuzzTarget {
     static func main() {
         Fuzzer.run { data, count in
-            FuzzTarget.replay(Fuzzer.bytes(data, count))
+            let bytes = Fuzzer.bytes(data, count)
+            // A quarter of the inputs (a first byte ending in binary 11) drive a backend with collections,
+            // recorded with resources inferred (InferredResources); the rest, exchanges written as stubs.
+            if let first = bytes.first, first & 3 == 3 {
+                InferredResources.run(Array(bytes.dropFirst()))
+            } else {
+                FuzzTarget.replay(bytes)
+            }
             return 0
         }
     }

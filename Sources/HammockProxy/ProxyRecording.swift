@@ -58,9 +58,14 @@ public final class ProxyRecording: Sendable {
         public var skipped: Int
         /// The WebSocket sessions written (as routes that play them back).
         public var webSockets = 0
+        /// Nothing was recorded that a mock could serve, so ``ProxyRecording/write(toFile:inferringResources:)``
+        /// left the file as it was: a session that saw no traffic does not replace an earlier recording with
+        /// a configuration `hammock serve` refuses.
+        public var leftFileAlone = false
 
         public var description: String {
             var text = "\(exchanges) exchange\(exchanges == 1 ? "" : "s")"
+            if leftFileAlone { return text + ": nothing to serve, the file was left as it was" }
             if resources.isEmpty, stubs == 0, exchanges > 0 {
                 return text + (skipped > 0 ? "; \(skipped) left out (a body over the limit)" : "")
             }
@@ -233,12 +238,21 @@ public final class ProxyRecording: Sendable {
 
     /// Writes ``configuration(inferringResources:)`` to `path` (or ``archive()`` when `path` ends in
     /// `.har`), pretty-printed, readable by its owner only (it holds what the backend answered), replacing
-    /// the file whole.
+    /// the file whole. When nothing was recorded that a mock could serve (no exchange, or none a stub can
+    /// name), the file is left as it was and the summary says so (``Summary/leftFileAlone``).
     /// - Throws: ``WriteError`` if the file cannot be written.
     @discardableResult
     public func write(toFile path: String, inferringResources: Bool = true) throws(WriteError) -> Summary {
-        let (configuration, summary) =
-            path.lowercased().hasSuffix(".har") ? archive() : self.configuration(inferringResources: inferringResources)
+        let isArchive = path.lowercased().hasSuffix(".har")
+        var (configuration, summary) = isArchive ? archive() : self.configuration(inferringResources: inferringResources)
+        let servesNothing =
+            isArchive
+            ? summary.exchanges == 0 && summary.webSockets == 0
+            : configuration["resources"] == nil && configuration["routes"] == nil
+        if servesNothing {
+            summary.leftFileAlone = true
+            return summary
+        }
         try Self.writePrivately(configuration, toFile: path)
         return summary
     }

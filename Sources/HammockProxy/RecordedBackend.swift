@@ -136,6 +136,8 @@ public final class RecordedBackend: Sendable {
             root["routes"] = .array(kept + added)
             configuration = .object(root)
         }
+        // Every exchange left out (a body over the limit): the file, if any, stays as it was.
+        guard configuration["resources"] != nil || configuration["routes"] != nil else { return 0 }
         do {
             try ProxyRecording.writePrivately(configuration, toFile: file)
         } catch {

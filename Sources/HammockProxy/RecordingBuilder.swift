@@ -203,8 +203,14 @@ struct RecordingBuilder {
             }
             candidates[index] = collection
         }
+        // A collection whose records hold nothing but their generated key (`[{"id": 1}]`) declares no field,
+        // which the reader refuses (such a resource could never be written): its exchanges stay stubs, and
+        // a child linked to it loses the link.
+        let declarable = Self.linkedWhereSound(candidates).filter { collection in
+            Self.declaration(of: collection)["fields"]?.objectValue?.isEmpty == false
+        }
         // Parents before their children, as a configuration's data loads.
-        let linked = Self.linkedWhereSound(candidates)
+        let linked = Self.linkedWhereSound(declarable)
         resources = linked.filter { $0.parent == nil } + linked.filter { $0.parent != nil }
         for collection in resources { absorbed.formUnion(collection.positions.union(collection.nestedPositions)) }
     }
@@ -441,10 +447,12 @@ struct RecordingBuilder {
     static func declaration(of collection: Collection) -> JSON {
         let records = collection.order.compactMap { collection.records[$0] ?? nil }
         var fields = JSONObject()
-        var missing = false
+        // Members some record lacks: the store holds a declared field's absence as `null`, so answers
+        // leave their nulls out, unless a record held an explicit `null` there (then that `null` is kept,
+        // and a record that lacked the member answers `null`: the two cannot both be given back).
+        var omitted: [JSON] = []
         for member in collection.members {
             let values = records.compactMap { $0[member] }
-            if values.count < records.count { missing = true }
             // The default key `id` holding integers is the store's own; any other key is declared.
             if member == "id", collection.key == "id", values.allSatisfy({ if case .integer = $0 { true } else { false } }) {
                 continue
@@ -452,6 +460,7 @@ struct RecordingBuilder {
             // The foreign key is the parent link's, typed as the parent's key.
             if member == collection.parent?.foreignKey { continue }
             fields[member] = .string(fieldType(of: values).rawValue)
+            if values.count < records.count, !values.contains(.null) { omitted.append(.string(member)) }
         }
         var declaration: JSONObject = ["name": .string(collection.name), "fields": .object(fields)]
         if let link = collection.parent {
@@ -466,8 +475,7 @@ struct RecordingBuilder {
                 declaration["keyFormat"] = "uuid"
             }
         }
-        // A record the backend answered without a member should not gain a `null` for it.
-        if missing { declaration["omitNulls"] = true }
+        if !omitted.isEmpty { declaration["omitNulls"] = .array(omitted) }
         return .object(declaration)
     }
 

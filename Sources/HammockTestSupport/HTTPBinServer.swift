@@ -41,8 +41,13 @@ public final class HTTPBinServer: Sendable {
             [
                 ProjectPython.executable, "-m", "gunicorn", "-k", "gthread", "--threads", "8", "--no-control-socket",
                 "--graceful-timeout", "1", "-b", "127.0.0.1:0",
+                // The app imported before the socket listens, and the worker booted before this returns: a
+                // connection made in between waited in the backlog while the worker imported Flask, and on a
+                // loaded machine a TLS handshake timed out there (the proxy's 502 after 10 s, 1 run in 3 of a
+                // parallel run of the proxy's suites).
+                "--preload",
             ] + tls + ["httpbin:app"]
-        return try await launch(arguments, isTLS: !tls.isEmpty, name: "httpbin")
+        return try await launch(arguments, isTLS: !tls.isEmpty, name: "httpbin", readyWhen: "Booting worker with pid")
     }
 
     /// Starts one of the project's Python servers in `Tests/Scripts` (the `websockets` library's WebSocket
@@ -59,7 +64,11 @@ public final class HTTPBinServer: Sendable {
             name: script)
     }
 
-    private static func launch(_ arguments: [String], isTLS: Bool, name: String) async throws -> HTTPBinServer {
+    /// Runs `arguments` and returns once standard error has said where it listens and, when given,
+    /// `readyWhen` too.
+    private static func launch(
+        _ arguments: [String], isTLS: Bool, name: String, readyWhen: String? = nil
+    ) async throws -> HTTPBinServer {
         let process = try ChildProcess("/usr/bin/env", arguments, errors: .pipe)
         guard let reading = process.errors else { throw StartFailure(description: "httpbin: no pipe") }
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int?.self)
@@ -83,7 +92,8 @@ public final class HTTPBinServer: Sendable {
                     return text
                 }
                 if let range = text.range(of: #"Listening at: https?://127\.0\.0\.1:(\d+)"#, options: .regularExpression),
-                    let port = Int(text[range].split(separator: ":").last ?? "")
+                    let port = Int(text[range].split(separator: ":").last ?? ""),
+                    readyWhen.map({ text[range.upperBound...].contains($0) }) ?? true
                 {
                     portContinuation.yield(port)
                 }

@@ -55,25 +55,32 @@ package enum PercentEncoding {
     /// a `%` not followed by two hex digits, `#`) is escaped. Foundation's `URL(string:)` escapes such text
     /// itself, `%` included, so `a%20b` became `a%2520b` on the way to a proxy's backend.
     package static func encodeURLTarget(_ text: String) -> String {
-        let bytes = Array(text.utf8)
-        func keeps(_ index: Int) -> Bool {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "%") {
-                return index + 2 < bytes.count && hexValue(bytes[index + 1]) != nil && hexValue(bytes[index + 2]) != nil
+        // On every proxied request: the UTF-8 is scanned where it lies, and copied only when a byte
+        // needs escaping (most targets need none).
+        var contiguous = text
+        let escaped = contiguous.withUTF8 { bytes -> String? in
+            func keeps(_ index: Int) -> Bool {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "%") {
+                    return index + 2 < bytes.count && hexValue(bytes[index + 1]) != nil
+                        && hexValue(bytes[index + 2]) != nil
+                }
+                return isUnreserved(byte) || "!$&'()*+,;=:@/?".utf8.contains(byte)
             }
-            return isUnreserved(byte) || "!$&'()*+,;=:@/?".utf8.contains(byte)
-        }
-        if bytes.indices.allSatisfy(keeps) { return text }
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.count + 16)
-        for index in bytes.indices {
-            if keeps(index) {
-                output.append(bytes[index])
-            } else {
-                appendEscape(of: bytes[index], to: &output)
+            guard let first = bytes.indices.first(where: { !keeps($0) }) else { return nil }
+            var output: [UInt8] = []
+            output.reserveCapacity(bytes.count + 16)
+            output.append(contentsOf: bytes[..<first])
+            for index in first..<bytes.count {
+                if keeps(index) {
+                    output.append(bytes[index])
+                } else {
+                    appendEscape(of: bytes[index], to: &output)
+                }
             }
+            return String(decoding: output, as: UTF8.self)
         }
-        return String(decoding: output, as: UTF8.self)
+        return escaped ?? text
     }
 
     /// A URL's text (`https://hooks.test/a b?f[x]=%41#top`, or a reference such as `/next?f[x]=1`) with its

@@ -591,6 +591,94 @@ struct RecordingTests {
         }
     }
 
+    /// A recording of `exchanges` (method, target, request body, status, answer as JSON text), written with
+    /// resources inferred, served by a fresh mock.
+    static func inferred(
+        _ exchanges: [(method: HTTPRequest.Method, target: String, body: JSON?, status: Int, answer: String?)]
+    ) async throws -> (JSON, ProxyRecording.Summary, MockServer) {
+        let recording = ProxyRecording()
+        for exchange in exchanges {
+            var fields = HTTPFields()
+            if exchange.answer != nil { fields[.contentType] = "application/json" }
+            let request =
+                exchange.body.map { MockRequest(exchange.method, exchange.target, json: $0) }
+                ?? MockRequest(exchange.method, exchange.target)
+            recording.add(
+                request: request, status: HTTPResponse.Status(code: exchange.status), fields: fields,
+                body: Array((exchange.answer ?? "").utf8))
+        }
+        let (configuration, summary) = recording.configuration(inferringResources: true)
+        let server = try await MockServer.inMemory(try ServerConfiguration(root: configuration, file: "r.json"))
+        return (configuration, summary, server)
+    }
+
+    @Test(
+        "Records holding nothing but their generated ids stay stubs: a resource with no field to declare would not load (found by fuzz-replay)"
+    )
+    func recordsOfIdsAlone() async throws {
+        let (configuration, summary, server) = try await Self.inferred([
+            (.get, "/tags", nil, 200, #"[{"id": 1}, {"id": 2}]"#), (.get, "/people", nil, 200, #"[{"id": 1, "name": "Amy"}]"#),
+        ])
+        #expect(summary.resources == ["people"] && summary.stubs == 1)
+        #expect(configuration["resources"]?.arrayValue?.count == 1)
+        try await withServer(server) { server async throws in
+            let tags = await server.respond(to: MockRequest(.get, "/tags"))
+            #expect(try JSON(parsing: tags.body) == [["id": 1], ["id": 2]])
+            #expect(try JSON(parsing: await server.respond(to: MockRequest(.get, "/people/1")).body)["name"] == "Amy")
+        }
+    }
+
+    @Test(
+        "A member the backend answered as null keeps its null, one it left out stays out, and one it did both answers null (found by fuzz-replay)"
+    )
+    func nullsAsAnswered() async throws {
+        let list = #"[{"id": 1, "nick": null, "age": 3, "note": "x"}, {"id": 2, "age": 4}, {"id": 3, "note": null, "age": 5}]"#
+        let (configuration, _, server) = try await Self.inferred([(.get, "/people", nil, 200, list)])
+        // `nick` and `note` were null in a record: their nulls stay. No member was only ever left out here.
+        #expect(configuration["resources"]?[0]?["omitNulls"] == nil)
+        try await withServer(server) { server async throws in
+            func record(_ id: Int) async throws -> JSON {
+                try JSON(parsing: await server.respond(to: MockRequest(.get, "/people/\(id)")).body)
+            }
+            #expect(try await record(1) == ["id": 1, "nick": .null, "age": 3, "note": "x"])
+            // Record 2 lacked both: it answers null for them (one shape per resource; documented in proxy.md).
+            #expect(try await record(2) == ["id": 2, "nick": .null, "age": 4, "note": .null])
+            #expect(try await record(3) == ["id": 3, "nick": .null, "age": 5, "note": .null])
+        }
+        // A member only ever left out, never null, stays out of the records that lacked it.
+        let (omitting, _, other) = try await Self.inferred([
+            (.get, "/pets", nil, 200, #"[{"id": 1, "chip": "A7"}, {"id": 2}, {"id": 3, "chip": null, "name": "Rex"}]"#)
+        ])
+        #expect(omitting["resources"]?[0]?["omitNulls"] == ["name"])
+        try await withServer(other) { server async throws in
+            #expect(try JSON(parsing: await server.respond(to: MockRequest(.get, "/pets/2")).body) == ["id": 2, "chip": .null])
+            #expect(try JSON(parsing: await server.respond(to: MockRequest(.get, "/pets/1")).body) == ["id": 1, "chip": "A7"])
+        }
+    }
+
+    @Test("A recording that saw nothing a mock can serve leaves an earlier recording's file as it was")
+    func nothingRecordedLeavesTheFile() async throws {
+        for suffix in [".json", ".har"] {
+            let file = Self.temporaryFile("empty") + suffix
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            try Data("earlier recording".utf8).write(to: URL(fileURLWithPath: file))
+            let summary = try ProxyRecording().write(toFile: file)
+            #expect(summary.leftFileAlone && summary.exchanges == 0)
+            #expect(summary.description.contains("left as it was"))
+            #expect(try String(contentsOfFile: file, encoding: .utf8) == "earlier recording")
+        }
+        // One exchange is something to serve: the file is replaced.
+        let file = Self.temporaryFile("one.json")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let recording = ProxyRecording()
+        recording.add(request: MockRequest(.get, "/ping"), status: .ok, fields: HTTPFields(), body: Array("pong".utf8))
+        #expect(try recording.write(toFile: file).leftFileAlone == false)
+        let server = try await MockServer.inMemory(try ServerConfiguration(contentsOfFile: file))
+        try await withServer(server) { server async throws in
+            #expect(await server.respond(to: MockRequest(.get, "/ping")).body == Array("pong".utf8))
+        }
+    }
+
     @Test("A file that is not HAR, or holds no entry a stub can answer, is refused with what is wrong")
     func badArchives() {
         #expect(throws: HTTPArchive.ReadError.self) { try HTTPArchive.read(Array("{}".utf8), file: "x.har") }
