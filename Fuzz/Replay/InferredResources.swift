@@ -18,7 +18,12 @@ import HammockWire
 /// - a child collection the recording linked to its parent answers each child seen under its parent's record.
 /// The backend may hold records before the recording starts, which the recording sees only if listed.
 enum InferredResources {
-    static let foreignKey = "parent_key"
+    /// The member a child record names its parent with: named for the parent, as backends name it. A
+    /// recording cannot tell which member links when two hold the parent's key (`owner_id` in
+    /// `memberNames` may, by chance); it takes the one named for the parent.
+    static let foreignKeys = [
+        "people": "person_id", "cars": "carId", "user-notes": "user_note_id", "Items": "item_id", "orders_v2": "orders_v2_id",
+    ]
 
     struct Collection {
         var path: String
@@ -29,9 +34,10 @@ enum InferredResources {
         var nextKey = 1
         /// The members the records carry, each with the kind of value it usually holds.
         var members: [(name: String, kind: Int)]
-        /// The collection (by index) whose records this one's belong to, through `parent_key`: its records
+        /// The collection (by index) whose records this one's belong to, through ``foreignKey``: its records
         /// are listed and made under a parent record too (`/people/3/cars`).
         var parent: Int?
+        var foreignKey = ""
 
         func index(of key: JSON) -> Int? { records.firstIndex { $0.key == key } }
     }
@@ -113,7 +119,10 @@ enum InferredResources {
             for member in members where !unique.contains(where: { $0.name == member.name }) { unique.append(member) }
             var collection = Collection(
                 path: prefix + "/" + name, name: name, assignsKeys: reader.choose(3) != 0, members: unique)
-            if index == 1, reader.choose(2) == 0 { collection.parent = 0 }
+            if index == 1, reader.choose(2) == 0 {
+                collection.parent = 0
+                collection.foreignKey = foreignKeys[collections[0].name] ?? "parent_id"
+            }
             collections.append(collection)
         }
         // Records the backend held before: seen only if an answer shows them.
@@ -126,7 +135,7 @@ enum InferredResources {
                 var made = record(of: collection, key: key, &reader)
                 if let parent = collection.parent {
                     guard let owner = collections[parent].records.first?.key else { continue }
-                    made[foreignKey] = owner
+                    made[collection.foreignKey] = owner
                 }
                 collection.records.append((key, made))
                 collections[index] = collection
@@ -168,7 +177,7 @@ enum InferredResources {
             switch reader.choose(collection.parent == nil ? 8 : 10) {
             case 8:
                 guard let parentRecord else { break }
-                let list = collection.records.filter { $0.record[foreignKey] == parentRecord.key }
+                let list = collection.records.filter { $0.record[collection.foreignKey] == parentRecord.key }
                 add(
                     .get, parentRecord.path + "/" + collection.name, body: nil, status: 200,
                     answer: .array(list.map { .object($0.record) }))
@@ -176,10 +185,10 @@ enum InferredResources {
             case 9:
                 guard let parentRecord, collection.assignsKeys else { break }
                 var sent = record(of: collection, key: nil, &reader)
-                sent[foreignKey] = nil
+                sent[collection.foreignKey] = nil
                 var made = sent
                 made["id"] = .integer(collection.nextKey)
-                made[foreignKey] = parentRecord.key
+                made[collection.foreignKey] = parentRecord.key
                 collection.nextKey += 1
                 collection.records.append((.integer(collection.nextKey - 1), made))
                 add(.post, parentRecord.path + "/" + collection.name, body: .object(sent), status: 201, answer: .object(made))
@@ -202,7 +211,7 @@ enum InferredResources {
                 if !collection.assignsKeys { sent["id"] = key }
                 if collection.parent != nil {
                     guard let parentRecord else { break }
-                    sent[foreignKey] = parentRecord.key
+                    sent[collection.foreignKey] = parentRecord.key
                 }
                 if collection.index(of: key) != nil {
                     add(.post, collection.path, body: .object(sent), status: 409, answer: ["error": "exists"])
@@ -217,7 +226,7 @@ enum InferredResources {
             case 5:
                 guard let existing, let index = collection.index(of: existing.key) else { break }
                 var replaced = record(of: collection, key: existing.key, &reader)
-                if collection.parent != nil { replaced[foreignKey] = existing.record[foreignKey] }
+                if collection.parent != nil { replaced[collection.foreignKey] = existing.record[collection.foreignKey] }
                 collection.records[index].record = replaced
                 add(
                     .put, collection.path + "/" + segment(existing.key), body: .object(replaced), status: 200,
@@ -235,7 +244,7 @@ enum InferredResources {
                 note(collection, existing.key, .record(patched))
             default:
                 guard let existing, let index = collection.index(of: existing.key) else { break }
-                if children.contains(where: { child in child.records.contains { $0.record[foreignKey] == existing.key } }) {
+                if children.contains(where: { child in child.records.contains { $0.record[child.foreignKey] == existing.key } }) {
                     add(
                         .delete, collection.path + "/" + segment(existing.key), body: nil, status: 409,
                         answer: ["error": "has children"])
@@ -288,7 +297,12 @@ enum InferredResources {
             // as a collection of its own under the base path `/people/1`, which is a fair reading.
             let underParentAlone = !basePath.isEmpty && !collection.path.hasPrefix(basePath + "/")
             if underParentAlone { collection.path = basePath + "/" + collection.name }
-            let observations = (seen[collection.name] ?? []).filter { linked || underParentAlone || $0.atTopLevel }
+            // A record seen only under a parent record is the resource's when the two are linked; when the
+            // link was dropped (the data would break it), the recording may keep it or leave it to stubs.
+            let held = Set((configuration["data"]?[collection.name]?.arrayValue ?? []).compactMap { $0["id"] })
+            let observations = (seen[collection.name] ?? []).filter {
+                linked || underParentAlone || $0.atTopLevel || held.contains($0.key)
+            }
             // A member one record holds `null` for is answered `null` by the records that lack it (the
             // store holds an absent field as null; recordings document the choice).
             let records = observations.compactMap { entry -> JSONObject? in
@@ -304,7 +318,7 @@ enum InferredResources {
                 if case .record(var record) = state {
                     for member in nullable where record[member] == nil { record[member] = .null }
                     expected = .record(record)
-                    if let owner = record[foreignKey] {
+                    if collection.parent != nil, let owner = record[collection.foreignKey] {
                         if let index = lists.firstIndex(where: { $0.owner == owner }) {
                             lists[index].records.append(record)
                         } else {

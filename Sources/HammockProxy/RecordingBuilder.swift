@@ -270,7 +270,8 @@ struct RecordingBuilder {
             seen[name] = entry
         }
         return order.compactMap { name -> Collection? in
-            guard let entry = seen[name], entry.allKeyed, let foreignKey = entry.foreignKeys?.first,
+            guard let entry = seen[name], entry.allKeyed,
+                let foreignKey = entry.foreignKeys.flatMap({ Self.likeliestForeignKey($0, toParent: entry.parent) }),
                 let parentPath = parents.first(where: { $0.name == entry.parent })?.path
             else { return nil }
             var child = Collection(path: Self.sibling(of: parentPath, named: name), name: name, key: "id")
@@ -278,6 +279,28 @@ struct RecordingBuilder {
             child.isNestedOnly = true
             return child
         }
+    }
+
+    /// Of the members that held the parent's key in every nested record, the one most likely meant: named
+    /// for the parent (`person_id`, `personId` for `people`; `order_id` for `orders`), else named like a
+    /// key (`owner_id`, `ownerId`), else the first. A car `{"seats": 1, "person_id": 1}` under person 1
+    /// links through `person_id`, not through the `seats` that happens to match.
+    static func likeliestForeignKey(_ members: [String], toParent parent: String) -> String? {
+        func squashed(_ text: String) -> String { text.lowercased().filter { $0 != "_" && $0 != "-" } }
+        let lower = parent.lowercased()
+        let singular =
+            lower == "people"
+            ? "person"
+            : lower.hasSuffix("ies")
+                ? String(lower.dropLast(3)) + "y"
+                : lower.hasSuffix("ses") || lower.hasSuffix("xes")
+                    ? String(lower.dropLast(2)) : lower.hasSuffix("s") ? String(lower.dropLast()) : lower
+        let named = Set([squashed(singular + "id"), squashed(lower + "id")])
+        if let member = members.first(where: { named.contains(squashed($0)) }) { return member }
+        if let member = members.first(where: { $0.lowercased().hasSuffix("_id") || $0.hasSuffix("-id") || $0.hasSuffix("Id") }) {
+            return member
+        }
+        return members.first
     }
 
     /// The collections with every parent link kept whose records all name a parent record the recording

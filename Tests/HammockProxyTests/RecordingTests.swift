@@ -656,6 +656,31 @@ struct RecordingTests {
         }
     }
 
+    @Test(
+        "A child's link goes through the member named for its parent, not one that holds the same number by chance (found by fuzz-replay)"
+    )
+    func foreignKeyByName() async throws {
+        let (configuration, summary, server) = try await Self.inferred([
+            (.get, "/people", nil, 200, #"[{"id": 1, "name": "Amy"}, {"id": 2, "name": "Kofi"}]"#),
+            (.get, "/people/1/cars", nil, 200, #"[{"id": 1, "seats": 1, "owner_id": 1, "person_id": 1}]"#),
+            (.get, "/orders", nil, 200, #"[{"id": 5, "total": 3}]"#),
+            (.get, "/orders/5/lines", nil, 200, #"[{"id": 9, "qty": 5, "orderId": 5}]"#),
+            // None named for the parent: the one named like a key.
+            (.get, "/people/2/bikes", nil, 200, #"[{"id": 3, "wheels": 2, "owner_id": 2}]"#),
+        ])
+        #expect(summary.resources == ["people", "orders", "cars", "lines", "bikes"])
+        let declared = configuration["resources"]?.arrayValue ?? []
+        #expect(declared.first { $0["name"] == "cars" }?["parents"] == [["resource": "people", "foreignKey": "person_id"]])
+        #expect(declared.first { $0["name"] == "lines" }?["parents"] == [["resource": "orders", "foreignKey": "orderId"]])
+        #expect(declared.first { $0["name"] == "bikes" }?["parents"] == [["resource": "people", "foreignKey": "owner_id"]])
+        try await withServer(server) { server async throws in
+            let cars = try JSON(parsing: await server.respond(to: MockRequest(.get, "/people/1/cars")).body)
+            #expect(cars.arrayValue?.count == 1)
+            let bikes = try JSON(parsing: await server.respond(to: MockRequest(.get, "/people/2/bikes")).body)
+            #expect(bikes.arrayValue?.first?["wheels"] == 2)
+        }
+    }
+
     @Test("A recording that saw nothing a mock can serve leaves an earlier recording's file as it was")
     func nothingRecordedLeavesTheFile() async throws {
         for suffix in [".json", ".har"] {
