@@ -567,7 +567,7 @@ if Context.environment["HAMMOCK_FUZZ"] != nil {
         (
             "fuzz-replay", "FuzzReplay", "Replay",
             [
-                "HammockProxy", "HammockServer", "HammockJSON", "HammockWire",
+                "HammockProxy", "HammockServer", "HammockJSON", "HammockWire", "HammockSQLite", "HammockStore",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),

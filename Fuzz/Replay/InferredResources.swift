@@ -1,8 +1,11 @@
+import Foundation
 import FuzzSupport
 import HTTPTypes
 import HammockJSON
 import HammockProxy
+import HammockSQLite
 import HammockServer
+import HammockStore
 import HammockWire
 
 /// A recording's second promise: the exchanges that look like a collection become a resource whose records
@@ -349,9 +352,28 @@ enum InferredResources {
                 creations.append((collection, body))
             }
         }
-        let outcome = Fuzzer.wait { [reads, creations] () async -> Result<[String], FailedStart> in
+        for store in ["memory", "SQLite"] {
+            check(
+                parsed, on: store, reads: reads, creations: creations, as: "\(written) on \(store)", resources: resources,
+                text: text)
+        }
+    }
+
+    /// The checks on one store: `hammock serve recorded.json --store sqlite` must answer as the memory store does.
+    static func check(
+        _ parsed: ServerConfiguration, on kind: String, reads: [(Request, Seen)],
+        creations: [(collection: Collection, body: JSONObject)], as written: String, resources: [String], text: String
+    ) {
+        let outcome = Fuzzer.wait { () async -> Result<[String], FailedStart> in
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("fuzz-replay-\(UUID().uuidString).sqlite")
+                .path
+            defer {
+                for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: file + suffix) }
+            }
             do {
-                let server = try await MockServer.inMemory(parsed)
+                let store: any MockStore = kind == "SQLite" ? try SQLiteStore(path: file) : MemoryStore()
+                let server = try await MockServer(configuration: parsed, store: store, random: MockServer.seededRandom(1))
+                _ = try await server.loadData(from: parsed)
                 var problems: [String] = []
                 for (read, state) in reads {
                     let answer = await server.respond(to: read.request)
@@ -401,6 +423,7 @@ enum InferredResources {
                         problems.append("DELETE \(target) answered \(deleted.status.code), then GET \(gone.status.code)")
                     }
                 }
+                try? await store.close()
                 return .success(problems)
             } catch {
                 return .failure(FailedStart(description: String(describing: error)))
