@@ -489,7 +489,7 @@ struct Serve: AsyncParsableCommand {
         if let record, let recording {
             do {
                 let summary = try recording.write(toFile: record, inferringResources: !recordStubs)
-                Self.printLine(summary.leftFileAlone ? "recorded \(summary): \(record)" : "recorded \(summary) into \(record)")
+                Self.printLine(summary.leftFileAlone ? "recorded \(summary) (\(record))" : "recorded \(summary) into \(record)")
             } catch {
                 Self.printError("hammock: --record: \(error)")
             }

@@ -91,6 +91,22 @@ struct ProxyCommandTests {
         }
     }
 
+    @Test("hammock record that saw no traffic leaves an earlier recording in place, and says so")
+    func recordNothing() async throws {
+        let file = TemporaryFiles.path("kept", extension: "json")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let earlier = #"{"routes": [{"method": "GET", "path": "/ping", "status": 200, "text": "pong"}]}"#
+        try Data(earlier.utf8).write(to: URL(fileURLWithPath: file))
+        // No request is made, so the backend is never reached.
+        let process = try HammockProcess(["record", "http://127.0.0.1:9", file, "--port", "0"])
+        #expect(await process.firstLine { $0.hasPrefix("Hammock is serving") } != nil)
+        process.interrupt()
+        #expect(await process.exitStatus() == 0)
+        let summary = await process.firstLine { $0.hasPrefix("recorded ") }
+        #expect(summary == "recorded 0 exchanges: nothing to serve, the file was left as it was (\(file))")
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == earlier)
+    }
+
     @Test("hammock record writes what passed when stopped, owner-only, secrets redacted; hammock serve then answers it alone")
     func record() async throws {
         let file = TemporaryFiles.path("recorded", extension: "json")
