@@ -396,6 +396,7 @@ let package = Package(
             name: "HammockProxyTests",
             dependencies: [
                 "HammockProxy", "HammockServer", "HammockHTTPServer", "HammockTestSupport", "HammockJSON", "HammockServerTesting",
+                "HammockWire",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -333,9 +333,25 @@ public struct ProxyRoutes: MockRoutes {
                 .badGateway,
                 detail: "The upstream \(origin) broke off its answer: \(String(describing: brokeOff.error).prefix(300))",
                 extensions: ["upstream": .string(origin)])
+        } catch let error as HTTPParserError {
+            // It was reached: what came back is not an HTTP/1.1 answer (a status line that is not one, a
+            // field value with a control character, framing that contradicts itself).
+            throw HTTPProblem(
+                .badGateway, detail: "The upstream \(origin) answered with what is not HTTP/1.1: \(error)",
+                extensions: ["upstream": .string(origin)])
         } catch {
             throw HTTPProblem(
                 .badGateway, detail: "The upstream \(origin) could not be reached: \(String(describing: error).prefix(300))",
+                extensions: ["upstream": .string(origin)])
+        }
+        guard answer.head.status.code >= 200 else {
+            // AsyncHTTPClient passes interim answers (100, 103) by; one that ends the exchange is a 101 to a
+            // request that asked for no upgrade (an upgrade goes through the WebSocket route), whose bytes
+            // after it are no HTTP. A mock answer cannot be informational either (FinalAnswerStep).
+            throw HTTPProblem(
+                .badGateway,
+                detail:
+                    "The upstream \(origin) answered \(answer.head.status.code) to a request that asked to switch no protocol",
                 extensions: ["upstream": .string(origin)])
         }
         let (fields, length) = answerFields(answer.head.headers)

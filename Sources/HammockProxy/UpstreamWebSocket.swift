@@ -80,6 +80,9 @@ enum UpstreamWebSocket {
                     }
                     let upgrader = NIOTypedWebSocketClientUpgrader<Opening>(
                         maxFrameSize: maximumMessageSize,
+                        // A frame the decoder refuses reaches `pass`, which closes both sides with its code;
+                        // NIO's own handler would close only the upstream's and cut the client's (1006).
+                        enableAutomaticErrorHandling: false,
                         upgradePipelineHandler: { channel, head in
                             channel.eventLoop.makeCompletedFuture {
                                 // Fragments joined into messages, as the client's side hands them to the session.
@@ -225,18 +228,30 @@ enum UpstreamWebSocket {
         _ inbound: NIOAsyncChannelInboundStream<WebSocketFrame>, to connection: WebSocketConnection,
         answering outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>, recorder: WebSocketRecorder? = nil
     ) async throws -> Ending {
+        /// The upstream broke the protocol: both sides are closed with `close`, as the mock's own sockets
+        /// close a client's (RFC 6455 §7.1.7: "fail the WebSocket connection"), and nothing of the frame is
+        /// passed on or recorded.
+        func fail(_ code: UInt16, _ reason: String) async -> Ending {
+            let close = WebSocketClose(code: code, reason: reason)
+            try? await outbound.write(Self.closeFrame(close))
+            recorder?.note(.upstreamClosed(close))
+            await connection.close(close)
+            return .upstreamEnded
+        }
         do {
             for try await frame in inbound {
+                // A server's frames are never masked (RFC 6455 §5.1: the client must fail the connection),
+                // and no extension was agreed that could give the reserved bits a meaning.
+                if frame.maskKey != nil { return await fail(1002, "the upstream sent a masked frame") }
+                if frame.rsv1 || frame.rsv2 || frame.rsv3 {
+                    return await fail(1002, "the upstream set reserved bits, and no extension was agreed")
+                }
                 switch frame.opcode {
                 case .text:
                     // Passed on only as sent: a text message that is not UTF-8 ends both sides with 1007
                     // (RFC 6455 §8.1), as the mock's own sockets end a client's, rather than arrive repaired.
                     guard let text = String(validating: frame.unmaskedData.readableBytesView, as: UTF8.self) else {
-                        let close = WebSocketClose(code: 1007, reason: "the upstream sent a text message that is not UTF-8")
-                        try? await outbound.write(Self.closeFrame(close))
-                        recorder?.note(.upstreamClosed(close))
-                        await connection.close(close)
-                        return .upstreamEnded
+                        return await fail(1007, "the upstream sent a text message that is not UTF-8")
                     }
                     recorder?.note(.fromUpstream(.text(text)))
                     try await connection.send(.text(text))
@@ -256,9 +271,17 @@ enum UpstreamWebSocket {
                     recorder?.note(.upstreamClosed(WebSocketClose(code: passed, reason: reason)))
                     await connection.close(WebSocketClose(code: passed, reason: reason))
                     return .upstreamEnded
-                default: continue  // pongs, and continuations the aggregator has already joined
+                case .pong, .continuation: continue  // continuations: the aggregator has joined them already
+                default: return await fail(1002, "the upstream sent an opcode RFC 6455 reserves")
                 }
             }
+        } catch let error as NIOWebSocketError {
+            // A frame NIO's decoder refused: over the size limit, or a control frame too long or fragmented.
+            return await fail(
+                error == .invalidFrameLength ? 1009 : 1002, "the upstream sent a frame that breaks RFC 6455: \(error)")
+        } catch let error as NIOWebSocketFrameAggregator.Error {
+            let tooLarge = error == .accumulatedFrameSizeIsTooLarge || error == .tooManyFragments
+            return await fail(tooLarge ? 1009 : 1002, "the upstream's fragments break RFC 6455: \(error)")
         } catch is WebSocketClosedError {
             // The client's side is gone (it closed, or a fault struck): the upstream is told the client left.
             try? await outbound.write(Self.closeFrame(Self.clientWentAway))

@@ -1,0 +1,154 @@
+import Foundation
+import HTTPTypes
+import HammockJSON
+import HammockProxy
+import HammockServer
+import HammockWire
+import NIOCore
+import NIOPosix
+import Testing
+
+/// A backend that answers every request with the same bytes, as written, then closes: what a server no
+/// one here wrote can send a proxy when it goes wrong. (`scripts/reliability --only backend` runs the
+/// longer list over the socket: smuggling, lengths, floods, answers that never end.)
+final class RawUpstream: Sendable {
+    let channel: any Channel
+    func url() throws -> URL { try #require(URL(string: "http://127.0.0.1:\(channel.localAddress?.port ?? 0)")) }
+
+    private final class Answer: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        let answer: @Sendable (String) -> [UInt8]
+        let closes: Bool
+        private var head: [UInt8] = []
+        private var answered = false
+
+        init(_ answer: @escaping @Sendable (String) -> [UInt8], closes: Bool) {
+            self.answer = answer
+            self.closes = closes
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            guard !answered else { return }  // a WebSocket's frames after the handshake: read and dropped
+            head += unwrapInboundIn(data).readableBytesView
+            guard head.count >= 4, head.suffix(4) == Array("\r\n\r\n".utf8) else { return }
+            answered = true
+            let bytes = answer(String(decoding: head, as: UTF8.self))
+            let closes = self.closes
+            context.writeAndFlush(NIOAny(context.channel.allocator.buffer(bytes: bytes))).assumeIsolated()
+                .whenComplete { _ in if closes { context.close(promise: nil) } }
+        }
+    }
+
+    /// A backend answering `bytes` to the first request on each connection, then closing it.
+    convenience init(answering bytes: String) async throws {
+        let answer = Array(bytes.utf8)
+        try await self.init(closes: true) { _ in answer }
+    }
+
+    /// A backend answering what `answer` makes of the first request's head on each connection; one that
+    /// does not close leaves that to the proxy.
+    init(closes: Bool, answer: @escaping @Sendable (String) -> [UInt8]) async throws {
+        channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(Answer(answer, closes: closes))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+    }
+
+    /// A right `101` to the WebSocket handshake in `head`: `Sec-WebSocket-Accept` made from its key.
+    static func webSocketHandshake(_ head: String) -> [UInt8] {
+        let key =
+            head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("sec-websocket-key:") }
+            .map { $0.dropFirst("sec-websocket-key:".count).trimmingCharacters(in: .whitespaces) } ?? ""
+        return Array(
+            ("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Accept: \(WebSocketHandshake.accept(forKey: key))\r\n\r\n").utf8)
+    }
+
+    func stop() async { try? await channel.close() }
+}
+
+@Suite("A backend that breaks HTTP behind the proxy", .timeLimit(.minutes(1)))
+struct HostileUpstreamTests {
+    /// What the mock answers `GET /x` with, proxied to a backend that answers `bytes`.
+    static func proxied(_ bytes: String) async throws -> MockResponse {
+        let upstream = try await RawUpstream(answering: bytes)
+        do {
+            let server = try await MockServer(resources: [])
+            server.addRoutes(try ProxyRoutes(upstream: try upstream.url(), timeout: .seconds(10)), first: false)
+            let response = await server.respond(to: MockRequest(.get, "/x"))
+            await server.stop()
+            await upstream.stop()
+            return response
+        } catch {
+            await upstream.stop()
+            throw error
+        }
+    }
+
+    @Test("An answer that is not HTTP/1.1 is a 502 that says the backend was reached and what was wrong")
+    func notHTTP() async throws {
+        for bytes in [
+            "HTX/1.1 2OO OK\r\nContent-Length: 2\r\n\r\nok",
+            "HTTP/1.1 200 OK\r\nX-Evil: a\rSet-Cookie: smuggled=1\r\nContent-Length: 2\r\n\r\nok",
+            "ok\n",
+        ] {
+            let response = try await Self.proxied(bytes)
+            #expect(response.status == .badGateway, "\(bytes.debugDescription)")
+            #expect(response.headerFields[.contentType] == "application/problem+json")
+            let detail = try response.json()["detail"]?.stringValue ?? ""
+            #expect(detail.contains("answered with what is not HTTP/1.1"), "\(detail)")
+            #expect(response.headerFields[.setCookie] == nil)
+        }
+    }
+
+    @Test("A 101 to a request that asked for no upgrade is a 502 naming the backend, not the mock's own 500")
+    func unaskedUpgrade() async throws {
+        let response = try await Self.proxied(
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: evil\r\nConnection: Upgrade\r\n\r\nHTTP/1.1 200 OK\r\n\r\n")
+        #expect(response.status == .badGateway)
+        let problem = try response.json()
+        #expect(problem["detail"]?.stringValue?.contains("answered 101 to a request that asked to switch no protocol") == true)
+        #expect(problem["upstream"] != nil)
+    }
+
+    @Test("An interim 103 before the answer is passed by: the client gets the final 200")
+    func earlyHints() async throws {
+        let response = try await Self.proxied(
+            "HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        #expect(response.status == .ok)
+        #expect(response.body == Array("ok".utf8))
+    }
+
+    @Test(
+        "A backend that breaks RFC 6455 after its handshake (a masked frame, a reserved opcode or bit, a control frame too long) has the client's socket closed with 1002, and nothing of the frame reaches it"
+    )
+    func brokenWebSocketFrames() async throws {
+        let smuggled = Array("smuggled".utf8)
+        let frames: [(String, [UInt8])] = [
+            ("masked", [0x81, 0x88, 0, 0, 0, 0] + smuggled),
+            ("reserved opcode", [0x83, 0x08] + smuggled),
+            ("reserved bit", [0xC1, 0x08] + smuggled),
+            ("a ping of 126 bytes", [0x89, 0x7E, 0x00, 0x7E] + [UInt8](repeating: 0x73, count: 126)),
+        ]
+        for (name, frame) in frames {
+            let upstream = try await RawUpstream(closes: false) { head in RawUpstream.webSocketHandshake(head) + frame }
+            do {
+                let server = try await MockServer(resources: [])
+                server.addRoutes(try ProxyRoutes(upstream: try upstream.url(), timeout: .seconds(10)), first: false)
+                let socket = try await server.connectWebSocket("/ws")
+                var messages: [WebSocketMessage] = []
+                for await message in socket.messages { messages.append(message) }
+                #expect(messages.isEmpty, "\(name)")
+                #expect(socket.closedWith?.code == 1002, "\(name): \(String(describing: socket.closedWith))")
+                await server.stop()
+                await upstream.stop()
+            } catch {
+                await upstream.stop()
+                throw error
+            }
+        }
+    }
+}
