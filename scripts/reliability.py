@@ -57,10 +57,11 @@ def http_connection(port, timeout):
 class Server:
     """A `hammock serve` process on a free port."""
 
-    def __init__(self, binary, directory, store, extra=(), limit_descriptors=None):
-        self.config = os.path.join(directory, "reliability.json")
-        with open(self.config, "w") as file:
-            json.dump(CONFIG, file)
+    def __init__(self, binary, directory, store, extra=(), limit_descriptors=None, config=None):
+        self.config = config or os.path.join(directory, "reliability.json")
+        if config is None:
+            with open(self.config, "w") as file:
+                json.dump(CONFIG, file)
         arguments = [binary, "serve", self.config, "--store", store, "--port", "0", "--quiet",
                      "--request-timeout", "2", "--idle-timeout", "5", *(["--https"] if HTTPS else []), *extra]
 
@@ -922,7 +923,7 @@ def main():
     parser.add_argument("--http2", action="store_true", help="the HTTP/2 checks instead (hostile frames, slow "
                         "clients, floods), over TLS with h2 agreed by ALPN; needs the h2 package (.venv)")
     parser.add_argument("--only", help="run only the checks whose names contain this (bad-input, creates, "
-                        "sigkill, integrity, memory, soak, slowloris, descriptors, websocket)")
+                        "sigkill, integrity, memory, soak, slowloris, descriptors, websocket, backend)")
     options = parser.parse_args()
     random.seed(11)
     checks = Checks()
@@ -973,6 +974,9 @@ def main():
             check_descriptor_exhaustion(checks, options.binary, directory, "memory")
         if wanted("websocket"):
             check_websockets(checks, options.binary, directory, "memory")
+        if wanted("backend"):
+            import reliability_backend
+            reliability_backend.run(checks, Server, options.binary, directory, open_connection, request)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
     return finish(checks, options, started)
