@@ -12,11 +12,11 @@ import Synchronization
 /// ```swift
 /// server.setWebhookTransport(WebhookClient())
 /// ```
-/// Each attempt has `timeout` to be answered; redirects are not followed (a receiver that moved says so
-/// in the journal); an answer's body is read up to 64 KiB, the rest dropped. It trusts the system's roots,
+/// Each attempt has `timeout` to be answered, body included; redirects are not followed (a receiver that
+/// moved says so in the journal); an answer's body is read up to 64 KiB, and the rest is never read. It trusts the system's roots,
 /// and `trustedRootsPEM` beside them (a receiver with a certificate of the mock's own authority).
 public struct WebhookClient: WebhookTransport {
-    /// How long an attempt may take, connection included.
+    /// How long an attempt may take, connection and the answer's body included.
     public var timeout: Duration
     let roots: [NIOSSLCertificate]
     let rootsPEM: String
@@ -64,6 +64,7 @@ public struct WebhookClient: WebhookTransport {
         outgoing.method = HTTPMethod(rawValue: request.method.rawValue)
         for field in request.headerFields { outgoing.headers.add(name: field.name.rawName, value: field.value) }
         if !request.body.isEmpty { outgoing.body = .bytes(ByteBuffer(bytes: request.body)) }
+        let deadline = ContinuousClock.now + timeout
         let (seconds, attoseconds) = timeout.components
         let response = try await client.execute(
             outgoing, timeout: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
@@ -71,12 +72,42 @@ public struct WebhookClient: WebhookTransport {
         for header in response.headers {
             if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
         }
-        var body: [UInt8] = []
-        for try await piece in response.body {
-            let room = Self.bodyLimit - body.count
-            guard room > 0 else { continue }
-            body += piece.readableBytesView.prefix(room)
-        }
+        let body = try await Self.readBody(response.body, until: deadline)
         return WebhookAnswer(status: HTTPResponse.Status(code: Int(response.status.code)), headerFields: fields, body: body)
+    }
+
+    /// An answer's body up to ``bodyLimit``, read until `deadline` at the latest: AsyncHTTPClient's timeout
+    /// ends with the head, and a receiver that sent without end (or a byte a second) held a delivery, and
+    /// its connection, for as long as it liked. Leaving the body unread ends the request (AsyncHTTPClient
+    /// cancels it when its body sequence is dropped); what came in time is kept.
+    static func readBody(
+        _ stream: HTTPClientResponse.Body, until deadline: ContinuousClock.Instant
+    ) async throws -> [UInt8] {
+        try await withThrowingTaskGroup(of: [UInt8]?.self) { group in
+            group.addTask {
+                var body: [UInt8] = []
+                do {
+                    for try await piece in stream {
+                        body += piece.readableBytesView.prefix(bodyLimit - body.count)
+                        if body.count >= bodyLimit { break }
+                    }
+                } catch  where Task.isCancelled {
+                    // The deadline passed: the part that came is the answer's.
+                }
+                return body
+            }
+            group.addTask {
+                try? await Task.sleep(until: deadline, clock: .continuous)
+                return nil
+            }
+            while let result = try await group.next() {
+                if let body = result {
+                    group.cancelAll()
+                    return body
+                }
+                group.cancelAll()  // the deadline: the reader stops and returns what it has
+            }
+            return []
+        }
     }
 }

@@ -6,6 +6,7 @@ import HammockServer
 import HammockWire
 import NIOCore
 import NIOPosix
+import Synchronization
 import Testing
 
 /// A backend that answers every request with the same bytes, as written, then closes: what a server no
@@ -70,7 +71,89 @@ final class RawUpstream: Sendable {
     func stop() async { try? await channel.close() }
 }
 
-@Suite("A backend that breaks HTTP behind the proxy", .timeLimit(.minutes(1)))
+/// A webhook's receiver that, after the head of its answer, sends without end as fast as it is read, or
+/// drips a byte every 50 ms of a body it says is 1,000 bytes long; it notes when the sender closes.
+final class EndlessReceiver: Sendable {
+    enum Manner: Sendable { case flood, drip }
+
+    private final class Count: Sendable {
+        let value = Atomic(0)
+    }
+
+    let channel: any Channel
+    private let closedCount = Count()
+    /// Connections the sender has closed.
+    var closed: Int { closedCount.value.load(ordering: .relaxed) }
+
+    private final class Sender: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        let manner: Manner
+        let closed: @Sendable () -> Void
+        private var started = false
+        private var drip: Scheduled<Void>?
+
+        init(_ manner: Manner, closed: @escaping @Sendable () -> Void) {
+            self.manner = manner
+            self.closed = closed
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            guard !started else { return }
+            started = true
+            switch manner {
+            case .flood:
+                context.write(NIOAny(ByteBuffer(string: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")), promise: nil)
+                flood(context: context)
+            case .drip:
+                context.writeAndFlush(NIOAny(ByteBuffer(string: "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n")), promise: nil)
+                dripOne(context: context)
+            }
+        }
+
+        private func dripOne(context: ChannelHandlerContext) {
+            drip = context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(50)) {
+                guard context.channel.isActive else { return }
+                context.writeAndFlush(NIOAny(ByteBuffer(string: "d")), promise: nil)
+                self.dripOne(context: context)
+            }
+        }
+
+        private func flood(context: ChannelHandlerContext) {
+            let chunk = ByteBuffer(string: "10000\r\n" + String(repeating: "e", count: 65536) + "\r\n")
+            while context.channel.isActive && context.channel.isWritable {
+                context.write(NIOAny(chunk), promise: nil)
+                context.flush()
+            }
+        }
+
+        func channelWritabilityChanged(context: ChannelHandlerContext) {
+            if manner == .flood, context.channel.isWritable { flood(context: context) }
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            drip?.cancel()
+            closed()
+        }
+    }
+
+    init(_ manner: Manner) async throws {
+        let count = closedCount
+        channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        Sender(manner) { count.value.add(1, ordering: .relaxed) })
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+    }
+
+    func url() throws -> URL { try #require(URL(string: "http://127.0.0.1:\(channel.localAddress?.port ?? 0)/hook")) }
+
+    func stop() async { try? await channel.close() }
+}
+
+@Suite("Peers that break HTTP: a backend behind the proxy, a webhook's receiver", .timeLimit(.minutes(1)))
 struct HostileUpstreamTests {
     /// What the mock answers `GET /x` with, proxied to a backend that answers `bytes`.
     static func proxied(_ bytes: String) async throws -> MockResponse {
@@ -147,6 +230,32 @@ struct HostileUpstreamTests {
                 await upstream.stop()
             } catch {
                 await upstream.stop()
+                throw error
+            }
+        }
+    }
+
+    @Test(
+        "A webhook's receiver that answers without end, or drips its body, is read up to 64 KiB and within the attempt's timeout, then its connection is closed"
+    )
+    func endlessWebhookAnswers() async throws {
+        for manner in [EndlessReceiver.Manner.flood, .drip] {
+            let receiver = try await EndlessReceiver(manner)
+            do {
+                let client = try WebhookClient(timeout: .seconds(1))
+                let answer = try await client.send(
+                    WebhookRequest(method: .post, url: try receiver.url(), headerFields: [:], body: Array("{}".utf8)))
+                #expect(answer.status == .ok, "\(manner)")
+                switch manner {
+                case .flood: #expect(answer.body.count == WebhookClient.bodyLimit)
+                case .drip: #expect(answer.body.count < 1000 && answer.body.allSatisfy { $0 == UInt8(ascii: "d") })
+                }
+                // The receiver sees its connection closed: nothing is left reading it.
+                for _ in 0..<100 where receiver.closed == 0 { try await Task.sleep(for: .milliseconds(50)) }
+                #expect(receiver.closed == 1, "\(manner)")
+                await receiver.stop()
+            } catch {
+                await receiver.stop()
                 throw error
             }
         }
