@@ -56,6 +56,10 @@ public struct ProxyRoutes: MockRoutes {
     let prefix: String
     /// `host:port` as `Forwarded` and `Via` do not say it, but the upstream's `Host` does.
     let authority: String
+    /// This proxy's name in `Via` (RFC 9110 §7.6.3 allows a pseudonym): `hammock-` and 8 random hex digits,
+    /// so that a request that comes back through it is known (``loopDetected(in:)``), while one passing
+    /// through another mock, even in the same process, is not taken for one.
+    let hop: String
 
     /// Process-wide clients, as `HTTPClient.shared` is (never shut down, so never one per server), one per
     /// event loop of the group the server answers on, each following no redirect and decompressing
@@ -189,6 +193,27 @@ public struct ProxyRoutes: MockRoutes {
         var path = upstream.path
         while path.hasSuffix("/") { path.removeLast() }
         prefix = path
+        let tag = String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        hop = "hammock-" + String(repeating: "0", count: 8 - tag.count) + tag
+    }
+
+    /// A problem when `request` has passed through this proxy already (its `Via` names ``hop``): an
+    /// upstream that leads back to the mock (`--proxy` at its own port, or two mocks proxying to each
+    /// other). Forwarded again, each round took a connection until the client's pool ran dry and a 502
+    /// came 3 s later, naming the pool instead of the loop.
+    func loopDetected(in request: MockRequest) -> HTTPProblem? {
+        let vias = request.headerFields[values: .via]
+        let looped = vias.contains { value in
+            value.split(separator: ",").contains { element in
+                // `1.1 hammock-3f9a1c2e`, perhaps with a comment: the second word is who received it.
+                element.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first == Substring(hop)
+            }
+        }
+        guard looped else { return nil }
+        return HTTPProblem(
+            HTTPResponse.Status(code: 508, reasonPhrase: "Loop Detected"),
+            detail: "The request came back to this mock through its upstream \(origin): the proxy leads to itself",
+            extensions: ["upstream": .string(origin)])
     }
 
     public func endpoint(for request: MockRequest) throws -> MockEndpoint? {
@@ -198,6 +223,7 @@ public struct ProxyRoutes: MockRoutes {
         var endpoint = MockEndpoint(
             methods: methods, route: MatchedRoute(kind: .proxy, pattern: pattern), takesStreamedBody: true
         ) { request in
+            if let loop = loopDetected(in: request) { throw loop }
             if request.method == .options { return try await forwardOptions(request, methods: methods) }
             if request.asksForWebSocket { return try await forwardWebSocket(request) }
             return try await forward(request)
@@ -273,7 +299,7 @@ public struct ProxyRoutes: MockRoutes {
             }
         }
         headers.add(name: "Host", value: authority)
-        headers.add(name: "Via", value: (via + ["1.1 hammock"]).joined(separator: ", "))
+        headers.add(name: "Via", value: (via + ["1.1 " + hop]).joined(separator: ", "))
         headers.add(name: "Forwarded", value: (forwarded + [Self.forwardedElement(for: request)]).joined(separator: ", "))
         return headers
     }

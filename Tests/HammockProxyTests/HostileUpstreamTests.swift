@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HammockHTTPServer
 import HammockJSON
 import HammockProxy
 import HammockServer
@@ -258,6 +259,60 @@ struct HostileUpstreamTests {
                 await receiver.stop()
                 throw error
             }
+        }
+    }
+
+    @Test(
+        "A proxy that leads back to its own mock answers 508 at once, naming the loop, for a request and a WebSocket; a chain of two mocks is no loop"
+    )
+    func proxyLoop() async throws {
+        let server = try await MockServer(resources: [])
+        do {
+            let port = try await server.start(host: "127.0.0.1", port: 0)
+            let own = try #require(URL(string: "http://127.0.0.1:\(port)"))
+            server.addRoutes(try ProxyRoutes(upstream: own, timeout: .seconds(10)), first: false)
+            let looped = await server.respond(to: MockRequest(.get, "/anything"))
+            #expect(looped.status.code == 508)
+            #expect(looped.headerFields[.contentType] == "application/problem+json")
+            #expect(try looped.json()["detail"]?.stringValue?.contains("the proxy leads to itself") == true)
+            // One round: the first hop forwarded, the second refused; two requests in the journal, not hundreds.
+            #expect(server.journal.entries.count == 2)
+
+            var handshake = MockRequest(.get, "/socket")
+            handshake.headerFields[.upgrade] = "websocket"
+            handshake.headerFields[.connection] = "Upgrade"
+            handshake.headerFields[.secWebSocketKey] = "dGhlIHNhbXBsZSBub25jZQ=="
+            handshake.headerFields[.secWebSocketVersion] = "13"
+            #expect(await server.respond(to: handshake).status.code == 508)
+            await server.stop()
+        } catch {
+            await server.stop()
+            throw error
+        }
+
+        // Two mocks in one process, the first in front of the second: each hop has its own name.
+        let back = try await MockServer(resources: [MockResource("people", fields: ["name": .string])])
+        let middle = try await MockServer(resources: [])
+        let front = try await MockServer(resources: [])
+        do {
+            let port = try await back.start(host: "127.0.0.1", port: 0)
+            let middlePort = try await middle.start(host: "127.0.0.1", port: 0)
+            middle.addRoutes(
+                try ProxyRoutes(upstream: try #require(URL(string: "http://127.0.0.1:\(port)")), timeout: .seconds(10)),
+                first: false)
+            front.addRoutes(
+                try ProxyRoutes(upstream: try #require(URL(string: "http://127.0.0.1:\(middlePort)")), timeout: .seconds(10)),
+                first: false)
+            let answer = await front.respond(to: MockRequest(.get, "/people"))
+            #expect(answer.status == .ok)
+            await middle.stop()
+            await front.stop()
+            await back.stop()
+        } catch {
+            await middle.stop()
+            await front.stop()
+            await back.stop()
+            throw error
         }
     }
 }
