@@ -362,6 +362,58 @@ def check_floods(checks, server_class, binary, directory, store, ca_file, resets
         server.stop()
 
 
+def check_hostile_backend(checks, server_class, binary, directory, ca_file):
+    """reliability_backend's broken answers as streams of one HTTP/2 connection to `hammock serve --proxy`:
+    each stream a 502 problem+json, a faithful reading, or (a body cut short) a reset; no hidden answer's
+    bytes on any; and the connection still answers the backend's good answer afterwards."""
+    import reliability_backend as hostile
+    backend = hostile.Backend()
+    server = server_class(binary, directory, "memory", extra=("--proxy", f"http://127.0.0.1:{backend.port}"))
+    failures, outcomes = [], {}
+    try:
+        connection = Connection(server.port, ca_file)
+        try:
+            streams = {}
+            for index, path in enumerate(hostile.ANSWERS):
+                streams[1 + 2 * index] = path
+                method = "HEAD" if path in hostile.HEADS else "GET"
+                connection.frame(connection.request(1 + 2 * index, method, path))
+            results = connection.outcomes(list(streams), timeout=20)
+            for stream, path in streams.items():
+                result = results[stream]
+                if result[0] == "reset":
+                    outcomes[path] = f"reset {result[1]}"
+                    if path not in hostile.CUT:
+                        failures.append(f"{path}: reset ({result[1]})")
+                    continue
+                if result[0] != "answer":
+                    outcomes[path] = result[0]
+                    failures.append(f"{path}: {result[0]}")
+                    continue
+                _, status, fields, body = result
+                outcomes[path] = status
+                if b"smuggled" in body or "set-cookie" in fields:
+                    failures.append(f"{path}: a hidden answer's bytes or fields reached the client")
+                problem = status == 502 and fields.get("content-type") == "application/problem+json"
+                if not problem and hostile.FAITHFUL.get(path) != (status, body):
+                    failures.append(f"{path}: {status} {body[:60]!r}")
+            good_stream = 1 + 2 * len(streams)
+            connection.frame(connection.request(good_stream, "GET", "/good"))
+            good = connection.outcomes([good_stream])[good_stream]
+            if good[:2] != ("answer", 200) or good[3] != b"good":
+                failures.append(f"then /good on the same connection: {good[:2]}")
+        finally:
+            connection.close()
+        if not server.alive():
+            failures.append("the mock stopped")
+        statuses = ", ".join(f"{path[1:]} {status}" for path, status in outcomes.items())
+        checks.record(f"a hostile backend behind --proxy, {len(hostile.ANSWERS)} streams on one connection", "memory",
+                      not failures, f"{len(failures)} failures: {'; '.join(failures[:4])}" if failures else statuses)
+    finally:
+        server.stop()
+        backend.stop()
+
+
 def request_over_h2(port, ca_file, path="/people"):
     connection = Connection(port, ca_file)
     try:
@@ -382,3 +434,5 @@ def run(checks, server_class, binary, directory, ca_file, snapshot, quick, wante
                            streams=50 if quick else 99, silent=20 if quick else 100)
     if wanted("flood"):
         check_floods(checks, server_class, binary, directory, "memory", ca_file, resets=5000 if quick else 50000)
+    if wanted("backend"):
+        check_hostile_backend(checks, server_class, binary, directory, ca_file)
