@@ -115,7 +115,10 @@ class Backend:
                     if name.strip().lower() == "content-length":
                         length = int(value.strip())
                 while len(data) < length:
-                    data += sock.recv(65536)
+                    chunk = sock.recv(65536)
+                    if not chunk:
+                        return  # the proxy cut the request's body
+                    data += chunk
                 data = data[length:]
                 if path in WEBSOCKETS:
                     handshake, frames = WEBSOCKETS[path]
@@ -324,6 +327,26 @@ def run(checks, server_class, binary, directory, open_connection, request):
             good = request(server.port, "GET", "/good")
             if good[0] != 200 or good[2] != b"good":
                 failures.append(f"after {path}: the next request got {good[0]} {good[2][:40]!r}")
+
+        # A client whose upload (over the body limit: streamed to the backend) stops half way, the connection
+        # left open: 408 at the request timeout, as problem+json, and the connection closed.
+        stalled = open_connection(server.port, timeout=30)
+        try:
+            stalled.sendall(b"POST /upload HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5000000\r\n\r\n" + b"u" * 1500000)
+            began, data = time.time(), b""
+            while True:
+                chunk = stalled.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            waited = time.time() - began
+        except OSError as error:
+            data, waited = str(error).encode(), time.time() - began
+        finally:
+            stalled.close()
+        outcomes["/stalled-upload"] = f"{data[:12].decode(errors='replace')} after {waited:.0f} s"
+        if not data.startswith(b"HTTP/1.1 408") or b"application/problem+json" not in data:
+            failures.append(f"a stalled upload got {data[:60]!r} after {waited:.0f} s")
 
         # An answer that never ends: a client that reads 4 MiB of it and leaves, and one that reads none.
         data, _ = exchange(open_connection, server.port, "/endless", read_limit=4 << 20)

@@ -196,7 +196,8 @@ final class HTTPConnectionHandler<Wire: ConnectionWire>: ChannelDuplexHandler, R
                 loop.execute {
                     let (handler, context) = bound.value
                     guard context.channel.isActive else { return }
-                    handler.perform(handler.state.bodyReaderReady(isWritable: context.channel.isWritable), context: context)
+                    handler.perform(
+                        handler.state.bodyReaderReady(now: .now(), isWritable: context.channel.isWritable), context: context)
                 }
             }
             requestBody = body
@@ -209,6 +210,9 @@ final class HTTPConnectionHandler<Wire: ConnectionWire>: ChannelDuplexHandler, R
             if !requestBody.yield(Array(buffer.readableBytesView)) { state.bodyReaderFull() }
         case .endBody:
             requestBody?.finish(complete: true)
+            requestBody = nil
+        case .stallBody(let after):
+            requestBody?.stall(after: after)
             requestBody = nil
         }
         cutRequestBodyIfInputStopped()

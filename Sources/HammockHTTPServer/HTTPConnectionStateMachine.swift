@@ -87,6 +87,10 @@ struct HTTPConnectionStateMachine {
         case receiveBody(ByteBuffer)
         /// The body being handed over has arrived in full.
         case endBody
+        /// None of the body being handed over has come for the request timeout: end it as stalled, so its
+        /// reader stops waiting (the proxy answers 408); the answer then closes the connection, as any
+        /// answer that comes before the body's end does.
+        case stallBody(after: Duration)
     }
 
     /// How an answer is written, and what follows it.
@@ -122,6 +126,11 @@ struct HTTPConnectionStateMachine {
     private var isReadWithheld = false
     /// Pipelined requests answered one after another without the loop going back to its sockets.
     private var answeredInARow = 0
+    /// When the body being handed over last brought bytes (or its reader, once behind, took what waited):
+    /// a client that sends none for the request timeout has stalled its upload. The request timeout cannot
+    /// bound the whole of such a body (a large upload may rightly take minutes); before this, only the
+    /// upstream's 30 s bounded it, and its 504 blamed the backend. `nil` when not watching.
+    private var bodyHeardAt: NIODeadline?
     let maximumBodySize: Int
     let activity: ConnectionActivity
 
@@ -159,7 +168,10 @@ struct HTTPConnectionStateMachine {
 
     /// Part of the body arrived.
     mutating func receivedBody(_ buffer: ByteBuffer, now: NIODeadline, isWritable: Bool) -> Next {
-        if case .streamingBody = input { return .receiveBody(buffer) }
+        if case .streamingBody = input {
+            if bodyHeardAt != nil { bodyHeardAt = now }
+            return .receiveBody(buffer)
+        }
         guard case .receiving(var current) = input else { return .none }
         guard current.request.body.count + buffer.readableBytes <= maximumBodySize else {
             if current.takesStreamedBody {
@@ -183,6 +195,7 @@ struct HTTPConnectionStateMachine {
     mutating func receivedEnd(now: NIODeadline, isWritable: Bool) -> Next {
         if case .streamingBody = input {
             input = .waiting
+            bodyHeardAt = nil
             return .endBody
         }
         guard case .receiving(let current) = input else { return .none }
@@ -244,9 +257,11 @@ struct HTTPConnectionStateMachine {
     }
 
     /// The reader has taken what waited: read again if a read was held back for it.
-    mutating func bodyReaderReady(isWritable: Bool) -> Next {
+    mutating func bodyReaderReady(now: NIODeadline, isWritable: Bool) -> Next {
         guard case .streamingBody(paused: true) = input else { return .none }
         input = .streamingBody(paused: false)
+        // The client's silence while reads were held back was the reader's doing, not the client's.
+        if bodyHeardAt != nil { bodyHeardAt = now }
         return resumeReadingIfWithheld(isWritable: isWritable) ? .idle(sendContinue: nil, resumeReading: true) : .none
     }
 
@@ -257,6 +272,7 @@ struct HTTPConnectionStateMachine {
     ) -> Next? {
         guard case .ready = output, queue.isEmpty, !receiving.stopsDecoder else { return nil }
         input = .streamingBody(paused: false)
+        bodyHeardAt = now
         let work = Work.request(receiving.request, version: receiving.version, keepAlive: receiving.keepAlive)
         output = .answering(work)
         if activity.phase != .lingering { activity.enter(.responding, at: now) }
@@ -450,7 +466,10 @@ struct HTTPConnectionStateMachine {
     /// without the timer knowing (the decoder starts a request), so it looks again at least every
     /// shortest timeout.
     func deadline(now: NIODeadline, limits: ConnectionLimits) -> NIODeadline {
-        let check = now + TimeAmount(min(limits.idleTimeout, limits.requestTimeout, limits.lingerTimeout))
+        var check = now + TimeAmount(min(limits.idleTimeout, limits.requestTimeout, limits.lingerTimeout))
+        if case .streamingBody(paused: false) = input, let heard = bodyHeardAt {
+            check = min(check, heard + TimeAmount(limits.requestTimeout))
+        }
         switch activity.phase {
         case .idle, .stalled: return min(activity.since + TimeAmount(limits.idleTimeout), check)
         case .reading: return min(activity.since + TimeAmount(limits.requestTimeout), check)
@@ -459,9 +478,13 @@ struct HTTPConnectionStateMachine {
         }
     }
 
-    /// The timer woke: close an idle, stalled or lingering connection past its time, and answer 408 to a
-    /// request that has not arrived in time.
+    /// The timer woke: close an idle, stalled or lingering connection past its time, answer 408 to a
+    /// request that has not arrived in time, and end a streamed body none of which came for as long.
     mutating func timerFired(now: NIODeadline, limits: ConnectionLimits, isWritable: Bool) -> Next {
+        if case .streamingBody(paused: false) = input, let heard = bodyHeardAt, now >= heard + TimeAmount(limits.requestTimeout) {
+            bodyHeardAt = nil
+            return .stallBody(after: limits.requestTimeout)
+        }
         switch activity.phase {
         case .idle where now >= activity.since + TimeAmount(limits.idleTimeout),
             .stalled where now >= activity.since + TimeAmount(limits.idleTimeout),

@@ -352,8 +352,9 @@ public struct ProxyRoutes: MockRoutes {
         } catch let error as HTTPClientError where error == .cancelled {
             throw CancellationError()
         } catch let cut as RequestBodyStream.Cut {
-            // The client's side failed, not the upstream's (its answer, if any, finds the connection gone).
-            throw HTTPProblem.badRequest("The request body was cut short: \(cut)")
+            // The client's side failed, not the upstream's (its answer, if any, finds the connection gone):
+            // 400 for a body cut short, 408 for one that stopped arriving (its problem says which).
+            throw cut
         } catch let brokeOff as UpstreamExchange.BrokeOff {
             throw HTTPProblem(
                 .badGateway,

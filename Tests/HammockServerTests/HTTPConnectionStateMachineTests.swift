@@ -541,9 +541,43 @@ struct HTTPConnectionStateMachineTests {
         #expect(reads(&machine, isWritable: true))
         machine.bodyReaderFull()
         #expect(!reads(&machine, isWritable: true), "the socket keeps the rest: TCP slows the client")
-        #expect(isIdle(machine.bodyReaderReady(isWritable: true), resumeReading: true))
+        #expect(isIdle(machine.bodyReaderReady(now: start, isWritable: true), resumeReading: true))
         #expect(reads(&machine, isWritable: true))
-        #expect(isNone(machine.bodyReaderReady(isWritable: true)), "ready twice takes back nothing more")
+        #expect(isNone(machine.bodyReaderReady(now: start, isWritable: true)), "ready twice takes back nothing more")
+    }
+
+    func stalledAfter(_ next: Machine.Next) -> Duration? {
+        guard case .stallBody(let after) = next else { return nil }
+        return after
+    }
+
+    @Test(
+        "A streamed body none of which comes for the request timeout is ended as stalled, once; its answer then lingers, as any answer before the body's end"
+    )
+    func streamedBodyStalls() {
+        var machine = machine(maximumBodySize: 10)
+        _ = machine.receivedHead(streamable(), declaredLength: 1000, now: start, isWritable: true)
+        #expect(machine.deadline(now: start, limits: limits) <= start + .seconds(30))
+        // Each piece that arrives starts the wait again: a slow upload that goes on is no stall.
+        let later = start + .seconds(20)
+        _ = machine.receivedBody(ByteBuffer(bytes: [1]), now: later, isWritable: true)
+        #expect(isNone(machine.timerFired(now: start + .seconds(31), limits: limits, isWritable: true)))
+        #expect(machine.deadline(now: start + .seconds(31), limits: limits) <= later + .seconds(30))
+        #expect(stalledAfter(machine.timerFired(now: later + .seconds(30), limits: limits, isWritable: true)) == .seconds(30))
+        #expect(isNone(machine.timerFired(now: later + .seconds(90), limits: limits, isWritable: true)), "ended once")
+        #expect(
+            machine.answered(MockResponse(status: .requestTimeout), now: later + .seconds(30)) == .linger(resumeReading: false))
+    }
+
+    @Test("A streamed body whose reader has fallen behind is not stalled by the client: the wait starts when reading resumes")
+    func readerBehindIsNoStall() {
+        var machine = machine(maximumBodySize: 10)
+        _ = machine.receivedHead(streamable(), declaredLength: 1000, now: start, isWritable: true)
+        machine.bodyReaderFull()
+        #expect(isNone(machine.timerFired(now: start + .seconds(100), limits: limits, isWritable: true)))
+        _ = machine.bodyReaderReady(now: start + .seconds(100), isWritable: true)
+        #expect(isNone(machine.timerFired(now: start + .seconds(129), limits: limits, isWritable: true)))
+        #expect(stalledAfter(machine.timerFired(now: start + .seconds(130), limits: limits, isWritable: true)) != nil)
     }
 
     @Test(

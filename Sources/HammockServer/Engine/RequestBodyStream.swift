@@ -1,3 +1,4 @@
+import HammockJSON
 import Synchronization
 
 /// A request body read from the socket while the request is already being answered: what a route that
@@ -16,16 +17,24 @@ import Synchronization
 public final class RequestBodyStream: AsyncSequence, Sendable {
     public typealias Element = [UInt8]
 
-    /// The body ended before all of it arrived: the client closed the connection, or the server stopped.
+    /// The body ended before all of it arrived: the client closed the connection, the server stopped, or
+    /// the client sent nothing more for the request timeout (``stalled``).
     public struct Cut: Error, Sendable, CustomStringConvertible {
         /// The bytes that did arrive.
         public var received: Int
-        public var description: String { "the request body was cut short after \(received) bytes" }
+        /// How long the client had sent nothing when the body was ended for it; `nil` for a body cut by a
+        /// close or the server's stop.
+        public var stalled: Duration?
+
+        public var description: String {
+            guard let stalled else { return "the request body was cut short after \(received) bytes" }
+            return "the request body stopped arriving after \(received) bytes: nothing more came for \(stalled)"
+        }
     }
 
     private enum End {
         case complete
-        case cut
+        case cut(stalled: Duration?)
     }
 
     private struct State {
@@ -55,7 +64,7 @@ public final class RequestBodyStream: AsyncSequence, Sendable {
             switch end {
             case nil: nil
             case .complete: .success(nil)
-            case .cut: .failure(Cut(received: received))
+            case .cut(let stalled): .failure(Cut(received: received, stalled: stalled))
             }
         }
     }
@@ -103,15 +112,24 @@ public final class RequestBodyStream: AsyncSequence, Sendable {
     /// Ends the body: whole (`complete`), or cut short, which the reader sees as ``Cut`` once it has
     /// taken what arrived.
     package func finish(complete: Bool) {
-        let waiter = state.withLock { state -> CheckedContinuation<[UInt8]?, any Error>? in
-            guard state.end == nil else { return nil }
-            state.end = complete ? .complete : .cut
-            return state.waiter.take()
+        end(complete ? .complete : .cut(stalled: nil))
+    }
+
+    /// Ends the body as stalled: the client sent nothing for `after`. The reader sees ``Cut`` with
+    /// ``Cut/stalled`` set once it has taken what arrived.
+    package func stall(after: Duration) {
+        end(.cut(stalled: after))
+    }
+
+    private func end(_ end: End) {
+        let (waiter, received) = state.withLock { state -> (CheckedContinuation<[UInt8]?, any Error>?, Int) in
+            guard state.end == nil else { return (nil, state.received) }
+            state.end = end
+            return (state.waiter.take(), state.received)
         }
-        if complete {
-            waiter?.resume(returning: nil)
-        } else {
-            waiter?.resume(throwing: Cut(received: state.withLock { $0.received }))
+        switch end {
+        case .complete: waiter?.resume(returning: nil)
+        case .cut(let stalled): waiter?.resume(throwing: Cut(received: received, stalled: stalled))
         }
     }
 
@@ -168,4 +186,19 @@ public final class RequestBodyStream: AsyncSequence, Sendable {
     }
 
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(stream: self) }
+}
+
+extension RequestBodyStream.Cut: HTTPProblemConvertible {
+    /// What a route that rethrows the cut answers: 408 for a body that stopped arriving (nothing came for
+    /// the request timeout), 400 for one cut short (an answer the closed connection may never carry).
+    public var problem: HTTPProblem {
+        guard let stalled else {
+            return HTTPProblem(.badRequest, detail: "The request body was cut short after \(received) bytes")
+        }
+        let seconds = Double(stalled.components.seconds) + Double(stalled.components.attoseconds) / 1e18
+        return HTTPProblem(
+            .requestTimeout,
+            detail: "The request body stopped arriving after \(received) bytes: nothing came for \(seconds) seconds",
+            extensions: ["timeout": .double(seconds), "received": .integer(received)])
+    }
 }
