@@ -402,6 +402,17 @@ def check_hostile_backend(checks, server_class, binary, directory, ca_file):
             good = connection.outcomes([good_stream])[good_stream]
             if good[:2] != ("answer", 200) or good[3] != b"good":
                 failures.append(f"then /good on the same connection: {good[:2]}")
+            # An upload over the body limit (streamed to the backend) that stops within its first window:
+            # 408 on its stream at the request timeout, the connection's other streams untouched.
+            upload = good_stream + 2
+            connection.frame(connection.request(upload, "POST", "/upload", end_stream=False,
+                                                extra=[("content-length", "5000000")]))
+            for _ in range(3):  # within the first window (65,535) and the largest frame (16,384)
+                connection.frame(DataFrame(upload, data=b"u" * 16000))
+            stalled = connection.outcomes([upload], timeout=15)[upload]
+            outcomes["/stalled-upload"] = stalled[1] if stalled[0] == "answer" else stalled[0]
+            if stalled[:2] != ("answer", 408):
+                failures.append(f"a stalled upload: {stalled[:2]}")
         finally:
             connection.close()
         if not server.alive():
