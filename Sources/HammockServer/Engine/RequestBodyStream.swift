@@ -195,7 +195,7 @@ extension RequestBodyStream.Cut: HTTPProblemConvertible {
         guard let stalled else {
             return HTTPProblem(.badRequest, detail: "The request body was cut short after \(received) bytes")
         }
-        let seconds = Double(stalled.components.seconds) + Double(stalled.components.attoseconds) / 1e18
+        let seconds = RequestJournal.seconds(stalled)
         return HTTPProblem(
             .requestTimeout,
             detail: "The request body stopped arriving after \(received) bytes: nothing came for \(seconds) seconds",
