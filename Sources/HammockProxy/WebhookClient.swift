@@ -13,8 +13,9 @@ import Synchronization
 /// server.setWebhookTransport(WebhookClient())
 /// ```
 /// Each attempt has `timeout` to be answered, body included; redirects are not followed (a receiver that
-/// moved says so in the journal); an answer's body is read up to 64 KiB, and the rest is never read. It trusts the system's roots,
-/// and `trustedRootsPEM` beside them (a receiver with a certificate of the mock's own authority).
+/// moved says so in the journal); an answer's body is read up to 64 KiB, and the rest is never read. It
+/// trusts the system's roots, and `trustedRootsPEM` beside them (a receiver with a certificate of the
+/// mock's own authority).
 public struct WebhookClient: WebhookTransport {
     /// How long an attempt may take, connection and the answer's body included.
     public var timeout: Duration
@@ -91,7 +92,7 @@ public struct WebhookClient: WebhookTransport {
                         body += piece.readableBytesView.prefix(bodyLimit - body.count)
                         if body.count >= bodyLimit { break }
                     }
-                } catch  where Task.isCancelled {
+                } catch where Task.isCancelled {
                     // The deadline passed: the part that came is the answer's.
                 }
                 return body
