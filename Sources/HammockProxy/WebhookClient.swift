@@ -92,7 +92,7 @@ public struct WebhookClient: WebhookTransport {
                         body += piece.readableBytesView.prefix(bodyLimit - body.count)
                         if body.count >= bodyLimit { break }
                     }
-                } catch where Task.isCancelled {
+                } catch  where Task.isCancelled {
                     // The deadline passed: the part that came is the answer's.
                 }
                 return body
