@@ -92,8 +92,9 @@ public struct WebhookClient: WebhookTransport {
                         body += piece.readableBytesView.prefix(bodyLimit - body.count)
                         if body.count >= bodyLimit { break }
                     }
-                } catch  where Task.isCancelled {
-                    // The deadline passed: the part that came is the answer's.
+                } catch {
+                    // The deadline passed: the part that came is the answer's. Any other failure is the attempt's.
+                    guard Task.isCancelled else { throw error }
                 }
                 return body
             }
