@@ -118,8 +118,9 @@ extension ProxyRecording {
 }
 
 /// Collects one relayed session's events as they happen, then hands the session to its recording. Its
-/// messages together are bound by the recording's ``ProxyRecording/maximumBodySize``: a session that
-/// passes it stops being collected and is counted as left out.
+/// messages together are bound by the recording's ``ProxyRecording/maximumBodySize``, and by what all
+/// copies under way may hold (``ProxyRecording/maximumInFlight``): a session that passes either stops
+/// being collected and is counted as left out.
 final class WebSocketRecorder: Sendable {
     private struct State {
         var session: ProxyRecording.WebSocketSession
@@ -145,37 +146,47 @@ final class WebSocketRecorder: Sendable {
     /// Notes an event now.
     func note(_ event: ProxyRecording.WebSocketSession.Event) {
         let at = start.duration(to: .now)
-        let overflowed = state.withLock { state -> Bool in
-            guard !state.done else { return false }
+        let recording = self.recording
+        // Given up: the bytes it held, to give back to the recording's bound on copies under way.
+        let overflowed = state.withLock { state -> Int? in
+            guard !state.done else { return nil }
             var event = event
+            var size = 0
             switch event {
             case .fromClient(let message):
-                state.bytes += Self.size(message)
+                size = Self.size(message)
                 event = .fromClient(recording.redacted(message, secrets: &state.secrets))
             case .fromUpstream(let message):
-                state.bytes += Self.size(message)
+                size = Self.size(message)
                 event = .fromUpstream(recording.redacted(message, secrets: &state.secrets))
             case .upstreamClosed, .upstreamDropped: break
             }
-            guard state.bytes <= recording.maximumBodySize else {
+            guard state.bytes + size <= recording.maximumBodySize, recording.reserve(size) else {
                 state.done = true
                 state.session.moments = []
-                return true
+                return state.bytes
             }
+            state.bytes += size
             state.session.moments.append(.init(event: event, at: at))
-            return false
+            return nil
         }
-        if overflowed { recording.skip() }
+        if let held = overflowed {
+            recording.release(held)
+            recording.skip()
+        }
     }
 
     /// Keeps the session (once; later calls and a session given up do nothing).
     func finish() {
-        let kept = state.withLock { state -> (ProxyRecording.WebSocketSession, Set<String>)? in
+        let kept = state.withLock { state -> (ProxyRecording.WebSocketSession, Set<String>, Int)? in
             guard !state.done else { return nil }
             state.done = true
-            return (state.session, state.secrets)
+            return (state.session, state.secrets, state.bytes)
         }
-        if let kept { recording.add(kept.0, secrets: kept.1) }
+        if let kept {
+            recording.add(kept.0, secrets: kept.1)
+            recording.release(kept.2)
+        }
     }
 
     static func size(_ message: WebSocketMessage) -> Int {

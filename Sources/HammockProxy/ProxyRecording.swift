@@ -97,7 +97,15 @@ public final class ProxyRecording: Sendable {
     public let redaction: RecordingRedaction
     /// The largest body kept, either way; an exchange with a larger one is counted, not kept.
     public let maximumBodySize: Int
+    /// The most bytes being copied at once for exchanges still under way, all of them together: streamed
+    /// answers and open WebSocket sessions, each kept up to ``maximumBodySize`` until it ends. Past it, the
+    /// one that would pass it is left out and counted, as one over ``maximumBodySize`` is. Without it, N
+    /// large downloads at once while recording held N times 8 MiB (the reliability suite's endless answer
+    /// showed the 8 MiB).
+    public let maximumInFlight: Int
     let state = Mutex(State())
+    /// The bytes ``maximumInFlight`` bounds, now.
+    private let inFlight = Atomic<Int>(0)
     /// The wall-clock time, read once at creation; each exchange's time follows from the monotonic clock.
     let base: (date: Date, instant: ContinuousClock.Instant)
 
@@ -105,10 +113,11 @@ public final class ProxyRecording: Sendable {
     /// `now` is the wall clock a HAR file's times are written in.
     public init(
         redaction: RecordingRedaction = RecordingRedaction(), maximumBodySize: Int = 8 << 20,
-        now: @Sendable () -> Date = { Date() }
+        maximumInFlight: Int = 64 << 20, now: @Sendable () -> Date = { Date() }
     ) {
         self.redaction = redaction
         self.maximumBodySize = max(0, maximumBodySize)
+        self.maximumInFlight = max(0, maximumInFlight)
         base = (now(), ContinuousClock.now)
     }
 
@@ -125,6 +134,30 @@ public final class ProxyRecording: Sendable {
 
     /// Counts an exchange left out.
     func skip() { state.withLock { $0.skipped += 1 } }
+
+    /// Takes `count` bytes of ``maximumInFlight`` for an exchange being copied; `false`, taking nothing,
+    /// when they would pass it.
+    func reserve(_ count: Int) -> Bool {
+        guard count > 0 else { return true }
+        // Never past the bound, even for a moment: `current` stays at most `maximumInFlight`, so neither
+        // the difference nor the sum below can overflow, whatever bound was set.
+        var current = inFlight.load(ordering: .relaxed)
+        while true {
+            guard count <= maximumInFlight - current else { return false }
+            let (exchanged, original) = inFlight.compareExchange(
+                expected: current, desired: current + count, ordering: .relaxed)
+            if exchanged { return true }
+            current = original
+        }
+    }
+
+    /// Gives back bytes ``reserve(_:)`` took: the exchange ended, kept or not.
+    func release(_ count: Int) {
+        if count > 0 { inFlight.subtract(count, ordering: .relaxed) }
+    }
+
+    /// The bytes being copied now, for the tests.
+    var bytesInFlight: Int { inFlight.load(ordering: .relaxed) }
 
     /// Keeps an exchange, redacted.
     package func add(request: MockRequest, status: HTTPResponse.Status, fields: HTTPFields, body: [UInt8]) {

@@ -407,12 +407,15 @@ public struct ProxyRoutes: MockRoutes {
         let answered = fields
         let reader = UpstreamReader(pipe)
         let stream = StreamingBody(length: length) { writer in
-            // A copy for the recording, up to its limit: a larger answer streams on and is counted as left out.
+            // A copy for the recording, up to its limit and within what all copies under way may hold: a
+            // larger answer streams on and is counted as left out.
             var kept: [UInt8]? = recording == nil ? nil : []
+            defer { recording?.release(kept?.count ?? 0) }
             while let buffer = try await reader.next() {
                 let bytes = Array(buffer.readableBytesView)
                 if let recording, let count = kept?.count {
-                    if count + bytes.count > recording.maximumBodySize {
+                    if count + bytes.count > recording.maximumBodySize || !recording.reserve(bytes.count) {
+                        recording.release(count)
                         kept = nil
                         recording.skip()
                     } else {

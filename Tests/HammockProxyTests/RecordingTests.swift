@@ -2,10 +2,11 @@ import Foundation
 import HTTPTypes
 import HammockHTTPServer
 import HammockJSON
-import HammockProxy
 import HammockServer
 import HammockTestSupport
 import Testing
+
+@testable import HammockProxy
 
 /// Recording what the proxy passes on, and serving the recording without the backend: against httpbin
 /// (PyPI), which no one here wrote, and against a Hammock server standing in for a backend with
@@ -310,6 +311,37 @@ struct RecordingTests {
         let written = recording.archive().archive.serializedString()
         #expect(!written.contains("sec-111222") && !written.contains("pw-333444"))
         #expect(written.contains("REDACTED"))
+    }
+
+    @Test(
+        "Copies under way are bound in all: an answer that would pass maximumInFlight is left out and counted, and each copy's bytes are given back when it ends"
+    )
+    func inFlightBound() async throws {
+        // The bound itself: never passed, even for a moment, and no trap at its extremes.
+        let bound = ProxyRecording(maximumInFlight: 1000)
+        #expect(bound.reserve(600) && !bound.reserve(500) && bound.bytesInFlight == 600)
+        bound.release(600)
+        #expect(bound.reserve(1000) && !bound.reserve(1))
+        let unbounded = ProxyRecording(maximumInFlight: .max)
+        #expect(unbounded.reserve(.max) && !unbounded.reserve(1) && !unbounded.reserve(.max))
+        #expect(!ProxyRecording(maximumInFlight: -5).reserve(1))
+
+        try await withHTTPBin { upstream in
+            // 100,000 bytes stream through (past the 64 KiB read whole): 150,000 hold one copy at a time,
+            // 50,000 none.
+            for (limit, kept) in [(150_000, 2), (50_000, 0)] {
+                let recording = ProxyRecording(maximumInFlight: limit)
+                let proxy = try await MockServer(resources: [])
+                proxy.addRoutes(try ProxyRoutes(upstream: upstream, recording: recording), first: false)
+                for seed in 1...2 {
+                    let seen = try await Seen(proxy.respond(to: MockRequest(.get, "/bytes/100000?seed=\(seed)")))
+                    #expect(seen.status == 200 && seen.bytes.count == 100_000, "the client gets it whole either way")
+                }
+                await proxy.stop()
+                #expect(recording.exchanges.count == kept && recording.skipped == 2 - kept, "bound \(limit)")
+                #expect(recording.bytesInFlight == 0, "bound \(limit): every copy's bytes given back")
+            }
+        }
     }
 
     @Test("A path a stub pattern would misread is written so it names that path only; a body over the limit is counted, not kept")
