@@ -24,6 +24,8 @@ import tempfile
 import threading
 import time
 
+from reliability_backend import close_frame_code
+
 CONFIG = {
     "resources": [
         {"name": "people", "fields": {"name": "string", "age": "integer", "height": "float", "active": "boolean",
@@ -780,17 +782,9 @@ def close_code(sock, timeout=10):
             if not chunk:
                 return None
             data += chunk
-            while len(data) >= 2:
-                length, at = data[1] & 0x7F, 2
-                if length == 126:
-                    length, at = int.from_bytes(data[2:4], "big"), 4
-                elif length == 127:
-                    length, at = int.from_bytes(data[2:10], "big"), 10
-                if len(data) < at + length:
-                    break
-                if data[0] & 0x0F == 8:
-                    return int.from_bytes(data[at:at + 2], "big") if length >= 2 else 1005
-                data = data[at + length:]
+            code = close_frame_code(data)
+            if code is not None:
+                return code
     except OSError:
         return None
 

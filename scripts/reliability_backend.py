@@ -152,34 +152,39 @@ class Backend:
         self.listener.close()
 
 
+def read_until(sock, done):
+    """Reads until `done(received)` holds, the server closes or resets, or the socket's timeout passes with
+    nothing: what arrived, and whether the connection ended (a close or a reset, not the timeout)."""
+    received = b""
+    while True:
+        try:
+            chunk = sock.recv(65536)
+        except socket.timeout:
+            return received, False
+        except OSError:
+            return received, True
+        if not chunk:
+            return received, True
+        received += chunk
+        if done(received):
+            return received, False
+
+
 def exchange(open_connection, port, path, read_limit=None, timeout=15, method="GET"):
     """One request through the mock on a connection of its own; the raw answer and whether it ended by the
     server closing (not by the length or the last chunk the head promised, or the head of a HEAD's)."""
     sock = open_connection(port, timeout=timeout)
-    received = b""
     try:
         sock.sendall(f"{method} {path} HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
-        while True:
-            try:
-                chunk = sock.recv(65536)
-            except (socket.timeout, ConnectionResetError):
-                return received, True
-            if not chunk:
-                return received, True
-            received += chunk
-            if read_limit is not None and len(received) >= read_limit:
-                return received, False
-            if method == "HEAD" and b"\r\n\r\n" in received:
+        if method == "HEAD":
+            received, ended = read_until(sock, lambda data: b"\r\n\r\n" in data)
+            if not ended:
                 # What follows the head would be the bytes the backend hid: wait briefly for them.
                 sock.settimeout(0.5)
-                try:
-                    received += sock.recv(65536)
-                except socket.timeout:
-                    pass
-                return received, False
-            complete = answer_end(received)
-            if complete is not None:
-                return received, False
+                received += read_until(sock, lambda data: False)[0]
+            return received, ended
+        return read_until(sock, lambda data: (read_limit is not None and len(data) >= read_limit)
+                          or answer_end(data) is not None)
     finally:
         sock.close()
 
@@ -187,26 +192,17 @@ def exchange(open_connection, port, path, read_limit=None, timeout=15, method="G
 def websocket_exchange(open_connection, port, path, timeout=10):
     """A WebSocket handshake through the mock, then reading until the connection ends or falls silent for
     `timeout`: what arrived, and whether the connection ended."""
+
+    def done(data):
+        if not data.startswith(b"HTTP/1.1 101"):
+            return answer_end(data) is not None
+        return b"\r\n\r\n" in data and close_frame_code(data.split(b"\r\n\r\n", 1)[1]) is not None
+
     sock = open_connection(port, timeout=timeout)
-    received = b""
     try:
         sock.sendall(f"GET {path} HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n".encode())
-        while True:
-            try:
-                chunk = sock.recv(65536)
-            except socket.timeout:
-                return received, False
-            except OSError:
-                return received, True
-            if not chunk:
-                return received, True
-            received += chunk
-            if not received.startswith(b"HTTP/1.1 101") and answer_end(received) is not None:
-                return received, False
-            if received.startswith(b"HTTP/1.1 101") and b"\r\n\r\n" in received \
-                    and close_frame_code(received.split(b"\r\n\r\n", 1)[1]) is not None:
-                return received, False
+        return read_until(sock, done)
     finally:
         sock.close()
 
