@@ -160,10 +160,10 @@ struct HostileUpstreamTests {
     static func proxied(_ bytes: String) async throws -> MockResponse {
         let upstream = try await RawUpstream(answering: bytes)
         do {
-            let server = try await MockServer(resources: [])
-            server.addRoutes(try ProxyRoutes(upstream: try upstream.url(), timeout: .seconds(10)), first: false)
-            let response = await server.respond(to: MockRequest(.get, "/x"))
-            await server.stop()
+            let response = try await withServer(try await MockServer(resources: [])) { server in
+                server.addRoutes(try ProxyRoutes(upstream: try upstream.url(), timeout: .seconds(10)), first: false)
+                return await server.respond(to: MockRequest(.get, "/x"))
+            }
             await upstream.stop()
             return response
         } catch {
@@ -220,14 +220,14 @@ struct HostileUpstreamTests {
         for (name, frame) in frames {
             let upstream = try await RawUpstream(closes: false) { head in RawUpstream.webSocketHandshake(head) + frame }
             do {
-                let server = try await MockServer(resources: [])
-                server.addRoutes(try ProxyRoutes(upstream: try upstream.url(), timeout: .seconds(10)), first: false)
-                let socket = try await server.connectWebSocket("/ws")
-                var messages: [WebSocketMessage] = []
-                for await message in socket.messages { messages.append(message) }
-                #expect(messages.isEmpty, "\(name)")
-                #expect(socket.closedWith?.code == 1002, "\(name): \(String(describing: socket.closedWith))")
-                await server.stop()
+                try await withServer(try await MockServer(resources: [])) { server in
+                    server.addRoutes(try ProxyRoutes(upstream: try upstream.url(), timeout: .seconds(10)), first: false)
+                    let socket = try await server.connectWebSocket("/ws")
+                    var messages: [WebSocketMessage] = []
+                    for await message in socket.messages { messages.append(message) }
+                    #expect(messages.isEmpty, "\(name)")
+                    #expect(socket.closedWith?.code == 1002, "\(name): \(String(describing: socket.closedWith))")
+                }
                 await upstream.stop()
             } catch {
                 await upstream.stop()
