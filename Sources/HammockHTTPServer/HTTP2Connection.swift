@@ -2,12 +2,14 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTP2
 
-/// An HTTP/2 connection's pipeline, after TLS agreed on `h2`: a flush coalescer, NIO's HTTP/2 handler
-/// with its stream multiplexer, NIO's connection manager (graceful shutdown with GOAWAY), ``ConnectionEnd``
-/// (idle, client gone, connection errors, a bounded stop), and on each stream NIO's HTTP/2-to-HTTP/1 codec
-/// and the same ``HTTPConnectionHandler`` as an HTTP/1.1 connection,
-/// encoding through ``HTTP2Wire``. Every rule (limits, timeouts, faults, streamed and throttled bodies,
-/// the server's stop) is the HTTP/1.1 connection's, applied to one stream.
+/// An HTTP/2 connection's pipeline, after TLS agreed on `h2`: a flush coalescer, NIO's HTTP/2 handler,
+/// ``ConnectionEnd`` (idle, client gone, connection errors, a bounded stop), NIO's connection manager
+/// (graceful shutdown with GOAWAY), ``HTTP2StreamRouter``, which answers the streams whose request
+/// came whole in its HEADERS straight from the frames (``HTTP2FrameWire``), and NIO's stream multiplexer
+/// for the others, each with NIO's HTTP/2-to-HTTP/1 codec and the same ``HTTPConnectionHandler`` as an
+/// HTTP/1.1 connection, encoding through ``HTTP2Wire``. Every rule (limits, timeouts, faults, streamed
+/// and throttled bodies, the server's stop) is the HTTP/1.1 connection's ``HTTPExchange``, applied to
+/// one stream, on either path.
 enum HTTP2Connection {
     /// Streams one client may have open at once (`SETTINGS_MAX_CONCURRENT_STREAMS`): what browsers and
     /// NIO use by default, and more than the 6 connections a browser opens per origin over HTTP/1.1.
@@ -27,22 +29,25 @@ enum HTTP2Connection {
             HTTP2Setting(parameter: .maxHeaderListSize, value: limits.maximumHeaderBytes),
         ]
         try pipeline.addHandler(FlushCoalescer())
-        let end = ConnectionEnd(idleTimeout: limits.idleTimeout, backstop: limits.requestTimeout + limits.lingerTimeout)
-        let streams = Streams(manager: manager.http2StreamDelegate, end: NIOLoopBound(end, eventLoop: channel.eventLoop))
-        _ = try pipeline.configureHTTP2Pipeline(
-            mode: .server, connectionConfiguration: connection, streamConfiguration: .init(), streamDelegate: streams
-        ) { stream in
-            stream.eventLoop.makeCompletedFuture {
-                // A stream exists once its HEADERS frame has arrived: the request is already being read.
-                let activity = ConnectionActivity(now: .now())
-                activity.enter(.reading)
-                try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
-                try stream.pipeline.syncOperations.addHandler(
-                    HTTPConnectionHandler<HTTP2Wire>(server: server, limits: limits, activity: activity, isSecure: true))
-            }
-        }
+        try pipeline.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connection))
+        // Before NIO's manager: it keeps the manager from hearing of a stream closed that never opened.
+        try pipeline.addHandler(
+            ConnectionEnd(idleTimeout: limits.idleTimeout, backstop: limits.requestTimeout + limits.lingerTimeout))
         try pipeline.addHandler(manager)
-        try pipeline.addHandler(end)
+        try pipeline.addHandler(HTTP2StreamRouter(server: server, limits: limits))
+        let multiplexer = HTTP2StreamMultiplexer(
+            mode: .server, channel: channel,
+            inboundStreamInitializer: { stream in
+                stream.eventLoop.makeCompletedFuture {
+                    // A stream exists once its HEADERS frame has arrived: the request is already being read.
+                    let activity = ConnectionActivity(now: .now())
+                    activity.enter(.reading)
+                    try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+                    try stream.pipeline.syncOperations.addHandler(
+                        HTTPConnectionHandler<HTTP2Wire>(server: server, limits: limits, activity: activity, isSecure: true))
+                }
+            })
+        try pipeline.addHandler(multiplexer)
     }
 
     /// One flush of the connection per turn of its event loop, however many streams answered in it.
@@ -96,8 +101,8 @@ enum HTTP2Connection {
     ///   connection is closed whatever the client does;
     /// - a connection error (below).
     ///
-    /// It learns of streams through ``Streams``, the multiplexer's delegate: with NIO's inline
-    /// multiplexer, stream events do not travel down the connection's pipeline.
+    /// It learns of streams from NIO's HTTP/2 handler's events (`NIOHTTP2StreamCreatedEvent`,
+    /// `StreamClosedEvent`), which travel down the connection's pipeline, as NIO's manager does.
     final class ConnectionEnd: ChannelDuplexHandler {
         typealias InboundIn = HTTP2Frame
         typealias OutboundIn = HTTP2Frame
@@ -134,7 +139,14 @@ enum HTTP2Connection {
         }
 
         func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-            if let event = event as? ChannelEvent, event == .inputClosed {
+            if let created = event as? NIOHTTP2StreamCreatedEvent {
+                streamOpened(created.streamID)
+            } else if let closed = event as? StreamClosedEvent {
+                // NIO reports the end of a stream it refused at its first frame (a request without
+                // `:path`) without having reported it open; NIO's manager asserts on such an end (a debug
+                // build stopped there), and no handler after this one knows the stream.
+                guard streamClosed(closed.streamID) else { return }
+            } else if let event = event as? ChannelEvent, event == .inputClosed {
                 peerFinished()
             } else if event is ChannelShouldQuiesceEvent, !isStopping {
                 isStopping = true
@@ -159,18 +171,15 @@ enum HTTP2Connection {
             context.eventLoop.execute { bound.value.close(promise: nil) }
         }
 
-        /// Notes a stream; `false` if it was already open.
-        func streamOpened(_ id: HTTP2StreamID) -> Bool {
-            guard openStreams.insert(id).inserted else { return false }
+        private func streamOpened(_ id: HTTP2StreamID) {
+            guard openStreams.insert(id).inserted else { return }
             lastStream = max(lastStream, id)
             idleTimer?.cancel()
             idleTimer = nil
-            return true
         }
 
-        /// Notes a stream's end; `false` if it was not open (NIO reports the end of a stream it refused
-        /// at its first frame, a CONNECT without `:path`, without having reported it open).
-        func streamClosed(_ id: HTTP2StreamID) -> Bool {
+        /// Notes a stream's end; `false` if it was not open.
+        private func streamClosed(_ id: HTTP2StreamID) -> Bool {
             guard openStreams.remove(id) != nil else { return false }
             guard openStreams.isEmpty, let context else { return true }
             if peerIsDone {
@@ -208,33 +217,6 @@ enum HTTP2Connection {
             idleTimer = nil
             stopTimer?.cancel()
             stopTimer = nil
-        }
-    }
-
-    /// The multiplexer's delegate: tells ``ConnectionEnd`` and NIO's manager (for its graceful close) of
-    /// each stream. NIO calls it on the connection's event loop.
-    struct Streams: NIOHTTP2StreamDelegate {
-        let manager: NIOHTTP2ServerConnectionManagementHandler.HTTP2StreamDelegate
-        let end: NIOLoopBound<ConnectionEnd>
-
-        func streamCreated(_ id: HTTP2StreamID, channel: any Channel) {
-            let manager = self.manager
-            onLoop { if $0.streamOpened(id) { manager.streamCreated(id, channel: channel) } }
-        }
-
-        /// Only a stream the manager was told of: it asserts on any other (a debug build stopped there).
-        func streamClosed(_ id: HTTP2StreamID, channel: any Channel) {
-            let manager = self.manager
-            onLoop { if $0.streamClosed(id) { manager.streamClosed(id, channel: channel) } }
-        }
-
-        private func onLoop(_ body: @escaping @Sendable (ConnectionEnd) -> Void) {
-            if end.eventLoop.inEventLoop {
-                body(end.value)
-            } else {
-                let end = self.end
-                end.eventLoop.execute { body(end.value) }
-            }
         }
     }
 }

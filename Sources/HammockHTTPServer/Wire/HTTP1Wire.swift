@@ -16,6 +16,7 @@ import Musl
 /// one buffer, one write and one flush.
 enum HTTP1Wire: ConnectionWire {
     typealias Output = ByteBuffer
+    typealias Context = ChannelHandlerContext
 
     static func chunksBodies(version: HTTPVersion) -> Bool { version != .http1_0 }
 

@@ -11,6 +11,7 @@ import NIOHTTP1
 /// is still sending. The connection's other streams carry on.
 enum HTTP2Wire: ConnectionWire {
     typealias Output = HTTPServerResponsePart
+    typealias Context = ChannelHandlerContext
 
     static let version = HTTPVersion(major: 2, minor: 0)
 

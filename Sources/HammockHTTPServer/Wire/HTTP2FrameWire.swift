@@ -1,0 +1,147 @@
+import HTTPTypes
+import NIOCore
+import NIOHPACK
+import NIOHTTP1
+import NIOHTTP2
+
+/// HTTP/2: one stream of a connection served from its frames (``HTTP2StreamRouter``), with no channel
+/// and no HTTP/1 codec of its own. Answers are written as HEADERS and DATA frames straight to the
+/// connection; what ``HTTP2Wire`` leaves to NIO's codec (lower-case names, no `Connection` or
+/// `Transfer-Encoding`) it does itself, and it says the same on the wire.
+///
+/// As on ``HTTP2Wire``, what HTTP/1.1 says by closing the connection, a stream says by `RST_STREAM`: a
+/// fault, a body cut short. The connection's other streams carry on.
+enum HTTP2FrameWire: ConnectionWire {
+    typealias Output = HTTP2Frame
+    typealias Context = HTTP2FrameStream
+
+    static func chunksBodies(version: HTTPVersion) -> Bool { false }
+
+    /// The fields RFC 9113 §8.2.2 forbids in HTTP/2, which NIO's codec drops as well.
+    static let connectionSpecific: Set<String> = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"]
+
+    static func writeAnswer(
+        _ response: MockResponse, version: HTTPVersion, keepAlive: Bool, headOnly: Bool, context stream: HTTP2FrameStream
+    ) {
+        // The same framing decision as HTTP/1.1's and HTTP2Wire's (MockResponse.framing).
+        let framing = MockResponse.framing(for: response.status)
+        let keepsLength = framing == .body || framing == .representationLength
+        let body = framing == .body && !headOnly ? response.body : []
+        var headers = HPACKHeaders()
+        headers.reserveCapacity(response.headerFields.count + 2)
+        headers.add(name: ":status", value: String(response.status.code))
+        for field in response.headerFields where keepsLength || field.name != .contentLength {
+            let name = field.name.canonicalName
+            if connectionSpecific.contains(name) { continue }
+            headers.add(name: name, value: field.value)
+        }
+        switch framing {
+        case .body where !headOnly && response.headerFields[.contentLength] == nil:
+            headers.add(name: "content-length", value: String(body.count))
+        case .empty:
+            headers.add(name: "content-length", value: "0")
+        case .body, .none, .representationLength:
+            break
+        }
+        stream.write(.headers(.init(headers: headers, endStream: !headOnly && body.isEmpty)))
+        if !headOnly && !body.isEmpty {
+            let buffer = stream.connection.channel.allocator.buffer(bytes: body)
+            stream.write(.data(.init(data: .byteBuffer(buffer), endStream: true)))
+        }
+        stream.flush()
+    }
+
+    static func writeChunk(_ bytes: [UInt8], chunked: Bool, context stream: HTTP2FrameStream) -> EventLoopFuture<Void> {
+        let buffer = stream.connection.channel.allocator.buffer(bytes: bytes)
+        let promise = stream.eventLoop.makePromise(of: Void.self)
+        stream.write(.data(.init(data: .byteBuffer(buffer))), promise: promise)
+        stream.flush()
+        return promise.futureResult
+    }
+
+    /// END_STREAM when complete; a body cut short resets the stream, so the client cannot take it for
+    /// the whole.
+    static func finishBody(chunked: Bool, complete: Bool, context stream: HTTP2FrameStream) {
+        if complete {
+            stream.write(.data(.init(data: .byteBuffer(ByteBuffer()), endStream: true)))
+            stream.flush()
+        } else {
+            stream.close(mode: .all, promise: nil)
+        }
+    }
+
+    static func writeContinue(version: HTTPVersion, context stream: HTTP2FrameStream) {
+        stream.write(.headers(.init(headers: [":status": "100"])))
+        stream.flush()
+    }
+
+    /// Every connection fault resets the stream (`RST_STREAM`, CANCEL) after what was sent.
+    static func abort(_ fault: ConnectionFault, context stream: HTTP2FrameStream) {
+        stream.flush()
+        stream.close(mode: .all, promise: nil)
+    }
+
+    /// The client's side is over already (the router serves only requests that came whole); a stream the
+    /// answer has not ended is reset.
+    static func stopInput(context stream: HTTP2FrameStream) -> Bool {
+        stream.close(mode: .all, promise: nil)
+        return false
+    }
+
+    static func switchToWebSocket(
+        _ response: MockResponse, session: WebSocketSession, request: MockRequest, server: MockServer,
+        limits: ConnectionLimits, activity: ConnectionActivity, context: HTTP2FrameStream
+    ) -> Bool { false }
+}
+
+/// One stream of an HTTP/2 connection answered from its frames: what its ``HTTPExchange`` writes to.
+/// Frames leave through the router's handler context with the stream's ID. Open until NIO reports the
+/// stream closed (both sides ended, or reset) or the connection ends.
+final class HTTP2FrameStream: ExchangeContext {
+    let id: HTTP2StreamID
+    /// The router's context on the connection's pipeline.
+    let connection: ChannelHandlerContext
+    private(set) var isOpen = true
+    /// This side has ended the stream (END_STREAM or RST_STREAM): nothing more is written.
+    private var isOutputDone = false
+
+    init(id: HTTP2StreamID, connection: ChannelHandlerContext) {
+        self.id = id
+        self.connection = connection
+    }
+
+    var eventLoop: any EventLoop { connection.eventLoop }
+    var isWritable: Bool { connection.channel.isWritable }
+    var peerAddress: SocketAddress? { connection.channel.remoteAddress }
+
+    /// Its request came whole: there is nothing to ask for.
+    func read() {}
+
+    func flush() { connection.flush() }
+
+    /// Writes a frame of this stream, unless the stream is over (then `promise` fails).
+    func write(_ payload: HTTP2Frame.FramePayload, promise: EventLoopPromise<Void>? = nil) {
+        guard isOpen, !isOutputDone else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        switch payload {
+        case .headers(let headers) where headers.endStream: isOutputDone = true
+        case .data(let data) where data.endStream: isOutputDone = true
+        default: break
+        }
+        connection.write(NIOAny(HTTP2Frame(streamID: id, payload: payload)), promise: promise)
+    }
+
+    /// Resets the stream (CANCEL) unless this side has ended it already.
+    func close(mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        if isOpen, !isOutputDone {
+            isOutputDone = true
+            connection.writeAndFlush(NIOAny(HTTP2Frame(streamID: id, payload: .rstStream(.cancel))), promise: nil)
+        }
+        promise?.succeed()
+    }
+
+    /// NIO closed the stream, or the connection ended.
+    func closed() { isOpen = false }
+}

@@ -1,0 +1,143 @@
+import AsyncHTTPClient
+import Foundation
+import HammockJSON
+import HammockServer
+import HammockTestSupport
+import NIOCore
+import NIOHPACK
+import NIOHTTP1
+import Synchronization
+import Testing
+
+@testable import HammockHTTPServer
+
+/// Streams whose request came whole in its HEADERS frame are answered from the connection's frames
+/// (`HTTP2StreamRouter`), the others through a stream channel each. The tests mix both on one connection
+/// and ask of the frames path what a channel gave: backpressure from a client that does not read, the end
+/// of a body when the client resets its stream, and the head NIO's codec would have made.
+@Suite("HTTP/2 streams answered from frames beside streams with a channel", .serialized, .timeLimit(.minutes(2)))
+struct HTTP2FrameStreamTests {
+    @Test("Requests with and without a body interleave on one connection, and each stream gets its own answer")
+    func interleaved() async throws {
+        try await HTTP2Tests.withServer { server, base, _, rootPEM in
+            let statuses = try await HTTP2Tests.withClient(trusting: rootPEM) { client in
+                try await withThrowingTaskGroup(of: (String, Int).self) { group in
+                    for index in 0..<90 {
+                        group.addTask {
+                            switch index % 3 {
+                            case 0:
+                                let answer = try await HTTP2Tests.exchange(client, .GET, "\(base)/people/\(index % 5 + 1)")
+                                #expect(answer.version == .http2)
+                                let name = try JSON(parsing: Array(answer.body.utf8))["name"]?.stringValue
+                                #expect(name == "Person \(index % 5 + 1)")
+                                return ("GET", answer.status)
+                            case 1:
+                                let answer = try await HTTP2Tests.exchange(
+                                    client, .POST, "\(base)/people", body: #"{"name":"New \#(index)"}"#)
+                                #expect(answer.version == .http2)
+                                return ("POST", answer.status)
+                            default:
+                                let answer = try await HTTP2Tests.exchange(client, .HEAD, "\(base)/people/2")
+                                #expect(answer.body.isEmpty && answer.fields["content-length"] != nil)
+                                return ("HEAD", answer.status)
+                            }
+                        }
+                    }
+                    return try await group.reduce(into: [String: [Int]]()) { $0[$1.0, default: []].append($1.1) }
+                }
+            }
+            #expect(statuses["GET"] == Array(repeating: 200, count: 30))
+            #expect(statuses["POST"] == Array(repeating: 201, count: 30))
+            #expect(statuses["HEAD"] == Array(repeating: 200, count: 30))
+            // One connection carried all of them: the journal names one peer.
+            #expect(Set(server.journal.entries.compactMap(\.peer)).count == 1)
+            let list = try await HTTP2Tests.withClient(trusting: rootPEM) { client in
+                try await HTTP2Tests.exchange(client, .GET, "\(base)/people")
+            }
+            #expect(try JSON(parsing: Array(list.body.utf8)).arrayValue?.count == 35)
+        }
+    }
+
+    @Test(
+        "A client that reads none of an endless answer holds its producer back, another stream is answered meanwhile, and resetting the stream stops the producer"
+    )
+    func backpressureAndReset() async throws {
+        let produced = Mutex(0)
+        let stopped = Mutex(false)
+        let chunk = [UInt8](repeating: 0x61, count: 64 << 10)
+        try await HTTP2Tests.withServer { server, base, _, rootPEM in
+            try server.route(.get, "/endless") { _ in
+                MockResponse(
+                    status: .ok,
+                    stream: StreamingBody { writer in
+                        do {
+                            while true {
+                                try await writer.write(chunk)
+                                produced.withLock { $0 += chunk.count }
+                            }
+                        } catch {
+                            stopped.withLock { $0 = true }
+                            throw error
+                        }
+                    })
+            }
+            try await HTTP2Tests.withClient(trusting: rootPEM) { client in
+                let reader = Task {
+                    let response = try await client.execute(HTTPClientRequest(url: "\(base)/endless"), timeout: .seconds(30))
+                    #expect(response.version == .http2 && response.status == .ok)
+                    // Reads nothing, and waits to be cancelled.
+                    try await Task.sleep(for: .seconds(60))
+                }
+                #expect(await eventually { produced.withLock { $0 } > 0 })
+                try await Task.sleep(for: .milliseconds(300))
+                // The stream's window (64 KiB) and the connection's buffers, not hundreds of megabytes.
+                #expect(
+                    produced.withLock { $0 } < 16 << 20, "\(produced.withLock { $0 }) bytes produced for a client that read none")
+                let beside = try await HTTP2Tests.exchange(client, .GET, "\(base)/people/1")
+                #expect(beside.version == .http2 && beside.status == 200)
+                #expect(!stopped.withLock { $0 })
+                reader.cancel()
+                _ = await reader.result
+                #expect(await eventually { stopped.withLock { $0 } })
+                // The connection goes on serving.
+                #expect(try await HTTP2Tests.exchange(client, .GET, "\(base)/people/2").status == 200)
+            }
+        }
+    }
+
+    @Test(
+        "The head of a request that came whole is the one NIO's HTTP/2-to-HTTP/1 codec makes; what the codec refuses takes the channel's path"
+    )
+    func requestHeads() throws {
+        let get = try #require(
+            HTTP2StreamRouter.requestHead([
+                ":method": "GET", ":scheme": "https", ":path": "/people?_page=2", ":authority": "localhost:8443",
+                "accept": "application/json",
+            ]))
+        #expect(get.version == HTTPVersion(major: 2, minor: 0))
+        #expect(get.method == .GET && get.uri == "/people?_page=2")
+        #expect(get.headers["host"] == ["localhost:8443"])
+        #expect(get.headers["accept"] == ["application/json"])
+        #expect(get.headers["content-length"].isEmpty)
+        // A POST whose HEADERS ended the stream has an empty body, said by its length.
+        let post = try #require(
+            HTTP2StreamRouter.requestHead([":method": "POST", ":scheme": "https", ":path": "/people", ":authority": "x"]))
+        #expect(post.headers["content-length"] == ["0"])
+        // A Host field of its own is kept, not doubled.
+        let hosted = try #require(
+            HTTP2StreamRouter.requestHead([
+                ":method": "GET", ":scheme": "https", ":path": "/", ":authority": "a", "host": "b",
+            ]))
+        #expect(hosted.headers["host"] == ["b"])
+        // Missing or repeated pseudo-headers, and values with spaces: nil, so NIO's codec refuses them.
+        #expect(HTTP2StreamRouter.requestHead([":method": "GET", ":scheme": "https", ":authority": "x"]) == nil)
+        #expect(HTTP2StreamRouter.requestHead([":method": "GET", ":path": "/", ":authority": "x"]) == nil)
+        #expect(HTTP2StreamRouter.requestHead([":method": "GET", ":scheme": "https", ":path": "/"]) == nil)
+        #expect(
+            HTTP2StreamRouter.requestHead([
+                ":method": "GET", ":method": "POST", ":scheme": "https", ":path": "/", ":authority": "x",
+            ]) == nil)
+        #expect(
+            HTTP2StreamRouter.requestHead([":method": "GET", ":scheme": "https", ":path": "/a b", ":authority": "x"]) == nil)
+    }
+}
