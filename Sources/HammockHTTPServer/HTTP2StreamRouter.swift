@@ -68,6 +68,7 @@ final class HTTP2StreamRouter: ChannelInboundHandler {
         let stream = HTTP2FrameStream(id: id, connection: context)
         let exchange = HTTPExchange<HTTP2FrameWire>(
             server: server, limits: limits, activity: activity, isSecure: true, executor: executor)
+        stream.exchange = exchange
         streams[id] = (stream, exchange)
         exchange.started(context: stream)
         exchange.received(.head(head), context: stream)

@@ -106,6 +106,52 @@ struct HTTP2FrameStreamTests {
     }
 
     @Test(
+        "A stream whose client stops reading its streamed body stalls and is reset at the idle timeout, while the connection's other streams carry on"
+    )
+    func stalledStreamIsReset() async throws {
+        let stopped = Mutex(false)
+        let chunk = [UInt8](repeating: 0x62, count: 16 << 10)
+        // The idle timeout is also the TLS handshake's bound: 2 s leaves a loaded machine room for it.
+        try await HTTP2Tests.withServer(limits: ConnectionLimits(idleTimeout: .seconds(2))) { server, base, _, rootPEM in
+            try server.route(.get, "/endless") { _ in
+                MockResponse(
+                    status: .ok,
+                    stream: StreamingBody { writer in
+                        do {
+                            while true { try await writer.write(chunk) }
+                        } catch {
+                            stopped.withLock { $0 = true }
+                            throw error
+                        }
+                    })
+            }
+            try await HTTP2Tests.withClient(trusting: rootPEM) { client in
+                let response = try await client.execute(HTTPClientRequest(url: "\(base)/endless"), timeout: .seconds(30))
+                #expect(response.version == .http2 && response.status == .ok)
+                // The client reads nothing and does not cancel: only the server can end the stream.
+                let started = ContinuousClock.now
+                while !stopped.withLock({ $0 }), ContinuousClock.now - started < .seconds(20) {
+                    #expect(try await HTTP2Tests.exchange(client, .GET, "\(base)/people/1").status == 200)
+                    try await Task.sleep(for: .milliseconds(200))
+                }
+                // Reading a stream that was not reset would wait for ever.
+                guard stopped.withLock({ $0 }) else {
+                    Issue.record("the unread stream was still being produced after 20 s")
+                    return
+                }
+                var received = 0
+                do {
+                    for try await piece in response.body { received += piece.readableBytes }
+                    Issue.record("the stalled stream ended as if complete after \(received) bytes")
+                } catch {
+                    // Reset: what was buffered arrived, then the stream failed.
+                }
+                #expect(try await HTTP2Tests.exchange(client, .GET, "\(base)/people/2").status == 200)
+            }
+        }
+    }
+
+    @Test(
         "The head of a request that came whole is the one NIO's HTTP/2-to-HTTP/1 codec makes; what the codec refuses takes the channel's path"
     )
     func requestHeads() throws {

@@ -53,10 +53,9 @@ enum HTTP2FrameWire: ConnectionWire {
 
     static func writeChunk(_ bytes: [UInt8], chunked: Bool, context stream: HTTP2FrameStream) -> EventLoopFuture<Void> {
         let buffer = stream.connection.channel.allocator.buffer(bytes: bytes)
-        let promise = stream.eventLoop.makePromise(of: Void.self)
-        stream.write(.data(.init(data: .byteBuffer(buffer))), promise: promise)
+        let future = stream.writeCounted(buffer)
         stream.flush()
-        return promise.futureResult
+        return future
     }
 
     /// END_STREAM when complete; a body cut short resets the stream, so the client cannot take it for
@@ -97,13 +96,29 @@ enum HTTP2FrameWire: ConnectionWire {
 /// One stream of an HTTP/2 connection answered from its frames: what its ``HTTPExchange`` writes to.
 /// Frames leave through the router's handler context with the stream's ID. Open until NIO reports the
 /// stream closed (both sides ended, or reset) or the connection ends.
+///
+/// Writable as a stream channel is: while the connection is, and while the streamed body's bytes that
+/// have not yet left (held by NIO's HTTP/2 handler for the client's flow-control window, or by the
+/// socket) stay under a high-water mark. A client that stops reading one stream's body leaves that stream
+/// unwritable, so its exchange sees it stall and resets it at the idle timeout, as over HTTP/1.1; the
+/// connection itself stays writable (NIO buffers what a window holds back), so without this count such a
+/// stream was held for as long as the connection lived.
 final class HTTP2FrameStream: ExchangeContext {
+    /// NIO's stream channel's marks (8 KiB and 4 KiB), so both paths stall at the same point.
+    static let highWatermark = 8192
+    static let lowWatermark = 4096
+
     let id: HTTP2StreamID
     /// The router's context on the connection's pipeline.
     let connection: ChannelHandlerContext
+    /// Told when the stream's own writability changes.
+    weak var exchange: HTTPExchange<HTTP2FrameWire>?
     private(set) var isOpen = true
     /// This side has ended the stream (END_STREAM or RST_STREAM): nothing more is written.
     private var isOutputDone = false
+    /// Bytes of streamed body written whose writes have not completed.
+    private var pendingBytes = 0
+    private var isUnderWatermark = true
 
     init(id: HTTP2StreamID, connection: ChannelHandlerContext) {
         self.id = id
@@ -111,7 +126,7 @@ final class HTTP2FrameStream: ExchangeContext {
     }
 
     var eventLoop: any EventLoop { connection.eventLoop }
-    var isWritable: Bool { connection.channel.isWritable }
+    var isWritable: Bool { isUnderWatermark && connection.channel.isWritable }
     var peerAddress: SocketAddress? { connection.channel.remoteAddress }
 
     /// Its request came whole: there is nothing to ask for.
@@ -131,6 +146,30 @@ final class HTTP2FrameStream: ExchangeContext {
         default: break
         }
         connection.write(NIOAny(HTTP2Frame(streamID: id, payload: payload)), promise: promise)
+    }
+
+    /// Writes a piece of a streamed body and counts it until its write completes.
+    func writeCounted(_ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        let promise = eventLoop.makePromise(of: Void.self)
+        guard isOpen, !isOutputDone else {
+            promise.fail(ChannelError.ioOnClosedChannel)
+            return promise.futureResult
+        }
+        let size = buffer.readableBytes
+        pendingBytes += size
+        write(.data(.init(data: .byteBuffer(buffer))), promise: promise)
+        if isUnderWatermark, pendingBytes > Self.highWatermark { watermarkCrossed() }
+        promise.futureResult.assumeIsolated().whenComplete { _ in
+            self.pendingBytes -= size
+            if !self.isUnderWatermark, self.pendingBytes < Self.lowWatermark { self.watermarkCrossed() }
+        }
+        return promise.futureResult
+    }
+
+    private func watermarkCrossed() {
+        isUnderWatermark.toggle()
+        guard isOpen, let exchange else { return }
+        exchange.writabilityChanged(context: self)
     }
 
     /// Resets the stream (CANCEL) unless this side has ended it already.
