@@ -17,8 +17,15 @@ enum HTTP2FrameWire: ConnectionWire {
 
     static func chunksBodies(version: HTTPVersion) -> Bool { false }
 
-    /// The fields RFC 9113 §8.2.2 forbids in HTTP/2, which NIO's codec drops as well.
-    static let connectionSpecific: Set<String> = ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"]
+    /// A field RFC 9113 §8.2.2 forbids in HTTP/2, which NIO's codec drops as well. A switch, not a
+    /// `Set`: hashing every answer's field names was 2 % of an HTTP/2 server's samples under `perf`, and
+    /// names this short compare as two words.
+    static func isConnectionSpecific(_ name: String) -> Bool {
+        switch name {
+        case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade": true
+        default: false
+        }
+    }
 
     static func writeAnswer(
         _ response: MockResponse, version: HTTPVersion, keepAlive: Bool, headOnly: Bool, context stream: HTTP2FrameStream
@@ -32,7 +39,7 @@ enum HTTP2FrameWire: ConnectionWire {
         headers.add(name: ":status", value: String(response.status.code))
         for field in response.headerFields where keepsLength || field.name != .contentLength {
             let name = field.name.canonicalName
-            if connectionSpecific.contains(name) { continue }
+            if isConnectionSpecific(name) { continue }
             headers.add(name: name, value: field.value)
         }
         switch framing {
