@@ -152,6 +152,53 @@ struct HTTP2FrameStreamTests {
     }
 
     @Test(
+        "Streams reset at random moments, before, during and after their answers, leave the others whole and the connection serving"
+    )
+    func resetsAtRandom() async throws {
+        try await HTTP2Tests.withServer { server, base, _, rootPEM in
+            try server.route(.get, "/slow/:n") { route in
+                try await Task.sleep(for: .milliseconds(Int.random(in: 0...20)))
+                return MockResponse(json: ["n": .string(route.parameters["n"] ?? "")])
+            }
+            try await HTTP2Tests.withClient(trusting: rootPEM) { client in
+                for round in 0..<3 {
+                    let outcomes = try await withThrowingTaskGroup(of: (Int, String?).self) { group in
+                        var tasks: [Task<String?, Never>] = []
+                        for index in 0..<100 {
+                            let task = Task { () -> String? in
+                                guard
+                                    let answer = try? await HTTP2Tests.exchange(client, .GET, "\(base)/slow/\(index)"),
+                                    answer.status == 200
+                                else { return nil }
+                                return try? JSON(parsing: Array(answer.body.utf8))["n"]?.stringValue
+                            }
+                            tasks.append(task)
+                            group.addTask { (index, await task.value) }
+                        }
+                        // Every other stream is cancelled (AsyncHTTPClient resets it) after up to 25 ms.
+                        for index in stride(from: 1, to: 100, by: 2) {
+                            group.addTask {
+                                try await Task.sleep(for: .milliseconds(Int.random(in: 0...25)))
+                                tasks[index].cancel()
+                                return (-1, nil)
+                            }
+                        }
+                        return try await group.reduce(into: [Int: String?]()) { if $1.0 >= 0 { $0[$1.0] = $1.1 } }
+                    }
+                    for index in stride(from: 0, to: 100, by: 2) {
+                        #expect(outcomes[index] == .some("\(index)"), "round \(round), stream \(index)")
+                    }
+                    // A cancelled stream that was answered anyway got its own answer, never another's.
+                    for index in stride(from: 1, to: 100, by: 2) {
+                        if case .some(.some(let n)) = outcomes[index] { #expect(n == "\(index)") }
+                    }
+                }
+                #expect(try await HTTP2Tests.exchange(client, .GET, "\(base)/people/1").status == 200)
+            }
+        }
+    }
+
+    @Test(
         "The head of a request that came whole is the one NIO's HTTP/2-to-HTTP/1 codec makes; what the codec refuses takes the channel's path"
     )
     func requestHeads() throws {
