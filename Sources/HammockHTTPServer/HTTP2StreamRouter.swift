@@ -3,20 +3,21 @@ import NIOHPACK
 import NIOHTTP1
 import NIOHTTP2
 
-/// Serves an HTTP/2 connection's streams whose request came whole in its HEADERS frame (a GET, a HEAD, a
-/// DELETE: `END_STREAM` on the headers) straight from the frames, and passes every other stream on to
-/// NIO's stream multiplexer, where each gets a channel, NIO's HTTP/1 codec and an
-/// ``HTTPConnectionHandler``.
+/// Serves an HTTP/2 connection's streams straight from its frames: each gets an ``HTTPExchange`` (the same
+/// rules and state machine as any connection) whose context is an ``HTTP2FrameStream`` and whose wire is
+/// ``HTTP2FrameWire``; the stream keeps its own inbound flow-control window, given back as the exchange
+/// reads. A stream whose head NIO's HTTP/2-to-HTTP/1 codec would refuse (no `:authority`, a space in
+/// `:path`) goes on to NIO's stream multiplexer, where it gets a channel, that codec and an
+/// ``HTTPConnectionHandler``, and is refused there as before.
 ///
 /// Why: a stream channel with its pipeline and codec cost half of what a stream cost this server
 /// (66.7 → 32.3 µs of CPU per request in `scripts/bench http2-frames`, docs/benchmarks.md), which kept
-/// 100 streams on one connection at 0.35 of the rate of 100 HTTP/1.1 connections. A stream served here
-/// gets an ``HTTPExchange`` (the same rules and state machine as any connection) whose context is an
-/// ``HTTP2FrameStream`` and whose wire is ``HTTP2FrameWire``. Requests with a body still take the
-/// channel's path, where NIO's stream channel keeps each stream's inbound flow-control window.
+/// 100 streams on one connection at 0.35 of the rate of 100 HTTP/1.1 connections.
 ///
 /// It sits after NIO's HTTP/2 handler (which validates frames, keeps stream states and the outbound
-/// windows), ``HTTP2Connection/ConnectionEnd`` and the connection manager, and before the multiplexer.
+/// windows), ``HTTP2Connection/ConnectionEnd`` and the connection manager, and before the multiplexer,
+/// which also gives the connection's inbound window back as DATA arrives (NIO's events reach it through
+/// here).
 final class HTTP2StreamRouter: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
     typealias InboundOut = HTTP2Frame
@@ -42,9 +43,19 @@ final class HTTP2StreamRouter: ChannelInboundHandler {
             context.fireChannelRead(data)
             return
         }
-        guard streams[id] == nil else {
-            // WINDOW_UPDATE, PRIORITY or RST_STREAM on a stream served here: NIO has applied them already
-            // (a reset closes the stream, which its StreamClosedEvent reports).
+        if let (stream, _) = streams[id] {
+            switch frame.payload {
+            case .data(let data):
+                stream.received(data)
+            case .headers(let trailers) where trailers.endStream:
+                // Trailers end the request; their fields are not handed to the engine (nor were they
+                // through NIO's codec to HTTPConnectionHandler, which ignores an end's trailers).
+                stream.receivedEnd()
+            default:
+                // WINDOW_UPDATE, PRIORITY or RST_STREAM: NIO has applied them already (a reset closes the
+                // stream, which its StreamClosedEvent reports).
+                break
+            }
             return
         }
         guard case .headers(let headers) = frame.payload else {
@@ -52,15 +63,16 @@ final class HTTP2StreamRouter: ChannelInboundHandler {
             // multiplexer would report an unknown stream as a connection error.
             return
         }
-        guard headers.endStream, let head = Self.requestHead(headers.headers), head.method != .CONNECT else {
+        guard let head = Self.requestHead(headers.headers, endStream: headers.endStream), head.method != .CONNECT
+        else {
             passed.insert(id)
             context.fireChannelRead(data)
             return
         }
-        serve(head, id: id, context: context)
+        serve(head, id: id, isWhole: headers.endStream, context: context)
     }
 
-    private func serve(_ head: HTTPRequestHead, id: HTTP2StreamID, context: ChannelHandlerContext) {
+    private func serve(_ head: HTTPRequestHead, id: HTTP2StreamID, isWhole: Bool, context: ChannelHandlerContext) {
         let executor = self.executor ?? EventLoopTaskExecutor(context.eventLoop)
         self.executor = executor
         let activity = ConnectionActivity(now: .now())
@@ -72,7 +84,7 @@ final class HTTP2StreamRouter: ChannelInboundHandler {
         streams[id] = (stream, exchange)
         exchange.started(context: stream)
         exchange.received(.head(head), context: stream)
-        exchange.received(.end(nil), context: stream)
+        if isWhole { stream.receivedEnd() }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -110,7 +122,7 @@ final class HTTP2StreamRouter: ChannelInboundHandler {
     /// The request's head, as NIO's HTTP/2-to-HTTP/1 codec makes it (`:authority` as `Host` when there is
     /// none), or nil where the codec would refuse it: such a stream takes the channel's path, so it is
     /// refused as before.
-    static func requestHead(_ headers: HPACKHeaders) -> HTTPRequestHead? {
+    static func requestHead(_ headers: HPACKHeaders, endStream: Bool = true) -> HTTPRequestHead? {
         var method: String?
         var path: String?
         var authority: String?
@@ -150,8 +162,11 @@ final class HTTP2StreamRouter: ChannelInboundHandler {
         case .GET, .HEAD, .DELETE, .CONNECT, .TRACE:
             break
         default:
-            // A request that came whole has an empty body; NIO's codec says so the same way.
-            if !fields.contains(where: { $0.0 == "content-length" }) { fields.append(("content-length", "0")) }
+            // A request that came whole has an empty body, one still arriving a body of no declared length;
+            // NIO's codec says so the same way.
+            if !fields.contains(where: { $0.0 == "content-length" }) {
+                fields.append(endStream ? ("content-length", "0") : ("transfer-encoding", "chunked"))
+            }
         }
         return HTTPRequestHead(
             version: HTTPVersion(major: 2, minor: 0), method: httpMethod, uri: path, headers: HTTPHeaders(fields))

@@ -6,6 +6,9 @@ import HammockTestSupport
 import NIOCore
 import NIOHPACK
 import NIOHTTP1
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
 import Synchronization
 import Testing
 
@@ -195,6 +198,130 @@ struct HTTP2FrameStreamTests {
                 }
                 #expect(try await HTTP2Tests.exchange(client, .GET, "\(base)/people/1").status == 200)
             }
+        }
+    }
+
+    /// A route that takes streamed bodies and reads nothing past its first piece until it is let go.
+    /// A flag set once.
+    final class Flag: Sendable {
+        private let value = Mutex(false)
+        var isSet: Bool { value.withLock { $0 } }
+        func set() { value.withLock { $0 = true } }
+    }
+
+    struct HeldSink: MockRoutes {
+        let isLetGo: Flag
+        func endpoint(for request: MockRequest) throws -> MockEndpoint? {
+            guard request.path == "/sink" else { return nil }
+            return MockEndpoint(methods: [.post], takesStreamedBody: true) { request in
+                var count = 0
+                if let stream = request.bodyStream {
+                    for try await piece in stream {
+                        count += piece.count
+                        while !isLetGo.isSet { try await Task.sleep(for: .milliseconds(5)) }
+                    }
+                }
+                return MockResponse(json: ["bytes": .integer(count)])
+            }
+        }
+        var routeTable: [RouteTableEntry] { [RouteTableEntry(methods: [.post], pattern: "/sink")] }
+        var mayTakeStreamedBodies: Bool { true }
+    }
+
+    /// An HTTP/2 client on NIO's own handler that counts the bytes of DATA that have left it: NIO holds
+    /// back what the server's flow-control windows do not allow, so the count is what the server let in.
+    /// (AsyncHTTPClient takes a request body into its own buffers whatever the windows say, so it cannot
+    /// tell.) Everything runs on the channel's event loop; the count and the status cross to the test
+    /// through a lock and a promise.
+    final class UploadCounter: ChannelInboundHandler {
+        typealias InboundIn = HTTP2Frame
+        typealias OutboundOut = HTTP2Frame
+
+        final class Tally: Sendable {
+            let sent = Mutex(0)
+        }
+        let tally: Tally
+        let status: EventLoopPromise<String>
+
+        init(tally: Tally, status: EventLoopPromise<String>) {
+            self.tally = tally
+            self.status = status
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let frame = unwrapInboundIn(data)
+            if case .headers(let headers) = frame.payload, let code = headers.headers.first(name: ":status") {
+                status.succeed(code)
+            } else if case .rstStream(let code) = frame.payload {
+                status.fail(NIOHTTP2Errors.streamClosed(streamID: frame.streamID, errorCode: code))
+            }
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            status.fail(error)
+            context.close(promise: nil)
+        }
+
+        /// Sends a POST of `pieces` DATA frames of `piece` to `path`, each counted once written.
+        func upload(_ piece: ByteBuffer, pieces: Int, to path: String, context: ChannelHandlerContext) {
+            let headers: HPACKHeaders = [
+                ":method": "POST", ":scheme": "https", ":path": path, ":authority": "127.0.0.1",
+                "content-length": String(piece.readableBytes * pieces),
+            ]
+            let stream = HTTP2StreamID(1)
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: headers)))), promise: nil)
+            for index in 0..<pieces {
+                let promise = context.eventLoop.makePromise(of: Void.self)
+                let tally = self.tally
+                let size = piece.readableBytes
+                promise.futureResult.whenSuccess { tally.sent.withLock { $0 += size } }
+                let data = HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(piece), endStream: index == pieces - 1))
+                context.write(wrapOutboundOut(HTTP2Frame(streamID: stream, payload: data)), promise: promise)
+            }
+            context.flush()
+        }
+    }
+
+    @Test(
+        "An upload on a stream whose route does not read is held back by the stream's window, and arrives whole once the route reads"
+    )
+    func uploadFlowControl() async throws {
+        let sink = HeldSink(isLetGo: Flag())
+        let tally = UploadCounter.Tally()
+        let piece = ByteBuffer(repeating: 0x63, count: 16_384)  // the largest frame a peer must take
+        let pieces = 1024  // 16 MiB
+        try await HTTP2Tests.withServer { server, base, _, rootPEM in
+            server.addRoutes(sink, first: true)
+            let port = try #require(URLComponents(string: base)?.port)
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMBytes(Array(rootPEM.utf8)))]
+            tls.applicationProtocols = ["h2"]
+            let sslContext = try NIOSSLContext(configuration: tls)
+            let loop = MultiThreadedEventLoopGroup.singleton.next()
+            let status = loop.makePromise(of: String.self)
+            let channel = try await ClientBootstrap(group: loop).channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    try pipeline.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: nil))
+                    try pipeline.addHandler(NIOHTTP2Handler(mode: .client))
+                    try pipeline.addHandler(UploadCounter(tally: tally, status: status))
+                }
+            }.connect(host: "127.0.0.1", port: port).get()
+            try await channel.eventLoop.submit {
+                let context = try channel.pipeline.syncOperations.context(handlerType: UploadCounter.self)
+                guard let counter = context.handler as? UploadCounter else { return }
+                counter.upload(piece, pieces: pieces, to: "/sink", context: context)
+            }.get()
+            #expect(await eventually { tally.sent.withLock { $0 } > 0 })
+            try await Task.sleep(for: .milliseconds(500))
+            // The route read one piece. What it has not read waits in the body's buffer (256 KiB) and on
+            // its stream (its 64 KiB window): nothing more is let in.
+            let held = tally.sent.withLock { $0 }
+            #expect(held < 1 << 20, "\(held) bytes let in for a route that read one piece")
+            sink.isLetGo.set()
+            #expect(try await status.futureResult.get() == "200")
+            #expect(await eventually { tally.sent.withLock { $0 } == pieces * piece.readableBytes })
+            try await channel.close()
         }
     }
 

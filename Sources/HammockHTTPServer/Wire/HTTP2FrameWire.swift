@@ -87,8 +87,8 @@ enum HTTP2FrameWire: ConnectionWire {
         stream.close(mode: .all, promise: nil)
     }
 
-    /// The client's side is over already (the router serves only requests that came whole); a stream the
-    /// answer has not ended is reset.
+    /// Resets a stream the answer has not ended (RFC 9113 §8.1: the client stops sending); one it has
+    /// ended is closed once the client's side is (NIO's stream state).
     static func stopInput(context stream: HTTP2FrameStream) -> Bool {
         stream.close(mode: .all, promise: nil)
         return false
@@ -126,6 +126,14 @@ final class HTTP2FrameStream: ExchangeContext {
     /// Bytes of streamed body written whose writes have not completed.
     private var pendingBytes = 0
     private var isUnderWatermark = true
+    /// What the client sent that the exchange has not read yet (it reads as its state machine allows,
+    /// as an HTTP/1.1 connection's socket is read), with each part's share of the flow-control window.
+    private var inbound = CircularBuffer<(part: HTTPServerRequestPart, size: Int)>()
+    private var isDelivering = false
+    /// The client has ended its side (END_STREAM).
+    private var isInputDone = false
+    /// Bytes read by the exchange and not yet given back to the client's window.
+    private var unacknowledged = 0
 
     init(id: HTTP2StreamID, connection: ChannelHandlerContext) {
         self.id = id
@@ -136,8 +144,51 @@ final class HTTP2FrameStream: ExchangeContext {
     var isWritable: Bool { isUnderWatermark && connection.channel.isWritable }
     var peerAddress: SocketAddress? { connection.channel.remoteAddress }
 
-    /// Its request came whole: there is nothing to ask for.
-    func read() {}
+    /// The exchange may read: what waits is handed over.
+    func read() { deliver() }
+
+    /// A DATA frame of the request's body.
+    func received(_ data: HTTP2Frame.FramePayload.Data) {
+        // The window counts padding too (RFC 9113 §6.9.1): its length and the byte that says it.
+        let size = data.data.readableBytes + (data.paddingBytes.map { $0 + 1 } ?? 0)
+        if case .byteBuffer(let buffer) = data.data, buffer.readableBytes > 0 {
+            inbound.append((.body(buffer), size))
+        } else if size > 0 {
+            inbound.append((.body(ByteBuffer()), size))
+        }
+        if data.endStream { receivedEnd() } else { deliver() }
+    }
+
+    /// The client ended the request (END_STREAM on its headers, a DATA frame or its trailers).
+    func receivedEnd() {
+        isInputDone = true
+        inbound.append((.end(nil), 0))
+        deliver()
+    }
+
+    /// Hands what waits to the exchange while its state machine takes input, and gives what it read
+    /// back to the client's window. What it does not take stays here; the client can send no more than
+    /// the window (NIO's default, 65,535 bytes) until it is read.
+    private func deliver() {
+        guard !isDelivering else { return }  // the exchange asked for more while taking a part
+        isDelivering = true
+        defer { isDelivering = false }
+        while isOpen, let exchange, let next = inbound.first, exchange.shouldRead(context: self) {
+            inbound.removeFirst()
+            exchange.received(next.part, context: self)
+            unacknowledged += next.size
+        }
+        // Half the window read: given back, as NIO's stream channels do.
+        if unacknowledged >= Self.windowUpdateThreshold, isOpen, !isInputDone {
+            let increment = unacknowledged
+            unacknowledged = 0
+            connection.writeAndFlush(
+                NIOAny(HTTP2Frame(streamID: id, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
+        }
+    }
+
+    /// Half of NIO's initial stream window (65,535 bytes).
+    static let windowUpdateThreshold = 32_768
 
     func flush() { connection.flush() }
 
@@ -179,15 +230,21 @@ final class HTTP2FrameStream: ExchangeContext {
         exchange.writabilityChanged(context: self)
     }
 
-    /// Resets the stream (CANCEL) unless this side has ended it already.
+    /// Resets the stream (CANCEL) unless both sides have ended it, as NIO's stream channel does: after an
+    /// answer to a request still arriving (a 413), the reset tells the client to stop sending.
     func close(mode: CloseMode, promise: EventLoopPromise<Void>?) {
-        if isOpen, !isOutputDone {
+        if isOpen, !(isOutputDone && isInputDone) {
             isOutputDone = true
+            isInputDone = true
+            inbound.removeAll()
             connection.writeAndFlush(NIOAny(HTTP2Frame(streamID: id, payload: .rstStream(.cancel))), promise: nil)
         }
         promise?.succeed()
     }
 
     /// NIO closed the stream, or the connection ended.
-    func closed() { isOpen = false }
+    func closed() {
+        isOpen = false
+        inbound.removeAll()
+    }
 }
