@@ -5,11 +5,11 @@ import NIOHTTP2
 /// An HTTP/2 connection's pipeline, after TLS agreed on `h2`: a flush coalescer, NIO's HTTP/2 handler,
 /// ``ConnectionEnd`` (idle, client gone, connection errors, a bounded stop), NIO's connection manager
 /// (graceful shutdown with GOAWAY), ``HTTP2StreamRouter``, which serves the streams straight from the
-/// frames (``HTTP2FrameWire``), and NIO's stream multiplexer for a stream whose head NIO's
-/// HTTP/2-to-HTTP/1 codec refuses, with that codec and the same ``HTTPConnectionHandler`` as an HTTP/1.1
-/// connection, encoding through ``HTTP2Wire``; the multiplexer also gives back the connection's window. Every rule (limits, timeouts, faults, streamed
-/// and throttled bodies, the server's stop) is the HTTP/1.1 connection's ``HTTPExchange``, applied to
-/// one stream, on either path.
+/// frames (``HTTP2FrameWire``), and NIO's stream multiplexer, which gives back the connection's window and
+/// takes a stream whose head NIO's HTTP/2-to-HTTP/1 codec refuses, with that codec and the same
+/// ``HTTPConnectionHandler`` as an HTTP/1.1 connection, encoding through ``HTTP2Wire``. Every rule
+/// (limits, timeouts, faults, streamed and throttled bodies, the server's stop) is the HTTP/1.1
+/// connection's ``HTTPExchange``, applied to one stream, on either path.
 enum HTTP2Connection {
     /// Streams one client may have open at once (`SETTINGS_MAX_CONCURRENT_STREAMS`): what browsers and
     /// NIO use by default, and more than the 6 connections a browser opens per origin over HTTP/1.1.
