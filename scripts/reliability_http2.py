@@ -252,6 +252,63 @@ def check_hostile_frames(checks, server_class, binary, directory, store, ca_file
         server.stop()
 
 
+def stream_error_cases():
+    """(name, the headers of a request NIO refuses as a stream's error, not the connection's): each is
+    sent on a connection where an event stream is open and followed by a good request."""
+    base = [(":method", "GET"), (":scheme", "https"), (":path", "/people"), (":authority", "127.0.0.1")]
+    return [
+        ("a field name in upper case", [*base, ("X-Bad", "1")]),
+        ("a connection-specific field", [*base, ("connection", "keep-alive")]),
+        ("a pseudo-header after a regular field", [base[0], ("accept", "*/*"), *base[1:]]),
+        ("an unknown pseudo-header", [*base, (":bogus", "1")]),
+        ("a request with no :path", [base[0], base[1], base[3]]),
+    ]
+
+
+def check_stream_errors(checks, server_class, binary, directory, store, ca_file):
+    """A stream's error is its own (RFC 9113 §5.4.2): on a connection where an event stream is open, a
+    request NIO refuses is reset, and the event stream and the next request on the same connection carry
+    on. (Every such error once closed the whole connection: a browser's page for one bad request.)"""
+    server = server_class(binary, directory, store)
+    try:
+        failures = []
+        for name, fields in stream_error_cases():
+            connection = Connection(server.port, ca_file)
+            try:
+                connection.frame(connection.request(1, "GET", "/__hammock/events"))
+                connection.frame(connection.headers(3, fields))
+                connection.frame(connection.request(5, "GET", "/people"))
+                outcomes = connection.outcomes([3, 5], timeout=8)
+                if outcomes[3][0] != "reset":
+                    failures.append(f"{name}: the bad stream {outcomes[3][:2]}, not reset")
+                if outcomes[5][:2] != ("answer", 200):
+                    failures.append(f"{name}: the next request {outcomes[5][:2]}")
+                # The event stream is still open: a request after the error shows in it.
+                connection.frame(connection.request(7, "GET", "/after-the-error"))
+                seen = b""
+                deadline = time.time() + 8
+                while b"/after-the-error" not in seen and time.time() < deadline:
+                    frame = connection.read_frame(max(deadline - time.time(), 0.01))
+                    if frame is None and connection.closed:
+                        break
+                    if isinstance(frame, DataFrame) and frame.stream_id == 1:
+                        seen += frame.data
+                if b"/after-the-error" not in seen:
+                    failures.append(f"{name}: the event stream " + ("was closed" if connection.closed else
+                                                                    "showed no request in 8 s"))
+            finally:
+                connection.close()
+            if not server.alive():
+                failures.append(f"{name}: the server died")
+                break
+        checks.record("HTTP/2 stream errors stay the stream's", store, not failures and server.alive(),
+                      f"{len(stream_error_cases())} cases" + ("; " + "; ".join(failures[:5]) if failures else
+                                                              ": each reset alone; the event stream and the "
+                                                              "next request on its connection carried on"))
+    finally:
+        server.stop()
+
+
 def check_slow_clients(checks, server_class, binary, directory, store, ca_file, streams, silent):
     """Streams whose bodies stop arriving get 408 at the request timeout (2 s); connections that open no
     stream get GOAWAY at the idle timeout (5 s); a normal client meanwhile is answered at once."""
@@ -440,6 +497,7 @@ def run(checks, server_class, binary, directory, ca_file, snapshot, quick, wante
         for store in ("memory", f"sqlite:{directory}/h2-corpus.sqlite"):
             check_hostile_frames(checks, server_class, binary, directory, store, ca_file, snapshot)
             checks.rows[-1] = (checks.rows[-1][0], store.split(":")[0], *checks.rows[-1][2:])
+        check_stream_errors(checks, server_class, binary, directory, "memory", ca_file)
     if wanted("slowloris"):
         check_slow_clients(checks, server_class, binary, directory, "memory", ca_file,
                            streams=50 if quick else 99, silent=20 if quick else 100)

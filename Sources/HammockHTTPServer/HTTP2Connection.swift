@@ -29,10 +29,11 @@ enum HTTP2Connection {
             HTTP2Setting(parameter: .maxHeaderListSize, value: limits.maximumHeaderBytes),
         ]
         try pipeline.addHandler(FlushCoalescer())
-        try pipeline.addHandler(NIOHTTP2Handler(mode: .server, connectionConfiguration: connection))
+        let end = ConnectionEnd(idleTimeout: limits.idleTimeout, backstop: limits.requestTimeout + limits.lingerTimeout)
+        // ConnectionEnd hears of the frames NIO writes, to tell a connection's error from a stream's.
+        try pipeline.addHandler(NIOHTTP2Handler(mode: .server, frameDelegate: end, connectionConfiguration: connection))
         // Before NIO's manager: it keeps the manager from hearing of a stream closed that never opened.
-        try pipeline.addHandler(
-            ConnectionEnd(idleTimeout: limits.idleTimeout, backstop: limits.requestTimeout + limits.lingerTimeout))
+        try pipeline.addHandler(end)
         try pipeline.addHandler(manager)
         try pipeline.addHandler(HTTP2StreamRouter(server: server, limits: limits))
         let multiplexer = HTTP2StreamMultiplexer(
@@ -103,13 +104,15 @@ enum HTTP2Connection {
     ///
     /// It learns of streams from NIO's HTTP/2 handler's events (`NIOHTTP2StreamCreatedEvent`,
     /// `StreamClosedEvent`), which travel down the connection's pipeline, as NIO's manager does.
-    final class ConnectionEnd: ChannelDuplexHandler {
+    final class ConnectionEnd: ChannelDuplexHandler, NIOHTTP2FrameDelegate {
         typealias InboundIn = HTTP2Frame
         typealias OutboundIn = HTTP2Frame
         typealias OutboundOut = HTTP2Frame
 
         let idleTimeout: Duration
         let backstop: Duration
+        /// NIO's handler has ended the connection for an error (its GOAWAY carried an error code).
+        private var hasFailed = false
         private var openStreams = Set<HTTP2StreamID>()
         private var lastStream = HTTP2StreamID.rootStream
         private var peerIsDone = false
@@ -166,9 +169,22 @@ enum HTTP2Connection {
         /// A connection error (a frame that breaks HTTP/2, a flood NIO's heuristics stopped, TLS failing):
         /// NIO has written GOAWAY and will write nothing more, so streams still open would wait for ever.
         /// Closed on the next turn, once that GOAWAY is flushed.
+        ///
+        /// NIO reports a stream's error the same way (a field name in upper case, more body than its
+        /// `content-length`), after resetting that stream alone: such an error is not the connection's.
+        /// Closing on it cut every other stream of the connection, a browser's whole page, for one bad
+        /// request. An HTTP/2 error is the connection's only once NIO has said so with a GOAWAY that
+        /// carries an error code (``wroteFrame(_:)``); any other error (TLS, the socket) is.
         func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            if error is any NIOHTTP2Error, !hasFailed { return }
             let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
             context.eventLoop.execute { bound.value.close(promise: nil) }
+        }
+
+        /// NIO's handler tells of each frame it writes (``NIOHTTP2FrameDelegate``): a GOAWAY with an
+        /// error code is NIO ending the connection for an error.
+        func wroteFrame(_ frame: HTTP2Frame) {
+            if case .goAway(_, let code, _) = frame.payload, code != .noError { hasFailed = true }
         }
 
         private func streamOpened(_ id: HTTP2StreamID) {

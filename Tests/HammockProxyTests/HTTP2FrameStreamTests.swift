@@ -325,6 +325,88 @@ struct HTTP2FrameStreamTests {
         }
     }
 
+    /// An HTTP/2 client on NIO's own handler, its header validation off so that it can send what NIO
+    /// refuses, which records what became of each stream: its status, or the code of its reset.
+    final class StreamOutcomes: ChannelInboundHandler {
+        typealias InboundIn = HTTP2Frame
+        typealias OutboundOut = HTTP2Frame
+
+        final class Record: Sendable {
+            let outcomes = Mutex<[Int: String]>([:])
+        }
+        let record: Record
+
+        init(record: Record) { self.record = record }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let frame = unwrapInboundIn(data)
+            let id = Int(frame.streamID)
+            switch frame.payload {
+            case .headers(let headers):
+                if let status = headers.headers.first(name: ":status") { record.outcomes.withLock { $0[id] = status } }
+            case .rstStream(let code):
+                record.outcomes.withLock { $0[id] = "reset \(code)" }
+            default:
+                break
+            }
+        }
+
+        func send(_ requests: [(id: Int, fields: HPACKHeaders)], context: ChannelHandlerContext) {
+            for request in requests {
+                let frame = HTTP2Frame(
+                    streamID: HTTP2StreamID(request.id), payload: .headers(.init(headers: request.fields, endStream: true)))
+                context.write(wrapOutboundOut(frame), promise: nil)
+            }
+            context.flush()
+        }
+    }
+
+    @Test("A stream's error is its own: a request NIO refuses is reset, and the connection's other streams are answered")
+    func streamErrorIsTheStreams() async throws {
+        let record = StreamOutcomes.Record()
+        try await HTTP2Tests.withServer { server, base, _, rootPEM in
+            try server.route(.get, "/slow") { _ in
+                try await Task.sleep(for: .milliseconds(300))
+                return MockResponse(json: ["slow": true])
+            }
+            let port = try #require(URLComponents(string: base)?.port)
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMBytes(Array(rootPEM.utf8)))]
+            tls.applicationProtocols = ["h2"]
+            let sslContext = try NIOSSLContext(configuration: tls)
+            var configuration = NIOHTTP2Handler.ConnectionConfiguration()
+            configuration.headerBlockValidation = .disabled
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).channelInitializer {
+                channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    try pipeline.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: nil))
+                    try pipeline.addHandler(NIOHTTP2Handler(mode: .client, connectionConfiguration: configuration))
+                    try pipeline.addHandler(StreamOutcomes(record: record))
+                }
+            }.connect(host: "127.0.0.1", port: port).get()
+            let base: HPACKHeaders = [":method": "GET", ":scheme": "https", ":authority": "127.0.0.1"]
+            var slow = base
+            slow.add(name: ":path", value: "/slow")
+            var bad = base
+            bad.add(name: ":path", value: "/people")
+            bad.add(name: "X-Bad", value: "upper case")  // RFC 9113 §8.2.1: malformed, a stream error
+            var after = base
+            after.add(name: ":path", value: "/people/1")
+            try await channel.eventLoop.submit {
+                let context = try channel.pipeline.syncOperations.context(handlerType: StreamOutcomes.self)
+                guard let client = context.handler as? StreamOutcomes else { return }
+                client.send([(1, slow), (3, bad), (5, after)], context: context)
+            }.get()
+            #expect(await eventually { record.outcomes.withLock { $0.count } == 3 })
+            let outcomes = record.outcomes.withLock { $0 }
+            #expect(outcomes[3]?.hasPrefix("reset") == true, "\(outcomes)")
+            #expect(outcomes[1] == "200" && outcomes[5] == "200", "\(outcomes)")
+            #expect(channel.isActive)
+            try await channel.close()
+        }
+    }
+
     @Test(
         "The head of a request that came whole is the one NIO's HTTP/2-to-HTTP/1 codec makes; what the codec refuses takes the channel's path"
     )
